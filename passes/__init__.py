@@ -1,0 +1,1 @@
+"""Passes of pypto-mlir (one module per pass)."""

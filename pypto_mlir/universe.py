@@ -1,0 +1,23 @@
+"""The `xdsl.universe` entry point: every dialect and pass of pypto-mlir.
+
+`xdsl-opt`, `pypto-opt` and any other xDSL tool discover them through the
+`xdsl.universe` entry-point group declared in pyproject.toml. Factories import
+lazily so that listing passes does not import every dialect.
+"""
+
+from collections.abc import Callable
+
+from xdsl.ir import Dialect
+from xdsl.passes import ModulePass
+from xdsl.universe import Universe
+
+
+def _dialects() -> dict[str, Callable[[], Dialect]]:
+    return {}
+
+
+def _passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    return {}
+
+
+PYPTO_UNIVERSE = Universe(all_dialects=_dialects(), all_passes=_passes())
