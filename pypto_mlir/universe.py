@@ -12,8 +12,23 @@ from xdsl.passes import ModulePass
 from xdsl.universe import Universe
 
 
+def _tensor_view() -> Dialect:
+    from pypto_mlir.dialects.tensor_view import TENSOR_VIEW
+
+    return TENSOR_VIEW
+
+
+def _tile() -> Dialect:
+    from pypto_mlir.dialects.tile import Tile
+
+    return Tile
+
+
 def _dialects() -> dict[str, Callable[[], Dialect]]:
-    return {}
+    return {
+        "tv": _tensor_view,
+        "tile": _tile,
+    }
 
 
 def _passes() -> dict[str, Callable[[], type[ModulePass]]]:
