@@ -1424,7 +1424,7 @@ class FoldIdentityView(RewritePattern):
             and all(s == 1 for s in op.static_strides.get_values())
             and op.static_sizes.get_values() == source_type.get_shape()
         ):
-            rewriter.replace_op(op, (), (op.source,))
+            rewriter.replace(op, (), (op.source,))
 
 
 class FoldViewOfView(RewritePattern):
@@ -1462,7 +1462,7 @@ class FoldViewOfView(RewritePattern):
             )
         ]
         assert isinstance(op.result.type, TensorViewType)
-        rewriter.replace_op(
+        rewriter.replace(
             op,
             ViewOp(
                 inner.source,
@@ -1482,16 +1482,14 @@ class FoldStaticDim(RewritePattern):
         assert isinstance(op.source.type, TensorViewType)
         size = op.source.type.get_shape()[op.index.value.data]
         if size != DYNAMIC_INDEX:
-            rewriter.replace_op(
-                op, arith.ConstantOp.from_int_and_width(size, IndexType())
-            )
+            rewriter.replace(op, arith.ConstantOp.from_int_and_width(size, IndexType()))
 
 
 def _fold_to_operand(op: BinaryOp, rewriter: PatternRewriter, kept: SSAValue) -> bool:
     """Replace `op` by `kept` when it has the op's type; True if it did."""
     if kept.type != op.result.type:
         return False
-    rewriter.replace_op(op, (), (kept,))
+    rewriter.replace(op, (), (kept,))
     return True
 
 
@@ -1563,7 +1561,7 @@ class FoldIdentityCast(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: CastOp, rewriter: PatternRewriter, /):
         if op.input.type == op.result.type:
-            rewriter.replace_op(op, (), (op.input,))
+            rewriter.replace(op, (), (op.input,))
 
 
 class FoldExactRoundTripCast(RewritePattern):
@@ -1579,7 +1577,7 @@ class FoldExactRoundTripCast(RewritePattern):
         if represents_exactly(
             inner.result.type.element_type, inner.input.type.element_type
         ):
-            rewriter.replace_op(op, (), (inner.input,))
+            rewriter.replace(op, (), (inner.input,))
 
 
 class FoldIdentityTranspose(RewritePattern):
@@ -1589,7 +1587,7 @@ class FoldIdentityTranspose(RewritePattern):
     def match_and_rewrite(self, op: TransposeOp, rewriter: PatternRewriter, /):
         permutation = op.permutation.get_values()
         if list(permutation) == list(range(len(permutation))):
-            rewriter.replace_op(op, (), (op.input,))
+            rewriter.replace(op, (), (op.input,))
 
 
 class ComposeTransposes(RewritePattern):
@@ -1602,7 +1600,7 @@ class ComposeTransposes(RewritePattern):
             return
         first = inner.permutation.get_values()
         second = op.permutation.get_values()
-        rewriter.replace_op(op, TransposeOp(inner.input, [first[p] for p in second]))
+        rewriter.replace(op, TransposeOp(inner.input, [first[p] for p in second]))
 
 
 def _swaps_last_two(permutation: Sequence[int]) -> bool:
@@ -1630,7 +1628,7 @@ class FoldTransposeIntoMatmul(RewritePattern):
         if not changed:
             return
         assert isinstance(op.result.type, TensorViewType)
-        rewriter.replace_op(
+        rewriter.replace(
             op,
             MatmulOp(
                 lhs,
@@ -1653,7 +1651,7 @@ class FoldUnitReduce(RewritePattern):
         if op.input.type == op.result.type and all(
             shape[a] == 1 for a in op.axes.get_values()
         ):
-            rewriter.replace_op(op, (), (op.input,))
+            rewriter.replace(op, (), (op.input,))
 
 
 TENSOR_VIEW = Dialect(

@@ -1,0 +1,637 @@
+"""Reference interpreter of the `tv` dialect: every op on whole numpy arrays.
+
+This is the ground truth the lower levels are checked against, so its
+numerics are fixed here (and in docs/tensor_view.md):
+
+- Storage: f16 -> numpy float16, f32 -> float32, i8/i16/i32 -> int8/16/32.
+  numpy has no bfloat16, so a bf16 tensor is a float32 array whose values are
+  all bf16 values (rounded to nearest even on the way in).
+- Float ops compute in f32 and round once per op to the result element type
+  (round to nearest even). For add, sub, mul, div and sqrt this is bit-exact
+  with native fp16/bf16 arithmetic (f32 has more than 2p + 2 significand bits),
+  so the choice only shows in composite ops (sigmoid, gelu, softmax, ...),
+  which round once at the end instead of after every step.
+- Matmul multiplies and accumulates in `acc_type` (f32, or i32 for i8) and
+  rounds once; reductions and softmax accumulate in f32.
+- Integer ops compute in their own width and wrap.
+
+The numeric kernels are plain functions on arrays so that other levels'
+interpreters can reuse them; `TensorViewFunctions` binds them to the ops and
+`run_tv_function` runs a `func.func` of a module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    ModuleOp,
+    bf16,
+    f16,
+    f32,
+    i8,
+    i16,
+    i32,
+)
+from xdsl.interpreter import (
+    Interpreter,
+    InterpreterFunctions,
+    PythonValues,
+    impl,
+    register_impls,
+)
+from xdsl.interpreters.arith import ArithFunctions
+from xdsl.interpreters.builtin import scalar_attr
+from xdsl.interpreters.func import FuncFunctions
+from xdsl.interpreters.math import MathFunctions
+from xdsl.interpreters.scf import ScfFunctions
+from xdsl.ir import Attribute, SSAValue
+from xdsl.traits import SymbolTable
+from xdsl.utils.exceptions import InterpretationError
+
+from pypto_mlir.dialects import tensor_view as tv
+
+_STORAGE_DTYPES: dict[Attribute, type[np.generic]] = {
+    f16: np.float16,
+    bf16: np.float32,
+    f32: np.float32,
+    i8: np.int8,
+    i16: np.int16,
+    i32: np.int32,
+}
+
+
+def numpy_dtype(element_type: Attribute) -> np.dtype[Any]:
+    """The numpy dtype that stores tensors of `element_type` (float32 for bf16)."""
+    if element_type not in _STORAGE_DTYPES:
+        raise ValueError(f"no numpy storage for element type {element_type}")
+    return np.dtype(_STORAGE_DTYPES[element_type])
+
+
+def round_to_bf16(values: np.ndarray) -> np.ndarray:
+    """Round to the nearest bf16 (ties to even); a float32 array of bf16 values.
+
+    float64 input (exact integers from a cast) is rounded from float64 directly,
+    so that it is rounded once, not twice through float32.
+    """
+    values = np.asarray(values)
+    if values.dtype == np.float64:
+        mantissa, exponent = np.frexp(values)
+        rounded = np.ldexp(np.rint(mantissa * 256.0), exponent - 8)
+        return rounded.astype(np.float32)
+    bits = values.astype(np.float32).view(np.uint32)
+    rounded = (bits + np.uint32(0x7FFF) + ((bits >> 16) & np.uint32(1))) & np.uint32(
+        0xFFFF0000
+    )
+    quiet_nan = (bits | np.uint32(0x00400000)) & np.uint32(0xFFFF0000)
+    return np.where(np.isnan(values), quiet_nan, rounded).view(np.float32)
+
+
+def round_to_element_type(values: np.ndarray, element_type: Attribute) -> np.ndarray:
+    """Round computed values (f32 for floats) to the storage of `element_type`."""
+    if element_type == bf16:
+        return np.asarray(round_to_bf16(values))
+    return np.asarray(values).astype(numpy_dtype(element_type))
+
+
+def to_compute(array: np.ndarray, element_type: Attribute) -> np.ndarray:
+    """The values of a stored tensor in its compute type: f32 for floats."""
+    if tv.is_float_element_type(element_type):
+        return np.asarray(array, dtype=np.float32)
+    return np.asarray(array)
+
+
+def scalar_to_compute(value: Any, scalar_type: Attribute) -> np.ndarray:
+    """A runtime scalar (FloatAttr, IntegerAttr or number) in its compute type.
+
+    The value is first rounded to its own type (an `arith.constant 0.1 : f16`
+    holds the f16 nearest 0.1).
+    """
+    if isinstance(value, FloatAttr | IntegerAttr):
+        value = value.value.data
+    if tv.is_float_element_type(scalar_type):
+        stored = round_to_element_type(np.asarray(value, np.float64), scalar_type)
+        return np.asarray(stored, dtype=np.float32)
+    return np.asarray(int(value), dtype=np.int64).astype(numpy_dtype(scalar_type))
+
+
+def cast_array(
+    array: np.ndarray, source_type: Attribute, target_type: Attribute
+) -> np.ndarray:
+    """tv.cast: floats round to nearest even, float -> int truncates toward zero
+    and saturates (NaN -> 0), int -> int wraps."""
+    source_float = tv.is_float_element_type(source_type)
+    target_float = tv.is_float_element_type(target_type)
+    if target_float:
+        values = to_compute(array, source_type) if source_float else array
+        if not source_float:
+            values = np.asarray(values, dtype=np.float64)
+        return round_to_element_type(values, target_type)
+    dtype = numpy_dtype(target_type)
+    if source_float:
+        info = np.iinfo(dtype)
+        values = np.trunc(np.asarray(array, dtype=np.float64))
+        values = np.nan_to_num(values, nan=0.0, posinf=info.max, neginf=info.min)
+        return np.clip(values, info.min, info.max).astype(dtype)
+    return np.asarray(array).astype(dtype)
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+_GELU_SCALE = np.float32(np.sqrt(2.0 / np.pi))
+
+
+def _gelu_tanh(x: np.ndarray) -> np.ndarray:
+    return 0.5 * x * (1.0 + np.tanh(_GELU_SCALE * (x + np.float32(0.044715) * x**3)))
+
+
+UNARY_KERNELS: dict[type[tv.UnaryOp], Callable[[np.ndarray], np.ndarray]] = {
+    tv.NegOp: np.negative,
+    tv.AbsOp: np.abs,
+    tv.ExpOp: np.exp,
+    tv.LogOp: np.log,
+    tv.SqrtOp: np.sqrt,
+    tv.RsqrtOp: lambda x: 1.0 / np.sqrt(x),
+    tv.ReciprocalOp: lambda x: 1.0 / x,
+    tv.ReluOp: lambda x: np.maximum(x, np.zeros((), x.dtype)),
+    tv.SigmoidOp: _sigmoid,
+    tv.TanhOp: np.tanh,
+    tv.GeluOp: _gelu_tanh,
+    tv.SiluOp: lambda x: x * _sigmoid(x),
+}
+"""Each unary op on values in the compute type (f32 or the integer type)."""
+
+BINARY_KERNELS: dict[
+    type[tv.BinaryOp], Callable[[np.ndarray, np.ndarray], np.ndarray]
+] = {
+    tv.AddOp: np.add,
+    tv.SubOp: np.subtract,
+    tv.MulOp: np.multiply,
+    tv.DivOp: np.divide,
+    tv.MaxOp: np.maximum,
+    tv.MinOp: np.minimum,
+}
+"""Each binary op on values in the compute type (numpy broadcasting)."""
+
+
+def unary(
+    kernel: Callable[[np.ndarray], np.ndarray],
+    array: np.ndarray,
+    element_type: Attribute,
+) -> np.ndarray:
+    with np.errstate(all="ignore"):
+        values = kernel(to_compute(array, element_type))
+    return round_to_element_type(values, element_type)
+
+
+def binary(
+    kernel: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    lhs: np.ndarray,
+    rhs: np.ndarray,
+    element_type: Attribute,
+) -> np.ndarray:
+    """Operands already in the compute type; rounds the result once."""
+    with np.errstate(all="ignore"):
+        values = kernel(lhs, rhs)
+    return round_to_element_type(values, element_type)
+
+
+def matmul(
+    lhs: np.ndarray,
+    rhs: np.ndarray,
+    element_type: Attribute,
+    result_element_type: Attribute,
+    transpose_a: bool = False,
+    transpose_b: bool = False,
+) -> np.ndarray:
+    """Multiply-accumulate in f32 (i32 for integers), round once at the end."""
+    acc_dtype = np.float32 if tv.is_float_element_type(element_type) else np.int32
+    a = np.asarray(lhs).astype(acc_dtype)
+    b = np.asarray(rhs).astype(acc_dtype)
+    if transpose_a:
+        a = np.swapaxes(a, -1, -2)
+    if transpose_b:
+        b = np.swapaxes(b, -1, -2)
+    with np.errstate(all="ignore"):
+        values = np.matmul(a, b)
+    return round_to_element_type(values, result_element_type)
+
+
+def reduce(
+    kind: type[tv.ReduceOp],
+    array: np.ndarray,
+    axes: Sequence[int],
+    keepdims: bool,
+    element_type: Attribute,
+) -> np.ndarray:
+    """Sums accumulate in f32 (integers wrap in their width); max/min are exact."""
+    axis = tuple(axes)
+    with np.errstate(all="ignore"):
+        if kind is tv.ReduceSumOp:
+            values = to_compute(array, element_type)
+            values = np.sum(values, axis=axis, keepdims=keepdims, dtype=values.dtype)
+        elif kind is tv.ReduceMaxOp:
+            values = np.max(array, axis=axis, keepdims=keepdims)
+        elif kind is tv.ReduceMinOp:
+            values = np.min(array, axis=axis, keepdims=keepdims)
+        else:
+            raise ValueError(f"unknown reduction {kind.__name__}")
+    return round_to_element_type(values, element_type)
+
+
+def softmax(array: np.ndarray, axis: int, element_type: Attribute) -> np.ndarray:
+    """In f32: subtract the max, exponentiate, normalise; round once."""
+    values = to_compute(array, element_type)
+    with np.errstate(all="ignore"):
+        shifted = np.exp(values - np.max(values, axis=axis, keepdims=True))
+        values = shifted / np.sum(shifted, axis=axis, keepdims=True)
+    return round_to_element_type(values, element_type)
+
+
+def view(
+    array: np.ndarray,
+    offsets: Sequence[int],
+    sizes: Sequence[int],
+    strides: Sequence[int],
+    dropped: Sequence[bool],
+) -> np.ndarray:
+    """A copy of the strided window, with the dropped unit dimensions removed."""
+    index: list[slice] = []
+    for dim, (offset, size, stride, extent) in enumerate(
+        zip(offsets, sizes, strides, array.shape, strict=True)
+    ):
+        if offset < 0 or size < 0 or stride < 1:
+            raise ValueError(
+                f"dimension {dim}: offset {offset}, size {size} and stride "
+                f"{stride} must be >= 0, >= 0 and >= 1"
+            )
+        if offset > extent or (size > 0 and offset + (size - 1) * stride >= extent):
+            raise ValueError(
+                f"dimension {dim} is out of bounds: offset {offset}, size {size}, "
+                f"stride {stride} in a dimension of size {extent}"
+            )
+        index.append(slice(offset, offset + size * stride, stride))
+    window = array[tuple(index)]
+    shape = [size for size, drop in zip(sizes, dropped, strict=True) if not drop]
+    return np.array(window.reshape(shape))
+
+
+def _index_value(value: Any) -> int:
+    if isinstance(value, IntegerAttr):
+        return value.value.data
+    return int(value)
+
+
+def _resolve_dynamic(static: Sequence[int], dynamic: Sequence[Any]) -> list[int]:
+    values = iter(dynamic)
+    return [_index_value(next(values)) if s == DYNAMIC_INDEX else s for s in static]
+
+
+def _check_result(
+    interpreter: Interpreter, op_name: str, array: np.ndarray, result: SSAValue
+) -> np.ndarray:
+    """Catch mismatches between a computed array and its static type early."""
+    result_type = result.type
+    assert isinstance(result_type, tv.TensorViewType)
+    shape = result_type.get_shape()
+    interpreter.interpreter_assert(
+        array.dtype == numpy_dtype(result_type.element_type)
+        and len(array.shape) == len(shape)
+        and all(
+            s in (DYNAMIC_INDEX, a) for s, a in zip(shape, array.shape, strict=True)
+        ),
+        f"{op_name}: computed a {array.dtype} array of shape {array.shape}, "
+        f"which is not a {result_type}",
+    )
+    return array
+
+
+def _check_dynamic_broadcast(
+    interpreter: Interpreter, op: tv.BinaryOp, lhs: np.ndarray, rhs: np.ndarray
+) -> None:
+    """A `?` dimension never broadcasts: both sides must agree at run time."""
+    lhs_type, rhs_type = op.lhs.type, op.rhs.type
+    assert isinstance(lhs_type, tv.TensorViewType)
+    assert isinstance(rhs_type, tv.TensorViewType)
+    lhs_shape, rhs_shape = lhs_type.get_shape(), rhs_type.get_shape()
+    for k in range(1, min(len(lhs_shape), len(rhs_shape)) + 1):
+        if lhs_shape[-k] == 1 or rhs_shape[-k] == 1:
+            continue
+        interpreter.interpreter_assert(
+            lhs.shape[-k] == rhs.shape[-k],
+            f"{op.name}: dimension sizes {lhs.shape[-k]} and {rhs.shape[-k]} "
+            f"differ at run time ('?' dimensions do not broadcast)",
+        )
+
+
+def _element_type(value: SSAValue) -> Attribute:
+    assert isinstance(value.type, tv.TensorViewType)
+    return value.type.element_type
+
+
+@register_impls
+class TensorViewFunctions(InterpreterFunctions):
+    """Numpy implementations of the `tv` ops; tensors are numpy arrays."""
+
+    def _unary(
+        self, interpreter: Interpreter, op: tv.UnaryOp, args: PythonValues
+    ) -> PythonValues:
+        result = unary(UNARY_KERNELS[type(op)], args[0], _element_type(op.input))
+        return (_check_result(interpreter, op.name, result, op.result),)
+
+    def _binary(
+        self, interpreter: Interpreter, op: tv.BinaryOp, args: PythonValues
+    ) -> PythonValues:
+        result_type = op.result.type
+        assert isinstance(result_type, tv.TensorViewType)
+        element_type = result_type.element_type
+        operands: list[np.ndarray] = []
+        for value, arg in zip(op.operands, args, strict=True):
+            if isinstance(value.type, tv.TensorViewType):
+                operands.append(to_compute(arg, element_type))
+            else:
+                operands.append(scalar_to_compute(arg, value.type))
+        if all(isinstance(v.type, tv.TensorViewType) for v in op.operands):
+            _check_dynamic_broadcast(interpreter, op, args[0], args[1])
+        result = binary(BINARY_KERNELS[type(op)], *operands, element_type)
+        return (_check_result(interpreter, op.name, result, op.result),)
+
+    def _reduce(
+        self, interpreter: Interpreter, op: tv.ReduceOp, args: PythonValues
+    ) -> PythonValues:
+        try:
+            result = reduce(
+                type(op),
+                args[0],
+                op.axes.get_values(),
+                op.keepdims is not None,
+                _element_type(op.input),
+            )
+        except ValueError as e:
+            raise InterpretationError(f"{op.name}: {e}") from e
+        return (_check_result(interpreter, op.name, result, op.result),)
+
+    @impl(tv.ViewOp)
+    def run_view(
+        self, interpreter: Interpreter, op: tv.ViewOp, args: PythonValues
+    ) -> PythonValues:
+        source, *dynamic = args
+        num_offsets, num_sizes = len(op.offsets), len(op.sizes)
+        offsets = _resolve_dynamic(
+            op.static_offsets.get_values(), dynamic[:num_offsets]
+        )
+        sizes = _resolve_dynamic(
+            op.static_sizes.get_values(),
+            dynamic[num_offsets : num_offsets + num_sizes],
+        )
+        strides = _resolve_dynamic(
+            op.static_strides.get_values(), dynamic[num_offsets + num_sizes :]
+        )
+        try:
+            result = view(source, offsets, sizes, strides, op.dropped_dims())
+        except ValueError as e:
+            raise InterpretationError(f"tv.view: {e}") from e
+        return (_check_result(interpreter, op.name, result, op.result),)
+
+    @impl(tv.DimOp)
+    def run_dim(
+        self, interpreter: Interpreter, op: tv.DimOp, args: PythonValues
+    ) -> PythonValues:
+        size = np.shape(args[0])[op.index.value.data]
+        return (scalar_attr(size, IndexType(), interpreter.index_bitwidth),)
+
+    @impl(tv.FillOp)
+    def run_fill(
+        self, interpreter: Interpreter, op: tv.FillOp, args: PythonValues
+    ) -> PythonValues:
+        value, *dynamic_sizes = args
+        result_type = op.result.type
+        assert isinstance(result_type, tv.TensorViewType)
+        shape = _resolve_dynamic(result_type.get_shape(), dynamic_sizes)
+        scalar = round_to_element_type(
+            scalar_to_compute(value, op.value.type), result_type.element_type
+        )
+        result = np.full(shape, scalar, dtype=numpy_dtype(result_type.element_type))
+        return (_check_result(interpreter, op.name, result, op.result),)
+
+    @impl(tv.NegOp)
+    def run_neg(self, interpreter: Interpreter, op: tv.NegOp, args: PythonValues):
+        return self._unary(interpreter, op, args)
+
+    @impl(tv.AbsOp)
+    def run_abs(self, interpreter: Interpreter, op: tv.AbsOp, args: PythonValues):
+        return self._unary(interpreter, op, args)
+
+    @impl(tv.ExpOp)
+    def run_exp(self, interpreter: Interpreter, op: tv.ExpOp, args: PythonValues):
+        return self._unary(interpreter, op, args)
+
+    @impl(tv.LogOp)
+    def run_log(self, interpreter: Interpreter, op: tv.LogOp, args: PythonValues):
+        return self._unary(interpreter, op, args)
+
+    @impl(tv.SqrtOp)
+    def run_sqrt(self, interpreter: Interpreter, op: tv.SqrtOp, args: PythonValues):
+        return self._unary(interpreter, op, args)
+
+    @impl(tv.RsqrtOp)
+    def run_rsqrt(self, interpreter: Interpreter, op: tv.RsqrtOp, args: PythonValues):
+        return self._unary(interpreter, op, args)
+
+    @impl(tv.ReciprocalOp)
+    def run_reciprocal(
+        self, interpreter: Interpreter, op: tv.ReciprocalOp, args: PythonValues
+    ):
+        return self._unary(interpreter, op, args)
+
+    @impl(tv.ReluOp)
+    def run_relu(self, interpreter: Interpreter, op: tv.ReluOp, args: PythonValues):
+        return self._unary(interpreter, op, args)
+
+    @impl(tv.SigmoidOp)
+    def run_sigmoid(
+        self, interpreter: Interpreter, op: tv.SigmoidOp, args: PythonValues
+    ):
+        return self._unary(interpreter, op, args)
+
+    @impl(tv.TanhOp)
+    def run_tanh(self, interpreter: Interpreter, op: tv.TanhOp, args: PythonValues):
+        return self._unary(interpreter, op, args)
+
+    @impl(tv.GeluOp)
+    def run_gelu(self, interpreter: Interpreter, op: tv.GeluOp, args: PythonValues):
+        return self._unary(interpreter, op, args)
+
+    @impl(tv.SiluOp)
+    def run_silu(self, interpreter: Interpreter, op: tv.SiluOp, args: PythonValues):
+        return self._unary(interpreter, op, args)
+
+    @impl(tv.AddOp)
+    def run_add(self, interpreter: Interpreter, op: tv.AddOp, args: PythonValues):
+        return self._binary(interpreter, op, args)
+
+    @impl(tv.SubOp)
+    def run_sub(self, interpreter: Interpreter, op: tv.SubOp, args: PythonValues):
+        return self._binary(interpreter, op, args)
+
+    @impl(tv.MulOp)
+    def run_mul(self, interpreter: Interpreter, op: tv.MulOp, args: PythonValues):
+        return self._binary(interpreter, op, args)
+
+    @impl(tv.DivOp)
+    def run_div(self, interpreter: Interpreter, op: tv.DivOp, args: PythonValues):
+        return self._binary(interpreter, op, args)
+
+    @impl(tv.MaxOp)
+    def run_max(self, interpreter: Interpreter, op: tv.MaxOp, args: PythonValues):
+        return self._binary(interpreter, op, args)
+
+    @impl(tv.MinOp)
+    def run_min(self, interpreter: Interpreter, op: tv.MinOp, args: PythonValues):
+        return self._binary(interpreter, op, args)
+
+    @impl(tv.CastOp)
+    def run_cast(
+        self, interpreter: Interpreter, op: tv.CastOp, args: PythonValues
+    ) -> PythonValues:
+        result = cast_array(args[0], _element_type(op.input), _element_type(op.result))
+        return (_check_result(interpreter, op.name, result, op.result),)
+
+    @impl(tv.MatmulOp)
+    def run_matmul(
+        self, interpreter: Interpreter, op: tv.MatmulOp, args: PythonValues
+    ) -> PythonValues:
+        lhs, rhs = args
+        k_lhs = lhs.shape[-2] if op.transpose_a else lhs.shape[-1]
+        k_rhs = rhs.shape[-1] if op.transpose_b else rhs.shape[-2]
+        interpreter.interpreter_assert(
+            k_lhs == k_rhs and lhs.shape[:-2] == rhs.shape[:-2],
+            f"tv.matmul: operand shapes {lhs.shape} and {rhs.shape} do not "
+            "multiply at run time",
+        )
+        result = matmul(
+            lhs,
+            rhs,
+            _element_type(op.lhs),
+            _element_type(op.result),
+            op.transpose_a is not None,
+            op.transpose_b is not None,
+        )
+        return (_check_result(interpreter, op.name, result, op.result),)
+
+    @impl(tv.ReduceSumOp)
+    def run_reduce_sum(
+        self, interpreter: Interpreter, op: tv.ReduceSumOp, args: PythonValues
+    ):
+        return self._reduce(interpreter, op, args)
+
+    @impl(tv.ReduceMaxOp)
+    def run_reduce_max(
+        self, interpreter: Interpreter, op: tv.ReduceMaxOp, args: PythonValues
+    ):
+        return self._reduce(interpreter, op, args)
+
+    @impl(tv.ReduceMinOp)
+    def run_reduce_min(
+        self, interpreter: Interpreter, op: tv.ReduceMinOp, args: PythonValues
+    ):
+        return self._reduce(interpreter, op, args)
+
+    @impl(tv.SoftmaxOp)
+    def run_softmax(
+        self, interpreter: Interpreter, op: tv.SoftmaxOp, args: PythonValues
+    ) -> PythonValues:
+        result = softmax(args[0], op.axis.value.data, _element_type(op.input))
+        return (_check_result(interpreter, op.name, result, op.result),)
+
+    @impl(tv.TransposeOp)
+    def run_transpose(
+        self, interpreter: Interpreter, op: tv.TransposeOp, args: PythonValues
+    ) -> PythonValues:
+        result = np.ascontiguousarray(
+            np.transpose(args[0], op.permutation.get_values())
+        )
+        return (_check_result(interpreter, op.name, result, op.result),)
+
+
+def tv_interpreter(module: ModuleOp) -> Interpreter:
+    """An interpreter for `module` that knows func, arith, math, scf and tv."""
+    interpreter = Interpreter(module)
+    for functions in (
+        FuncFunctions(),
+        ArithFunctions(),
+        MathFunctions(),
+        ScfFunctions(),
+        TensorViewFunctions(),
+    ):
+        interpreter.register_implementations(functions)
+    return interpreter
+
+
+def _argument(index: int, value: Any, arg_type: Attribute, bitwidth: int) -> Any:
+    """Check one function argument against its type; return the runtime value."""
+    if isinstance(arg_type, tv.TensorViewType):
+        array = np.asarray(value)
+        dtype = numpy_dtype(arg_type.element_type)
+        shape = arg_type.get_shape()
+        if len(array.shape) != len(shape) or any(
+            s not in (DYNAMIC_INDEX, a) for s, a in zip(shape, array.shape, strict=True)
+        ):
+            raise ValueError(
+                f"argument {index}: expected shape {arg_type.get_shape()} of "
+                f"{arg_type} ('?' matches any size), got {array.shape}"
+            )
+        if array.dtype != dtype:
+            raise ValueError(
+                f"argument {index}: a {arg_type} is a numpy {dtype} array, "
+                f"got {array.dtype}"
+            )
+        if arg_type.element_type == bf16:
+            return round_to_bf16(array)
+        return array.copy()
+    if isinstance(arg_type, IndexType):
+        return IntegerAttr(int(value), IntegerType(bitwidth))
+    if isinstance(arg_type, IntegerType):
+        return IntegerAttr(int(value), arg_type, truncate_bits=True)
+    if tv.is_float_element_type(arg_type):
+        return FloatAttr(float(value), arg_type)
+    raise ValueError(f"argument {index}: unsupported argument type {arg_type}")
+
+
+def _result(value: Any) -> np.ndarray:
+    if isinstance(value, FloatAttr | IntegerAttr):
+        return np.asarray(value.value.data)
+    return np.asarray(value)
+
+
+def run_tv_function(
+    module: ModuleOp, name: str, args: Sequence[np.ndarray | int | float]
+) -> list[np.ndarray]:
+    """Run `func.func @name` of `module` on numpy arrays (scalars for scalar
+    arguments) and return its results as numpy arrays.
+
+    Raises ValueError for a missing function or arguments that do not match its
+    signature, InterpretationError for errors while running.
+    """
+    func_op = SymbolTable.lookup_symbol(module, name)
+    if not isinstance(func_op, func.FuncOp):
+        raise ValueError(f"no func.func @{name} in the module")
+    input_types = func_op.function_type.inputs.data
+    if len(args) != len(input_types):
+        raise ValueError(f"@{name} takes {len(input_types)} arguments, got {len(args)}")
+    interpreter = tv_interpreter(module)
+    values = tuple(
+        _argument(i, value, arg_type, interpreter.index_bitwidth)
+        for i, (value, arg_type) in enumerate(zip(args, input_types, strict=True))
+    )
+    return [_result(value) for value in interpreter.call_op(func_op, values)]
