@@ -1,1 +1,551 @@
-"""pypto_mlir.targets"""
+"""Hardware targets: one TOML file per chip, loaded into a frozen `Target`.
+
+Every number in a target file is a table `{ value = N, unit = "...", source = "..." }`:
+the source names the public document it comes from, or starts with `assumed:` and
+gives the reason for the value. A file may name a `base` target and override some of
+its keys. The file format is documented in docs/simulator.md ("Target files").
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10 needs the tomli backport
+    import tomli as tomllib
+
+__all__ = [
+    "BankLayout",
+    "CubeSpec",
+    "DmaPath",
+    "Memory",
+    "ON_CHIP_MEMORIES",
+    "PIPE_NAMES",
+    "ScalarSpec",
+    "SyncSpec",
+    "Target",
+    "TargetError",
+    "VectorSpec",
+    "builtin_targets",
+    "load_target",
+]
+
+TARGET_DIR = Path(__file__).parent
+
+ON_CHIP_MEMORIES: tuple[str, ...] = ("l1", "l0a", "l0b", "l0c", "ub")
+"""The per-core memories every target must describe (GM is described separately)."""
+
+MEMORY_NAMES: tuple[str, ...] = ("gm", *ON_CHIP_MEMORIES)
+
+PIPE_NAMES: tuple[str, ...] = ("S", "MTE1", "MTE2", "MTE3", "M", "V", "FIX")
+"""Pipe names as in AscendNPU-IR HIVMAttrs.td (without the PIPE_ prefix)."""
+
+_UNIT_SCALES: dict[str, dict[str, float]] = {
+    "bytes": {"B": 1, "KiB": 1024, "MiB": 1024**2},
+    "cycles": {"cycles": 1},
+    "count": {"": 1},
+    "ghz": {"GHz": 1},
+    "ratio": {"": 1},
+}
+# Bandwidths are converted to bytes per cycle once the clock is known.
+_BANDWIDTH_UNITS: dict[str, float] = {
+    "B/cycle": 0.0,  # marker: no conversion
+    "GiB/s": 1024.0**3,
+    "GB/s": 1e9,
+    "TB/s": 1e12,
+}
+
+
+class TargetError(ValueError):
+    """A target file that cannot be used; names the file and the offending key."""
+
+    def __init__(self, file: str, key: str, message: str):
+        self.file = file
+        self.key = key
+        super().__init__(f"{file}: {key}: {message}" if key else f"{file}: {message}")
+
+
+@dataclass(frozen=True)
+class BankLayout:
+    """Bank structure of a memory (used for bank-conflict modelling)."""
+
+    count: int
+    groups: int
+    width: int
+
+    @property
+    def banks_per_group(self) -> int:
+        return self.count // self.groups
+
+
+@dataclass(frozen=True)
+class Memory:
+    """One memory space; `size` is None for GM (its tensors are sized at run time)."""
+
+    name: str
+    size: int | None
+    alignment: int
+    banks: BankLayout | None = None
+
+
+@dataclass(frozen=True)
+class DmaPath:
+    """A data-movement direction of the chip and the pipe that executes it."""
+
+    src: str
+    dst: str
+    pipe: str
+    bytes_per_cycle: float
+    latency: int
+    granule: int
+    burst_overhead: int
+
+    @property
+    def touches_gm(self) -> bool:
+        return self.src == "gm" or self.dst == "gm"
+
+
+@dataclass(frozen=True)
+class CubeSpec:
+    fractal_m: int
+    fractal_n: int
+    fractal_k_bytes: int
+    startup: int
+    macs_per_cycle: Mapping[str, int]
+
+
+@dataclass(frozen=True)
+class VectorSpec:
+    repeat_bytes: int
+    max_repeat: int
+    startup: int
+    default_cycles_per_repeat: float
+    cycles_per_repeat: Mapping[int, Mapping[str, float]]
+    """element bits (16, 32) -> op name -> cycles per repeat."""
+
+
+@dataclass(frozen=True)
+class ScalarSpec:
+    issue: int
+    """cycles the scalar unit spends dispatching one instruction to a pipe."""
+    op: int
+    """cycles of one scalar ALU instruction."""
+
+
+@dataclass(frozen=True)
+class SyncSpec:
+    event_ids: int
+    max_pending_sets: int
+
+
+@dataclass(frozen=True)
+class Target:
+    """A chip description; every hardware number the compiler and simulator use."""
+
+    name: str
+    description: str
+    path: str
+    clock_ghz: float
+    cores: int
+    memories: Mapping[str, Memory]
+    gm_bytes_per_cycle: float
+    """Total GM (HBM) bandwidth shared by all cores."""
+    dma: Mapping[tuple[str, str], DmaPath]
+    cube: CubeSpec
+    vector: VectorSpec
+    scalar: ScalarSpec
+    sync: SyncSpec
+    sources: Mapping[str, str] = field(repr=False)
+    """Dotted key (e.g. "memories.ub.size") -> where that number comes from."""
+
+    def cycles_to_us(self, cycles: float) -> float:
+        return cycles / (self.clock_ghz * 1e3)
+
+    def dma_path(self, src: str, dst: str) -> DmaPath:
+        """The DMA path src -> dst, or KeyError naming the directions the chip has."""
+        try:
+            return self.dma[(src, dst)]
+        except KeyError:
+            known = ", ".join(f"{s}->{d}" for s, d in self.dma)
+            raise KeyError(
+                f"target {self.name} has no DMA path {src}->{dst} (it has {known})"
+            ) from None
+
+
+def builtin_targets() -> list[str]:
+    """Names of the target files shipped with pypto-mlir."""
+    return sorted(p.stem for p in TARGET_DIR.glob("*.toml"))
+
+
+def load_target(name_or_path: str | os.PathLike[str]) -> Target:
+    """Load a builtin target by name ("ascend910b", "tiny") or a TOML file by path."""
+    text = os.fspath(name_or_path)
+    builtin = TARGET_DIR / f"{text}.toml"
+    if os.sep not in text and not text.endswith(".toml") and builtin.is_file():
+        return _load_builtin(text)
+    path = Path(text)
+    if not path.is_file():
+        raise TargetError(
+            text,
+            "",
+            f"no such target file (builtin targets: {', '.join(builtin_targets())})",
+        )
+    return _load_file(path.resolve())
+
+
+@cache
+def _load_builtin(name: str) -> Target:
+    return _load_file(TARGET_DIR / f"{name}.toml")
+
+
+def _read_toml(path: Path, seen: tuple[Path, ...] = ()) -> dict[str, Any]:
+    """Parse `path`, merging it over its `base` target if it names one."""
+    if path in seen:
+        raise TargetError(
+            str(path), "base", "targets inherit from each other in a cycle"
+        )
+    try:
+        with path.open("rb") as f:
+            data = tomllib.load(f)
+    except tomllib.TOMLDecodeError as e:
+        raise TargetError(str(path), "", f"invalid TOML: {e}") from None
+    base = data.pop("base", None)
+    if base is None:
+        return data
+    if not isinstance(base, str):
+        raise TargetError(str(path), "base", "must be a target name or a path")
+    base_path = TARGET_DIR / f"{base}.toml"
+    if not base_path.is_file():
+        base_path = (path.parent / base).resolve()
+    if not base_path.is_file():
+        raise TargetError(str(path), "base", f"unknown base target {base!r}")
+    return _merge(_read_toml(base_path, (*seen, path)), data)
+
+
+def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in override.items():
+        old = merged.get(key)
+        is_number = isinstance(value, dict) and "value" in value
+        if isinstance(old, dict) and isinstance(value, dict) and not is_number:
+            merged[key] = _merge(old, value)
+        else:
+            merged[key] = value
+    return merged
+
+
+class _Reader:
+    """Typed access to the parsed TOML that reports the dotted key on error."""
+
+    def __init__(self, file: str, data: dict[str, Any]):
+        self.file = file
+        self.data = data
+        self.sources: dict[str, str] = {}
+
+    def error(self, key: str, message: str) -> TargetError:
+        return TargetError(self.file, key, message)
+
+    def table(self, key: str) -> dict[str, Any]:
+        node: Any = self.data
+        for part in key.split("."):
+            if not isinstance(node, dict) or part not in node:
+                raise self.error(key, "missing table")
+            node = node[part]
+        if not isinstance(node, dict):
+            raise self.error(key, "must be a table")
+        return node
+
+    def string(self, key: str) -> str:
+        parent, _, leaf = key.rpartition(".")
+        node = self.table(parent) if parent else self.data
+        if leaf not in node:
+            raise self.error(key, "missing key")
+        if not isinstance(node[leaf], str) or not node[leaf]:
+            raise self.error(key, "must be a non-empty string")
+        return node[leaf]
+
+    def number(
+        self,
+        key: str,
+        kind: str,
+        *,
+        integer: bool = False,
+        allow_zero: bool = False,
+        clock_ghz: float | None = None,
+    ) -> float:
+        """A sourced number `{value, unit?, source}` converted to the kind's base unit."""
+        parent, _, leaf = key.rpartition(".")
+        node = self.table(parent) if parent else self.data
+        if leaf not in node:
+            raise self.error(key, "missing key")
+        entry = node[leaf]
+        if not isinstance(entry, dict) or "value" not in entry:
+            raise self.error(
+                key,
+                'must be a table { value = ..., source = "..." } (see docs/simulator.md)',
+            )
+        unknown = set(entry) - {"value", "unit", "source"}
+        if unknown:
+            raise self.error(key, f"unknown field(s) {', '.join(sorted(unknown))}")
+        source = entry.get("source")
+        if not isinstance(source, str) or not source.strip():
+            raise self.error(
+                key, "needs a source (a public document, or 'assumed: <reason>')"
+            )
+        if source.startswith("assumed") and not source.partition(":")[2].strip():
+            raise self.error(
+                key, "an assumed value must give its reason: 'assumed: <reason>'"
+            )
+        value = entry["value"]
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise self.error(key, f"value must be a number, got {value!r}")
+        if not math.isfinite(value):
+            raise self.error(key, "value must be finite")
+        unit = entry.get("unit", "")
+        scale = self._unit_scale(key, kind, unit, clock_ghz)
+        value = value * scale
+        if integer:
+            if value != int(value):
+                raise self.error(key, f"must be a whole number, got {value}")
+            value = int(value)
+        if value < 0 or (value == 0 and not allow_zero):
+            raise self.error(key, f"must be positive, got {value}")
+        self.sources[key] = source
+        return value
+
+    def _unit_scale(
+        self, key: str, kind: str, unit: Any, clock_ghz: float | None
+    ) -> float:
+        if not isinstance(unit, str):
+            raise self.error(key, "unit must be a string")
+        if kind == "bandwidth":
+            if unit in ("", "B/cycle"):
+                return 1.0
+            if unit not in _BANDWIDTH_UNITS:
+                raise self.error(
+                    key,
+                    f"unknown bandwidth unit {unit!r} (known: {', '.join(_BANDWIDTH_UNITS)})",
+                )
+            assert clock_ghz is not None
+            return _BANDWIDTH_UNITS[unit] / (clock_ghz * 1e9)
+        units = _UNIT_SCALES[kind]
+        if unit == "":
+            return 1.0
+        if unit not in units:
+            known = ", ".join(u for u in units if u) or "none"
+            raise self.error(key, f"unknown unit {unit!r} (known: {known})")
+        return units[unit]
+
+    def power_of_two(self, key: str) -> int:
+        value = int(self.number(key, "bytes", integer=True))
+        if value & (value - 1):
+            raise self.error(key, f"must be a power of two, got {value}")
+        return value
+
+    def check_keys(self, key: str, allowed: set[str]) -> None:
+        table = self.table(key) if key else self.data
+        unknown = set(table) - allowed
+        if unknown:
+            name = sorted(unknown)[0]
+            raise self.error(f"{key}.{name}" if key else name, "unknown key")
+
+
+def _load_file(path: Path) -> Target:
+    r = _Reader(str(path), _read_toml(path))
+    r.check_keys(
+        "",
+        {
+            "name",
+            "description",
+            "clock_ghz",
+            "cores",
+            "memories",
+            "dma",
+            "cube",
+            "vector",
+        }
+        | {"scalar", "sync"},
+    )
+    name = r.string("name")
+    description = r.data.get("description", "")
+    if not isinstance(description, str):
+        raise r.error("description", "must be a string")
+    clock_ghz = r.number("clock_ghz", "ghz")
+    cores = int(r.number("cores", "count", integer=True))
+
+    r.check_keys("memories", set(MEMORY_NAMES))
+    memories: dict[str, Memory] = {}
+    gm_table = r.table("memories.gm")
+    extra = set(gm_table) - {"alignment", "bandwidth"}
+    if extra:
+        raise r.error(
+            f"memories.gm.{sorted(extra)[0]}",
+            "unknown key (gm has only alignment and bandwidth; its size is the tensors')",
+        )
+    memories["gm"] = Memory("gm", None, r.power_of_two("memories.gm.alignment"))
+    gm_bytes_per_cycle = r.number(
+        "memories.gm.bandwidth", "bandwidth", clock_ghz=clock_ghz
+    )
+    for mem in ON_CHIP_MEMORIES:
+        key = f"memories.{mem}"
+        r.check_keys(key, {"size", "alignment", "banks"})
+        size = int(r.number(f"{key}.size", "bytes", integer=True))
+        alignment = r.power_of_two(f"{key}.alignment")
+        if size % alignment:
+            raise r.error(
+                f"{key}.size", f"{size} is not a multiple of the alignment {alignment}"
+            )
+        banks = None
+        if "banks" in r.table(key):
+            r.check_keys(f"{key}.banks", {"count", "groups", "width"})
+            banks = BankLayout(
+                count=int(r.number(f"{key}.banks.count", "count", integer=True)),
+                groups=int(r.number(f"{key}.banks.groups", "count", integer=True)),
+                width=r.power_of_two(f"{key}.banks.width"),
+            )
+            if banks.count % banks.groups:
+                raise r.error(
+                    f"{key}.banks.groups",
+                    f"{banks.count} banks do not divide into {banks.groups} groups",
+                )
+            if size % (banks.count * banks.width):
+                raise r.error(
+                    f"{key}.banks.count",
+                    f"{banks.count} banks of {banks.width} B rows do not tile {size} B",
+                )
+        memories[mem] = Memory(mem, size, alignment, banks)
+    if memories["ub"].banks is None:
+        raise r.error(
+            "memories.ub.banks", "missing table (the UB bank structure is required)"
+        )
+
+    dma: dict[tuple[str, str], DmaPath] = {}
+    for path_name in r.table("dma"):
+        key = f"dma.{path_name}"
+        src, sep, dst = path_name.partition("->")
+        if not sep or src not in MEMORY_NAMES or dst not in MEMORY_NAMES or src == dst:
+            raise r.error(
+                key,
+                f"a DMA path is named 'src->dst' with memories from {', '.join(MEMORY_NAMES)}",
+            )
+        table = r.table(f"dma.{path_name}")
+        unknown = set(table) - {
+            "pipe",
+            "bandwidth",
+            "latency",
+            "granule",
+            "burst_overhead",
+        }
+        if unknown:
+            raise r.error(f"{key}.{sorted(unknown)[0]}", "unknown key")
+        pipe = table.get("pipe")
+        if not isinstance(pipe, str) or pipe.upper() not in PIPE_NAMES:
+            raise r.error(
+                f"{key}.pipe", f"must be one of {', '.join(PIPE_NAMES)}, got {pipe!r}"
+            )
+        base = f"dma.{path_name}"
+        dma[(src, dst)] = DmaPath(
+            src=src,
+            dst=dst,
+            pipe=pipe.upper(),
+            bytes_per_cycle=r.number(
+                f"{base}.bandwidth", "bandwidth", clock_ghz=clock_ghz
+            ),
+            latency=int(
+                r.number(f"{base}.latency", "cycles", integer=True, allow_zero=True)
+            ),
+            granule=r.power_of_two(f"{base}.granule"),
+            burst_overhead=int(
+                r.number(
+                    f"{base}.burst_overhead", "cycles", integer=True, allow_zero=True
+                )
+            ),
+        )
+    if not dma:
+        raise r.error("dma", "a target needs at least one DMA path")
+
+    r.check_keys(
+        "cube",
+        {"fractal_m", "fractal_n", "fractal_k_bytes", "startup", "macs_per_cycle"},
+    )
+    macs = {
+        dtype: int(r.number(f"cube.macs_per_cycle.{dtype}", "count", integer=True))
+        for dtype in r.table("cube.macs_per_cycle")
+    }
+    if "f16" not in macs:
+        raise r.error("cube.macs_per_cycle.f16", "missing key")
+    cube = CubeSpec(
+        fractal_m=int(r.number("cube.fractal_m", "count", integer=True)),
+        fractal_n=int(r.number("cube.fractal_n", "count", integer=True)),
+        fractal_k_bytes=int(r.number("cube.fractal_k_bytes", "bytes", integer=True)),
+        startup=int(r.number("cube.startup", "cycles", integer=True, allow_zero=True)),
+        macs_per_cycle=MappingProxyType(macs),
+    )
+
+    r.check_keys(
+        "vector",
+        {
+            "repeat_bytes",
+            "max_repeat",
+            "startup",
+            "default_cycles_per_repeat",
+            "cycles_per_repeat",
+        },
+    )
+    per_repeat: dict[int, Mapping[str, float]] = {}
+    for width in r.table("vector.cycles_per_repeat"):
+        if width not in ("b8", "b16", "b32"):
+            raise r.error(
+                f"vector.cycles_per_repeat.{width}",
+                "element width must be b8, b16 or b32",
+            )
+        per_repeat[int(width[1:])] = MappingProxyType(
+            {
+                op: r.number(f"vector.cycles_per_repeat.{width}.{op}", "ratio")
+                for op in r.table(f"vector.cycles_per_repeat.{width}")
+            }
+        )
+    vector = VectorSpec(
+        repeat_bytes=int(r.number("vector.repeat_bytes", "bytes", integer=True)),
+        max_repeat=int(r.number("vector.max_repeat", "count", integer=True)),
+        startup=int(
+            r.number("vector.startup", "cycles", integer=True, allow_zero=True)
+        ),
+        default_cycles_per_repeat=r.number("vector.default_cycles_per_repeat", "ratio"),
+        cycles_per_repeat=MappingProxyType(per_repeat),
+    )
+
+    r.check_keys("scalar", {"issue", "op"})
+    scalar = ScalarSpec(
+        issue=int(r.number("scalar.issue", "cycles", integer=True, allow_zero=True)),
+        op=int(r.number("scalar.op", "cycles", integer=True)),
+    )
+    r.check_keys("sync", {"event_ids", "max_pending_sets"})
+    sync = SyncSpec(
+        event_ids=int(r.number("sync.event_ids", "count", integer=True)),
+        max_pending_sets=int(r.number("sync.max_pending_sets", "count", integer=True)),
+    )
+    return Target(
+        name=name,
+        description=description,
+        path=str(path),
+        clock_ghz=clock_ghz,
+        cores=cores,
+        memories=MappingProxyType(memories),
+        gm_bytes_per_cycle=gm_bytes_per_cycle,
+        dma=MappingProxyType(dma),
+        cube=cube,
+        vector=vector,
+        scalar=scalar,
+        sync=sync,
+        sources=MappingProxyType(dict(r.sources)),
+    )

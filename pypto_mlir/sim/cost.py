@@ -1,0 +1,186 @@
+"""Cycle costs of AI Core instructions; every number comes from the Target.
+
+The formulas (and their sources) are documented in docs/simulator.md ("Cost model").
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from pypto_mlir.targets import DmaPath, Target
+
+__all__ = [
+    "DmaCost",
+    "dma_cost",
+    "dma_cycles",
+    "dtype_key",
+    "mmad_cycles",
+    "scalar_cycles",
+    "vector_cycles",
+    "vector_repeats",
+]
+
+_DTYPE_KEYS = {
+    "float16": "f16",
+    "f16": "f16",
+    "fp16": "f16",
+    "half": "f16",
+    "bfloat16": "bf16",
+    "bf16": "bf16",
+    "float32": "f32",
+    "f32": "f32",
+    "fp32": "f32",
+    "int8": "i8",
+    "i8": "i8",
+    "uint8": "i8",
+    "int16": "i16",
+    "i16": "i16",
+    "int32": "i32",
+    "i32": "i32",
+}
+_DTYPE_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "i8": 1, "i16": 2, "i32": 4}
+
+
+def dtype_key(dtype: str | np.dtype | type) -> str:
+    """Short name of an element type ("f16", "bf16", "f32", "i8", ...)."""
+    name = dtype if isinstance(dtype, str) else np.dtype(dtype).name
+    try:
+        return _DTYPE_KEYS[name.lower()]
+    except KeyError:
+        raise ValueError(f"unsupported element type {dtype!r}") from None
+
+
+def dtype_bytes(dtype: str | np.dtype | type) -> int:
+    return _DTYPE_BYTES[dtype_key(dtype)]
+
+
+@dataclass(frozen=True)
+class DmaCost:
+    """Cost of one DMA instruction on its path, before GM contention.
+
+    `wire_bytes` is what the path really moves: every burst rounded out to whole
+    transaction granules. The replay uses it to slow GM transfers down when the
+    cores' combined demand exceeds the chip's GM bandwidth.
+    """
+
+    cycles: int
+    wire_bytes: int
+    path: DmaPath
+
+
+def _granules_touched(
+    addr: int, stride: int, bursts: int, burst_bytes: int, granule: int
+) -> int:
+    """Granules touched by `bursts` bursts of `burst_bytes` at addr + i * stride."""
+    if burst_bytes == 0:
+        return 0
+    if bursts == 1 or stride % granule == 0:
+        return bursts * ((addr % granule + burst_bytes + granule - 1) // granule)
+    starts = addr + stride * np.arange(bursts, dtype=np.int64)
+    return int(((starts % granule + burst_bytes + granule - 1) // granule).sum())
+
+
+def dma_cost(
+    target: Target,
+    path: tuple[str, str],
+    bursts: int,
+    burst_bytes: int,
+    src_addr: int = 0,
+    dst_addr: int = 0,
+    src_stride: int | None = None,
+    dst_stride: int | None = None,
+) -> DmaCost:
+    """latency + bursts * burst_overhead + wire_bytes / bandwidth.
+
+    Alignment is judged on the GM side of a GM path (the source side otherwise): a
+    burst that starts inside a granule touches one more granule than it needs.
+    """
+    info = target.dma_path(*path)
+    if bursts < 1 or burst_bytes < 0:
+        raise ValueError(f"bad DMA shape: {bursts} bursts of {burst_bytes} bytes")
+    if path[1] == "gm":
+        addr, stride = dst_addr, dst_stride
+    else:
+        addr, stride = src_addr, src_stride
+    if stride is None:
+        stride = burst_bytes
+    granule = info.granule
+    wire = _granules_touched(addr, stride, bursts, burst_bytes, granule) * granule
+    cycles = (
+        info.latency
+        + bursts * info.burst_overhead
+        + math.ceil(wire / info.bytes_per_cycle)
+    )
+    return DmaCost(cycles=cycles, wire_bytes=wire, path=info)
+
+
+def dma_cycles(
+    target: Target,
+    path: tuple[str, str],
+    bursts: int,
+    burst_bytes: int,
+    src_addr: int = 0,
+    dst_addr: int = 0,
+    src_stride: int | None = None,
+    dst_stride: int | None = None,
+) -> int:
+    """Cycles of one DMA instruction (see `dma_cost`)."""
+    return dma_cost(
+        target, path, bursts, burst_bytes, src_addr, dst_addr, src_stride, dst_stride
+    ).cycles
+
+
+def mmad_cycles(
+    target: Target, m: int, n: int, k: int, in_dtype: str | np.dtype | type
+) -> int:
+    """startup + fractals * cycles per fractal.
+
+    A fractal is fractal_m x fractal_n x k0 with k0 = fractal_k_bytes / element size
+    (16 for fp16, 8 for fp32); one costs k0 * fractal_m * fractal_n / MACs-per-cycle.
+    """
+    cube = target.cube
+    key = dtype_key(in_dtype)
+    if key not in cube.macs_per_cycle:
+        raise ValueError(f"target {target.name}: the cube has no {key} datapath")
+    if min(m, n, k) < 1:
+        raise ValueError(f"bad mmad shape m={m} n={n} k={k}")
+    k0 = max(1, cube.fractal_k_bytes // _DTYPE_BYTES[key])
+    fractals = (
+        math.ceil(m / cube.fractal_m)
+        * math.ceil(n / cube.fractal_n)
+        * math.ceil(k / k0)
+    )
+    per_fractal = cube.fractal_m * cube.fractal_n * k0 / cube.macs_per_cycle[key]
+    return cube.startup + math.ceil(fractals * per_fractal)
+
+
+def vector_repeats(target: Target, elements: int, dtype: str | np.dtype | type) -> int:
+    """Repeats needed to cover `elements` elements (256 B per repeat on A2)."""
+    return math.ceil(elements * dtype_bytes(dtype) / target.vector.repeat_bytes)
+
+
+def vector_cycles(
+    target: Target, op: str, repeats: int, dtype: str | np.dtype | type = "f16"
+) -> int:
+    """startup per hardware instruction + repeats * per-op cycles per repeat.
+
+    A request above the hardware's max repeat count is split into several
+    instructions, each paying the start-up. Ops without a measured profile cost the
+    target's default cycles per repeat.
+    """
+    vec = target.vector
+    if repeats < 0:
+        raise ValueError(f"negative repeat count {repeats}")
+    instructions = max(1, math.ceil(repeats / vec.max_repeat))
+    bits = 8 * dtype_bytes(dtype)
+    table = vec.cycles_per_repeat.get(bits) or vec.cycles_per_repeat.get(16, {})
+    per_repeat = table.get(op, vec.default_cycles_per_repeat)
+    return instructions * vec.startup + math.ceil(repeats * per_repeat)
+
+
+def scalar_cycles(target: Target, count: int = 1) -> int:
+    """Cycles of `count` scalar ALU instructions."""
+    return count * target.scalar.op

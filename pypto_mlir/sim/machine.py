@@ -1,0 +1,435 @@
+"""The functional machine: per-core memories, GM tensors and the instruction records.
+
+An interpreter executes a kernel in program order on the numpy views this module
+hands out, and issues one record per instruction. `Machine.finish()` then replays the
+records on the pipes (timing.py) and checks them for races (race.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from pypto_mlir.sim.access import (
+    Access,
+    GmTensor,
+    Pipe,
+    burst_view,
+    typed_view,
+)
+from pypto_mlir.sim.cost import dma_cost
+from pypto_mlir.sim.errors import (
+    AccessError,
+    EventError,
+    SimError,
+    UninitializedReadError,
+)
+from pypto_mlir.targets import ON_CHIP_MEMORIES, DmaPath, Target
+
+if TYPE_CHECKING:
+    from pypto_mlir.sim.report import Report
+
+__all__ = ["Core", "Machine", "Record", "RecordKind"]
+
+
+class RecordKind:
+    INSTR = 0
+    SET = 1
+    WAIT = 2
+    BARRIER = 3
+
+
+class Record:
+    """One issued instruction (or set/wait/barrier) in program order."""
+
+    __slots__ = (
+        "gid",
+        "core",
+        "kind",
+        "pipe",
+        "name",
+        "loc",
+        "cycles",
+        "reads",
+        "writes",
+        "path",
+        "nbytes",
+        "wire_bytes",
+        "key",
+        "scalar_cycles",
+    )
+
+    def __init__(
+        self,
+        gid: int,
+        core: int,
+        kind: int,
+        pipe: int,
+        name: str,
+        loc: str,
+        cycles: int = 0,
+        reads: tuple[Access, ...] = (),
+        writes: tuple[Access, ...] = (),
+        path: DmaPath | None = None,
+        nbytes: int = 0,
+        wire_bytes: int = 0,
+        key: tuple[int, int, int] | None = None,
+        scalar_cycles: int = 0,
+    ):
+        self.gid = gid
+        self.core = core
+        self.kind = kind
+        self.pipe = pipe
+        self.name = name
+        self.loc = loc
+        self.cycles = cycles
+        self.reads = reads
+        self.writes = writes
+        self.path = path
+        self.nbytes = nbytes
+        self.wire_bytes = wire_bytes
+        self.key = key
+        self.scalar_cycles = scalar_cycles
+
+    def describe(self) -> str:
+        """`name` on `pipe` at `loc`, for error messages."""
+        where = f" at {self.loc}" if self.loc else ""
+        return f"'{self.name}' (core {self.core}, {Pipe(self.pipe).name}){where}"
+
+
+def _as_access(item: Access | tuple) -> Access:
+    if isinstance(item, Access):
+        return item
+    mem, lo, hi = item
+    return Access(mem, lo, hi - lo)
+
+
+class Core:
+    """One AI Core: on-chip byte arrays and the program-order record stream."""
+
+    def __init__(self, machine: Machine, index: int):
+        self.machine = machine
+        self.target = machine.target
+        self.index = index
+        self.memories: dict[str, np.ndarray] = {
+            name: np.zeros(self.target.memories[name].size, dtype=np.uint8)
+            for name in ON_CHIP_MEMORIES
+        }
+        self.written: dict[str, np.ndarray] = {
+            name: np.zeros(buf.size, dtype=bool) for name, buf in self.memories.items()
+        }
+        self.records: list[Record] = []
+        self.allocs: dict[str, list[tuple[int, int]]] = {
+            name: [] for name in ON_CHIP_MEMORIES
+        }
+        self._pending_scalar = 0
+        self._event_ids = self.target.sync.event_ids
+
+    # --- functional memory -----------------------------------------------------------
+    def memory(self, space: str) -> np.ndarray:
+        """The raw uint8 array of an on-chip memory."""
+        try:
+            return self.memories[space]
+        except KeyError:
+            raise AccessError(
+                f"unknown on-chip memory {space!r} (known: {', '.join(ON_CHIP_MEMORIES)})"
+            ) from None
+
+    def view(
+        self,
+        space: str,
+        byte_offset: int,
+        shape: tuple[int, ...],
+        dtype: np.dtype | type,
+        strides: tuple[int, ...] | None = None,
+    ) -> np.ndarray:
+        """Typed numpy view of `space` at `byte_offset` (strides in bytes)."""
+        return typed_view(self.memory(space), space, byte_offset, shape, dtype, strides)
+
+    def burst_view(self, access: Access) -> np.ndarray:
+        """The (count, length) uint8 view of the bytes `access` names (on-chip or GM)."""
+        self._check_range(access, "")
+        return burst_view(self._bytes_of(access.mem), access)
+
+    def note_alloc(
+        self, space: str, byte_offset: int, size: int, loc: str = ""
+    ) -> None:
+        """Record a buffer allocation (for occupancy); checks range and alignment."""
+        mem = self.target.memories.get(space)
+        if mem is None or space == "gm":
+            raise AccessError(f"unknown on-chip memory {space!r}", (loc,))
+        if byte_offset % mem.alignment:
+            raise AccessError(
+                f"{_at(loc)}allocation at {space} offset {byte_offset} is not "
+                f"{mem.alignment}-byte aligned",
+                (loc,),
+            )
+        if byte_offset < 0 or size < 0 or byte_offset + size > mem.size:
+            raise AccessError(
+                f"{_at(loc)}allocation [{byte_offset}, {byte_offset + size}) does not fit in "
+                f"{space} ({mem.size} bytes on {self.target.name})",
+                (loc,),
+            )
+        self.allocs[space].append((byte_offset, byte_offset + size))
+
+    def mark_written(self, access: Access | tuple, loc: str = "") -> None:
+        """Mark bytes as initialised (done by `issue` for every write)."""
+        access = _as_access(access)
+        self._check_range(access, loc)
+        if not isinstance(access.mem, GmTensor):
+            burst_view(self.written[access.mem], access)[...] = True
+
+    def check_initialized(self, access: Access | tuple, loc: str = "") -> None:
+        """UninitializedReadError when some byte of an on-chip access was never written."""
+        access = _as_access(access)
+        self._check_range(access, loc)
+        if isinstance(access.mem, GmTensor) or access.length == 0:
+            return
+        mask = burst_view(self.written[access.mem], access)
+        if not mask.all():
+            burst, byte = np.unravel_index(int(np.argmin(mask)), mask.shape)
+            first = access.start + int(burst) * access.stride + int(byte)
+            raise UninitializedReadError(
+                f"{_at(loc)}read of {access.mem} byte {first} (core {self.index}), which no "
+                f"instruction has written",
+                (loc,),
+            )
+
+    # --- instruction records -----------------------------------------------------------
+    def scalar(self, count: int = 1) -> None:
+        """Account `count` scalar ALU instructions; they delay the next issued record."""
+        self._pending_scalar += count * self.target.scalar.op
+
+    def issue(
+        self,
+        pipe: Pipe | str,
+        name: str,
+        loc: str,
+        cycles: int,
+        *,
+        reads: Iterable[Access | tuple] = (),
+        writes: Iterable[Access | tuple] = (),
+        path: tuple[str, str] | None = None,
+        nbytes: int | None = None,
+        wire_bytes: int | None = None,
+    ) -> int:
+        """Record one instruction executed on `pipe`; returns its record id.
+
+        reads/writes: Access objects or (memory, lo, hi) tuples; reads must be
+        initialised, writes mark bytes initialised. For a DMA, `path` names the
+        direction (it must exist on the target and run on `pipe`), `nbytes` the payload
+        and `wire_bytes` the bytes moved after granule rounding (default nbytes).
+        """
+        p = Pipe.parse(pipe)
+        if p is Pipe.ALL:
+            raise SimError(
+                f"{_at(loc)}instructions cannot be issued on pipe ALL", (loc,)
+            )
+        if cycles < 0:
+            raise SimError(f"{_at(loc)}negative cycle count {cycles}", (loc,))
+        reads = tuple(_as_access(a) for a in reads)
+        writes = tuple(_as_access(a) for a in writes)
+        for access in reads:
+            self.check_initialized(access, loc)
+        for access in writes:
+            self.mark_written(access, loc)
+        info = None
+        if path is not None:
+            try:
+                info = self.target.dma_path(*path)
+            except KeyError as e:
+                raise SimError(f"{_at(loc)}{e.args[0]}", (loc,)) from None
+            if info.pipe != p.name:
+                raise SimError(
+                    f"{_at(loc)}DMA {path[0]}->{path[1]} runs on {info.pipe}, not {p.name}",
+                    (loc,),
+                )
+        if nbytes is None:
+            nbytes = sum(a.nbytes for a in writes) if info is not None else 0
+        if wire_bytes is None:
+            wire_bytes = nbytes
+        return self._append(
+            RecordKind.INSTR,
+            p,
+            name,
+            loc,
+            cycles=int(cycles),
+            reads=reads,
+            writes=writes,
+            path=info,
+            nbytes=int(nbytes),
+            wire_bytes=int(wire_bytes),
+        )
+
+    def dma(self, name: str, loc: str, src: Access, dst: Access) -> int:
+        """Copy src to dst (same burst count and length) and record it with its cost.
+
+        Performs the functional copy, derives the path from the two memories and the
+        pipe from the target, and charges `cost.dma_cost`.
+        """
+        path = (_space_of(src.mem), _space_of(dst.mem))
+        if src.nbytes != dst.nbytes:
+            raise SimError(
+                f"{_at(loc)}DMA moves {src.nbytes} bytes from {src.mem_name} "
+                f"but {dst.nbytes} to {dst.mem_name}",
+                (loc,),
+            )
+        try:
+            info = self.target.dma_path(*path)
+        except KeyError as e:
+            raise SimError(f"{_at(loc)}{e.args[0]}", (loc,)) from None
+        self.check_initialized(src, loc)
+        self._check_range(dst, loc)
+        out = self.burst_view(dst)
+        out[...] = self.burst_view(src).reshape(out.shape)
+        # The side with more (shorter) bursts sets the burst shape of the transfer.
+        shape = src if src.count >= dst.count else dst
+        cost = dma_cost(
+            self.target,
+            path,
+            shape.count,
+            shape.length,
+            src.start,
+            dst.start,
+            src.stride if src.count > 1 else None,
+            dst.stride if dst.count > 1 else None,
+        )
+        return self.issue(
+            info.pipe,
+            name,
+            loc,
+            cost.cycles,
+            reads=(src,),
+            writes=(dst,),
+            path=path,
+            nbytes=src.nbytes,
+            wire_bytes=cost.wire_bytes,
+        )
+
+    def set_flag(
+        self, src: Pipe | str, dst: Pipe | str, event: int, loc: str = ""
+    ) -> int:
+        """Signal `dst` once every earlier instruction on `src` has completed."""
+        key = self._event_key(src, dst, event, loc)
+        return self._append(RecordKind.SET, key[0], "set_flag", loc, key=key)
+
+    def wait_flag(
+        self, src: Pipe | str, dst: Pipe | str, event: int, loc: str = ""
+    ) -> int:
+        """Block `dst` until the matching set_flag (k-th wait matches k-th set)."""
+        key = self._event_key(src, dst, event, loc)
+        return self._append(RecordKind.WAIT, key[1], "wait_flag", loc, key=key)
+
+    def barrier(self, pipe: Pipe | str, loc: str = "") -> int:
+        """pipe_barrier: ALL waits for every pipe to drain and orders all of them."""
+        return self._append(RecordKind.BARRIER, Pipe.parse(pipe), "pipe_barrier", loc)
+
+    pipe_barrier = barrier
+
+    # --- internals ---------------------------------------------------------------------
+    def _event_key(
+        self, src: Pipe | str, dst: Pipe | str, event: int, loc: str
+    ) -> tuple[int, int, int]:
+        s, d = Pipe.parse(src), Pipe.parse(dst)
+        if Pipe.ALL in (s, d):
+            raise EventError(
+                f"{_at(loc)}set_flag/wait_flag cannot name pipe ALL", (loc,)
+            )
+        if not 0 <= event < self._event_ids:
+            raise EventError(
+                f"{_at(loc)}event id {event} out of range: {self.target.name} has "
+                f"{self._event_ids} per pipe pair (0..{self._event_ids - 1})",
+                (loc,),
+            )
+        return (int(s), int(d), int(event))
+
+    def _append(
+        self, kind: int, pipe: int, name: str, loc: str, **fields: object
+    ) -> int:
+        records = self.machine.records
+        gid = len(records)
+        rec = Record(
+            gid,
+            self.index,
+            kind,
+            int(pipe),
+            name,
+            loc,
+            scalar_cycles=self._pending_scalar,
+            **fields,  # type: ignore[arg-type]
+        )
+        self._pending_scalar = 0
+        records.append(rec)
+        self.records.append(rec)
+        return gid
+
+    def _bytes_of(self, mem: str | GmTensor) -> np.ndarray:
+        if isinstance(mem, GmTensor):
+            return mem.bytes
+        return self.memory(mem)
+
+    def _check_range(self, access: Access, loc: str) -> None:
+        size = self._bytes_of(access.mem).size
+        if access.end > size:
+            raise AccessError(
+                f"{_at(loc)}access to {access.mem_name} bytes [{access.start}, {access.end}) "
+                f"is outside its {size} bytes (core {self.index})",
+                (loc,),
+            )
+
+    def _flush_scalar(self) -> None:
+        if self._pending_scalar:
+            self._append(RecordKind.INSTR, Pipe.S, "scalar", "", cycles=0)
+
+
+def _space_of(mem: str | GmTensor) -> str:
+    return "gm" if isinstance(mem, GmTensor) else mem
+
+
+def _at(loc: str) -> str:
+    return f"{loc}: " if loc else ""
+
+
+class Machine:
+    """`block_dim` AI Cores of `target` sharing global memory."""
+
+    def __init__(self, target: Target, block_dim: int = 1):
+        if not 1 <= block_dim <= target.cores:
+            raise SimError(
+                f"block_dim {block_dim} is not in 1..{target.cores} (cores of {target.name})"
+            )
+        self.target = target
+        self.block_dim = block_dim
+        self.records: list[Record] = []
+        self.gm_tensors: list[GmTensor] = []
+        self._gm_by_name: dict[str, GmTensor] = {}
+        self.cores: list[Core] = [Core(self, i) for i in range(block_dim)]
+        self._finished = False
+
+    def core(self, block_idx: int) -> Core:
+        return self.cores[block_idx]
+
+    def register_gm(self, name: str, array: np.ndarray) -> GmTensor:
+        """Place a numpy array in GM; the machine reads and writes it in place."""
+        if name in self._gm_by_name:
+            raise SimError(f"GM tensor {name!r} is already registered")
+        tensor = GmTensor(len(self.gm_tensors), name, array)
+        self.gm_tensors.append(tensor)
+        self._gm_by_name[name] = tensor
+        return tensor
+
+    def gm(self, name: str) -> GmTensor:
+        return self._gm_by_name[name]
+
+    def finish(self) -> Report:
+        """Replay every record: timing, races, sync errors; returns the Report."""
+        from pypto_mlir.sim.timing import replay
+
+        if self._finished:
+            raise SimError("Machine.finish() was already called")
+        self._finished = True
+        for core in self.cores:
+            core._flush_scalar()
+        return replay(self)

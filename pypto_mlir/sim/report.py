@@ -1,0 +1,291 @@
+"""The result of a replay: cycles, pipe utilisation, traffic, occupancy, timeline.
+
+The JSON schema is documented in docs/simulator.md ("Report").
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from pypto_mlir.sim.access import NUM_PIPES, GmTensor, Pipe
+from pypto_mlir.sim.machine import RecordKind
+
+if TYPE_CHECKING:
+    from pypto_mlir.sim.machine import Machine
+    from pypto_mlir.sim.timing import _Replay
+
+PIPE_ORDER: tuple[str, ...] = tuple(Pipe(p).name for p in range(NUM_PIPES))
+
+
+class Slice(NamedTuple):
+    """One executed instruction on the timeline (times in cycles)."""
+
+    core: int
+    pipe: str
+    name: str
+    loc: str
+    start: int
+    end: int
+    nbytes: int
+
+
+@dataclass
+class PipeStats:
+    busy_cycles: int
+    utilization: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "busy_cycles": self.busy_cycles,
+            "utilization": round(self.utilization, 6),
+        }
+
+
+@dataclass
+class MemoryStats:
+    size: int
+    allocated_bytes: int
+    """Bytes covered by the buffers allocated in this memory (their union)."""
+    high_water: int
+    """One past the highest allocated byte."""
+
+    @property
+    def occupancy(self) -> float:
+        return self.allocated_bytes / self.size if self.size else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "size": self.size,
+            "allocated_bytes": self.allocated_bytes,
+            "high_water": self.high_water,
+            "occupancy": round(self.occupancy, 6),
+        }
+
+
+@dataclass
+class CoreStats:
+    index: int
+    cycles: int
+    instructions: int
+    pipes: dict[str, PipeStats]
+    bytes_per_path: dict[str, int]
+    gm_bytes_read: int
+    gm_bytes_written: int
+    memories: dict[str, MemoryStats]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "core": self.index,
+            "cycles": self.cycles,
+            "instructions": self.instructions,
+            "pipes": {name: s.to_dict() for name, s in self.pipes.items()},
+            "bytes_per_path": dict(self.bytes_per_path),
+            "gm_bytes_read": self.gm_bytes_read,
+            "gm_bytes_written": self.gm_bytes_written,
+            "memories": {name: m.to_dict() for name, m in self.memories.items()},
+        }
+
+
+@dataclass
+class Report:
+    target: str
+    clock_ghz: float
+    block_dim: int
+    cycles: int
+    instructions: int
+    pipes: dict[str, PipeStats]
+    """Per pipe over all cores: utilization = busy / (cycles * block_dim)."""
+    cores: list[CoreStats]
+    bytes_per_path: dict[str, int]
+    gm_bytes_read: int
+    gm_bytes_written: int
+    gm_wire_bytes: int
+    """GM-path bytes after rounding bursts to transaction granules."""
+    gm_peak_bytes_per_cycle: float
+    slices: list[Slice] = field(repr=False)
+
+    @property
+    def microseconds(self) -> float:
+        return self.cycles / (self.clock_ghz * 1e3)
+
+    @property
+    def gm_bandwidth_gbps(self) -> float:
+        """Achieved GM bandwidth (payload bytes) in GB/s."""
+        if not self.cycles:
+            return 0.0
+        return (
+            (self.gm_bytes_read + self.gm_bytes_written) / self.cycles * self.clock_ghz
+        )
+
+    @property
+    def gm_bandwidth_utilization(self) -> float:
+        """Achieved GM payload bandwidth / the target's total GM bandwidth."""
+        if not self.cycles:
+            return 0.0
+        achieved = (self.gm_bytes_read + self.gm_bytes_written) / self.cycles
+        return achieved / self.gm_peak_bytes_per_cycle
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "target": self.target,
+            "clock_ghz": self.clock_ghz,
+            "block_dim": self.block_dim,
+            "cycles": self.cycles,
+            "microseconds": round(self.microseconds, 6),
+            "instructions": self.instructions,
+            "pipes": {name: s.to_dict() for name, s in self.pipes.items()},
+            "bytes_per_path": dict(self.bytes_per_path),
+            "gm_bytes_read": self.gm_bytes_read,
+            "gm_bytes_written": self.gm_bytes_written,
+            "gm_wire_bytes": self.gm_wire_bytes,
+            "gm_bandwidth_gbps": round(self.gm_bandwidth_gbps, 6),
+            "gm_bandwidth_utilization": round(self.gm_bandwidth_utilization, 6),
+            "cores": [c.to_dict() for c in self.cores],
+        }
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent)
+
+    def to_text(self) -> str:
+        lines = [
+            f"target {self.target}, {self.block_dim} core(s) at {self.clock_ghz} GHz: "
+            f"{self.cycles} cycles = {self.microseconds:.3f} us, "
+            f"{self.instructions} instructions",
+            "",
+            f"{'pipe':<6}{'busy cycles':>14}{'utilization':>13}",
+        ]
+        for name, s in self.pipes.items():
+            lines.append(f"{name:<6}{s.busy_cycles:>14}{s.utilization:>12.1%}")
+        lines.append("")
+        lines.append(
+            f"GM: {self.gm_bytes_read} B read, {self.gm_bytes_written} B written, "
+            f"{self.gm_bandwidth_gbps:.1f} GB/s = {self.gm_bandwidth_utilization:.1%} of peak "
+            f"({self.gm_wire_bytes} B on the wire)"
+        )
+        if self.bytes_per_path:
+            lines.append(
+                "bytes per path: "
+                + ", ".join(f"{p} {b}" for p, b in sorted(self.bytes_per_path.items()))
+            )
+        peak: dict[str, MemoryStats] = {}
+        for core in self.cores:
+            for name, m in core.memories.items():
+                if name not in peak or m.allocated_bytes > peak[name].allocated_bytes:
+                    peak[name] = m
+        lines.append(
+            "peak occupancy: "
+            + ", ".join(
+                f"{name} {m.allocated_bytes}/{m.size} B ({m.occupancy:.0%})"
+                for name, m in peak.items()
+            )
+        )
+        if self.block_dim > 1:
+            lines.append("")
+            lines.append(
+                f"{'core':<6}{'cycles':>10}  " + "".join(f"{p:>7}" for p in PIPE_ORDER)
+            )
+            for core in self.cores:
+                utils = "".join(
+                    f"{core.pipes[p].utilization:>7.0%}" for p in PIPE_ORDER
+                )
+                lines.append(f"{core.index:<6}{core.cycles:>10}  {utils}")
+        return "\n".join(lines)
+
+
+def _union_bytes(intervals: list[tuple[int, int]]) -> int:
+    total = 0
+    last = -1
+    for lo, hi in sorted(intervals):
+        lo = max(lo, last)
+        if hi > lo:
+            total += hi - lo
+            last = hi
+    return total
+
+
+def build_report(machine: Machine, replay: _Replay) -> Report:
+    target = machine.target
+    slices: list[Slice] = []
+    cores: list[CoreStats] = []
+    total_paths: dict[str, int] = {}
+    gm_read = gm_written = 0
+    for st, core in zip(replay.cores, machine.cores, strict=True):
+        paths: dict[str, int] = {}
+        c_read = c_written = 0
+        instructions = 0
+        for j, rec in enumerate(st.recs):
+            if rec.kind != RecordKind.INSTR:
+                continue
+            instructions += 1
+            if rec.path is not None:
+                name = f"{rec.path.src}->{rec.path.dst}"
+                paths[name] = paths.get(name, 0) + rec.nbytes
+            for a in rec.reads:
+                if isinstance(a.mem, GmTensor):
+                    c_read += a.nbytes
+            for a in rec.writes:
+                if isinstance(a.mem, GmTensor):
+                    c_written += a.nbytes
+            slices.append(
+                Slice(
+                    st.index,
+                    PIPE_ORDER[rec.pipe],
+                    rec.name,
+                    rec.loc,
+                    st.start[j],
+                    st.end[j],
+                    rec.nbytes,
+                )
+            )
+        core_cycles = max([*st.end, *st.free], default=0)
+        memories = {
+            name: MemoryStats(
+                size=target.memories[name].size or 0,
+                allocated_bytes=_union_bytes(allocs),
+                high_water=max((hi for _, hi in allocs), default=0),
+            )
+            for name, allocs in core.allocs.items()
+        }
+        cores.append(
+            CoreStats(
+                index=st.index,
+                cycles=core_cycles,
+                instructions=instructions,
+                pipes={},
+                bytes_per_path=paths,
+                gm_bytes_read=c_read,
+                gm_bytes_written=c_written,
+                memories=memories,
+            )
+        )
+        for name, b in paths.items():
+            total_paths[name] = total_paths.get(name, 0) + b
+        gm_read += c_read
+        gm_written += c_written
+    cycles = max((c.cycles for c in cores), default=0)
+    pipes: dict[str, PipeStats] = {}
+    for p, name in enumerate(PIPE_ORDER):
+        busy_total = 0
+        for st, stats in zip(replay.cores, cores, strict=True):
+            busy = st.busy[p]
+            busy_total += busy
+            stats.pipes[name] = PipeStats(busy, busy / cycles if cycles else 0.0)
+        denom = cycles * machine.block_dim
+        pipes[name] = PipeStats(busy_total, busy_total / denom if denom else 0.0)
+    return Report(
+        target=target.name,
+        clock_ghz=target.clock_ghz,
+        block_dim=machine.block_dim,
+        cycles=cycles,
+        instructions=sum(c.instructions for c in cores),
+        pipes=pipes,
+        cores=cores,
+        bytes_per_path=total_paths,
+        gm_bytes_read=gm_read,
+        gm_bytes_written=gm_written,
+        gm_wire_bytes=replay.gm_wire_bytes,
+        gm_peak_bytes_per_cycle=target.gm_bytes_per_cycle,
+        slices=slices,
+    )

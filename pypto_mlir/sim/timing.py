@@ -1,0 +1,360 @@
+"""Discrete-event replay of the instruction records on the pipes of every core.
+
+The scalar pipe S walks a core's records in program order: it spends the record's
+scalar cycles, then either executes it (an S instruction, a set with source S, a wait
+with destination S, a barrier over ALL) or dispatches it to its pipe's in-order queue
+at `scalar.issue` cycles per instruction. A queued instruction starts at
+max(issue time, its pipe free); a set_flag fires when everything before it on its
+source pipe has completed; a wait_flag holds its destination pipe until the matching
+set has fired (the k-th wait of a (src, dst, event) matches the k-th set).
+
+Events are processed in time order with one heap for all cores, so DMA transfers that
+touch GM see how many other GM transfers are in flight when they start: each gets
+min(path bandwidth, GM bandwidth / transfers in flight) and is slowed accordingly.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections import deque
+from typing import TYPE_CHECKING
+
+from pypto_mlir.sim.access import NUM_PIPES, Pipe
+from pypto_mlir.sim.errors import DeadlockError, EventError
+from pypto_mlir.sim.machine import RecordKind
+from pypto_mlir.sim.race import RaceDetector
+
+if TYPE_CHECKING:
+    from pypto_mlir.sim.machine import Machine, Record
+    from pypto_mlir.sim.report import Report
+
+_S = int(Pipe.S)
+_INSTR = RecordKind.INSTR
+_SET = RecordKind.SET
+_WAIT = RecordKind.WAIT
+_BARRIER = RecordKind.BARRIER
+_ALL = int(Pipe.ALL)
+
+
+def _queue_pipe(rec: Record) -> int:
+    """The pipe whose in-order queue holds `rec` (S for S-executed records)."""
+    if rec.kind == _BARRIER and rec.pipe == _ALL:
+        return _S
+    return rec.pipe
+
+
+class _CoreState:
+    __slots__ = (
+        "index",
+        "recs",
+        "queues",
+        "qpos",
+        "free",
+        "vc",
+        "s_pos",
+        "issue",
+        "start",
+        "end",
+        "scheduled",
+        "waiting",
+        "s_barrier",
+        "barrier_need",
+        "busy",
+        "s_paid",
+    )
+
+    def __init__(self, index: int, recs: list[Record]):
+        self.index = index
+        self.recs = recs
+        n = len(recs)
+        self.queues: list[list[int]] = [[] for _ in range(NUM_PIPES)]
+        self.barrier_need: dict[int, list[int]] = {}
+        for j, rec in enumerate(recs):
+            qp = _queue_pipe(rec)
+            if qp != _S:
+                self.queues[qp].append(j)
+            elif rec.kind == _BARRIER:
+                self.barrier_need[j] = [len(q) for q in self.queues]
+        self.qpos = [0] * NUM_PIPES
+        self.free = [0] * NUM_PIPES
+        self.vc = [[0] * NUM_PIPES for _ in range(NUM_PIPES)]
+        self.s_pos = 0
+        self.issue = [0] * n
+        self.start = [0] * n
+        self.end = [0] * n
+        self.scheduled = [False] * NUM_PIPES
+        self.waiting: list[tuple[int, int, int] | None] = [None] * NUM_PIPES
+        self.s_barrier = False
+        self.busy = [0] * NUM_PIPES
+        self.s_paid = -1  # the record whose scalar cycles S has already spent
+
+
+class _Replay:
+    def __init__(self, machine: Machine):
+        self.machine = machine
+        self.target = machine.target
+        self.issue_cycles = self.target.scalar.issue
+        self.max_pending = self.target.sync.max_pending_sets
+        self.gm_bpc = self.target.gm_bytes_per_cycle
+        self.cores = [_CoreState(c.index, c.records) for c in machine.cores]
+        self.races = RaceDetector(machine)
+        self.executed = self.races.executed
+        self.heap: list[tuple[int, int, int, int, int]] = []
+        self.seq = 0
+        # (core, src, dst, event) -> fired, unconsumed sets: (time, clock, record).
+        self.pending: dict[tuple[int, int, int, int], deque] = {}
+        self.gm_in_flight: list[int] = []
+        self.gm_wire_bytes = 0
+
+    # --- scheduling ------------------------------------------------------------------------
+    def push(self, st: _CoreState, pipe: int, time: int) -> None:
+        st.scheduled[pipe] = True
+        if pipe == _S:
+            prio = 1
+        else:
+            head = st.recs[st.queues[pipe][st.qpos[pipe]]]
+            prio = 0 if head.kind == _WAIT else 1
+        self.seq += 1
+        heapq.heappush(self.heap, (time, prio, self.seq, st.index, pipe))
+
+    def push_head(self, st: _CoreState, pipe: int) -> None:
+        """Schedule `pipe` if its next queued record has been issued by S."""
+        q = st.queues[pipe]
+        pos = st.qpos[pipe]
+        if pos < len(q) and q[pos] < st.s_pos and not st.scheduled[pipe]:
+            j = q[pos]
+            self.push(st, pipe, max(st.free[pipe], st.issue[j]))
+
+    def run(self) -> None:
+        for st in self.cores:
+            if st.recs:
+                self.push(st, _S, 0)
+        heap = self.heap
+        cores = self.cores
+        while heap:
+            time, _, _, core, pipe = heapq.heappop(heap)
+            st = cores[core]
+            st.scheduled[pipe] = False
+            if pipe == _S:
+                self.step_scalar(st, time)
+            else:
+                self.step_pipe(st, pipe, time)
+        self.check_finished()
+
+    # --- the scalar pipe ------------------------------------------------------------------
+    def step_scalar(self, st: _CoreState, time: int) -> None:
+        j = st.s_pos
+        rec = st.recs[j]
+        t = max(time, st.free[_S])
+        if st.s_paid != j:
+            st.s_paid = j
+            t += rec.scalar_cycles
+            st.busy[_S] += rec.scalar_cycles
+        qp = _queue_pipe(rec)
+        if qp != _S:
+            issue = t + self.issue_cycles
+            st.busy[_S] += self.issue_cycles
+            st.issue[j] = issue
+            st.free[_S] = issue
+            st.s_pos = j + 1
+            q = st.queues[qp]
+            if q[st.qpos[qp]] == j and not st.scheduled[qp] and st.waiting[qp] is None:
+                self.push(st, qp, max(st.free[qp], issue))
+        else:
+            kind = rec.kind
+            if kind == _INSTR:
+                self.execute(st, _S, j, rec, t)
+            elif kind == _SET:
+                self.fire(st, _S, j, rec, t)
+            elif kind == _WAIT:
+                if not self.consume(st, _S, j, rec, t):
+                    return
+            else:  # barrier over ALL pipes
+                need = st.barrier_need[j]
+                if any(st.qpos[p] < need[p] for p in range(NUM_PIPES)):
+                    st.s_barrier = True
+                    st.free[_S] = t
+                    return
+                st.s_barrier = False
+                t = max(t, *st.free)
+                merged = [max(col) for col in zip(*st.vc, strict=True)]
+                for p in range(NUM_PIPES):
+                    st.vc[p] = list(merged)
+                st.issue[j] = st.start[j] = st.end[j] = t
+                st.free[_S] = t
+            st.s_pos = j + 1
+        if st.s_pos < len(st.recs):
+            self.push(st, _S, st.free[_S])
+
+    # --- the other pipes --------------------------------------------------------------------
+    def step_pipe(self, st: _CoreState, pipe: int, time: int) -> None:
+        q = st.queues[pipe]
+        j = q[st.qpos[pipe]]
+        rec = st.recs[j]
+        t = max(time, st.free[pipe], st.issue[j])
+        kind = rec.kind
+        if kind == _INSTR:
+            self.execute(st, pipe, j, rec, t)
+        elif kind == _SET:
+            self.fire(st, pipe, j, rec, t)
+        elif kind == _WAIT:
+            if not self.consume(st, pipe, j, rec, t):
+                return
+        else:  # barrier on one pipe: the pipe is in order already
+            self.tick(st, pipe, rec)
+            st.start[j] = st.end[j] = t
+            st.free[pipe] = t
+        st.qpos[pipe] += 1
+        if st.s_barrier:
+            need = st.barrier_need[st.s_pos]
+            if (
+                all(st.qpos[p] >= need[p] for p in range(NUM_PIPES))
+                and not st.scheduled[_S]
+            ):
+                self.push(st, _S, st.free[_S])
+        self.push_head(st, pipe)
+
+    # --- record semantics ---------------------------------------------------------------------
+    def tick(self, st: _CoreState, pipe: int, rec: Record) -> list[int]:
+        vc = st.vc[pipe]
+        vc[pipe] += 1
+        self.executed[st.index][pipe].append(rec.gid)
+        return vc
+
+    def execute(self, st: _CoreState, pipe: int, j: int, rec: Record, t: int) -> None:
+        vc = self.tick(st, pipe, rec)
+        check = self.races.check
+        for access in rec.reads:
+            check(rec, pipe, vc, access, False)
+        for access in rec.writes:
+            check(rec, pipe, vc, access, True)
+        duration = rec.cycles
+        path = rec.path
+        if path is not None and path.touches_gm:
+            duration += self.gm_contention(t, rec, duration)
+        end = t + duration
+        st.start[j] = t
+        st.end[j] = end
+        st.free[pipe] = end
+        st.busy[pipe] += duration
+
+    def gm_contention(self, t: int, rec: Record, duration: int) -> int:
+        """Extra cycles for a GM transfer starting at t that shares GM bandwidth."""
+        flight = self.gm_in_flight
+        while flight and flight[0] <= t:
+            heapq.heappop(flight)
+        sharing = len(flight) + 1
+        share = self.gm_bpc / sharing
+        bandwidth = rec.path.bytes_per_cycle
+        extra = 0
+        wire = rec.wire_bytes
+        if share < bandwidth and wire:
+            extra = math.ceil(wire / share - wire / bandwidth)
+        heapq.heappush(flight, t + duration + extra)
+        self.gm_wire_bytes += wire
+        return extra
+
+    def fire(self, st: _CoreState, pipe: int, j: int, rec: Record, t: int) -> None:
+        vc = self.tick(st, pipe, rec)
+        src, dst, event = rec.key
+        key = (st.index, src, dst, event)
+        fired = self.pending.get(key)
+        if fired is None:
+            fired = self.pending[key] = deque()
+        if len(fired) >= self.max_pending:
+            earlier = fired[0][2]
+            raise EventError(
+                f"{_at(rec.loc)}set_flag({Pipe(src).name} -> {Pipe(dst).name}, event "
+                f"{event}) on core {st.index} fires while the set at "
+                f"{earlier.loc or '?'} is still pending; the hardware allows "
+                f"{self.max_pending} pending set(s) per pipe pair and event",
+                (rec.loc, earlier.loc),
+            )
+        fired.append((t, tuple(vc), rec))
+        st.start[j] = st.end[j] = t
+        st.free[pipe] = t
+        if st.waiting[dst] == rec.key:
+            st.waiting[dst] = None
+            if dst == _S:
+                if not st.scheduled[_S]:
+                    self.push(st, _S, max(st.free[_S], t))
+            elif not st.scheduled[dst]:
+                self.push(st, dst, max(st.free[dst], t))
+
+    def consume(self, st: _CoreState, pipe: int, j: int, rec: Record, t: int) -> bool:
+        """Complete a wait if its set has fired; otherwise park the pipe."""
+        src, dst, event = rec.key
+        fired = self.pending.get((st.index, src, dst, event))
+        if not fired:
+            st.waiting[pipe] = rec.key
+            st.free[pipe] = t
+            return False
+        set_time, clock, _ = fired.popleft()
+        vc = self.tick(st, pipe, rec)
+        for p in range(NUM_PIPES):
+            if clock[p] > vc[p]:
+                vc[p] = clock[p]
+        start = max(t, set_time)
+        st.issue[j] = st.start[j] = st.end[j] = start
+        st.free[pipe] = start
+        return True
+
+    # --- the end --------------------------------------------------------------------------
+    def check_finished(self) -> None:
+        stuck: list[Record] = []
+        for st in self.cores:
+            if st.s_pos < len(st.recs):
+                rec = st.recs[st.s_pos]
+                if rec.kind == _WAIT:
+                    stuck.append(rec)
+            for p in range(NUM_PIPES):
+                q = st.queues[p]
+                if st.qpos[p] < len(q):
+                    rec = st.recs[q[st.qpos[p]]]
+                    if rec.kind == _WAIT:
+                        stuck.append(rec)
+        if stuck or any(st.s_pos < len(st.recs) for st in self.cores):
+            if not stuck:  # pragma: no cover - a stuck barrier always has a stuck wait
+                raise DeadlockError("the program never finishes", "")
+            rec = min(stuck, key=lambda r: r.gid)
+            src, dst, event = rec.key
+            later_sets = [
+                r
+                for r in self.cores[rec.core].recs
+                if r.kind == _SET and r.key == rec.key and r.gid > rec.gid
+            ]
+            if later_sets:
+                reason = (
+                    f"its set_flag at {later_sets[0].loc or '?'} can only run after it "
+                    f"(circular wait)"
+                )
+            else:
+                reason = "no matching set_flag is ever executed"
+            raise DeadlockError(
+                f"{_at(rec.loc)}deadlock on core {rec.core}: wait_flag({Pipe(src).name} -> "
+                f"{Pipe(dst).name}, event {event}) can never be satisfied: {reason}",
+                rec.loc,
+            )
+        for (core, src, dst, event), fired in self.pending.items():
+            if fired:
+                rec = fired[0][2]
+                raise EventError(
+                    f"{_at(rec.loc)}set_flag({Pipe(src).name} -> {Pipe(dst).name}, event "
+                    f"{event}) on core {core} is never waited for (set_flag and wait_flag "
+                    f"must be paired)",
+                    (rec.loc,),
+                )
+
+
+def _at(loc: str) -> str:
+    return f"{loc}: " if loc else ""
+
+
+def replay(machine: Machine) -> Report:
+    """Time every record, check races and sync, and build the report."""
+    from pypto_mlir.sim.report import build_report
+
+    state = _Replay(machine)
+    state.run()
+    return build_report(machine, state)
