@@ -31,8 +31,19 @@ def _dialects() -> dict[str, Callable[[], Dialect]]:
     }
 
 
+def _test_diagnostics() -> type[ModulePass]:
+    from pypto_mlir.cli.diagnostics_test_pass import TestDiagnosticsPass
+
+    return TestDiagnosticsPass
+
+
 def _passes() -> dict[str, Callable[[], type[ModulePass]]]:
-    return {}
+    from pypto_mlir.pipelines import get_all_pipelines
+
+    return {
+        **get_all_pipelines(),
+        "pypto-test-diagnostics": _test_diagnostics,
+    }
 
 
 PYPTO_UNIVERSE = Universe(all_dialects=_dialects(), all_passes=_passes())

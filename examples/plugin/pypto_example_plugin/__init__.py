@@ -1,0 +1,1 @@
+"""An example plugin: the `scale` dialect and the `scale-to-arith` pass."""

@@ -1,0 +1,204 @@
+"""MLIR input for the command-line tools: reading, `// -----` splitting, parsing.
+
+Parsing gives every op a `FileLineColLoc` of where it starts in the input, as MLIR
+does, so that verifier and pass errors can name `FILE:LINE:COL`. Line numbers are
+those of the original file, also for chunks of a split input.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from bisect import bisect_right
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import (
+    FileLineColLoc,
+    IntAttr,
+    ModuleOp,
+    StringAttr,
+    UnknownLoc,
+)
+from xdsl.ir import Operation
+from xdsl.parser import Parser
+from xdsl.utils.exceptions import (
+    DiagnosticException,
+    MultipleSpansParseError,
+    ParseError,
+)
+
+from pypto_mlir.diagnostics import Diagnostic, DiagnosticError, Severity, SourceLocation
+
+STDIN_NAME = "<stdin>"
+"""The file name diagnostics use for standard input (as MLIR does)."""
+
+SPLIT_MARKER = "// -----"
+"""A line holding only this separates the chunks of `--split-input-file`."""
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """The decoded text of one input file."""
+
+    name: str
+    text: str
+
+    def line(self, number: int) -> str | None:
+        """Line `number` (1-based) without its newline, or None past the end."""
+        lines = self.text.split("\n")
+        if 1 <= number <= len(lines):
+            return lines[number - 1].removesuffix("\r")
+        return None
+
+
+@dataclass(frozen=True)
+class SourceChunk:
+    """A piece of a source file processed on its own (the whole file if not split)."""
+
+    text: str
+    first_line: int
+    """The line of the file on which the chunk starts (1-based)."""
+
+
+def read_source(path: str | None) -> SourceFile:
+    """Read and decode `path` (standard input if None).
+
+    Raises `DiagnosticError` for a file that cannot be opened or is not UTF-8.
+    """
+    name = STDIN_NAME if path is None else path
+    try:
+        if path is None:
+            data = sys.stdin.buffer.read()
+        else:
+            with open(path, "rb") as file:
+                data = file.read()
+    except OSError as error:
+        reason = error.strerror or str(error)
+        raise DiagnosticError(
+            Diagnostic(
+                Severity.ERROR,
+                f"cannot open input file: {reason}",
+                SourceLocation(name),
+            )
+        ) from error
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        valid = data[: error.start].decode("utf-8")
+        line = valid.count("\n") + 1
+        column = len(valid) - (valid.rfind("\n") + 1) + 1
+        raise DiagnosticError(
+            Diagnostic(
+                Severity.ERROR,
+                f"input is not valid UTF-8 (byte 0x{data[error.start]:02x})",
+                SourceLocation(name, line, column),
+            )
+        ) from error
+    return SourceFile(name, text)
+
+
+def split_source(source: SourceFile, split: bool) -> list[SourceChunk]:
+    """The chunks of `source`: one, or one per `// -----`-separated piece."""
+    if not split:
+        return [SourceChunk(source.text, 1)]
+    chunks: list[SourceChunk] = []
+    current: list[str] = []
+    first_line = 1
+    for number, line in enumerate(source.text.split("\n"), start=1):
+        if line.rstrip() == SPLIT_MARKER:
+            chunks.append(SourceChunk("\n".join(current), first_line))
+            current = []
+            first_line = number + 1
+        else:
+            current.append(line)
+    chunks.append(SourceChunk("\n".join(current), first_line))
+    return chunks
+
+
+class LocatingParser(Parser):
+    """xDSL's MLIR parser, giving every op it parses the location where it starts.
+
+    An explicit `loc(...)` in the input is kept. Positions map to lines of the
+    original file through `first_line`.
+    """
+
+    def __init__(self, ctx: Context, text: str, name: str, first_line: int = 1):
+        super().__init__(ctx, text, name)
+        self.file_name = name
+        self.first_line = first_line
+        self._text_length = len(text)
+        self._line_starts = [0, *(match.end() for match in re.finditer("\n", text))]
+
+    def location_at(self, position: int) -> SourceLocation:
+        """The file location of character `position` of the parsed text."""
+        index = bisect_right(self._line_starts, position) - 1
+        return SourceLocation(
+            self.file_name,
+            self.first_line + index,
+            position - self._line_starts[index] + 1,
+        )
+
+    def _location_attr(self, position: int) -> FileLineColLoc:
+        location = self.location_at(position)
+        return FileLineColLoc(
+            StringAttr(location.file), IntAttr(location.line), IntAttr(location.column)
+        )
+
+    def parse_operation(self) -> Operation:
+        start = self.pos
+        op = super().parse_operation()
+        if isinstance(op.location, UnknownLoc):
+            op.location = self._location_attr(start)
+        return op
+
+    def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
+        if allow_implicit_module and self.pos >= self._text_length:
+            # Only comments and whitespace: an empty module, as in MLIR.
+            module = ModuleOp([])
+        else:
+            module = super().parse_module(allow_implicit_module)
+        if isinstance(module.location, UnknownLoc):
+            module.location = self._location_attr(0)
+        return module
+
+
+def parse_error_diagnostic(error: ParseError, parser: LocatingParser) -> Diagnostic:
+    """An xDSL parse error as a diagnostic at the file position of its span."""
+    diagnostic = Diagnostic(
+        Severity.ERROR,
+        error.msg,
+        parser.location_at(error.span.start),
+        length=max(1, error.span.end - error.span.start),
+    )
+    if isinstance(error, MultipleSpansParseError):
+        for span, message in error.refs:
+            diagnostic.notes.append(
+                Diagnostic(
+                    Severity.NOTE,
+                    message or error.ref_text or "see here",
+                    parser.location_at(span.start),
+                    length=max(1, span.end - span.start),
+                )
+            )
+    return diagnostic
+
+
+def parse_chunk(
+    ctx: Context,
+    chunk: SourceChunk,
+    file_name: str,
+    allow_implicit_module: bool = True,
+) -> ModuleOp:
+    """Parse one chunk of MLIR text; raises `DiagnosticError` on malformed input."""
+    parser = LocatingParser(ctx, chunk.text, file_name, chunk.first_line)
+    try:
+        return parser.parse_module(allow_implicit_module)
+    except ParseError as error:
+        raise DiagnosticError(parse_error_diagnostic(error, parser)) from error
+    except DiagnosticException as error:
+        # Attribute and type verifiers run while parsing; the parser has just
+        # read the construct that failed.
+        raise DiagnosticError(
+            Diagnostic(Severity.ERROR, str(error), parser.location_at(parser.pos))
+        ) from error

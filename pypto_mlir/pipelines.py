@@ -1,0 +1,97 @@
+"""Named pass pipelines.
+
+A pipeline is registered and invoked like a pass (`-p pypto-cleanup{cse=false}`),
+so `pypto-opt`, `xdsl-opt` and `--help` all know it. It is a `PipelinePass`: a
+frozen dataclass whose fields are the pipeline's options and whose
+`member_passes()` builds the passes it runs, forwarding those options. `pypto-opt`
+expands a pipeline into its members, so `--mlir-print-ir-*` and `--mlir-timing`
+report each member pass.
+
+To add a pipeline: subclass `PipelinePass`, give it a `name` and a docstring
+(its first line is the `--help` summary), and list it in `get_all_pipelines`.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from functools import cache
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+from xdsl.universe import Universe
+from xdsl.utils.arg_spec import ParameterType
+
+
+@dataclass(frozen=True)
+class PipelinePass(ModulePass, ABC):
+    """A named sequence of passes, used like one pass."""
+
+    @abstractmethod
+    def member_passes(self) -> tuple[ModulePass, ...]:
+        """The passes this pipeline runs, in order, with its options forwarded."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for member in self.member_passes():
+            member.apply(ctx, op)
+
+
+def expand_pipelines(passes: Iterable[ModulePass]) -> list[ModulePass]:
+    """`passes` with every pipeline replaced by its member passes, recursively."""
+    expanded: list[ModulePass] = []
+    for pass_ in passes:
+        if isinstance(pass_, PipelinePass):
+            expanded.extend(expand_pipelines(pass_.member_passes()))
+        else:
+            expanded.append(pass_)
+    return expanded
+
+
+@cache
+def _registered_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    return Universe.get_multiverse().all_passes
+
+
+def pass_by_name(
+    name: str, **options: ParameterType | tuple[ParameterType, ...]
+) -> ModulePass:
+    """An instance of the registered pass `name` (from any `xdsl.universe`).
+
+    Lets a pipeline name member passes it does not import; option names are the
+    pass's field names (`tile_sizes=(64, 64)`).
+    """
+    passes = _registered_passes()
+    if name not in passes:
+        raise ValueError(f"pipeline member '{name}' is not a registered pass")
+    return passes[name]()(**options)
+
+
+@dataclass(frozen=True)
+class CleanupPipeline(PipelinePass):
+    """Simplify IR: canonicalize, then remove common subexpressions and dead code.
+
+    Runs canonicalize, cse (unless cse=false) and dce.
+    """
+
+    name = "pypto-cleanup"
+
+    cse: bool = True
+    """Run common-subexpression elimination."""
+
+    def member_passes(self) -> tuple[ModulePass, ...]:
+        members = [pass_by_name("canonicalize")]
+        if self.cse:
+            members.append(pass_by_name("cse"))
+        members.append(pass_by_name("dce"))
+        return tuple(members)
+
+
+def get_all_pipelines() -> dict[str, Callable[[], type[ModulePass]]]:
+    """Pipelines by name, in the form `xdsl.universe` expects for passes."""
+
+    def cleanup() -> type[ModulePass]:
+        return CleanupPipeline
+
+    return {CleanupPipeline.name: cleanup}
