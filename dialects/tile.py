@@ -51,6 +51,7 @@ from xdsl.dialects.builtin import (
     f16,
     f32,
     i8,
+    i16,
     i32,
     i64,
 )
@@ -155,13 +156,13 @@ class RoundModeAttr(EnumAttribute[RoundMode], SpacedOpaqueSyntaxAttribute):
 # Element types and the fractal layout
 # --------------------------------------------------------------------------------------
 
-TILE_ELEMENT_TYPES: tuple[Attribute, ...] = (f16, bf16, f32, i8, i32)
+TILE_ELEMENT_TYPES: tuple[Attribute, ...] = (f16, bf16, f32, i8, i16, i32)
 """Element types a tile may hold (those of `tv`)."""
 
 VECTOR_FLOAT_TYPES: tuple[Attribute, ...] = (f16, f32)
 """Element types of the vector unit's float arithmetic (bf16 only converts)."""
 
-VECTOR_ARITH_TYPES: tuple[Attribute, ...] = (f16, f32, i32)
+VECTOR_ARITH_TYPES: tuple[Attribute, ...] = (f16, f32, i16, i32)
 """Element types of the vector unit's add/sub/mul/max/min/neg/abs/relu."""
 
 MATMUL_TYPES: dict[Attribute, Attribute] = {f16: f32, bf16: f32, f32: f32, i8: i32}
@@ -505,7 +506,7 @@ def _verify_space(
 ) -> None:
     if tile.memory_space not in spaces:
         raise VerifyException(
-            f"{op.name} expects {what} in {' or '.join(spaces)}, got {tile.memory_space}"
+            f"expects {what} in {' or '.join(spaces)}, got {tile.memory_space}"
         )
 
 
@@ -514,7 +515,7 @@ def _verify_element_type(
 ) -> None:
     if element_type not in allowed:
         raise VerifyException(
-            f"{op.name} does not support element type {element_type} for {what} "
+            f"does not support element type {element_type} for {what} "
             f"(expected {_type_list(allowed)})"
         )
 
@@ -525,7 +526,7 @@ def _verify_vector_tile(op: Operation, what: str, tile: TileType) -> None:
 
 def _verify_result(op: Operation, actual: Attribute, expected: TileType) -> None:
     if actual != expected:
-        raise VerifyException(f"{op.name} result type must be {expected}, got {actual}")
+        raise VerifyException(f"result type must be {expected}, got {actual}")
 
 
 def _verify_dynamic_operands(
@@ -533,7 +534,7 @@ def _verify_dynamic_operands(
 ) -> None:
     if len(operands) != expected:
         raise VerifyException(
-            f"{op.name} expects {expected} valid-extent operand(s), one per ? in {what}, "
+            f"expects {expected} valid-extent operand(s), one per ? in {what}, "
             f"got {len(operands)}"
         )
 
@@ -594,8 +595,7 @@ class LoadOp(IRDLOperation):
         _verify_gm_window(self, memref, tile, len(self.indices))
         if memref.get_element_type() != tile.element_type:
             raise VerifyException(
-                f"tile.load cannot convert {memref.get_element_type()} to "
-                f"{tile.element_type}"
+                f"cannot convert {memref.get_element_type()} to {tile.element_type}"
             )
         _verify_dynamic_operands(
             self, self.valid_sizes, tile.num_dynamic_valid(), "the result's valid shape"
@@ -607,19 +607,15 @@ def _verify_gm_window(
 ) -> None:
     rank = memref.get_num_dims()
     if num_indices != rank:
-        raise VerifyException(
-            f"{op.name} expects {rank} indices for {memref}, got {num_indices}"
-        )
+        raise VerifyException(f"expects {rank} indices for {memref}, got {num_indices}")
     tile_rank = tile.get_num_dims()
     if tile_rank > rank:
-        raise VerifyException(
-            f"{op.name}: tile rank {tile_rank} exceeds memref rank {rank}"
-        )
+        raise VerifyException(f"tile rank {tile_rank} exceeds memref rank {rank}")
     mem_shape = memref.get_shape()[rank - tile_rank :]
     for dim, (m, v) in enumerate(zip(mem_shape, tile.get_valid(), strict=True)):
         if m != DYNAMIC_INDEX and v != DYNAMIC_INDEX and v > m:
             raise VerifyException(
-                f"{op.name}: valid extent {v} of tile dim {dim} exceeds memref extent {m}"
+                f"valid extent {v} of tile dim {dim} exceeds memref extent {m}"
             )
 
 
@@ -664,7 +660,7 @@ class StoreOp(IRDLOperation):
             tile.memory_space == MemorySpace.L0C and (src, dst) in FIXPIPE_CONVERSIONS
         ):
             raise VerifyException(
-                f"tile.store cannot convert {src} to {dst} from {tile.memory_space}"
+                f"cannot convert {src} to {dst} from {tile.memory_space}"
             )
 
 
@@ -724,25 +720,22 @@ class MoveOp(IRDLOperation):
         if path not in MOVE_PATHS:
             legal = ", ".join(f"{a} -> {b}" for a, b in MOVE_PATHS)
             raise VerifyException(
-                f"tile.move cannot move {src.memory_space} -> {dst.memory_space} "
-                f"(legal: {legal})"
+                f"cannot move {src.memory_space} -> {dst.memory_space} (legal: {legal})"
             )
         if src.layout_kind not in MOVE_PATHS[path]:
             raise VerifyException(
-                f"tile.move {src.memory_space} -> {dst.memory_space} needs a "
-                f"{'/'.join(MOVE_PATHS[path])} source, got {src.layout_kind}"
+                f"{src.memory_space} -> {dst.memory_space} needs a source in the "
+                f"{'/'.join(MOVE_PATHS[path])} layout, got {src.layout_kind}"
             )
         if self.transpose is not None:
             if dst.memory_space not in (MemorySpace.L0A, MemorySpace.L0B):
-                raise VerifyException(
-                    "tile.move transposes only on the way into l0a/l0b"
-                )
+                raise VerifyException("transposes only on the way into l0a/l0b")
             shape, valid = src.get_shape()[::-1], src.get_valid()[::-1]
         else:
             shape, valid = src.get_shape(), src.get_valid()
         if dst.get_shape() != shape or dst.get_valid() != valid:
             raise VerifyException(
-                f"tile.move result must have shape {'x'.join(map(str, shape))} and valid "
+                f"result must have shape {'x'.join(map(str, shape))} and valid "
                 f"{_format_valid(valid)}, got {dst}"
             )
         if src.element_type != dst.element_type and not (
@@ -750,12 +743,12 @@ class MoveOp(IRDLOperation):
             and (src.element_type, dst.element_type) in FIXPIPE_CONVERSIONS
         ):
             raise VerifyException(
-                f"tile.move cannot convert {src.element_type} to {dst.element_type} "
+                f"cannot convert {src.element_type} to {dst.element_type} "
                 f"from {src.memory_space}"
             )
         if dst.pad_value is not None and dst.pad_value != src.pad_value:
             raise VerifyException(
-                f"tile.move result pad {dst.pad_value} differs from the source's "
+                f"result pad {dst.pad_value} differs from the source's "
                 f"({src.pad_value or 'none'}); use tile.pad"
             )
 
@@ -836,25 +829,25 @@ class MatmulOp(IRDLOperation):
         _verify_element_type(self, "lhs", lhs.element_type, tuple(MATMUL_TYPES))
         if rhs.element_type != lhs.element_type:
             raise VerifyException(
-                f"tile.matmul operands have different element types "
+                "operands have different element types "
                 f"({lhs.element_type}, {rhs.element_type})"
             )
         (_, k), (k2, _) = lhs.get_shape(), rhs.get_shape()
         if k != k2:
             raise VerifyException(
-                f"tile.matmul K extents differ: lhs has {k} columns, rhs {k2} rows"
+                f"K extents differ: lhs has {k} columns, rhs {k2} rows"
             )
         valid_k, valid_k2 = lhs.get_valid()[1], rhs.get_valid()[0]
         if valid_k != valid_k2:
             raise VerifyException(
-                f"tile.matmul valid K extents differ: lhs {_format_valid([valid_k])}, "
+                f"valid K extents differ: lhs {_format_valid([valid_k])}, "
                 f"rhs {_format_valid([valid_k2])}"
             )
         if valid_k != k and (
             lhs.pad_value != PadValue.ZERO or rhs.pad_value != PadValue.ZERO
         ):
             raise VerifyException(
-                "tile.matmul with a partial K extent needs both operands zero-padded "
+                "a partial K extent needs both operands zero-padded "
                 "(pad = zero): the cube reads whole fractals"
             )
         expected = self.infer_result_type(lhs, rhs)
@@ -1076,7 +1069,7 @@ class TileBinaryOp(IRDLOperation, abc.ABC):
         lhs, rhs = self.lhs.type, self.rhs.type
         tiles = [t for t in (lhs, rhs) if isinstance(t, TileType)]
         if not tiles:
-            raise VerifyException(f"{self.name} needs at least one tile operand")
+            raise VerifyException("needs at least one tile operand")
         for tile in tiles:
             _verify_vector_tile(self, "tile operands", tile)
         element_type = tiles[0].element_type
@@ -1085,8 +1078,7 @@ class TileBinaryOp(IRDLOperation, abc.ABC):
             scalar_type = t.element_type if isinstance(t, TileType) else t
             if scalar_type != element_type:
                 raise VerifyException(
-                    f"{self.name} operands have different element types "
-                    f"({_type_list([lhs, rhs])})"
+                    f"operands have different element types ({_type_list([lhs, rhs])})"
                 )
         if len(tiles) == 2:
             self._verify_broadcast(tiles[0], tiles[1])
@@ -1095,8 +1087,7 @@ class TileBinaryOp(IRDLOperation, abc.ABC):
     def _verify_broadcast(self, lhs: TileType, rhs: TileType) -> None:
         if lhs.get_num_dims() != rhs.get_num_dims():
             raise VerifyException(
-                f"{self.name} operands have ranks {lhs.get_num_dims()} and "
-                f"{rhs.get_num_dims()}"
+                f"operands have ranks {lhs.get_num_dims()} and {rhs.get_num_dims()}"
             )
         for dim, (ls, lv, rs, rv) in enumerate(
             zip(
@@ -1112,7 +1103,7 @@ class TileBinaryOp(IRDLOperation, abc.ABC):
             if (ls == 1 and lv == 1) or (rs == 1 and rv == 1):
                 continue
             raise VerifyException(
-                f"{self.name} operands disagree in dim {dim}: {ls} (valid "
+                f"operands disagree in dim {dim}: {ls} (valid "
                 f"{_format_valid([lv])[1:-1]}) vs {rs} (valid {_format_valid([rv])[1:-1]}); "
                 "dims must match or one must be 1"
             )
@@ -1195,9 +1186,10 @@ class MinOp(TileBinaryOp):
 class CastOp(IRDLOperation):
     """Convert the elements of a ub tile to another element type.
 
-    Float -> float rounds to nearest even; float -> integer rounds by `round`
-    (default `rint`) and saturates (NaN -> 0); integer -> integer saturates;
-    integer -> float rounds to nearest even. Shape and valid shape are kept.
+    As `tv.cast`: float -> float and integer -> float round to nearest even;
+    float -> integer rounds by `round` (default `trunc`, toward zero) and
+    saturates, NaN giving 0; integer -> integer wraps. Shape and valid shape
+    are kept; the result has no pad value.
 
         %h = tile.cast %t : !tile.tile<64x1024xf32, ub> -> !tile.tile<64x1024xf16, ub>
         %i = tile.cast %t round floor : !tile.tile<8x32xf32, ub> -> !tile.tile<8x32xi32, ub>
@@ -1228,7 +1220,7 @@ class CastOp(IRDLOperation):
 
     @property
     def round_mode(self) -> RoundMode:
-        return RoundMode.RINT if self.round is None else self.round.data
+        return RoundMode.TRUNC if self.round is None else self.round.data
 
     def verify_(self) -> None:
         source, result = _tile_type(self.source), _tile_type(self.result)
@@ -1239,9 +1231,7 @@ class CastOp(IRDLOperation):
         if self.round is not None and not (
             is_float(source.element_type) and not is_float(result.element_type)
         ):
-            raise VerifyException(
-                "tile.cast takes a rounding mode only for float -> integer"
-            )
+            raise VerifyException("takes a rounding mode only for float -> integer")
 
     @classmethod
     def parse(cls, parser: Parser) -> CastOp:
@@ -1284,7 +1274,7 @@ class TileReduceOp(IRDLOperation, abc.ABC):
     """Reduce a ub tile along `axis` over its valid elements, keeping the dim as 1.
 
     The result has the source's shape and valid shape with `axis` set to 1, the
-    same element type, no pad. Floats are accumulated in f32 or wider and
+    same element type, no pad. Floats are accumulated in f32 and
     rounded once; integer sums wrap.
 
         %m = tile.reduce_max %t, axis = 1 : !tile.tile<64x1024xf32, ub>
@@ -1326,7 +1316,7 @@ class TileReduceOp(IRDLOperation, abc.ABC):
         )
         if not 0 <= self.axis_index < source.get_num_dims():
             raise VerifyException(
-                f"{self.name} axis {self.axis_index} is out of range for rank "
+                f"axis {self.axis_index} is out of range for rank "
                 f"{source.get_num_dims()}"
             )
         _verify_result(
@@ -1434,11 +1424,11 @@ class BroadcastOp(IRDLOperation):
         _verify_vector_tile(self, "its operand", source)
         _verify_vector_tile(self, "its result", result)
         if result.element_type != source.element_type:
-            raise VerifyException("tile.broadcast keeps the element type")
+            raise VerifyException("result must keep the element type")
         if result.get_num_dims() != source.get_num_dims():
-            raise VerifyException("tile.broadcast keeps the rank")
+            raise VerifyException("result must keep the rank")
         if result.pad_value is not None:
-            raise VerifyException("tile.broadcast results have no pad value")
+            raise VerifyException("result cannot have a pad value; use tile.pad")
         dynamic = 0
         for dim, (ss, sv, rs, rv) in enumerate(
             zip(
@@ -1453,7 +1443,7 @@ class BroadcastOp(IRDLOperation):
                 dynamic += rv == DYNAMIC_INDEX
             elif (ss, sv) != (rs, rv):
                 raise VerifyException(
-                    f"tile.broadcast dim {dim} must be kept or broadcast from 1: "
+                    f"dim {dim} must be kept or broadcast from 1: "
                     f"source {ss} (valid {_format_valid([sv])[1:-1]}), "
                     f"result {rs} (valid {_format_valid([rv])[1:-1]})"
                 )
@@ -1497,7 +1487,7 @@ class FillOp(IRDLOperation):
         _verify_vector_tile(self, "its result", result)
         if self.value.type != result.element_type:
             raise VerifyException(
-                f"tile.fill value has type {self.value.type}, the tile holds "
+                f"value has type {self.value.type}, the tile holds "
                 f"{result.element_type}"
             )
         _verify_dynamic_operands(
@@ -1535,7 +1525,7 @@ class PadOp(IRDLOperation):
         source, result = _tile_type(self.source), _tile_type(self.result)
         _verify_vector_tile(self, "its operand", source)
         if result.pad_value is None:
-            raise VerifyException("tile.pad result must have a pad value")
+            raise VerifyException("result must have a pad value")
         _verify_result(self, result, source.with_(pad=result.pad_value))
 
 
@@ -1571,7 +1561,7 @@ class TransposeOp(IRDLOperation):
         source = _tile_type(self.source)
         _verify_vector_tile(self, "its operand", source)
         if source.get_num_dims() != 2:
-            raise VerifyException("tile.transpose takes a 2-D tile")
+            raise VerifyException("takes a 2-D tile")
         expected = source.with_(
             shape=source.get_shape()[::-1], valid=source.get_valid()[::-1], pad=None
         )
@@ -1608,7 +1598,7 @@ class ValidDimOp(IRDLOperation):
         rank = _tile_type(self.source).get_num_dims()
         if not 0 <= self.dim_index < rank:
             raise VerifyException(
-                f"tile.valid_dim dim {self.dim_index} is out of range for rank {rank}"
+                f"dim {self.dim_index} is out of range for rank {rank}"
             )
 
     @classmethod
