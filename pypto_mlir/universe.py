@@ -24,10 +24,17 @@ def _tile() -> Dialect:
     return Tile
 
 
+def _ascend_hw() -> Dialect:
+    from pypto_mlir.dialects.ascend_hw import ASCEND_HW
+
+    return ASCEND_HW
+
+
 def _dialects() -> dict[str, Callable[[], Dialect]]:
     return {
         "tv": _tensor_view,
         "tile": _tile,
+        "ascend_hw": _ascend_hw,
     }
 
 
