@@ -25,16 +25,24 @@ class Pipe(IntEnum):
     @classmethod
     def parse(cls, name: str | Pipe) -> Pipe:
         """Pipe from a name such as "mte2", "MTE2" or "PIPE_MTE2" (any case)."""
-        if isinstance(name, Pipe):
+        if type(name) is Pipe:
             return name
-        key = name.strip().upper()
-        key = key.removeprefix("PIPE_")
+        pipe = _PIPES_BY_NAME.get(name)  # type: ignore[arg-type]
+        if pipe is not None:
+            return pipe
+        key = str(name).strip().upper().removeprefix("PIPE_")
         try:
             return cls[key]
         except KeyError:
             known = ", ".join(p.name.lower() for p in cls)
             raise ValueError(f"unknown pipe {name!r} (known: {known})") from None
 
+
+_PIPES_BY_NAME: dict[str, Pipe] = {
+    spelling: pipe
+    for pipe in Pipe
+    for spelling in (pipe.name, pipe.name.lower(), f"PIPE_{pipe.name}")
+}
 
 NUM_PIPES = 7
 """Pipes that execute instructions (Pipe.ALL excluded)."""

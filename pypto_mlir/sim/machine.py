@@ -126,6 +126,7 @@ class Core:
         }
         self._pending_scalar = 0
         self._event_ids = self.target.sync.event_ids
+        self._event_keys: dict[tuple[object, object, int], tuple[int, int, int]] = {}
 
     # --- functional memory -----------------------------------------------------------
     def memory(self, space: str) -> np.ndarray:
@@ -332,6 +333,9 @@ class Core:
     def _event_key(
         self, src: Pipe | str, dst: Pipe | str, event: int, loc: str
     ) -> tuple[int, int, int]:
+        cached = self._event_keys.get((src, dst, event))
+        if cached is not None:
+            return cached
         s, d = Pipe.parse(src), Pipe.parse(dst)
         if Pipe.ALL in (s, d):
             raise EventError(
@@ -343,7 +347,9 @@ class Core:
                 f"{self._event_ids} per pipe pair (0..{self._event_ids - 1})",
                 (loc,),
             )
-        return (int(s), int(d), int(event))
+        key = (int(s), int(d), int(event))
+        self._event_keys[(src, dst, event)] = key
+        return key
 
     def _append(
         self, kind: int, pipe: int, name: str, loc: str, **fields: object

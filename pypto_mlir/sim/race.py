@@ -1,19 +1,20 @@
-"""Race detection: happens-before with vector clocks, shadow memory per 32-byte block.
+"""Race detection: happens-before with vector clocks, shadow state per 32-byte block.
 
 Each core has one vector clock per pipe (NUM_PIPES counters). Happens-before comes
 from program order within a pipe, set_flag -> wait_flag, and pipe_barrier(ALL).
 The replay visits records in an order consistent with it and calls `check` for
 every access with the accessing pipe's clock.
 
-Shadow state (FastTrack-style, vectorised with numpy): for every 32-byte block of a
-memory, column p holds the clock value of the last write by pipe p (at most one
-column is non-zero) and column NUM_PIPES + p the last read by pipe p. An access by
-pipe q with clock `vc` races with a stored access of pipe p != q iff the stored value
-exceeds vc[p]; taking the column-wise maximum over the touched blocks makes the test
-one numpy reduction per access.
+Shadow state (FastTrack-style): every 32-byte block of a memory holds the id of an
+immutable state tuple: the last write (pipe, clock value, record) and the last read
+clock value of every pipe since that write, plus which cores touched a GM block. An
+access by pipe q with clock vc races with a stored access of pipe p != q iff the
+stored clock value exceeds vc[p]. Blocks are a numpy array of state ids; an access
+usually covers blocks of a single state (a buffer written by one DMA), which is
+detected with one byte comparison, so the check is a few Python operations.
 
 Cores never synchronise with each other, so any two accesses of different cores to
-the same GM block, one a write, race; per-block owner arrays find those.
+the same GM block, one a write, race.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from pypto_mlir.sim.access import NUM_PIPES, Access, GmTensor, Pipe
+from pypto_mlir.sim.access import NUM_PIPES, Access, GmTensor
 from pypto_mlir.sim.errors import RaceError
 
 if TYPE_CHECKING:
@@ -32,51 +33,47 @@ BLOCK = 32
 """Race-detection granularity in bytes: the 32-byte block that DMA and vector
 instructions move (accesses to different bytes of one block count as overlapping)."""
 
-_MULTI = -1
-
-
-class _CrossCore:
-    """Per-block owners of a GM tensor: which core wrote / read it, and which record."""
-
-    __slots__ = ("w_core", "w_rec", "r_core", "r_rec", "r_rec2")
-
-    def __init__(self, blocks: int):
-        self.w_core = np.zeros(blocks, np.int16)  # core + 1, 0 = none
-        self.w_rec = np.zeros(blocks, np.int64)
-        self.r_core = np.zeros(blocks, np.int16)  # core + 1, 0 = none, -1 = several
-        self.r_rec = np.zeros(blocks, np.int64)  # a read by the first reading core
-        self.r_rec2 = np.zeros(blocks, np.int64)  # a read by another core
+# State tuple layout.
+_W_PIPE = 0  # pipe of the last write, -1 if none
+_W_COUNT = 1  # that pipe's clock value at the write
+_W_GID = 2  # record id of the last write
+_W_CORE = 3  # core of the last write, -1 if none
+_R_CORE = 4  # core that read since the last write: -1 none, -2 several
+_R_GID = 5  # a read by the first reading core
+_R_GID2 = 6  # a read by another core (when _R_CORE is -2)
+_R0 = 7  # _R0 + p: clock value of pipe p's last read since the write
+_NONE = -1
+_SEVERAL = -2
+_EMPTY = (_NONE, 0, _NONE, _NONE, _NONE, _NONE, _NONE) + (0,) * NUM_PIPES
 
 
 class RaceDetector:
     def __init__(self, machine: Machine):
         self.machine = machine
         self.records = machine.records
+        self.states: list[tuple[int, ...]] = [_EMPTY]
         self._shadow: dict[object, np.ndarray] = {}
-        self._cross: dict[int, _CrossCore] = {}
         self._multi_core = machine.block_dim > 1
-        self._index_cache: dict[tuple[int, int, int, int], np.ndarray | slice] = {}
+        self._index_cache: dict[tuple[int, int, int, int], np.ndarray] = {}
         # (core, pipe) -> record ids in the order that pipe executed them.
         self.executed: list[list[list[int]]] = [
             [[] for _ in range(NUM_PIPES)] for _ in range(machine.block_dim)
         ]
 
-    # --- shadow lookup ---------------------------------------------------------------
     def _shadow_of(self, core: int, mem: str | GmTensor) -> np.ndarray:
         key: object = mem.id if isinstance(mem, GmTensor) else (core, mem)
         shadow = self._shadow.get(key)
         if shadow is None:
-            size = (
-                mem.nbytes
-                if isinstance(mem, GmTensor)
-                else self.machine.target.memories[mem].size
-            )
-            shadow = np.zeros(((size + BLOCK - 1) // BLOCK, 2 * NUM_PIPES), np.int32)
+            if isinstance(mem, GmTensor):
+                size = mem.nbytes
+            else:
+                size = self.machine.target.memories[mem].size
+            shadow = np.zeros((size + BLOCK - 1) // BLOCK, np.int32)
             self._shadow[key] = shadow
         return shadow
 
     def _blocks(self, a: Access) -> np.ndarray | slice:
-        """Indices of the 32-byte blocks `a` touches (a slice when contiguous)."""
+        """The 32-byte blocks `a` touches (a slice when contiguous)."""
         if a.count == 1:
             return slice(a.start // BLOCK, (a.start + a.length + BLOCK - 1) // BLOCK)
         key = (a.start, a.length, a.count, a.stride)
@@ -84,8 +81,7 @@ class RaceDetector:
         if idx is None:
             starts = a.start + a.stride * np.arange(a.count, dtype=np.int64)
             lo = starts // BLOCK
-            hi = (starts + a.length + BLOCK - 1) // BLOCK
-            lens = hi - lo
+            lens = (starts + a.length + BLOCK - 1) // BLOCK - lo
             offsets = np.repeat(lo - np.concatenate(([0], np.cumsum(lens)[:-1])), lens)
             idx = np.unique(offsets + np.arange(int(lens.sum()), dtype=np.int64))
             if len(self._index_cache) > 4096:
@@ -93,131 +89,120 @@ class RaceDetector:
             self._index_cache[key] = idx
         return idx
 
-    # --- the check ---------------------------------------------------------------------
     def check(
         self, rec: Record, pipe: int, vc: list[int], access: Access, write: bool
     ) -> None:
-        """Check one access of `rec` (on `pipe` with clock `vc`) and update the shadow."""
+        """Check one access of `rec` (on `pipe`, clock `vc`) and update the shadow."""
         if access.length == 0:
             return
-        core = rec.core
+        shadow = self._shadow_of(rec.core, access.mem)
         idx = self._blocks(access)
-        if self._multi_core and isinstance(access.mem, GmTensor):
-            self._check_cross_core(rec, access, idx, write)
-        shadow = self._shadow_of(core, access.mem)
-        sub = shadow[idx]
-        colmax = sub.max(axis=0).tolist()
-        limit = 2 * NUM_PIPES if write else NUM_PIPES
-        for col in range(limit):
-            p = col % NUM_PIPES
-            if p != pipe and colmax[col] > vc[p]:
-                self._report(rec, pipe, vc, access, idx, sub, col, write)
-        count = vc[pipe]
+        ids = shadow[idx]
+        raw = ids.tobytes()
+        uniform = raw == raw[:4] * len(ids)
+        states = self.states
+        cross = self._multi_core and isinstance(access.mem, GmTensor)
+        if uniform:
+            old = int(ids[0])
+            self._check_state(
+                rec, pipe, vc, access, write, cross, states[old], idx, ids, old
+            )
+            if write:
+                states.append(_written(pipe, vc[pipe], rec))
+                shadow[idx] = len(states) - 1
+            else:
+                new = _read(states[old], pipe, vc[pipe], rec)
+                if new is not None:
+                    states.append(new)
+                    shadow[idx] = len(states) - 1
+            return
+        unique, inverse = np.unique(ids, return_inverse=True)
+        for sid in unique.tolist():
+            self._check_state(
+                rec, pipe, vc, access, write, cross, states[sid], idx, ids, sid
+            )
         if write:
-            shadow[idx] = 0
-            shadow[idx, pipe] = count
-        else:
-            shadow[idx, NUM_PIPES + pipe] = count
+            states.append(_written(pipe, vc[pipe], rec))
+            shadow[idx] = len(states) - 1
+            return
+        mapped = []
+        for sid in unique.tolist():
+            new = _read(states[sid], pipe, vc[pipe], rec)
+            if new is None:
+                mapped.append(sid)
+            else:
+                states.append(new)
+                mapped.append(len(states) - 1)
+        shadow[idx] = np.asarray(mapped, np.int32)[inverse]
 
-    def _report(
+    def _check_state(
         self,
         rec: Record,
         pipe: int,
         vc: list[int],
         access: Access,
-        idx: np.ndarray | slice,
-        sub: np.ndarray,
-        col: int,
         write: bool,
+        cross: bool,
+        state: tuple[int, ...],
+        idx: np.ndarray | slice,
+        ids: np.ndarray,
+        sid: int,
     ) -> None:
-        p = col % NUM_PIPES
-        bad = np.flatnonzero(sub[:, col] > vc[p])
-        other_gid = self.executed[rec.core][p][int(sub[bad[0], col]) - 1]
-        other = self.records[other_gid]
-        blocks = np.arange(idx.start, idx.stop) if isinstance(idx, slice) else idx
-        run_end = 0
-        while (
-            run_end + 1 < len(bad)
-            and blocks[bad[run_end + 1]] == blocks[bad[run_end]] + 1
-        ):
-            run_end += 1
-        lo = max(int(blocks[bad[0]]) * BLOCK, access.start)
-        hi = min((int(blocks[bad[run_end]]) + 1) * BLOCK, access.end)
-        other_kind = "write" if col < NUM_PIPES else "read"
-        this_kind = "write" if write else "read"
-        raise RaceError(
-            f"race on {access.mem_name} bytes [{lo}, {hi}) (core {rec.core}): "
-            f"{other_kind} by {other.describe()} and {this_kind} by {rec.describe()} "
-            f"are not ordered by set_flag/wait_flag or pipe_barrier",
-            other.loc,
-            rec.loc,
-            access.mem_name,
-            lo,
-            hi,
-        )
-
-    def _check_cross_core(
-        self, rec: Record, access: Access, idx: np.ndarray | slice, write: bool
-    ) -> None:
-        tensor = access.mem
-        assert isinstance(tensor, GmTensor)
-        cross = self._cross.get(tensor.id)
-        if cross is None:
-            cross = _CrossCore((tensor.nbytes + BLOCK - 1) // BLOCK)
-            self._cross[tensor.id] = cross
-        me = rec.core + 1
-        w_core = cross.w_core[idx]
-        foreign_w = (w_core != 0) & (w_core != me)
-        if foreign_w.any():
-            at = int(np.argmax(foreign_w))
-            self._cross_error(
-                rec, access, idx, at, int(cross.w_rec[idx][at]), "write", write
-            )
-        r_core = cross.r_core[idx]
-        if write:
-            foreign_r = (r_core != 0) & (r_core != me)
-            if foreign_r.any():
-                at = int(np.argmax(foreign_r))
-                other = int(cross.r_rec[idx][at])
-                if self.records[other].core == rec.core:
-                    other = int(cross.r_rec2[idx][at])
-                self._cross_error(rec, access, idx, at, other, "read", write)
-            cross.w_core[idx] = me
-            cross.w_rec[idx] = rec.gid
-        else:
-            fresh = r_core == 0
-            other_core = (r_core != me) & ~fresh
-            if fresh.all():
-                cross.r_core[idx] = me
-                cross.r_rec[idx] = rec.gid
-            elif other_core.any() or fresh.any():
-                r_rec = cross.r_rec[idx]
-                r_rec2 = cross.r_rec2[idx]
-                cross.r_core[idx] = np.where(
-                    fresh, me, np.where(other_core, _MULTI, r_core)
+        core = rec.core
+        if cross:
+            w_core = state[_W_CORE]
+            if w_core != _NONE and w_core != core:
+                self._raise(
+                    rec, access, write, state[_W_GID], "write", idx, ids, sid, True
                 )
-                cross.r_rec[idx] = np.where(fresh, rec.gid, r_rec)
-                cross.r_rec2[idx] = np.where(other_core, rec.gid, r_rec2)
+            r_core = state[_R_CORE]
+            if write and r_core != _NONE and r_core != core:
+                other = state[_R_GID]
+                if self.records[other].core == core:
+                    other = state[_R_GID2]
+                self._raise(rec, access, write, other, "read", idx, ids, sid, True)
+        w_pipe = state[_W_PIPE]
+        if w_pipe != _NONE and w_pipe != pipe and state[_W_COUNT] > vc[w_pipe]:
+            self._raise(
+                rec, access, write, state[_W_GID], "write", idx, ids, sid, False
+            )
+        if write:
+            for p in range(NUM_PIPES):
+                count = state[_R0 + p]
+                if p != pipe and count > vc[p]:
+                    other = self.executed[core][p][count - 1]
+                    self._raise(rec, access, write, other, "read", idx, ids, sid, False)
 
-    def _cross_error(
+    def _raise(
         self,
         rec: Record,
         access: Access,
-        idx: np.ndarray | slice,
-        at: int,
+        write: bool,
         other_gid: int,
         other_kind: str,
-        write: bool,
+        idx: np.ndarray | slice,
+        ids: np.ndarray,
+        sid: int,
+        cross: bool,
     ) -> None:
         blocks = np.arange(idx.start, idx.stop) if isinstance(idx, slice) else idx
-        block = int(blocks[at])
-        lo = max(block * BLOCK, access.start)
-        hi = min((block + 1) * BLOCK, access.end)
+        bad = np.flatnonzero(ids == sid)
+        run = 0
+        while run + 1 < len(bad) and blocks[bad[run + 1]] == blocks[bad[run]] + 1:
+            run += 1
+        lo = max(int(blocks[bad[0]]) * BLOCK, access.start)
+        hi = min((int(blocks[bad[run]]) + 1) * BLOCK, access.end)
         other = self.records[other_gid]
+        this_kind = "write" if write else "read"
+        if cross:
+            where = f"between cores {other.core} and {rec.core}"
+            why = "cores never synchronise"
+        else:
+            where = f"(core {rec.core})"
+            why = "they are not ordered by set_flag/wait_flag or pipe_barrier"
         raise RaceError(
-            f"race on {access.mem_name} bytes [{lo}, {hi}) between cores {other.core} and "
-            f"{rec.core}: {other_kind} by {other.describe()} and "
-            f"{'write' if write else 'read'} by {rec.describe()} (cores never synchronise)",
+            f"race on {access.mem_name} bytes [{lo}, {hi}) {where}: {other_kind} by "
+            f"{other.describe()} and {this_kind} by {rec.describe()}; {why}",
             other.loc,
             rec.loc,
             access.mem_name,
@@ -226,5 +211,24 @@ class RaceDetector:
         )
 
 
-def pipe_name(pipe: int) -> str:
-    return Pipe(pipe).name
+def _written(pipe: int, count: int, rec: Record) -> tuple[int, ...]:
+    return (pipe, count, rec.gid, rec.core, _NONE, _NONE, _NONE) + (0,) * NUM_PIPES
+
+
+def _read(
+    state: tuple[int, ...], pipe: int, count: int, rec: Record
+) -> tuple[int, ...] | None:
+    """The state after a read, or None when it does not change."""
+    core = rec.core
+    r_core, r_gid, r_gid2 = state[_R_CORE], state[_R_GID], state[_R_GID2]
+    if r_core == _NONE:
+        r_core, r_gid = core, rec.gid
+    elif r_core != core:
+        if r_core != _SEVERAL or r_gid2 == _NONE:
+            r_gid2 = rec.gid
+        r_core = _SEVERAL
+    if state[_R0 + pipe] == count and r_core == state[_R_CORE]:
+        return None
+    reads = list(state[_R0:])
+    reads[pipe] = count
+    return state[:_R_CORE] + (r_core, r_gid, r_gid2, *reads)

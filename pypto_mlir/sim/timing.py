@@ -104,6 +104,8 @@ class _Replay:
         self.seq = 0
         # (core, src, dst, event) -> fired, unconsumed sets: (time, clock, record).
         self.pending: dict[tuple[int, int, int, int], deque] = {}
+        # key -> ([(fire time, set record)], [(consume time, wait record)]) in order.
+        self.history: dict[tuple[int, int, int, int], tuple[list, list]] = {}
         self.gm_in_flight: list[int] = []
         self.gm_wire_bytes = 0
 
@@ -117,14 +119,6 @@ class _Replay:
             prio = 0 if head.kind == _WAIT else 1
         self.seq += 1
         heapq.heappush(self.heap, (time, prio, self.seq, st.index, pipe))
-
-    def push_head(self, st: _CoreState, pipe: int) -> None:
-        """Schedule `pipe` if its next queued record has been issued by S."""
-        q = st.queues[pipe]
-        pos = st.qpos[pipe]
-        if pos < len(q) and q[pos] < st.s_pos and not st.scheduled[pipe]:
-            j = q[pos]
-            self.push(st, pipe, max(st.free[pipe], st.issue[j]))
 
     def run(self) -> None:
         for st in self.cores:
@@ -144,25 +138,37 @@ class _Replay:
 
     # --- the scalar pipe ------------------------------------------------------------------
     def step_scalar(self, st: _CoreState, time: int) -> None:
-        j = st.s_pos
-        rec = st.recs[j]
-        t = max(time, st.free[_S])
-        if st.s_paid != j:
-            st.s_paid = j
-            t += rec.scalar_cycles
-            st.busy[_S] += rec.scalar_cycles
-        qp = _queue_pipe(rec)
-        if qp != _S:
-            issue = t + self.issue_cycles
-            st.busy[_S] += self.issue_cycles
-            st.issue[j] = issue
-            st.free[_S] = issue
-            st.s_pos = j + 1
-            q = st.queues[qp]
-            if q[st.qpos[qp]] == j and not st.scheduled[qp] and st.waiting[qp] is None:
-                self.push(st, qp, max(st.free[qp], issue))
-        else:
+        """Run S from `time` until it blocks or the program ends.
+
+        S may run ahead of the heap's clock: everything it does is ordered after its
+        happens-before predecessors, and nothing it does depends on GM contention.
+        """
+        recs = st.recs
+        n = len(recs)
+        free = st.free
+        t = max(time, free[_S])
+        while st.s_pos < n:
+            j = st.s_pos
+            rec = recs[j]
+            if st.s_paid != j:
+                st.s_paid = j
+                t += rec.scalar_cycles
+                st.busy[_S] += rec.scalar_cycles
+            qp = _queue_pipe(rec)
+            if qp != _S:
+                t += self.issue_cycles
+                st.busy[_S] += self.issue_cycles
+                st.issue[j] = t
+                st.s_pos = j + 1
+                if (
+                    st.queues[qp][st.qpos[qp]] == j
+                    and not st.scheduled[qp]
+                    and st.waiting[qp] is None
+                ):
+                    self.push(st, qp, max(free[qp], t))
+                continue
             kind = rec.kind
+            free[_S] = t
             if kind == _INSTR:
                 self.execute(st, _S, j, rec, t)
             elif kind == _SET:
@@ -174,46 +180,62 @@ class _Replay:
                 need = st.barrier_need[j]
                 if any(st.qpos[p] < need[p] for p in range(NUM_PIPES)):
                     st.s_barrier = True
-                    st.free[_S] = t
                     return
                 st.s_barrier = False
-                t = max(t, *st.free)
+                bt = max(t, *free)
                 merged = [max(col) for col in zip(*st.vc, strict=True)]
                 for p in range(NUM_PIPES):
                     st.vc[p] = list(merged)
-                st.issue[j] = st.start[j] = st.end[j] = t
-                st.free[_S] = t
+                st.issue[j] = st.start[j] = st.end[j] = bt
+                free[_S] = bt
+            t = free[_S]
             st.s_pos = j + 1
-        if st.s_pos < len(st.recs):
-            self.push(st, _S, st.free[_S])
+        free[_S] = t
 
     # --- the other pipes --------------------------------------------------------------------
     def step_pipe(self, st: _CoreState, pipe: int, time: int) -> None:
+        """Run `pipe` from `time` through its issued records.
+
+        It stops (and reschedules itself) before a GM transfer that starts later than
+        `time`, so GM transfers are started in time order and see the transfers in
+        flight; it parks on a wait whose set has not fired.
+        """
         q = st.queues[pipe]
-        j = q[st.qpos[pipe]]
-        rec = st.recs[j]
-        t = max(time, st.free[pipe], st.issue[j])
-        kind = rec.kind
-        if kind == _INSTR:
-            self.execute(st, pipe, j, rec, t)
-        elif kind == _SET:
-            self.fire(st, pipe, j, rec, t)
-        elif kind == _WAIT:
-            if not self.consume(st, pipe, j, rec, t):
+        recs = st.recs
+        free = st.free
+        while True:
+            pos = st.qpos[pipe]
+            if pos >= len(q):
                 return
-        else:  # barrier on one pipe: the pipe is in order already
-            self.tick(st, pipe, rec)
-            st.start[j] = st.end[j] = t
-            st.free[pipe] = t
-        st.qpos[pipe] += 1
-        if st.s_barrier:
-            need = st.barrier_need[st.s_pos]
-            if (
-                all(st.qpos[p] >= need[p] for p in range(NUM_PIPES))
-                and not st.scheduled[_S]
-            ):
-                self.push(st, _S, st.free[_S])
-        self.push_head(st, pipe)
+            j = q[pos]
+            if j >= st.s_pos:  # not issued yet: S schedules the pipe when it issues it
+                return
+            rec = recs[j]
+            t = max(time, free[pipe], st.issue[j])
+            kind = rec.kind
+            if kind == _INSTR:
+                path = rec.path
+                if path is not None and path.touches_gm and t > time:
+                    self.push(st, pipe, t)
+                    return
+                self.execute(st, pipe, j, rec, t)
+            elif kind == _SET:
+                self.fire(st, pipe, j, rec, t)
+            elif kind == _WAIT:
+                if not self.consume(st, pipe, j, rec, t):
+                    return
+            else:  # barrier on one pipe: the pipe is in order already
+                self.tick(st, pipe, rec)
+                st.start[j] = st.end[j] = t
+                free[pipe] = t
+            st.qpos[pipe] = pos + 1
+            if st.s_barrier:
+                need = st.barrier_need[st.s_pos]
+                if (
+                    all(st.qpos[p] >= need[p] for p in range(NUM_PIPES))
+                    and not st.scheduled[_S]
+                ):
+                    self.push(st, _S, free[_S])
 
     # --- record semantics ---------------------------------------------------------------------
     def tick(self, st: _CoreState, pipe: int, rec: Record) -> list[int]:
@@ -262,24 +284,14 @@ class _Replay:
         fired = self.pending.get(key)
         if fired is None:
             fired = self.pending[key] = deque()
-        if len(fired) >= self.max_pending:
-            earlier = fired[0][2]
-            raise EventError(
-                f"{_at(rec.loc)}set_flag({Pipe(src).name} -> {Pipe(dst).name}, event "
-                f"{event}) on core {st.index} fires while the set at "
-                f"{earlier.loc or '?'} is still pending; the hardware allows "
-                f"{self.max_pending} pending set(s) per pipe pair and event",
-                (rec.loc, earlier.loc),
-            )
+            self.history[key] = ([], [])
         fired.append((t, tuple(vc), rec))
+        self.history[key][0].append((t, rec))
         st.start[j] = st.end[j] = t
         st.free[pipe] = t
         if st.waiting[dst] == rec.key:
             st.waiting[dst] = None
-            if dst == _S:
-                if not st.scheduled[_S]:
-                    self.push(st, _S, max(st.free[_S], t))
-            elif not st.scheduled[dst]:
+            if not st.scheduled[dst]:
                 self.push(st, dst, max(st.free[dst], t))
 
     def consume(self, st: _CoreState, pipe: int, j: int, rec: Record, t: int) -> bool:
@@ -292,6 +304,7 @@ class _Replay:
             return False
         set_time, clock, _ = fired.popleft()
         vc = self.tick(st, pipe, rec)
+        self.history[(st.index, src, dst, event)][1].append((max(t, set_time), rec))
         for p in range(NUM_PIPES):
             if clock[p] > vc[p]:
                 vc[p] = clock[p]
@@ -336,6 +349,7 @@ class _Replay:
                 f"{Pipe(dst).name}, event {event}) can never be satisfied: {reason}",
                 rec.loc,
             )
+        self.check_pending_limit()
         for (core, src, dst, event), fired in self.pending.items():
             if fired:
                 rec = fired[0][2]
@@ -345,6 +359,22 @@ class _Replay:
                     f"must be paired)",
                     (rec.loc,),
                 )
+
+    def check_pending_limit(self) -> None:
+        """The (k + limit)-th set of a key must not fire before the k-th wait consumed."""
+        limit = self.max_pending
+        for (core, src, dst, event), (sets, waits) in self.history.items():
+            for k in range(min(len(sets) - limit, len(waits))):
+                fire_time, rec = sets[k + limit]
+                if fire_time < waits[k][0]:
+                    earlier = sets[k][1]
+                    raise EventError(
+                        f"{_at(rec.loc)}set_flag({Pipe(src).name} -> {Pipe(dst).name}, "
+                        f"event {event}) on core {core} fires at cycle {fire_time} while "
+                        f"the set at {earlier.loc or '?'} is still pending; the hardware "
+                        f"allows {limit} pending set(s) per pipe pair and event",
+                        (rec.loc, earlier.loc),
+                    )
 
 
 def _at(loc: str) -> str:

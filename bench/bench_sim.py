@@ -1,0 +1,128 @@
+"""Raw simulator throughput: records per second through Core.issue and Machine.finish.
+
+Builds a double-buffered vector-add record stream (MTE2 -> V -> MTE3 with flags, as an
+interpreter would issue it, without the numpy arithmetic) of at least 100k records and
+times issuing it and replaying it (timing + race detection + report). Prints figures;
+asserts nothing.
+
+    .venv/bin/python bench/bench_sim.py [--records N] [--cores C]
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import pstats
+import time
+
+import numpy as np
+
+from pypto_mlir.sim import Access, Machine
+from pypto_mlir.sim.cost import dma_cost, vector_cycles, vector_repeats
+from pypto_mlir.targets import load_target
+
+RECORDS_PER_TILE = 12  # 3 DMAs, 1 vector op, 8 set/wait
+
+
+def build(target_name: str, records: int, block_dim: int, tile: int = 2048) -> Machine:
+    """Issue a double-buffered vector add of enough tiles for `records` records."""
+    target = load_target(target_name)
+    machine = Machine(target, block_dim)
+    tiles = max(1, records // (RECORDS_PER_TILE * block_dim))
+    tile_bytes = tile * 2
+    n = tiles * tile * block_dim
+    x = machine.register_gm("x", np.zeros(n, np.float16))
+    y = machine.register_gm("y", np.zeros(n, np.float16))
+    z = machine.register_gm("z", np.zeros(n, np.float16))
+    add_cycles = vector_cycles(target, "add", vector_repeats(target, tile, np.float16))
+    load = dma_cost(target, ("gm", "ub"), 1, tile_bytes)
+    store = dma_cost(target, ("ub", "gm"), 1, tile_bytes)
+    for c in range(block_dim):
+        core = machine.core(c)
+        core.note_alloc("ub", 0, 6 * tile_bytes)
+        for b in (0, 1):
+            core.set_flag("mte3", "mte2", b, "bench:prologue")
+        for i in range(tiles):
+            b = i % 2
+            base = 3 * b * tile_bytes
+            g = (c * tiles + i) * tile_bytes
+            ub_x = Access("ub", base, tile_bytes)
+            ub_y = Access("ub", base + tile_bytes, tile_bytes)
+            ub_z = Access("ub", base + 2 * tile_bytes, tile_bytes)
+            core.wait_flag("mte3", "mte2", b, "bench:1")
+            core.issue(
+                "mte2",
+                "dma",
+                "bench:2",
+                load.cycles,
+                reads=[Access(x, g, tile_bytes)],
+                writes=[ub_x],
+                path=("gm", "ub"),
+                wire_bytes=load.wire_bytes,
+            )
+            core.issue(
+                "mte2",
+                "dma",
+                "bench:3",
+                load.cycles,
+                reads=[Access(y, g, tile_bytes)],
+                writes=[ub_y],
+                path=("gm", "ub"),
+                wire_bytes=load.wire_bytes,
+            )
+            core.set_flag("mte2", "v", b, "bench:4")
+            core.wait_flag("mte2", "v", b, "bench:5")
+            core.issue("v", "vadd", "bench:6", add_cycles, reads=[ub_x, ub_y], writes=[ub_z])
+            core.set_flag("v", "mte3", b, "bench:7")
+            core.wait_flag("v", "mte3", b, "bench:8")
+            core.issue(
+                "mte3",
+                "dma",
+                "bench:9",
+                store.cycles,
+                reads=[ub_z],
+                writes=[Access(z, g, tile_bytes)],
+                path=("ub", "gm"),
+                wire_bytes=store.wire_bytes,
+            )
+            core.set_flag("mte3", "mte2", b, "bench:10")
+        for b in (0, 1):
+            core.wait_flag("mte3", "mte2", b, "bench:epilogue")
+    return machine
+
+
+def measure(records: int, block_dim: int, profile: bool) -> None:
+    t0 = time.perf_counter()
+    machine = build("ascend910b", records, block_dim)
+    t1 = time.perf_counter()
+    n = len(machine.records)
+    if profile:
+        prof = cProfile.Profile()
+        prof.enable()
+    report = machine.finish()
+    t2 = time.perf_counter()
+    if profile:
+        prof.disable()
+    issue_s, finish_s = t1 - t0, t2 - t1
+    print(
+        f"{n} records on {block_dim} core(s): issue {issue_s:.2f} s "
+        f"({n / issue_s / 1e3:.0f}k records/s, {issue_s / n * 1e6:.1f} us/record); "
+        f"finish {finish_s:.2f} s ({n / finish_s / 1e3:.0f}k records/s, "
+        f"{finish_s / n * 1e6:.1f} us/record); simulated {report.cycles} cycles"
+    )
+    if profile:
+        pstats.Stats(prof).sort_stats("tottime").print_stats(12)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--records", type=int, default=120_000)
+    parser.add_argument("--cores", type=int, nargs="*", default=[1, 8])
+    parser.add_argument("--profile", action="store_true", help="print where finish() spends time")
+    args = parser.parse_args()
+    for block_dim in args.cores:
+        measure(args.records, block_dim, args.profile)
+
+
+if __name__ == "__main__":
+    main()
