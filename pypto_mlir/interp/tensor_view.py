@@ -99,7 +99,8 @@ def round_to_element_type(values: np.ndarray, element_type: Attribute) -> np.nda
     """Round computed values (f32 for floats) to the storage of `element_type`."""
     if element_type == bf16:
         return np.asarray(round_to_bf16(values))
-    return np.asarray(values).astype(numpy_dtype(element_type))
+    with np.errstate(over="ignore"):  # overflow to infinity is the rounding
+        return np.asarray(values).astype(numpy_dtype(element_type))
 
 
 def to_compute(array: np.ndarray, element_type: Attribute) -> np.ndarray:
@@ -148,11 +149,13 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-x))
 
 
-_GELU_SCALE = np.float32(np.sqrt(2.0 / np.pi))
+_GELU_SCALE = np.float32(2.0 * np.sqrt(2.0 / np.pi))
 
 
 def _gelu_tanh(x: np.ndarray) -> np.ndarray:
-    return 0.5 * x * (1.0 + np.tanh(_GELU_SCALE * (x + np.float32(0.044715) * x**3)))
+    """The tanh approximation, as `x * sigmoid(2 y)` (= `0.5 x (1 + tanh(y))`):
+    the sum `1 + tanh(y)` cancels catastrophically in f32 for negative x."""
+    return x / (1.0 + np.exp(-_GELU_SCALE * (x + np.float32(0.044715) * x**3)))
 
 
 UNARY_KERNELS: dict[type[tv.UnaryOp], Callable[[np.ndarray], np.ndarray]] = {
