@@ -504,7 +504,7 @@ class AllocOp(IRDLOperation):
         offset = self.byte_offset
         if offset < 0 or offset % memory.alignment:
             raise VerifyException(
-                f"offset {offset} of a {buf.memory_space} buffer must be a non-negative "
+                f"offset {offset} of a buffer in {buf.memory_space} must be a non-negative "
                 f"multiple of {memory.alignment} (alignment of {buf.memory_space} on "
                 f"target {target.name})"
             )
@@ -586,7 +586,7 @@ class SubviewOp(IRDLOperation):
         src, res = _buf(self.source), _buf(self.result)
         if res.memory_space != src.memory_space:
             raise VerifyException(
-                f"subview stays in {src.memory_space}, got a {res.memory_space} result"
+                f"subview stays in {src.memory_space}, got a result in {res.memory_space}"
             )
         if res.element_type != src.element_type:
             raise VerifyException(
@@ -691,11 +691,6 @@ def _verify_gm_window(
     """Index count, and when static: the `span` bytes from `memref[indices]` fit."""
     assert isinstance(memref.type, MemRefType)
     mtype = memref.type
-    if mtype.element_type not in ELEMENT_TYPES:
-        raise VerifyException(
-            f"{what} element type must be one of {_names(ELEMENT_TYPES)}, "
-            f"got {mtype.element_type}"
-        )
     shape = mtype.get_shape()
     if len(indices) != len(shape):
         raise VerifyException(
@@ -890,7 +885,7 @@ class DmaLoadOp(BurstDmaOp):
     def verify_(self) -> None:
         target, _ = target_of(self)
         src_span, _ = self._verify_bursts(target)
-        _verify_gm_window("dma_load source", self.src, self.src_indices, src_span)
+        _verify_gm_window("source", self.src, self.src_indices, src_span)
 
 
 @irdl_op_definition
@@ -941,7 +936,7 @@ class DmaStoreOp(BurstDmaOp):
             raise VerifyException("l0c is read by fixpipe, not by dma_store")
         target, _ = target_of(self)
         _, dst_span = self._verify_bursts(target)
-        _verify_gm_window("dma_store destination", self.dst, self.dst_indices, dst_span)
+        _verify_gm_window("destination", self.dst, self.dst_indices, dst_span)
 
 
 @irdl_op_definition
@@ -1148,13 +1143,13 @@ class Nd2NzOp(MatrixMoveOp):
     name = "ascend_hw.nd2nz"
 
     def verify_(self) -> None:
-        _require_space("nd2nz source", self.src, (MemorySpace.GM,))
-        _require_space("nd2nz destination", self.dst, (MemorySpace.L1,))
+        _require_space("source", self.src, (MemorySpace.GM,))
+        _require_space("destination", self.dst, (MemorySpace.L1,))
         if _buf(self.dst).layout_kind != Layout.NZ:
-            raise VerifyException(f"nd2nz writes an nz buffer, got {self.dst.type}")
+            raise VerifyException(f"destination must be nz, got {self.dst.type}")
         if _element_type_of(self.src) != _element_type_of(self.dst):
             raise VerifyException(
-                f"nd2nz keeps the element type: {_element_type_of(self.src)} -> "
+                f"element types must match: {_element_type_of(self.src)} -> "
                 f"{_element_type_of(self.dst)}"
             )
         self._verify_matrix(target_of(self)[0])
@@ -1179,30 +1174,27 @@ class LoadL0Op(MatrixMoveOp):
         return self.transpose is not None
 
     def verify_(self) -> None:
-        _require_space("load_l0 source", self.src, (MemorySpace.L1,))
-        _require_space(
-            "load_l0 destination", self.dst, (MemorySpace.L0A, MemorySpace.L0B)
-        )
+        _require_space("source", self.src, (MemorySpace.L1,))
+        _require_space("destination", self.dst, (MemorySpace.L0A, MemorySpace.L0B))
         src, dst = _buf(self.src), _buf(self.dst)
         if src.layout_kind != Layout.NZ or dst.layout_kind != Layout.NZ:
             raise VerifyException(
-                f"load_l0 moves nz fractals, got {src.layout_kind} -> {dst.layout_kind}"
+                f"source and destination must be nz, got {src.layout_kind} -> {dst.layout_kind}"
             )
         if src.element_type != dst.element_type:
             raise VerifyException(
-                f"load_l0 keeps the element type: {src.element_type} -> "
-                f"{dst.element_type}"
+                f"element types must match: {src.element_type} -> {dst.element_type}"
             )
         if self.transposed and src.element_bytes != 2:
             raise VerifyException(
-                f"load_l0 transposes 16-bit fractals only, got {src.element_type}"
+                f"only 16-bit fractals transpose, got {src.element_type}"
             )
         target, _ = target_of(self)
         rows, cols = self.block_shape()
         frac = (target.cube.fractal_m, nz_c0(dst.element_type, target))
         if rows % frac[0] or cols % frac[1]:
             raise VerifyException(
-                f"load_l0 moves whole {frac[0]}x{frac[1]} fractals, got a "
+                f"rows and cols must be whole {frac[0]}x{frac[1]} fractals, got a "
                 f"{rows}x{cols} block"
             )
         self._verify_matrix(target)
@@ -1221,15 +1213,15 @@ class FixpipeOp(MatrixMoveOp):
     name = "ascend_hw.fixpipe"
 
     def verify_(self) -> None:
-        _require_space("fixpipe source", self.src, (MemorySpace.L0C,))
+        _require_space("source", self.src, (MemorySpace.L0C,))
         src = _buf(self.src)
         if src.layout_kind != Layout.NZ:
-            raise VerifyException(f"fixpipe reads an nz accumulator, got {src}")
+            raise VerifyException(f"source must be an nz accumulator, got {src}")
         allowed = FIXPIPE_CONVERSIONS.get(src.element_type, ())
         dst_type = _element_type_of(self.dst)
         if dst_type not in allowed:
             raise VerifyException(
-                f"fixpipe converts {_names(FIXPIPE_CONVERSIONS)} accumulators to "
+                f"{_names(FIXPIPE_CONVERSIONS)} accumulators convert to "
                 f"{'/'.join(str(t) for t in allowed) or 'nothing'}: "
                 f"cannot write {src.element_type} as {dst_type}"
             )
@@ -1310,19 +1302,19 @@ class MmadOp(HwInstruction):
             buf = _buf(value)
             if buf.memory_space != space:
                 raise VerifyException(
-                    f"mmad {what} must be in {space}, got {buf.memory_space}"
+                    f"{what} must be in {space}, got {buf.memory_space}"
                 )
             if buf.layout_kind != Layout.NZ:
-                raise VerifyException(f"mmad {what} must be nz, got {buf}")
+                raise VerifyException(f"{what} must be nz, got {buf}")
         a, b, c = _buf(self.lhs), _buf(self.rhs), _buf(self.acc)
         if a.element_type != b.element_type or a.element_type not in MMAD_TYPES:
             raise VerifyException(
-                f"mmad inputs must both be one of {_names(MMAD_TYPES)}, got "
+                f"inputs must both be one of {_names(MMAD_TYPES)}, got "
                 f"{a.element_type} and {b.element_type}"
             )
         if c.element_type != MMAD_TYPES[a.element_type]:
             raise VerifyException(
-                f"mmad of {a.element_type} accumulates in "
+                f"{a.element_type} inputs accumulate in "
                 f"{MMAD_TYPES[a.element_type]}, got {c.element_type}"
             )
         m, n, k = self.mnk()
@@ -1338,7 +1330,7 @@ class MmadOp(HwInstruction):
             ("n", n, cn, c),
         ):
             if need > have:
-                raise VerifyException(f"mmad {name} = {need} exceeds {buf}")
+                raise VerifyException(f"{name} = {need} exceeds {buf}")
 
 
 # --------------------------------------------------------------------------------------
@@ -1885,11 +1877,11 @@ class VCastOp(VectorUnaryOp):
     def _verify_types(self) -> None:
         pair = (_element_type_of(self.src), _element_type_of(self.dst))
         if pair not in CAST_MODES:
-            raise VerifyException(f"vcast cannot convert {pair[0]} to {pair[1]}")
+            raise VerifyException(f"cannot convert {pair[0]} to {pair[1]}")
         modes = CAST_MODES[pair]
         if self.round.data not in modes:
             raise VerifyException(
-                f"vcast {pair[0]} -> {pair[1]} takes round mode {' or '.join(modes)}, "
+                f"{pair[0]} -> {pair[1]} takes round mode {' or '.join(modes)}, "
                 f"got {self.round.data}"
             )
 
@@ -2018,7 +2010,7 @@ class VDupOp(VectorOp):
         _require_types("buffer", self.dst, VECTOR_B16_B32)
         if self.scalar.type != _element_type_of(self.dst):
             raise VerifyException(
-                f"vdup scalar must be {_element_type_of(self.dst)} like dst, "
+                f"scalar must be {_element_type_of(self.dst)} like dst, "
                 f"got {self.scalar.type}"
             )
 
@@ -2202,7 +2194,7 @@ class VCmpsOp(VectorCompareOp):
         _require_types("compared", self.src, (f16, f32, i32))
         if self.scalar.type != _element_type_of(self.src):
             raise VerifyException(
-                f"vcmps scalar must be {_element_type_of(self.src)} like src, "
+                f"scalar must be {_element_type_of(self.src)} like src, "
                 f"got {self.scalar.type}"
             )
 
@@ -2259,9 +2251,7 @@ class VSelectOp(VectorOp):
         _require_types("buffer", self.dst, VECTOR_B16_B32)
 
     def _verify_extra(self, target: Target) -> None:
-        _verify_bit_buffer(
-            "vselect cond", self.cond, self.repeat_count() * self.lanes(target)
-        )
+        _verify_bit_buffer("cond", self.cond, self.repeat_count() * self.lanes(target))
 
 
 @irdl_op_definition
@@ -2313,7 +2303,7 @@ class VGatherOp(VectorOp):
     def _verify_types(self) -> None:
         _require_same_types(self.src, self.dst)
         _require_types("buffer", self.dst, VECTOR_B16_B32)
-        _require_types("vgather offsets", self.offsets, (i32,))
+        _require_types("offsets", self.offsets, (i32,))
 
     def _verify_extra(self, target: Target) -> None:
         offsets = _buf(self.offsets)
