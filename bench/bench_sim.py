@@ -72,7 +72,9 @@ def build(target_name: str, records: int, block_dim: int, tile: int = 2048) -> M
             )
             core.set_flag("mte2", "v", b, "bench:4")
             core.wait_flag("mte2", "v", b, "bench:5")
-            core.issue("v", "vadd", "bench:6", add_cycles, reads=[ub_x, ub_y], writes=[ub_z])
+            core.issue(
+                "v", "vadd", "bench:6", add_cycles, reads=[ub_x, ub_y], writes=[ub_z]
+            )
             core.set_flag("v", "mte3", b, "bench:7")
             core.wait_flag("v", "mte3", b, "bench:8")
             core.issue(
@@ -118,7 +120,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=120_000)
     parser.add_argument("--cores", type=int, nargs="*", default=[1, 8])
-    parser.add_argument("--profile", action="store_true", help="print where finish() spends time")
+    parser.add_argument(
+        "--profile", action="store_true", help="print where finish() spends time"
+    )
     args = parser.parse_args()
     for block_dim in args.cores:
         measure(args.records, block_dim, args.profile)

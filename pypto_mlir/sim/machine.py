@@ -126,6 +126,8 @@ class Core:
         }
         self._pending_scalar = 0
         self._event_ids = self.target.sync.event_ids
+        # Sets not yet followed by a wait in program order, per (src, dst, event).
+        self._unmatched_sets: dict[tuple[int, int, int], list[str]] = {}
         self._event_keys: dict[tuple[object, object, int], tuple[int, int, int]] = {}
 
     # --- functional memory -----------------------------------------------------------
@@ -314,6 +316,16 @@ class Core:
     ) -> int:
         """Signal `dst` once every earlier instruction on `src` has completed."""
         key = self._event_key(src, dst, event, loc)
+        unmatched = self._unmatched_sets.setdefault(key, [])
+        if len(unmatched) >= self.target.sync.max_pending_sets:
+            raise EventError(
+                f"{_at(loc)}set_flag({Pipe(key[0]).name} -> {Pipe(key[1]).name}, event "
+                f"{key[2]}) follows the set at {unmatched[0] or '?'} with no wait_flag "
+                f"between; the hardware allows {self.target.sync.max_pending_sets} pending "
+                f"set(s) per pipe pair and event",
+                (loc, unmatched[0]),
+            )
+        unmatched.append(loc)
         return self._append(RecordKind.SET, key[0], "set_flag", loc, key=key)
 
     def wait_flag(
@@ -321,6 +333,9 @@ class Core:
     ) -> int:
         """Block `dst` until the matching set_flag (k-th wait matches k-th set)."""
         key = self._event_key(src, dst, event, loc)
+        unmatched = self._unmatched_sets.get(key)
+        if unmatched:
+            unmatched.pop(0)
         return self._append(RecordKind.WAIT, key[1], "wait_flag", loc, key=key)
 
     def barrier(self, pipe: Pipe | str, loc: str = "") -> int:

@@ -194,17 +194,21 @@ class RaceDetector:
         hi = min((int(blocks[bad[run]]) + 1) * BLOCK, access.end)
         other = self.records[other_gid]
         this_kind = "write" if write else "read"
+        first, second = (other, rec) if other.gid < rec.gid else (rec, other)
+        first_kind, second_kind = (
+            (other_kind, this_kind) if first is other else (this_kind, other_kind)
+        )
         if cross:
-            where = f"between cores {other.core} and {rec.core}"
+            where = f"between cores {first.core} and {second.core}"
             why = "cores never synchronise"
         else:
             where = f"(core {rec.core})"
             why = "they are not ordered by set_flag/wait_flag or pipe_barrier"
         raise RaceError(
-            f"race on {access.mem_name} bytes [{lo}, {hi}) {where}: {other_kind} by "
-            f"{other.describe()} and {this_kind} by {rec.describe()}; {why}",
-            other.loc,
-            rec.loc,
+            f"race on {access.mem_name} bytes [{lo}, {hi}) {where}: {first_kind} by "
+            f"{first.describe()} and {second_kind} by {second.describe()}; {why}",
+            first.loc,
+            second.loc,
             access.mem_name,
             lo,
             hi,

@@ -1,0 +1,191 @@
+"""Target files and their loader."""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+from pathlib import Path
+
+import pytest
+
+from pypto_mlir.targets import (
+    ON_CHIP_MEMORIES,
+    TargetError,
+    builtin_targets,
+    load_target,
+)
+
+
+def test_builtin_targets_are_listed_and_load() -> None:
+    assert {"ascend910b", "tiny"} <= set(builtin_targets())
+    for name in builtin_targets():
+        assert load_target(name).name == name
+
+
+def test_ascend910b_figures() -> None:
+    t = load_target("ascend910b")
+    assert t.memories["ub"].size == 192 * 1024
+    assert t.memories["ub"].alignment == 32
+    assert t.memories["l0a"].alignment == 512
+    assert t.memories["l1"].size == 512 * 1024
+    assert t.memories["gm"].size is None
+    banks = t.memories["ub"].banks
+    assert (banks.count, banks.groups, banks.width) == (48, 16, 32)
+    assert t.dma[("gm", "ub")].pipe == "MTE2"
+    assert t.dma[("ub", "gm")].pipe == "MTE3"
+    assert t.dma[("l1", "l0a")].pipe == "MTE1"
+    assert t.dma[("l0c", "gm")].pipe == "FIX"
+    # 100.9 GiB/s at 1.85 GHz, converted to bytes per cycle.
+    assert t.dma[("gm", "ub")].bytes_per_cycle == pytest.approx(100.9 * 2**30 / 1.85e9)
+    # L1 -> L0A is quoted as 441 GiB/s = 256 B/cycle.
+    assert t.dma[("l1", "l0a")].bytes_per_cycle == pytest.approx(256, rel=1e-3)
+    assert t.cube.macs_per_cycle["f16"] == 4096
+    assert t.cube.macs_per_cycle["f32"] == 2048
+    assert t.vector.repeat_bytes == 256 and t.vector.max_repeat == 255
+    assert t.sync.event_ids == 8
+    assert t.cores == 24
+
+
+def test_every_number_has_a_source() -> None:
+    t = load_target("ascend910b")
+    assert "memories.ub.size" in t.sources
+    assert t.sources["dma.gm->ub.bandwidth"].startswith("PTO-ISA")
+    assert all(s.strip() for s in t.sources.values())
+    assumed = [s for s in t.sources.values() if s.startswith("assumed")]
+    assert assumed and all(s.partition(":")[2].strip() for s in assumed)
+
+
+def test_tiny_is_small_with_the_same_costs() -> None:
+    tiny, big = load_target("tiny"), load_target("ascend910b")
+    assert tiny.cores == 2
+    assert tiny.memories["ub"].size == 4096
+    assert tiny.memories["l1"].size == 16 * 1024
+    assert tiny.memories["l0a"].size == tiny.memories["l0b"].size == 2048
+    assert tiny.memories["l0c"].size == 4096
+    assert tiny.dma == big.dma
+    assert tiny.cube == big.cube and tiny.vector == big.vector
+    assert tiny.sources["memories.ub.size"].startswith("assumed")
+    for name in ON_CHIP_MEMORIES:
+        assert tiny.memories[name].alignment == big.memories[name].alignment
+
+
+def test_target_is_frozen() -> None:
+    t = load_target("tiny")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        t.cores = 3  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        t.memories["ub"] = t.memories["l1"]  # type: ignore[index]
+
+
+def test_load_by_path(tmp_path: Path) -> None:
+    copy = tmp_path / "chip.toml"
+    shutil.copy(Path(load_target("ascend910b").path), copy)
+    assert load_target(str(copy)).memories["ub"].size == 192 * 1024
+
+
+def _write(tmp_path: Path, body: str) -> str:
+    path = tmp_path / "bad.toml"
+    path.write_text('base = "ascend910b"\nname = "bad"\n' + body)
+    return str(path)
+
+
+BAD_OVERRIDES = [
+    (
+        '[memories.ub]\nsize = { value = -1, source = "x" }\n',
+        "memories.ub.size",
+        "positive",
+    ),
+    ("[memories.ub]\nsize = { value = 4096 }\n", "memories.ub.size", "source"),
+    (
+        '[memories.ub]\nsize = { value = 4096, source = "assumed:" }\n',
+        "memories.ub.size",
+        "reason",
+    ),
+    ("[memories.ub]\nsize = 4096\n", "memories.ub.size", "table"),
+    (
+        '[memories.ub]\nsize = { value = true, source = "x" }\n',
+        "memories.ub.size",
+        "number",
+    ),
+    (
+        '[memories.ub]\nsize = { value = 4, unit = "GB", source = "x" }\n',
+        "memories.ub.size",
+        "unit",
+    ),
+    (
+        '[memories.ub]\nsize = { value = 4100, source = "x" }\n',
+        "memories.ub.size",
+        "alignment",
+    ),
+    (
+        '[memories.l1]\nalignment = { value = 48, source = "x" }\n',
+        "memories.l1.alignment",
+        "power of two",
+    ),
+    (
+        '[memories.l2]\nsize = { value = 4096, source = "x" }\n',
+        "memories.l2",
+        "unknown key",
+    ),
+    ('[memories.ub]\ncolor = "red"\n', "memories.ub.color", "unknown key"),
+    ('[dma."gm->ub"]\npipe = "MTE9"\n', "dma.gm->ub.pipe", "MTE2"),
+    ('[dma."gm->hbm"]\npipe = "MTE2"\n', "dma.gm->hbm", "src->dst"),
+    (
+        '[dma."gm->ub"]\ngranule = { value = 100, source = "x" }\n',
+        "dma.gm->ub.granule",
+        "power of two",
+    ),
+    (
+        '[dma."gm->ub"]\nbandwidth = { value = 1, unit = "furlongs", source = "x" }\n',
+        "dma.gm->ub.bandwidth",
+        "unit",
+    ),
+    (
+        '[memories.ub.banks]\ncount = { value = 7, source = "x" }\n',
+        "memories.ub.banks.groups",
+        "groups",
+    ),
+    ('[sync]\nevent_ids = { value = 0, source = "x" }\n', "sync.event_ids", "positive"),
+    ('[cube]\nstartup = { value = 1.5, source = "x" }\n', "cube.startup", "whole"),
+    (
+        '[vector.cycles_per_repeat.b12]\nadd = { value = 1, source = "x" }\n',
+        "vector.cycles_per_repeat.b12",
+        "b16",
+    ),
+]
+
+
+@pytest.mark.parametrize("body,key,words", BAD_OVERRIDES)
+def test_validation_errors_name_file_and_key(
+    tmp_path: Path, body: str, key: str, words: str
+) -> None:
+    path = _write(tmp_path, body)
+    with pytest.raises(TargetError) as info:
+        load_target(path)
+    assert info.value.file == path
+    assert info.value.key == key
+    assert words in str(info.value)
+    assert path in str(info.value)
+
+
+def test_missing_keys_are_named(tmp_path: Path) -> None:
+    path = tmp_path / "empty.toml"
+    path.write_text('name = "empty"\n')
+    with pytest.raises(TargetError, match="clock_ghz: missing key"):
+        load_target(str(path))
+    path.write_text('name = "x"\nclock_ghz = { value = 1, source = "x" }\n')
+    with pytest.raises(TargetError, match="cores: missing key"):
+        load_target(str(path))
+
+
+def test_unknown_target_and_bad_toml(tmp_path: Path) -> None:
+    with pytest.raises(TargetError, match="ascend910b"):
+        load_target("no-such-chip")
+    bad = tmp_path / "broken.toml"
+    bad.write_text("name = \n")
+    with pytest.raises(TargetError, match="invalid TOML"):
+        load_target(str(bad))
+    cyclic = tmp_path / "a.toml"
+    cyclic.write_text(f'base = "{cyclic}"\nname = "a"\n')
+    with pytest.raises(TargetError, match="cycle"):
+        load_target(str(cyclic))
