@@ -1,0 +1,601 @@
+"""Reference interpreter of the `tile` dialect on numpy arrays.
+
+A tile's run-time value is a `TileValue`: a numpy array of the tile's physical
+shape and its valid extents. Ops compute on the valid region only. Outside it a
+tile holds its type's pad value, or otherwise a poison pattern (NaN for floats,
+the smallest integer for integers) so that an op which wrongly reads there
+shows up in the results.
+
+GM memrefs are numpy arrays of the memref's shape (any strides: views work);
+loads read and stores write them in place. xDSL's `ShapedArray` (what
+`memref.alloc` returns in xDSL's memref interpreter) is accepted too, as a view
+of its buffer. Index and scalar operands are the interpreter's usual
+`IntegerAttr`/`FloatAttr` values.
+
+The numerics are those of the `tv` reference interpreter, whose kernels this
+module reuses, so that a tiled kernel can be compared with its `tv` original:
+storage f16 -> float16, f32 -> float32, i8/i16/i32 -> int8/16/32 and bf16 ->
+float32 holding bf16 values; float ops compute in f32 and round once per op,
+integer ops wrap; matmul and sums accumulate in f32 (i32 for i8 inputs).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, cast
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+)
+from xdsl.interpreter import (
+    Interpreter,
+    InterpreterFunctions,
+    PythonValues,
+    impl,
+    register_impls,
+)
+from xdsl.interpreters.arith import ArithFunctions
+from xdsl.interpreters.builtin import BuiltinFunctions, scalar_attr
+from xdsl.interpreters.func import FuncFunctions
+from xdsl.interpreters.memref import MemRefFunctions
+from xdsl.interpreters.scf import ScfFunctions
+from xdsl.interpreters.shaped_array import ShapedArray
+from xdsl.ir import Attribute, SSAValue
+from xdsl.utils.exceptions import InterpretationError
+
+from pypto_mlir.dialects import tensor_view as tv
+from pypto_mlir.dialects import tile
+from pypto_mlir.dialects.tile import PadValue, RoundMode, TileType
+from pypto_mlir.interp import tensor_view as tv_kernels
+from pypto_mlir.interp.tensor_view import (
+    numpy_dtype,
+    round_to_element_type,
+    scalar_to_compute,
+    to_compute,
+)
+
+
+def _special_value(element_type: Attribute, which: PadValue | None) -> Any:
+    """The pad value `which`, or the poison value when there is none."""
+    dtype = numpy_dtype(element_type)
+    is_float = tile.is_float(element_type)
+    if which is PadValue.ZERO:
+        return dtype.type(0)
+    if which is PadValue.MIN:
+        return dtype.type(-np.inf) if is_float else np.iinfo(dtype).min
+    if which is PadValue.MAX:
+        return dtype.type(np.inf) if is_float else np.iinfo(dtype).max
+    return dtype.type(np.nan) if is_float else np.iinfo(dtype).min
+
+
+# --------------------------------------------------------------------------------------
+# Run-time values
+# --------------------------------------------------------------------------------------
+
+
+@dataclass
+class TileValue:
+    """The run-time value of a `!tile.tile`: physical data and valid extents."""
+
+    data: np.ndarray
+    valid: tuple[int, ...]
+
+    @property
+    def valid_slices(self) -> tuple[slice, ...]:
+        return tuple(slice(0, v) for v in self.valid)
+
+    def valid_data(self) -> np.ndarray:
+        """A view of the valid region."""
+        return self.data[self.valid_slices]
+
+
+def new_tile(
+    tile_type: TileType, valid: Sequence[int], values: np.ndarray | Any
+) -> TileValue:
+    """A tile of `tile_type` whose valid region holds `values` (broadcast, and
+    rounded once to the element type) and whose rest holds the pad or poison."""
+    data = np.full(
+        tile_type.get_shape(),
+        _special_value(tile_type.element_type, tile_type.pad_value),
+        dtype=numpy_dtype(tile_type.element_type),
+    )
+    result = TileValue(data, tuple(valid))
+    region = result.valid_data()
+    with np.errstate(all="ignore"):
+        values = round_to_element_type(np.asarray(values), tile_type.element_type)
+    region[...] = np.broadcast_to(values, region.shape)
+    return result
+
+
+def _index(value: Any) -> int:
+    if isinstance(value, IntegerAttr):
+        return cast(int, value.value.data)
+    return int(value)
+
+
+def _resolve_valid(
+    op_name: str,
+    tile_type: TileType,
+    dynamic: Sequence[Any],
+    known: Sequence[int | None] | None = None,
+) -> tuple[int, ...]:
+    """Valid extents of a result type: static ones, `known` ones (inherited from
+    an operand at run time) and then the dynamic operands, in dim order."""
+    operands = iter(_index(v) for v in dynamic)
+    valid: list[int] = []
+    for dim, (v, size) in enumerate(
+        zip(tile_type.get_valid(), tile_type.get_shape(), strict=True)
+    ):
+        if known is not None and known[dim] is not None:
+            extent = cast(int, known[dim])
+        elif v == DYNAMIC_INDEX:
+            extent = next(operands)
+        else:
+            extent = v
+        if v != DYNAMIC_INDEX and extent != v:
+            raise InterpretationError(
+                f"{op_name}: valid extent {extent} of dim {dim} differs from the static {v}"
+            )
+        if not 1 <= extent <= size:
+            raise InterpretationError(
+                f"{op_name}: valid extent {extent} of dim {dim} is outside [1, {size}]"
+            )
+        valid.append(extent)
+    return tuple(valid)
+
+
+def _check_same_valid(op_name: str, what: str, a: TileValue, b: TileValue) -> None:
+    if a.valid != b.valid:
+        raise InterpretationError(
+            f"{op_name}: valid shapes of {what} differ at run time: {list(a.valid)} vs "
+            f"{list(b.valid)}"
+        )
+
+
+def gm_array(value: Any, memref_type: MemRefType[Attribute]) -> np.ndarray:
+    """The numpy array behind a GM memref value (a numpy array or a ShapedArray)."""
+    if isinstance(value, np.ndarray):
+        return value
+    if isinstance(value, ShapedArray):
+        shaped = cast(ShapedArray[Any], value)
+        dtype = numpy_dtype(memref_type.get_element_type())
+        raw = shaped.data_ptr.raw
+        return np.frombuffer(
+            raw.memory, dtype=dtype, count=shaped.size, offset=raw.offset
+        ).reshape(shaped.shape)
+    raise InterpretationError(
+        f"expected a numpy array for {memref_type}, got {type(value)}"
+    )
+
+
+def _gm_window(
+    op_name: str, array: np.ndarray, indices: Sequence[Any], valid: Sequence[int]
+) -> tuple[int | slice, ...]:
+    """The index expression of a tile's window in a GM array; checks bounds."""
+    offsets = [_index(i) for i in indices]
+    leading = array.ndim - len(valid)
+    window: list[int | slice] = []
+    for dim, (offset, size) in enumerate(zip(offsets, array.shape, strict=True)):
+        extent = 1 if dim < leading else valid[dim - leading]
+        if offset < 0 or offset + extent > size:
+            raise InterpretationError(
+                f"{op_name}: window [{offset}, {offset + extent}) of dim {dim} is "
+                f"outside the memref's extent {size}"
+            )
+        window.append(offset if dim < leading else slice(offset, offset + extent))
+    return tuple(window)
+
+
+# --------------------------------------------------------------------------------------
+# Numerics: the tv kernels
+# --------------------------------------------------------------------------------------
+
+UNARY_KERNELS: dict[type[tile.TileUnaryOp], Callable[[np.ndarray], np.ndarray]] = {
+    tile.NegOp: tv_kernels.UNARY_KERNELS[tv.NegOp],
+    tile.AbsOp: tv_kernels.UNARY_KERNELS[tv.AbsOp],
+    tile.ExpOp: tv_kernels.UNARY_KERNELS[tv.ExpOp],
+    tile.LogOp: tv_kernels.UNARY_KERNELS[tv.LogOp],
+    tile.SqrtOp: tv_kernels.UNARY_KERNELS[tv.SqrtOp],
+    tile.RsqrtOp: tv_kernels.UNARY_KERNELS[tv.RsqrtOp],
+    tile.ReciprocalOp: tv_kernels.UNARY_KERNELS[tv.ReciprocalOp],
+    tile.ReluOp: tv_kernels.UNARY_KERNELS[tv.ReluOp],
+    tile.SigmoidOp: tv_kernels.UNARY_KERNELS[tv.SigmoidOp],
+    tile.TanhOp: tv_kernels.UNARY_KERNELS[tv.TanhOp],
+    tile.GeluOp: tv_kernels.UNARY_KERNELS[tv.GeluOp],
+    tile.SiluOp: tv_kernels.UNARY_KERNELS[tv.SiluOp],
+}
+"""The kernel of each unary op: the same function as its tv counterpart."""
+
+BINARY_KERNELS: dict[
+    type[tile.TileBinaryOp], Callable[[np.ndarray, np.ndarray], np.ndarray]
+] = {
+    tile.AddOp: tv_kernels.BINARY_KERNELS[tv.AddOp],
+    tile.SubOp: tv_kernels.BINARY_KERNELS[tv.SubOp],
+    tile.MulOp: tv_kernels.BINARY_KERNELS[tv.MulOp],
+    tile.DivOp: tv_kernels.BINARY_KERNELS[tv.DivOp],
+    tile.MaxOp: tv_kernels.BINARY_KERNELS[tv.MaxOp],
+    tile.MinOp: tv_kernels.BINARY_KERNELS[tv.MinOp],
+}
+
+REDUCE_KINDS: dict[type[tile.TileReduceOp], type[tv.ReduceOp]] = {
+    tile.ReduceSumOp: tv.ReduceSumOp,
+    tile.ReduceMaxOp: tv.ReduceMaxOp,
+    tile.ReduceMinOp: tv.ReduceMinOp,
+}
+
+_ROUNDING: dict[RoundMode, Callable[[np.ndarray], np.ndarray]] = {
+    RoundMode.RINT: np.rint,
+    RoundMode.ROUND: lambda x: np.sign(x) * np.floor(np.abs(x) + 0.5),
+    RoundMode.FLOOR: np.floor,
+    RoundMode.CEIL: np.ceil,
+    RoundMode.TRUNC: np.trunc,
+}
+
+
+def cast_values(
+    values: np.ndarray,
+    source: Attribute,
+    dest: Attribute,
+    round_mode: RoundMode = RoundMode.TRUNC,
+) -> np.ndarray:
+    """Convert element values as `tile.cast` does: `tv.cast`, with float ->
+    integer rounding by `round_mode` before the saturation."""
+    if tile.is_float(source) and not tile.is_float(dest):
+        with np.errstate(invalid="ignore"):
+            values = _ROUNDING[round_mode](np.asarray(values, dtype=np.float64))
+    return tv_kernels.cast_array(values, source, dest)
+
+
+# --------------------------------------------------------------------------------------
+# Interpreter functions
+# --------------------------------------------------------------------------------------
+
+
+def _result_type(op: Any) -> TileType:
+    return cast(TileType, op.result.type)
+
+
+def _operand_value(value: Any, operand: SSAValue) -> np.ndarray:
+    """A tile's valid data or a scalar operand, in the compute type (f32 for floats)."""
+    if isinstance(operand.type, TileType):
+        tile_value = cast(TileValue, value)
+        return to_compute(tile_value.valid_data(), operand.type.element_type)
+    return scalar_to_compute(value, operand.type)
+
+
+@register_impls
+class TileFunctions(InterpreterFunctions):
+    """Numpy implementations of the `tile` ops."""
+
+    @impl(tile.LoadOp)
+    def run_load(
+        self, interpreter: Interpreter, op: tile.LoadOp, args: PythonValues
+    ) -> PythonValues:
+        num_indices = len(op.indices)
+        source = gm_array(args[0], cast(MemRefType[Attribute], op.source.type))
+        indices, dynamic = args[1 : 1 + num_indices], args[1 + num_indices :]
+        result_type = _result_type(op)
+        valid = _resolve_valid(op.name, result_type, dynamic)
+        window = _gm_window(op.name, source, indices, valid)
+        values = source[window].reshape(valid)
+        return (new_tile(result_type, valid, values),)
+
+    @impl(tile.StoreOp)
+    def run_store(
+        self, interpreter: Interpreter, op: tile.StoreOp, args: PythonValues
+    ) -> PythonValues:
+        value = cast(TileValue, args[0])
+        memref_type = cast(MemRefType[Attribute], op.dest.type)
+        dest = gm_array(args[1], memref_type)
+        window = _gm_window(op.name, dest, args[2:], value.valid)
+        dest[window] = round_to_element_type(
+            value.valid_data(), memref_type.get_element_type()
+        )
+        return ()
+
+    @impl(tile.MoveOp)
+    def run_move(
+        self, interpreter: Interpreter, op: tile.MoveOp, args: PythonValues
+    ) -> PythonValues:
+        source = cast(TileValue, args[0])
+        values, valid = source.valid_data(), source.valid
+        if op.transpose is not None:
+            values, valid = values.T, valid[::-1]
+        return (new_tile(_result_type(op), valid, values),)
+
+    @impl(tile.MatmulOp)
+    def run_matmul(
+        self, interpreter: Interpreter, op: tile.MatmulOp, args: PythonValues
+    ) -> PythonValues:
+        lhs, rhs = cast(TileValue, args[0]), cast(TileValue, args[1])
+        if lhs.valid[1] != rhs.valid[0]:
+            raise InterpretationError(
+                f"tile.matmul: valid K extents differ at run time: {lhs.valid[1]} vs "
+                f"{rhs.valid[0]}"
+            )
+        lhs_type = cast(TileType, op.lhs.type)
+        result_type = _result_type(op)
+        product = tv_kernels.matmul(
+            lhs.valid_data(),
+            rhs.valid_data(),
+            lhs_type.element_type,
+            result_type.element_type,
+        )
+        valid = (lhs.valid[0], rhs.valid[1])
+        if op.acc is not None:
+            acc = cast(TileValue, args[2])
+            if acc.valid != valid:
+                raise InterpretationError(
+                    f"tile.matmul: accumulator valid shape {list(acc.valid)} differs "
+                    f"from the product's {list(valid)}"
+                )
+            product = tv_kernels.binary(
+                np.add, acc.valid_data(), product, result_type.element_type
+            )
+        valid = _resolve_valid(op.name, result_type, (), valid)
+        return (new_tile(result_type, valid, product),)
+
+    def _unary(self, op: tile.TileUnaryOp, args: PythonValues) -> PythonValues:
+        source = cast(TileValue, args[0])
+        values = _operand_value(source, op.source)
+        with np.errstate(all="ignore"):
+            result = UNARY_KERNELS[type(op)](values)
+        return (new_tile(_result_type(op), source.valid, result),)
+
+    def _binary(self, op: tile.TileBinaryOp, args: PythonValues) -> PythonValues:
+        operands = (op.lhs, op.rhs)
+        tiles = [
+            cast(TileValue, a)
+            for a, o in zip(args, operands, strict=True)
+            if isinstance(o.type, TileType)
+        ]
+        result_type = _result_type(op)
+        # Per dim, the result's valid extent is that of the operand not broadcast.
+        valid: list[int] = []
+        for dim, size in enumerate(result_type.get_shape()):
+            extents = {t.valid[dim] for t in tiles if t.data.shape[dim] == size}
+            if len(extents) != 1:
+                raise InterpretationError(
+                    f"{op.name}: valid extents of dim {dim} differ at run time: "
+                    f"{sorted(extents)}"
+                )
+            valid.append(extents.pop())
+        lhs, rhs = (_operand_value(a, o) for a, o in zip(args, operands, strict=True))
+        with np.errstate(all="ignore"):
+            result = BINARY_KERNELS[type(op)](lhs, rhs)
+        return (new_tile(result_type, valid, result),)
+
+    def _reduce(self, op: tile.TileReduceOp, args: PythonValues) -> PythonValues:
+        source = cast(TileValue, args[0])
+        axis = op.axis_index
+        result = tv_kernels.reduce(
+            REDUCE_KINDS[type(op)],
+            source.valid_data(),
+            (axis,),
+            True,
+            cast(TileType, op.source.type).element_type,
+        )
+        valid = tuple(1 if d == axis else v for d, v in enumerate(source.valid))
+        return (new_tile(_result_type(op), valid, result),)
+
+    @impl(tile.CastOp)
+    def run_cast(
+        self, interpreter: Interpreter, op: tile.CastOp, args: PythonValues
+    ) -> PythonValues:
+        source = cast(TileValue, args[0])
+        source_type = cast(TileType, op.source.type)
+        result_type = _result_type(op)
+        values = cast_values(
+            source.valid_data(),
+            source_type.element_type,
+            result_type.element_type,
+            op.round_mode,
+        )
+        return (new_tile(result_type, source.valid, values),)
+
+    @impl(tile.BroadcastOp)
+    def run_broadcast(
+        self, interpreter: Interpreter, op: tile.BroadcastOp, args: PythonValues
+    ) -> PythonValues:
+        source = cast(TileValue, args[0])
+        result_type = _result_type(op)
+        broadcast = set(op.broadcast_dims())
+        known = [None if d in broadcast else v for d, v in enumerate(source.valid)]
+        # The operands give the `?` extents of the broadcast dims, in dim order.
+        valid = _resolve_valid(op.name, result_type, args[1:], known)
+        return (new_tile(result_type, valid, source.valid_data()),)
+
+    @impl(tile.FillOp)
+    def run_fill(
+        self, interpreter: Interpreter, op: tile.FillOp, args: PythonValues
+    ) -> PythonValues:
+        result_type = _result_type(op)
+        valid = _resolve_valid(op.name, result_type, args[1:])
+        value = scalar_to_compute(args[0], op.value.type)
+        return (new_tile(result_type, valid, value),)
+
+    @impl(tile.PadOp)
+    def run_pad(
+        self, interpreter: Interpreter, op: tile.PadOp, args: PythonValues
+    ) -> PythonValues:
+        source = cast(TileValue, args[0])
+        return (new_tile(_result_type(op), source.valid, source.valid_data()),)
+
+    @impl(tile.TransposeOp)
+    def run_transpose(
+        self, interpreter: Interpreter, op: tile.TransposeOp, args: PythonValues
+    ) -> PythonValues:
+        source = cast(TileValue, args[0])
+        return (new_tile(_result_type(op), source.valid[::-1], source.valid_data().T),)
+
+    @impl(tile.ValidDimOp)
+    def run_valid_dim(
+        self, interpreter: Interpreter, op: tile.ValidDimOp, args: PythonValues
+    ) -> PythonValues:
+        source = cast(TileValue, args[0])
+        extent = source.valid[op.dim_index]
+        return (scalar_attr(extent, IndexType(), interpreter.index_bitwidth),)
+
+    # One entry per op of each family; the work is in _unary/_binary/_reduce.
+
+    @impl(tile.NegOp)
+    def run_neg(self, interpreter: Interpreter, op: tile.NegOp, args: PythonValues):
+        return self._unary(op, args)
+
+    @impl(tile.AbsOp)
+    def run_abs(self, interpreter: Interpreter, op: tile.AbsOp, args: PythonValues):
+        return self._unary(op, args)
+
+    @impl(tile.ExpOp)
+    def run_exp(self, interpreter: Interpreter, op: tile.ExpOp, args: PythonValues):
+        return self._unary(op, args)
+
+    @impl(tile.LogOp)
+    def run_log(self, interpreter: Interpreter, op: tile.LogOp, args: PythonValues):
+        return self._unary(op, args)
+
+    @impl(tile.SqrtOp)
+    def run_sqrt(self, interpreter: Interpreter, op: tile.SqrtOp, args: PythonValues):
+        return self._unary(op, args)
+
+    @impl(tile.RsqrtOp)
+    def run_rsqrt(self, interpreter: Interpreter, op: tile.RsqrtOp, args: PythonValues):
+        return self._unary(op, args)
+
+    @impl(tile.ReciprocalOp)
+    def run_reciprocal(
+        self, interpreter: Interpreter, op: tile.ReciprocalOp, args: PythonValues
+    ):
+        return self._unary(op, args)
+
+    @impl(tile.ReluOp)
+    def run_relu(self, interpreter: Interpreter, op: tile.ReluOp, args: PythonValues):
+        return self._unary(op, args)
+
+    @impl(tile.SigmoidOp)
+    def run_sigmoid(
+        self, interpreter: Interpreter, op: tile.SigmoidOp, args: PythonValues
+    ):
+        return self._unary(op, args)
+
+    @impl(tile.TanhOp)
+    def run_tanh(self, interpreter: Interpreter, op: tile.TanhOp, args: PythonValues):
+        return self._unary(op, args)
+
+    @impl(tile.GeluOp)
+    def run_gelu(self, interpreter: Interpreter, op: tile.GeluOp, args: PythonValues):
+        return self._unary(op, args)
+
+    @impl(tile.SiluOp)
+    def run_silu(self, interpreter: Interpreter, op: tile.SiluOp, args: PythonValues):
+        return self._unary(op, args)
+
+    @impl(tile.AddOp)
+    def run_add(self, interpreter: Interpreter, op: tile.AddOp, args: PythonValues):
+        return self._binary(op, args)
+
+    @impl(tile.SubOp)
+    def run_sub(self, interpreter: Interpreter, op: tile.SubOp, args: PythonValues):
+        return self._binary(op, args)
+
+    @impl(tile.MulOp)
+    def run_mul(self, interpreter: Interpreter, op: tile.MulOp, args: PythonValues):
+        return self._binary(op, args)
+
+    @impl(tile.DivOp)
+    def run_div(self, interpreter: Interpreter, op: tile.DivOp, args: PythonValues):
+        return self._binary(op, args)
+
+    @impl(tile.MaxOp)
+    def run_max(self, interpreter: Interpreter, op: tile.MaxOp, args: PythonValues):
+        return self._binary(op, args)
+
+    @impl(tile.MinOp)
+    def run_min(self, interpreter: Interpreter, op: tile.MinOp, args: PythonValues):
+        return self._binary(op, args)
+
+    @impl(tile.ReduceSumOp)
+    def run_reduce_sum(
+        self, interpreter: Interpreter, op: tile.ReduceSumOp, args: PythonValues
+    ):
+        return self._reduce(op, args)
+
+    @impl(tile.ReduceMaxOp)
+    def run_reduce_max(
+        self, interpreter: Interpreter, op: tile.ReduceMaxOp, args: PythonValues
+    ):
+        return self._reduce(op, args)
+
+    @impl(tile.ReduceMinOp)
+    def run_reduce_min(
+        self, interpreter: Interpreter, op: tile.ReduceMinOp, args: PythonValues
+    ):
+        return self._reduce(op, args)
+
+
+# --------------------------------------------------------------------------------------
+# Running a function
+# --------------------------------------------------------------------------------------
+
+
+def tile_interpreter(module: ModuleOp, index_bitwidth: int = 64) -> Interpreter:
+    """An interpreter for `module` with the tile, func, scf, arith, memref and
+    builtin functions registered."""
+    interpreter = Interpreter(module, index_bitwidth=cast(Any, index_bitwidth))
+    for functions in (
+        ArithFunctions(),
+        BuiltinFunctions(),
+        FuncFunctions(),
+        MemRefFunctions(),
+        ScfFunctions(),
+        TileFunctions(),
+    ):
+        interpreter.register_implementations(functions)
+    return interpreter
+
+
+def _to_runtime(value: Any, value_type: Attribute, index_bitwidth: int) -> Any:
+    if isinstance(value_type, IndexType | IntegerType) and not isinstance(
+        value, IntegerAttr
+    ):
+        return scalar_attr(int(value), value_type, cast(Any, index_bitwidth))
+    if tile.is_float(value_type) and not isinstance(value, FloatAttr):
+        return FloatAttr(float(value), cast(Any, value_type))
+    return value
+
+
+def _from_runtime(value: Any) -> Any:
+    if isinstance(value, IntegerAttr | FloatAttr):
+        return value.value.data
+    return value
+
+
+def run_tile_function(
+    module: ModuleOp, name: str, args: Sequence[Any], index_bitwidth: int = 64
+) -> tuple[Any, ...]:
+    """Call function `name` of `module`: memref arguments are numpy arrays
+    (written in place), index/integer/float arguments Python numbers, tile
+    arguments `TileValue`s. Returns the results with scalars as numbers."""
+    interpreter = tile_interpreter(module, index_bitwidth)
+    func_op = interpreter.get_op_for_symbol(name)
+    if not isinstance(func_op, func.FuncOp):
+        raise InterpretationError(f"@{name} is not a func.func")
+    arg_types = func_op.function_type.inputs.data
+    if len(arg_types) != len(args):
+        raise InterpretationError(
+            f"@{name} takes {len(arg_types)} arguments, got {len(args)}"
+        )
+    runtime_args = tuple(
+        _to_runtime(a, t, index_bitwidth) for a, t in zip(args, arg_types, strict=True)
+    )
+    results = interpreter.call_op(name, runtime_args)
+    return tuple(_from_runtime(r) for r in results)
