@@ -257,6 +257,13 @@ def build_pass(
                 key.end,
             )
         hint = _field_type(pass_type, fields[field_name])
+        if not values and not _value_fits(values, hint):
+            raise _error(
+                f"option '{written}' of pass '{name.text}' needs a value: expected "
+                f"{_type_name(hint)}",
+                key.start,
+                key.end,
+            )
         if not _value_fits(values, hint):
             raise _error(
                 f"invalid value '{_show_values(values)}' for option '{written}' of "
