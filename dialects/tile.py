@@ -196,6 +196,7 @@ def element_bytes(element_type: Attribute) -> int:
 
 
 def is_float(element_type: Attribute) -> bool:
+    """Whether a tile element type is a float type (f16, bf16, f32)."""
     return isinstance(element_type, Float16Type | BFloat16Type | Float32Type)
 
 
@@ -319,7 +320,12 @@ class TileType(
         layout: Layout | str | None = None,
         pad: PadValue | str | None | NoneAttr = _UNCHANGED,
     ) -> TileType:
-        """A copy with the given parameters changed (`pad=None` removes the pad)."""
+        """A copy with the given parameters changed.
+
+        A new `shape` without a new `valid` makes the copy fully valid; a new
+        `space` without a `layout` takes that space's default layout; `pad=None`
+        removes the pad value, leaving `pad` out keeps it.
+        """
         new_space = self.memory_space if space is None else MemorySpace(space)
         if layout is None:
             # Keep the layout unless the space changes to one with another default.
