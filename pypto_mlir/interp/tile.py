@@ -570,7 +570,24 @@ def _to_runtime(value: Any, value_type: Attribute, index_bitwidth: int) -> Any:
         return scalar_attr(int(value), value_type, cast(Any, index_bitwidth))
     if tile.is_float(value_type) and not isinstance(value, FloatAttr):
         return FloatAttr(float(value), cast(Any, value_type))
+    if isinstance(value_type, TileType):
+        _check_tile_argument(value, value_type)
     return value
+
+
+def _check_tile_argument(value: Any, tile_type: TileType) -> None:
+    """A TileValue passed for a tile argument must match its type."""
+    if not isinstance(value, TileValue):
+        raise InterpretationError(
+            f"expected a TileValue for {tile_type}, got {type(value)}"
+        )
+    dtype = numpy_dtype(tile_type.element_type)
+    if value.data.shape != tile_type.get_shape() or value.data.dtype != dtype:
+        raise InterpretationError(
+            f"a {tile_type} holds a {dtype} array of shape {tile_type.get_shape()}, "
+            f"got {value.data.dtype} {value.data.shape}"
+        )
+    _resolve_valid("argument", tile_type, (), value.valid)
 
 
 def _from_runtime(value: Any) -> Any:

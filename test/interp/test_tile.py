@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pypto_mlir.dialects import tensor_view as tv
 from pypto_mlir.dialects import tile
 from pypto_mlir.dialects.tile import DYNAMIC_INDEX, TileType
 from xdsl.builder import ImplicitBuilder
@@ -37,7 +38,7 @@ from xdsl.ir import Block, Region
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import InterpretationError, VerifyException
 
-from pypto_mlir.interp.tensor_view import round_to_bf16
+from pypto_mlir.interp.tensor_view import round_to_bf16, run_tv_function
 from pypto_mlir.interp.tile import TileValue, cast_values, run_tile_function
 
 SETTINGS = settings(max_examples=25, deadline=None)
@@ -51,7 +52,15 @@ NUMPY = {"f16": np.float16, "f32": np.float32, "i32": np.int32, "i8": np.int8}
 
 def context() -> Context:
     ctx = Context()
-    for dialect in (Builtin, func.Func, arith.Arith, scf.Scf, memref.MemRef, tile.Tile):
+    for dialect in (
+        Builtin,
+        func.Func,
+        arith.Arith,
+        scf.Scf,
+        memref.MemRef,
+        tv.TENSOR_VIEW,
+        tile.Tile,
+    ):
         ctx.load_dialect(dialect)
     return ctx
 
@@ -389,6 +398,49 @@ func.func @f(%x: memref<16x16xf32>, %a: index, %b: index) {
         match=r"valid extents of dim 0 differ at run time: \[5, 6\]",
     ):
         run_tile_function(module, "f", [x, 5, 6])
+
+
+@SETTINGS
+@given(rows=shapes, cols=shapes, tm=tile_sizes, tn=tile_sizes)
+def test_tiled_swish_equals_the_tv_reference_bit_for_bit(
+    rows: int, cols: int, tm: int, tn: int
+) -> None:
+    """Elementwise ops round once per op in both interpreters, so tiling an
+    elementwise chain changes no bit, whatever the tails."""
+    tensor = f"!tv.tensor<{rows}x{cols}xf16>"
+    reference = parse(
+        f"""
+func.func @f(%x: {tensor}) -> {tensor} {{
+  %s = tv.sigmoid %x : {tensor}
+  %y = tv.mul %x, %s : {tensor}
+  func.return %y : {tensor}
+}}
+"""
+    )
+    module = tiled_2d(
+        rows, cols, tm, tn, "f16", "%s = tile.sigmoid %t : T\n%r = tile.mul %t, %s : T"
+    )
+    x = np.random.default_rng(rows * cols).normal(0, 3, (rows, cols)).astype(np.float16)
+    out = np.full_like(x, np.nan)
+    run_tile_function(module, "f", [x, out])
+    (expected,) = run_tv_function(reference, "f", [x])
+    np.testing.assert_array_equal(out, expected)
+
+
+def test_tile_arguments_must_match_their_type() -> None:
+    module = parse(
+        """
+func.func @f(%t: !tile.tile<8x16xf32, ub, valid = [?, 16]>) {
+  func.return
+}
+"""
+    )
+    good = np.zeros((8, 16), np.float32)
+    run_tile_function(module, "f", [TileValue(good, (3, 16))])
+    with pytest.raises(InterpretationError, match="holds a float32 array of shape"):
+        run_tile_function(module, "f", [TileValue(good.astype(np.float16), (3, 16))])
+    with pytest.raises(InterpretationError, match="differs from the static 16"):
+        run_tile_function(module, "f", [TileValue(good, (3, 15))])
 
 
 # --------------------------------------------------------------------------------------
