@@ -107,10 +107,6 @@ def is_float_element_type(element_type: Attribute) -> bool:
 # ---------------------------------------------------------------------------
 
 
-def _parse_dim(parser: AttrParser) -> int:
-    return parser.parse_shape_dimension()
-
-
 def _print_dim(printer: Printer, value: int) -> None:
     printer.print_string("?" if value == DYNAMIC_INDEX else str(value))
 
@@ -144,7 +140,7 @@ class CsrEncodingAttr(ParametrizedAttribute):
             for key in ("rows", "cols", "nnz"):
                 parser.parse_keyword(key)
                 parser.parse_punctuation("=")
-                values.append(IntAttr(_parse_dim(parser)))
+                values.append(IntAttr(parser.parse_shape_dimension()))
                 parser.parse_punctuation(",")
             parser.parse_keyword("index")
             parser.parse_punctuation("=")
@@ -774,7 +770,10 @@ class TanhOp(UnaryOp):
 
 @irdl_op_definition
 class GeluOp(UnaryOp):
-    """GELU, tanh approximation: `0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`."""
+    """GELU, tanh approximation: `0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`.
+
+    Not the erf form; docs/tensor_view.md says how the reference evaluates it.
+    """
 
     name = "tv.gelu"
 
