@@ -209,7 +209,14 @@ def _field_type(pass_type: type[ModulePass], field: dataclasses.Field[Any]) -> A
 
 
 def _type_name(hint: Any) -> str:
-    return hint.__name__ if isinstance(hint, type) else type_repr(hint)
+    """How an option type reads in messages: `int`, `float | None`, `tuple[int, ...]`."""
+    if hint is NoneType:
+        return "None"
+    if get_origin(hint) in (Union, UnionType):
+        return " | ".join(_type_name(arg) for arg in get_args(hint))
+    if isinstance(hint, type):
+        return hint.__name__
+    return type_repr(hint)
 
 
 def pass_options(pass_type: type[ModulePass]) -> list[tuple[str, str, str | None]]:
