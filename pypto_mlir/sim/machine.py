@@ -179,26 +179,51 @@ class Core:
 
     def mark_written(self, access: Access | tuple, loc: str = "") -> None:
         """Mark bytes as initialised (done by `issue` for every write)."""
-        access = _as_access(access)
-        self._check_range(access, loc)
-        if not isinstance(access.mem, GmTensor):
-            burst_view(self.written[access.mem], access)[...] = True
+        if type(access) is not Access:
+            access = _as_access(access)
+        mask = self._written_mask(access, loc)
+        if mask is None:
+            return
+        if access.count == 1:
+            mask[access.start : access.start + access.length] = True
+        else:
+            burst_view(mask, access)[...] = True
 
     def check_initialized(self, access: Access | tuple, loc: str = "") -> None:
         """UninitializedReadError when some byte of an on-chip access was never written."""
-        access = _as_access(access)
-        self._check_range(access, loc)
-        if isinstance(access.mem, GmTensor) or access.length == 0:
+        if type(access) is not Access:
+            access = _as_access(access)
+        mask = self._written_mask(access, loc)
+        if mask is None or access.length == 0:
             return
-        mask = burst_view(self.written[access.mem], access)
-        if not mask.all():
-            burst, byte = np.unravel_index(int(np.argmin(mask)), mask.shape)
-            first = access.start + int(burst) * access.stride + int(byte)
-            raise UninitializedReadError(
-                f"{_at(loc)}read of {access.mem} byte {first} (core {self.index}), which no "
-                f"instruction has written",
-                (loc,),
-            )
+        if access.count == 1:
+            touched = mask[access.start : access.start + access.length]
+        else:
+            touched = burst_view(mask, access)
+        if touched.all():
+            return
+        flat = np.asarray(touched).reshape(access.count, access.length)
+        burst, byte = np.unravel_index(int(np.argmin(flat)), flat.shape)
+        first = access.start + int(burst) * access.stride + int(byte)
+        raise UninitializedReadError(
+            f"{_at(loc)}read of {access.mem} byte {first} (core {self.index}), which no "
+            f"instruction has written",
+            (loc,),
+        )
+
+    def _written_mask(self, access: Access, loc: str) -> np.ndarray | None:
+        """The written-bit array of an on-chip access (None for GM), range-checked."""
+        mem = access.mem
+        if type(mem) is not str:
+            self._check_range(access, loc)
+            return None
+        mask = self.written.get(mem)
+        if mask is None:
+            self.memory(mem)  # raises the unknown-memory error
+        end = access.start + (access.count - 1) * access.stride + access.length
+        if end > mask.size:
+            self._check_range(access, loc)
+        return mask
 
     # --- instruction records -----------------------------------------------------------
     def scalar(self, count: int = 1) -> None:
@@ -232,8 +257,8 @@ class Core:
             )
         if cycles < 0:
             raise SimError(f"{_at(loc)}negative cycle count {cycles}", (loc,))
-        reads = tuple(_as_access(a) for a in reads)
-        writes = tuple(_as_access(a) for a in writes)
+        reads = tuple(a if type(a) is Access else _as_access(a) for a in reads)
+        writes = tuple(a if type(a) is Access else _as_access(a) for a in writes)
         for access in reads:
             self.check_initialized(access, loc)
         for access in writes:

@@ -19,6 +19,7 @@ the same GM block, one a write, race.
 
 from __future__ import annotations
 
+from operator import gt
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -92,42 +93,65 @@ class RaceDetector:
     def check(
         self, rec: Record, pipe: int, vc: list[int], access: Access, write: bool
     ) -> None:
-        """Check one access of `rec` (on `pipe`, clock `vc`) and update the shadow."""
+        """Check one access of `rec` (on `pipe`, clock `vc`) and update the shadow.
+
+        A stored access of `pipe` itself never exceeds vc[pipe], and cross-core checks
+        run first, so `stored clock > vc[p]` needs no test of p != pipe.
+        """
         if access.length == 0:
             return
-        shadow = self._shadow_of(rec.core, access.mem)
-        idx = self._blocks(access)
+        mem = access.mem
+        if type(mem) is str:
+            key: object = (rec.core, mem)
+            cross = False
+        else:
+            key = mem.id
+            cross = self._multi_core
+        shadow = self._shadow.get(key)
+        if shadow is None:
+            shadow = self._shadow_of(rec.core, mem)
+        if access.count == 1:
+            idx: np.ndarray | slice = slice(
+                access.start // BLOCK,
+                (access.start + access.length + BLOCK - 1) // BLOCK,
+            )
+        else:
+            idx = self._blocks(access)
         ids = shadow[idx]
         raw = ids.tobytes()
-        uniform = raw == raw[:4] * len(ids)
         states = self.states
-        cross = self._multi_core and isinstance(access.mem, GmTensor)
-        if uniform:
-            old = int(ids[0])
-            self._check_state(
-                rec, pipe, vc, access, write, cross, states[old], idx, ids, old
-            )
+        count = vc[pipe]
+        if raw == raw[:4] * len(ids):
+            sid = int(ids[0])
+            state = states[sid]
+            if cross:
+                self._check_cross(rec, access, write, state, idx, ids, sid)
+            if state[_W_COUNT] > vc[state[_W_PIPE]] or (
+                write and any(map(gt, state[_R0:], vc))
+            ):
+                self._check_state(rec, vc, access, write, state, idx, ids, sid)
             if write:
-                states.append(_written(pipe, vc[pipe], rec))
+                states.append(_written(pipe, count, rec))
                 shadow[idx] = len(states) - 1
             else:
-                new = _read(states[old], pipe, vc[pipe], rec)
+                new = _read(state, pipe, count, rec)
                 if new is not None:
                     states.append(new)
                     shadow[idx] = len(states) - 1
             return
         unique, inverse = np.unique(ids, return_inverse=True)
         for sid in unique.tolist():
-            self._check_state(
-                rec, pipe, vc, access, write, cross, states[sid], idx, ids, sid
-            )
+            state = states[sid]
+            if cross:
+                self._check_cross(rec, access, write, state, idx, ids, sid)
+            self._check_state(rec, vc, access, write, state, idx, ids, sid)
         if write:
-            states.append(_written(pipe, vc[pipe], rec))
+            states.append(_written(pipe, count, rec))
             shadow[idx] = len(states) - 1
             return
         mapped = []
         for sid in unique.tolist():
-            new = _read(states[sid], pipe, vc[pipe], rec)
+            new = _read(states[sid], pipe, count, rec)
             if new is None:
                 mapped.append(sid)
             else:
@@ -135,42 +159,47 @@ class RaceDetector:
                 mapped.append(len(states) - 1)
         shadow[idx] = np.asarray(mapped, np.int32)[inverse]
 
-    def _check_state(
+    def _check_cross(
         self,
         rec: Record,
-        pipe: int,
-        vc: list[int],
         access: Access,
         write: bool,
-        cross: bool,
         state: tuple[int, ...],
         idx: np.ndarray | slice,
         ids: np.ndarray,
         sid: int,
     ) -> None:
         core = rec.core
-        if cross:
-            w_core = state[_W_CORE]
-            if w_core != _NONE and w_core != core:
-                self._raise(
-                    rec, access, write, state[_W_GID], "write", idx, ids, sid, True
-                )
-            r_core = state[_R_CORE]
-            if write and r_core != _NONE and r_core != core:
-                other = state[_R_GID]
-                if self.records[other].core == core:
-                    other = state[_R_GID2]
-                self._raise(rec, access, write, other, "read", idx, ids, sid, True)
-        w_pipe = state[_W_PIPE]
-        if w_pipe != _NONE and w_pipe != pipe and state[_W_COUNT] > vc[w_pipe]:
+        w_core = state[_W_CORE]
+        if w_core != _NONE and w_core != core:
+            self._raise(rec, access, write, state[_W_GID], "write", idx, ids, sid, True)
+        r_core = state[_R_CORE]
+        if write and r_core != _NONE and r_core != core:
+            other = state[_R_GID]
+            if self.records[other].core == core:
+                other = state[_R_GID2]
+            self._raise(rec, access, write, other, "read", idx, ids, sid, True)
+
+    def _check_state(
+        self,
+        rec: Record,
+        vc: list[int],
+        access: Access,
+        write: bool,
+        state: tuple[int, ...],
+        idx: np.ndarray | slice,
+        ids: np.ndarray,
+        sid: int,
+    ) -> None:
+        if state[_W_COUNT] > vc[state[_W_PIPE]]:
             self._raise(
                 rec, access, write, state[_W_GID], "write", idx, ids, sid, False
             )
         if write:
             for p in range(NUM_PIPES):
                 count = state[_R0 + p]
-                if p != pipe and count > vc[p]:
-                    other = self.executed[core][p][count - 1]
+                if count > vc[p]:
+                    other = self.executed[rec.core][p][count - 1]
                     self._raise(rec, access, write, other, "read", idx, ids, sid, False)
 
     def _raise(
@@ -224,15 +253,18 @@ def _read(
 ) -> tuple[int, ...] | None:
     """The state after a read, or None when it does not change."""
     core = rec.core
-    r_core, r_gid, r_gid2 = state[_R_CORE], state[_R_GID], state[_R_GID2]
+    r_core = state[_R_CORE]
+    if r_core == core:
+        if state[_R0 + pipe] == count:
+            return None
+        return state[: _R0 + pipe] + (count,) + state[_R0 + pipe + 1 :]
+    r_gid, r_gid2 = state[_R_GID], state[_R_GID2]
     if r_core == _NONE:
         r_core, r_gid = core, rec.gid
-    elif r_core != core:
+    else:
         if r_core != _SEVERAL or r_gid2 == _NONE:
             r_gid2 = rec.gid
         r_core = _SEVERAL
-    if state[_R0 + pipe] == count and r_core == state[_R_CORE]:
-        return None
     reads = list(state[_R0:])
     reads[pipe] = count
     return state[:_R_CORE] + (r_core, r_gid, r_gid2, *reads)
