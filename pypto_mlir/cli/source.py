@@ -22,13 +22,20 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Operation
 from xdsl.parser import Parser
+from xdsl.universe import Universe
 from xdsl.utils.exceptions import (
     DiagnosticException,
     MultipleSpansParseError,
     ParseError,
 )
 
-from pypto_mlir.diagnostics import Diagnostic, DiagnosticError, Severity, SourceLocation
+from pypto_mlir.diagnostics import (
+    Diagnostic,
+    DiagnosticError,
+    Severity,
+    SourceLocation,
+    verify,
+)
 
 STDIN_NAME = "<stdin>"
 """The file name diagnostics use for standard input (as MLIR does)."""
@@ -202,3 +209,26 @@ def parse_chunk(
         raise DiagnosticError(
             Diagnostic(Severity.ERROR, str(error), parser.location_at(parser.pos))
         ) from error
+
+
+def default_context(allow_unregistered: bool = False) -> Context:
+    """A context that knows every dialect of every installed `xdsl.universe`."""
+    ctx = Context(allow_unregistered=allow_unregistered)
+    for name, factory in Universe.get_multiverse().all_dialects.items():
+        ctx.register_dialect(name, factory)
+    return ctx
+
+
+def load_module(path: str | None, ctx: Context | None = None) -> ModuleOp:
+    """Read, parse and verify the MLIR file `path` (standard input if None).
+
+    For tools other than `pypto-opt` (e.g. `pypto-run`): raises `DiagnosticError`
+    for an unreadable file, malformed IR or a verifier failure; print it with
+    `pypto_mlir.cli.diagnostics.render`.
+    """
+    source = read_source(path)
+    module = parse_chunk(
+        ctx or default_context(), SourceChunk(source.text, 1), source.name
+    )
+    verify(module)
+    return module
