@@ -30,6 +30,7 @@ from enum import auto
 from functools import cache
 from typing import ClassVar, cast
 
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     ArrayAttr,
@@ -81,8 +82,19 @@ from xdsl.irdl import (
     var_operand_def,
 )
 from xdsl.parser import AttrParser, Parser
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
 from xdsl.printer import Printer
-from xdsl.traits import MemoryReadEffect, MemoryWriteEffect, OpTrait, Pure
+from xdsl.traits import (
+    HasCanonicalizationPatternsTrait,
+    MemoryReadEffect,
+    MemoryWriteEffect,
+    OpTrait,
+    Pure,
+)
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
@@ -1574,11 +1586,63 @@ class TransposeOp(IRDLOperation):
         _verify_result(self, self.result.type, expected)
 
 
+def valid_extent_origin(
+    tile_value: SSAValue, dim: int
+) -> SSAValue | tuple[SSAValue, int] | None:
+    """Where the valid extent of `dim` of `tile_value` comes from, one op back.
+
+    An `index` value (a `valid` operand of the load, fill or broadcast that made
+    the extent), or the (tile, dim) whose extent it copies, or None when the
+    defining op is unknown (e.g. a block argument).
+    """
+    op = tile_value.owner
+    if isinstance(op, LoadOp | FillOp):
+        result_type = _tile_type(op.result)
+        dynamic = [
+            d for d, v in enumerate(result_type.get_valid()) if v == DYNAMIC_INDEX
+        ]
+        return op.valid_sizes[dynamic.index(dim)] if dim in dynamic else None
+    if isinstance(op, BroadcastOp):
+        broadcast = op.broadcast_dims()
+        if dim not in broadcast:
+            return op.source, dim
+        result_type = _tile_type(op.result)
+        dynamic = [d for d in broadcast if result_type.get_valid()[d] == DYNAMIC_INDEX]
+        return op.valid_sizes[dynamic.index(dim)] if dim in dynamic else None
+    if isinstance(op, TileUnaryOp | CastOp | PadOp | TileReduceOp):
+        return op.source, dim
+    if isinstance(op, MoveOp):
+        return op.source, (1 - dim if op.transpose is not None else dim)
+    if isinstance(op, TransposeOp):
+        return op.source, 1 - dim
+    if isinstance(op, MatmulOp):
+        return (op.lhs, 0) if dim == 0 else (op.rhs, 1)
+    if isinstance(op, TileBinaryOp):
+        size = _tile_type(op.result).get_shape()[dim]
+        for operand in (op.lhs, op.rhs):
+            operand_type = operand.type
+            if (
+                isinstance(operand_type, TileType)
+                and operand_type.get_shape()[dim] == size
+            ):
+                return operand, dim
+    return None
+
+
+class ValidDimOpHasCanonicalizationPatterns(HasCanonicalizationPatternsTrait):
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        return (FoldValidDim(),)
+
+
 @irdl_op_definition
 class ValidDimOp(IRDLOperation):
     """The valid extent of dim `dim` of a tile, as an index.
 
     %rows = tile.valid_dim %t, 0 : !tile.tile<64x1024xf16, ub, valid = [?, 1024]>
+
+    Canonicalization folds a static extent to a constant and follows a `?`
+    back to the `valid` operand that created it (see `valid_extent_origin`).
     """
 
     name = "tile.valid_dim"
@@ -1587,7 +1651,7 @@ class ValidDimOp(IRDLOperation):
     dim = prop_def(IntegerAttr[IntegerType])
     result = result_def(IndexType())
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), ValidDimOpHasCanonicalizationPatterns())
 
     def __init__(self, source: SSAValue | Operation, dim: int):
         super().__init__(
@@ -1626,6 +1690,24 @@ class ValidDimOp(IRDLOperation):
         _print_extra_attrs(printer, self)
         printer.print_string(" : ")
         printer.print_attribute(self.source.type)
+
+
+class FoldValidDim(RewritePattern):
+    """`tile.valid_dim` of a static extent is a constant; of a `?`, the operand
+    that created it (or `tile.valid_dim` of the tile it was copied from)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ValidDimOp, rewriter: PatternRewriter, /):
+        static = _tile_type(op.source).get_valid()[op.dim_index]
+        if static != DYNAMIC_INDEX:
+            constant = arith.ConstantOp.from_int_and_width(static, IndexType())
+            rewriter.replace_op(op, constant)
+            return
+        origin = valid_extent_origin(op.source, op.dim_index)
+        if isinstance(origin, SSAValue):
+            rewriter.replace_op(op, (), (origin,))
+        elif origin is not None:
+            rewriter.replace_op(op, ValidDimOp(*origin))
 
 
 UNARY_OPS: tuple[type[TileUnaryOp], ...] = (
