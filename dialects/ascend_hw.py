@@ -1169,6 +1169,27 @@ class LoadL0Op(MatrixMoveOp):
 
     transpose = opt_prop_def(UnitAttr)
 
+    def __init__(
+        self,
+        src: SSAValue | Operation,
+        src_indices: Sequence[SSAValue | Operation],
+        dst: SSAValue | Operation,
+        dst_indices: Sequence[SSAValue | Operation],
+        *,
+        rows: int,
+        cols: int,
+        transpose: bool = False,
+    ):
+        super().__init__(
+            src,
+            src_indices,
+            dst,
+            dst_indices,
+            rows=rows,
+            cols=cols,
+            properties={"transpose": UnitAttr()} if transpose else None,
+        )
+
     @property
     def transposed(self) -> bool:
         return self.transpose is not None
