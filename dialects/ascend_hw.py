@@ -1402,6 +1402,10 @@ class VectorOp(HwInstruction, abc.ABC):
     32-byte blocks; absent, they are contiguous: block stride 1 and repeat
     stride `lanes * e / B`. Every touched byte lies inside its buffer. The
     repeats run in order i = 0, 1, ...; each reads its inputs before writing.
+
+    Numerics: float arithmetic is evaluated in f32 and rounded once to the
+    element type (nearest even), which for +, -, *, / is the correctly rounded
+    f16 result; integer arithmetic wraps.
     """
 
     repeat = prop_def(IntegerAttr[I64], default_value=IntegerAttr(1, i64))
@@ -1865,7 +1869,9 @@ class VCastOp(VectorUnaryOp):
     Lanes per repeat follow the wider type (64 for f16 <-> f32), so the narrow
     side's contiguous repeat stride is half a repeat. Exact widenings use round
     mode `none`; the others round with the given mode. Float -> integer
-    saturates to the integer range (NaN -> 0). Legal pairs: `CAST_MODES`.
+    saturates to the integer range (NaN -> 0); f32 -> f16/bf16 beyond the
+    range gives +-inf; `odd` truncates, then sets the lowest mantissa bit if
+    the result is inexact. Legal pairs: `CAST_MODES`.
     """
 
     name = "ascend_hw.vcast"
