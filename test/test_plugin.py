@@ -11,14 +11,10 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # Python 3.10 needs the tomli backport
-    import tomli as tomllib
 
 REPO = Path(__file__).resolve().parents[1]
 PLUGIN = REPO / "examples" / "plugin"

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import os
 import sys
 import textwrap
 import time
@@ -545,6 +546,11 @@ def main(args: Sequence[str] | None = None) -> int:
         if debug:
             traceback.print_exception(error)
         print(f"{TOOL_NAME}: error: {error}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:
+        # The reader went away (`pypto-opt ... | head`): stop quietly, as cat does.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
         return 1
     except ArgSpecParseError as error:
         # A malformed -t/-f spec, rejected by xDSL while reading the arguments.
