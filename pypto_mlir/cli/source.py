@@ -154,7 +154,14 @@ class LocatingParser(Parser):
 
     def parse_operation(self) -> Operation:
         start = self.pos
-        op = super().parse_operation()
+        try:
+            op = super().parse_operation()
+        except DiagnosticException as error:
+            # An attribute or type verifier failed inside this op: remember the
+            # innermost op being parsed, the best place to point at.
+            if not hasattr(error, "parse_position"):
+                error.parse_position = start  # pyright: ignore[reportAttributeAccessIssue]
+            raise
         if isinstance(op.location, UnknownLoc):
             op.location = self._location_attr(start)
         return op
@@ -204,10 +211,11 @@ def parse_chunk(
     except ParseError as error:
         raise DiagnosticError(parse_error_diagnostic(error, parser)) from error
     except DiagnosticException as error:
-        # Attribute and type verifiers run while parsing; the parser has just
-        # read the construct that failed.
+        # Attribute and type verifiers run while parsing: report at the op that
+        # holds the construct that failed.
+        position = getattr(error, "parse_position", parser.pos)
         raise DiagnosticError(
-            Diagnostic(Severity.ERROR, str(error), parser.location_at(parser.pos))
+            Diagnostic(Severity.ERROR, str(error), parser.location_at(position))
         ) from error
 
 
