@@ -348,15 +348,18 @@ class PyptoOptMain(xDSLOptMain):
             names = {
                 n for value in getattr(self.args, option) for n in value.split(",")
             }
+            flag = "--" + option.replace("_", "-")
             for name in sorted(names):
                 if name not in self.available_passes:
-                    flag = "--" + option.replace("_", "-")
-                    raise DiagnosticError(
-                        Diagnostic(
-                            Severity.ERROR,
-                            f"{flag}: '{name}' does not refer to a registered pass",
-                        )
-                    )
+                    problem = "does not refer to a registered pass"
+                elif issubclass(self.available_passes[name](), PipelinePass):
+                    # Pipelines run as their member passes; name one of those.
+                    problem = "is a pipeline; name one of its passes"
+                else:
+                    continue
+                raise DiagnosticError(
+                    Diagnostic(Severity.ERROR, f"{flag}: '{name}' {problem}")
+                )
             setattr(self, option, names)
         return passes
 
@@ -547,6 +550,8 @@ def main(args: Sequence[str] | None = None) -> int:
             traceback.print_exception(error)
         print(f"{TOOL_NAME}: error: {error}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        return 130
     except BrokenPipeError:
         # The reader went away (`pypto-opt ... | head`): stop quietly, as cat does.
         devnull = os.open(os.devnull, os.O_WRONLY)

@@ -10,6 +10,7 @@
 // RUN: bash -c 'pypto-opt %s -p "cse;dce"; echo "exit=$?"' 2>&1 | filecheck %s --check-prefix=CHAR
 // RUN: bash -c 'pypto-opt %s -p "cse{"; echo "exit=$?"' 2>&1 | filecheck %s --check-prefix=UNCLOSED
 // RUN: bash -c 'pypto-opt %s --mlir-print-ir-after=no-such-pass; echo "exit=$?"' 2>&1 | filecheck %s --check-prefix=PRINT
+// RUN: bash -c 'pypto-opt %s --mlir-print-ir-before=pypto-cleanup; echo "exit=$?"' 2>&1 | filecheck %s --check-prefix=PRINT-PIPELINE
 
 // UNKNOWN: <pass-pipeline>:1:1: error: 'no-such-pass' does not refer to a registered pass or pass pipeline
 // UNKNOWN-NEXT: {{^}}no-such-pass{{$}}
@@ -44,3 +45,6 @@
 
 // PRINT: pypto-opt: error: --mlir-print-ir-after: 'no-such-pass' does not refer to a registered pass
 // PRINT-NEXT: exit=1
+
+// PRINT-PIPELINE: pypto-opt: error: --mlir-print-ir-before: 'pypto-cleanup' is a pipeline; name one of its passes
+// PRINT-PIPELINE-NEXT: exit=1
