@@ -217,6 +217,11 @@ def _set_help(parser: argparse.ArgumentParser, option: str, text: str) -> None:
 class PyptoOptMain(xDSLOptMain):
     """The `pypto-opt` driver."""
 
+    mlir_print_ir_before: set[str]
+    """Passes named by --mlir-print-ir-before (checked by `_build_pipeline`)."""
+    mlir_print_ir_after: set[str]
+    """Passes named by --mlir-print-ir-after."""
+
     version_format = (
         f"pypto-opt {version('pypto-mlir')} built on xdsl version {{xdsl_version}}"
     )
