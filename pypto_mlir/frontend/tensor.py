@@ -1,0 +1,728 @@
+"""Tracing: tensors that record `tv` ops instead of computing.
+
+While a kernel is traced, its parameters are `Tensor` (or `Scalar`) proxies of
+the SSA values of a `func.func` under construction. Operators and the functions
+of `pypto_mlir.frontend.ops` append `tv` ops to it through the active `Trace`.
+Shapes are concrete during a trace (symbolic sizes are bound first), so every
+shape and dtype rule is checked as the op is recorded, and a mistake raises a
+`KernelError` at the kernel author's line.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Any, NoReturn, TypeVar
+
+import numpy as np
+from xdsl.builder import Builder
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import (
+    FileLineColLoc,
+    FloatAttr,
+    IntAttr,
+    IntegerAttr,
+    IntegerType,
+    StringAttr,
+)
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.rewriter import InsertPoint
+from xdsl.utils.exceptions import VerifyException
+
+from pypto_mlir.dialects import tensor_view as tv
+from pypto_mlir.frontend.dtypes import DType, dtype_of, f32
+from pypto_mlir.frontend.errors import KernelError, kernel_error, user_location
+
+# --------------------------------------------------------------------------------------
+# Annotations: pto.Tensor[(M, 1024), pto.f16], pto.sym("M")
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Sym:
+    """A symbolic size: a dimension bound from the argument's shape at each call.
+
+    `pto.Tensor[("M", 1024), pto.f16]` is short for
+    `pto.Tensor[(pto.sym("M"), 1024), pto.f16]`.
+    """
+
+    name: str
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+def sym(name: str) -> Sym:
+    """A symbolic size named `name` (a Python identifier)."""
+    if not isinstance(name, str) or not name.isidentifier():
+        raise kernel_error(f"a symbolic size needs an identifier name, got {name!r}")
+    return Sym(name)
+
+
+Dim = int | Sym
+
+
+def _format_dims(shape: Sequence[Dim]) -> str:
+    """A shape as Python prints a tuple: `(4, 8)`, `(8,)`, `()`."""
+    inner = ", ".join(str(d) for d in shape)
+    return f"({inner},)" if len(shape) == 1 else f"({inner})"
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    """The annotation `pto.Tensor[shape, dtype]`: a tensor parameter or result."""
+
+    shape: tuple[Dim, ...]
+    dtype: DType
+
+    @property
+    def symbols(self) -> tuple[str, ...]:
+        return tuple(d.name for d in self.shape if isinstance(d, Sym))
+
+    def resolve(self, sizes: dict[str, int]) -> tuple[int, ...]:
+        """The concrete shape once every symbol has a size."""
+        return tuple(sizes[d.name] if isinstance(d, Sym) else d for d in self.shape)
+
+    def __repr__(self) -> str:
+        return f"pto.Tensor[{_format_dims(self.shape)}, {self.dtype!r}]"
+
+
+def _parse_dim(dim: object) -> Dim:
+    if isinstance(dim, Sym):
+        return dim
+    if isinstance(dim, str):
+        return sym(dim)
+    if isinstance(dim, numbers.Integral) and not isinstance(dim, bool) and dim >= 0:
+        return int(dim)
+    raise kernel_error(
+        f"a tensor dimension is a size >= 0 or a symbol name, got {dim!r}"
+    )
+
+
+def tensor_spec(params: object) -> TensorSpec:
+    """Parse the subscript of `pto.Tensor[...]`."""
+    if not (isinstance(params, tuple) and len(params) == 2):
+        raise kernel_error(
+            "write a tensor annotation as pto.Tensor[shape, dtype], e.g. "
+            "pto.Tensor[(128, 768), pto.f16]"
+        )
+    shape, dtype = params
+    if not isinstance(dtype, DType):
+        raise kernel_error(
+            f"the element type of pto.Tensor[...] must be a pto dtype "
+            f"(pto.f16, pto.f32, ...), got {dtype!r}"
+        )
+    dims: Sequence[object] = shape if isinstance(shape, tuple | list) else (shape,)
+    return TensorSpec(tuple(_parse_dim(d) for d in dims), dtype)
+
+
+# --------------------------------------------------------------------------------------
+# The trace: where recorded ops go
+# --------------------------------------------------------------------------------------
+
+_OpT = TypeVar("_OpT", bound=Operation)
+
+
+class Trace:
+    """The `func.func` body being recorded, with the kernel author's location
+    attached to every op."""
+
+    def __init__(self, block: Block) -> None:
+        self._builder = Builder(InsertPoint.at_end(block))
+        self._constants: dict[tuple[str, str], SSAValue] = {}
+
+    def insert(self, op: _OpT) -> _OpT:
+        """Append `op`, located at the kernel line recording it, and verify it."""
+        location = user_location()
+        if location is not None:
+            op.location = FileLineColLoc(
+                StringAttr(location.file),
+                IntAttr(location.line),
+                IntAttr(location.column),
+            )
+        try:
+            op.verify()
+        except VerifyException as error:
+            raise KernelError(f"{op.name}: {error}", location) from None
+        self._builder.insert(op)
+        return op
+
+    def constant(self, value: numbers.Number, dtype: DType) -> SSAValue:
+        """An `arith.constant` of `value` rounded to `dtype` (one per value)."""
+        if dtype.is_float:
+            number = float(value)  # pyright: ignore[reportArgumentType]
+            rounded = float(np.asarray(number, dtype.numpy_dtype))
+            if dtype.name == "bf16":
+                rounded = float(FloatAttr(number, dtype.element_type).value.data)
+            if math.isfinite(number) and not math.isfinite(rounded):
+                raise kernel_error(f"the constant {number} overflows {dtype}")
+            key = (dtype.name, number.hex())
+            attr: FloatAttr | IntegerAttr = FloatAttr(number, dtype.element_type)
+        else:
+            if not isinstance(value, numbers.Integral):
+                raise kernel_error(
+                    f"the float constant {value} cannot be used with an {dtype} "
+                    f"tensor; cast the tensor first, e.g. x.astype(pto.f32)"
+                )
+            info = np.iinfo(dtype.numpy_dtype)
+            if not info.min <= int(value) <= info.max:
+                raise kernel_error(
+                    f"the constant {int(value)} does not fit in {dtype} "
+                    f"[{info.min}, {info.max}]"
+                )
+            key = (dtype.name, str(int(value)))
+            assert isinstance(dtype.element_type, IntegerType)
+            attr = IntegerAttr(int(value), dtype.element_type)
+        if key not in self._constants:
+            self._constants[key] = self.insert(arith.ConstantOp(attr)).result
+        return self._constants[key]
+
+
+_active_trace: ContextVar[Trace | None] = ContextVar("pypto_trace", default=None)
+
+
+@contextmanager
+def tracing(trace: Trace) -> Iterator[Trace]:
+    """Make `trace` the one that `pto.full` and friends record into."""
+    token = _active_trace.set(trace)
+    try:
+        yield trace
+    finally:
+        _active_trace.reset(token)
+
+
+def active_trace(what: str) -> Trace:
+    """The trace being recorded; `what` (e.g. 'pto.zeros') needs one."""
+    trace = _active_trace.get()
+    if trace is None:
+        raise kernel_error(f"{what} can only be used inside a @pto.kernel function")
+    return trace
+
+
+# --------------------------------------------------------------------------------------
+# Operands
+# --------------------------------------------------------------------------------------
+
+
+def _is_python_scalar(value: object) -> bool:
+    """Python and numpy numbers (not bools of the kernel's own making)."""
+    return isinstance(value, numbers.Real) or (
+        isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "biuf"
+    )
+
+
+def _not_an_operand(what: str, value: object) -> NoReturn:
+    if isinstance(value, np.ndarray | list | tuple):
+        raise kernel_error(
+            f"{what}: a {type(value).__name__} cannot be captured by a kernel; pass "
+            "it as a kernel argument"
+        )
+    raise kernel_error(f"{what}: unsupported operand of type {type(value).__name__}")
+
+
+class Tensor:
+    """A tensor while a kernel is traced: an SSA value of type `!tv.tensor`.
+
+    Subscripted, it is the parameter annotation: `pto.Tensor[(4096, 1024), pto.f16]`.
+    """
+
+    __slots__ = ("_value", "_trace")
+    __array_ufunc__ = None
+    """numpy defers to our reflected operators (`2.0 * x`)."""
+
+    def __init__(self, value: SSAValue, trace: Trace) -> None:
+        self._value = value
+        self._trace = trace
+
+    def __class_getitem__(cls, params: object) -> TensorSpec:
+        return tensor_spec(params)
+
+    # Properties, as numpy names them.
+
+    @property
+    def value(self) -> SSAValue:
+        """The SSA value this tensor stands for."""
+        return self._value
+
+    @property
+    def type(self) -> tv.TensorViewType:
+        value_type = self._value.type
+        assert isinstance(value_type, tv.TensorViewType)
+        return value_type
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.type.get_shape()
+
+    @property
+    def dtype(self) -> DType:
+        return dtype_of(self.type.element_type)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise kernel_error("len() of a rank-0 tensor")
+        return self.shape[0]
+
+    def __repr__(self) -> str:
+        return f"<traced tensor {_format_dims(self.shape)} {self.dtype}>"
+
+    __hash__ = object.__hash__
+
+    # What a traced value cannot do.
+
+    def __bool__(self) -> bool:
+        raise kernel_error(
+            "a traced tensor has no truth value: the kernel body runs once, at "
+            "trace time, so Python control flow cannot depend on tensor values"
+        )
+
+    def __iter__(self) -> Iterator[Tensor]:
+        raise kernel_error(
+            "iterating over a tensor is not supported; slice it (x[i:i + n]) instead"
+        )
+
+    def __float__(self) -> float:
+        raise kernel_error("a traced tensor has no Python value")
+
+    __int__ = __index__ = __float__  # type: ignore[assignment]
+
+    def __setitem__(self, key: object, value: object) -> None:
+        raise kernel_error(
+            "kernel tensors are values and cannot be assigned to; build a new "
+            "tensor instead"
+        )
+
+    def _compare(self, other: object) -> NoReturn:
+        raise kernel_error(
+            "comparisons of tensors are not supported; use pto.maximum / "
+            "pto.minimum / pto.relu"
+        )
+
+    __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = _compare  # type: ignore[assignment]
+
+    # Building ops.
+
+    def _insert(self, op: _OpT) -> _OpT:
+        return self._trace.insert(op)
+
+    def _wrap(self, op: Operation) -> Tensor:
+        return Tensor(self._insert(op).results[0], self._trace)
+
+    def _operand(self, what: str, other: object) -> SSAValue:
+        """`other` as an operand next to this tensor: a tensor, a scalar
+        parameter, or a Python number (a constant of this tensor's dtype)."""
+        if isinstance(other, Tensor):
+            if other._trace is not self._trace:
+                raise kernel_error(
+                    f"{what}: a tensor from another kernel trace cannot be used here"
+                )
+            return other._value
+        if isinstance(other, Scalar):
+            if other.trace is not self._trace:
+                raise kernel_error(
+                    f"{what}: a scalar from another kernel trace cannot be used here"
+                )
+            _check_scalar_dtype(what, self.dtype, other.dtype)
+            return other.value
+        if _is_python_scalar(other):
+            return self._trace.constant(
+                other.item() if isinstance(other, np.ndarray) else other,  # pyright: ignore[reportArgumentType]
+                self.dtype,
+            )
+        _not_an_operand(what, other)
+
+    # Arithmetic.
+
+    def _binary(
+        self, op_type: type[tv.BinaryOp], symbol: str, other: object, reflected: bool
+    ) -> Tensor:
+        other_value = self._operand(f"'{symbol}'", other)
+        lhs, rhs = (
+            (other_value, self._value) if reflected else (self._value, other_value)
+        )
+        return binary(self, op_type, symbol, lhs, rhs)
+
+    def __add__(self, other: object) -> Tensor:
+        return self._binary(tv.AddOp, "+", other, False)
+
+    def __radd__(self, other: object) -> Tensor:
+        return self._binary(tv.AddOp, "+", other, True)
+
+    def __sub__(self, other: object) -> Tensor:
+        return self._binary(tv.SubOp, "-", other, False)
+
+    def __rsub__(self, other: object) -> Tensor:
+        return self._binary(tv.SubOp, "-", other, True)
+
+    def __mul__(self, other: object) -> Tensor:
+        return self._binary(tv.MulOp, "*", other, False)
+
+    def __rmul__(self, other: object) -> Tensor:
+        return self._binary(tv.MulOp, "*", other, True)
+
+    def __truediv__(self, other: object) -> Tensor:
+        return self._binary(tv.DivOp, "/", other, False)
+
+    def __rtruediv__(self, other: object) -> Tensor:
+        return self._binary(tv.DivOp, "/", other, True)
+
+    def __matmul__(self, other: object) -> Tensor:
+        if not isinstance(other, Tensor):
+            _not_an_operand("'@'", other)
+        return matmul(self, other)
+
+    def __rmatmul__(self, other: object) -> Tensor:
+        _not_an_operand("'@'", other)
+
+    def __neg__(self) -> Tensor:
+        return unary(self, tv.NegOp, "'-'")
+
+    def __pos__(self) -> Tensor:
+        return self
+
+    def __abs__(self) -> Tensor:
+        return unary(self, tv.AbsOp, "abs")
+
+    def __pow__(self, exponent: object) -> Tensor:
+        """Powers with a constant exponent that have a `tv` form: 1, 2, 3, 0.5,
+        -0.5, -1, -2."""
+        if not isinstance(exponent, numbers.Real) or exponent not in _POWERS:
+            raise kernel_error(
+                f"'**' supports the constant exponents {', '.join(map(str, _POWERS))}; "
+                f"got {exponent!r}"
+            )
+        return _POWERS[exponent](self)
+
+    # Shapes.
+
+    @property
+    def T(self) -> Tensor:  # noqa: N802 (numpy's name)
+        """The dimensions reversed, as numpy's `.T`."""
+        return self.transpose()
+
+    def transpose(self, *axes: int | Sequence[int]) -> Tensor:
+        """Permute dimensions as numpy does: no argument reverses them."""
+        if len(axes) == 1 and not isinstance(axes[0], numbers.Integral):
+            axes = tuple(axes[0])  # pyright: ignore[reportArgumentType]
+        permutation = (
+            list(reversed(range(self.ndim)))
+            if not axes
+            else [_axis("transpose", a, self.ndim) for a in axes]  # pyright: ignore[reportArgumentType]
+        )
+        if sorted(permutation) != list(range(self.ndim)):
+            raise kernel_error(
+                f"transpose: {tuple(axes)} is not a permutation of the "
+                f"{self.ndim} dimensions of a {_format_dims(self.shape)} tensor"
+            )
+        if permutation == list(range(self.ndim)):
+            return self
+        return self._wrap(tv.TransposeOp(self._value, permutation))
+
+    def __getitem__(self, key: object) -> Tensor:
+        """A strided window: integers pick (and drop) a dimension, slices keep
+        it; steps must be positive."""
+        return _view(self, key)
+
+    def astype(self, dtype: DType) -> Tensor:
+        """The tensor converted to `dtype` (rounding as `tv.cast`)."""
+        if not isinstance(dtype, DType):
+            raise kernel_error(f"astype: expected a pto dtype, got {dtype!r}")
+        if dtype is self.dtype:
+            return self
+        return self._wrap(tv.CastOp(self._value, dtype.element_type))
+
+    # Reductions.
+
+    def sum(
+        self, axis: int | Sequence[int] | None = None, keepdims: bool = False
+    ) -> Tensor:
+        """Sum over `axis` (all axes if None); floats accumulate in f32."""
+        return _reduce(self, tv.ReduceSumOp, "sum", axis, keepdims)
+
+    def max(
+        self, axis: int | Sequence[int] | None = None, keepdims: bool = False
+    ) -> Tensor:
+        """Maximum over `axis` (all axes if None)."""
+        return _reduce(self, tv.ReduceMaxOp, "max", axis, keepdims)
+
+    def min(
+        self, axis: int | Sequence[int] | None = None, keepdims: bool = False
+    ) -> Tensor:
+        """Minimum over `axis` (all axes if None)."""
+        return _reduce(self, tv.ReduceMinOp, "min", axis, keepdims)
+
+    def mean(
+        self, axis: int | Sequence[int] | None = None, keepdims: bool = False
+    ) -> Tensor:
+        """The sum over `axis` times 1/n, n the number of reduced elements (the
+        factor is an f32 constant, so only the sum and the product round)."""
+        if not self.dtype.is_float:
+            raise kernel_error(
+                f"mean of an {self.dtype} tensor: cast it to a float type first"
+            )
+        axes = _axes("mean", axis, self.ndim)
+        count = math.prod(self.shape[a] for a in axes)
+        if count == 0:
+            raise kernel_error(
+                f"mean over an empty dimension of a {_format_dims(self.shape)} tensor"
+            )
+        total = _reduce(self, tv.ReduceSumOp, "mean", axis, keepdims)
+        if count == 1:
+            return total
+        factor = self._trace.constant(1.0 / count, f32)
+        return binary(self, tv.MulOp, "mean", total._value, factor)
+
+
+class Scalar:
+    """A scalar kernel parameter while tracing (annotated with a dtype, e.g.
+    `alpha: pto.f32`): usable as an operand of tensor operations."""
+
+    __slots__ = ("value", "trace", "dtype")
+
+    def __init__(self, value: SSAValue, trace: Trace, dtype: DType) -> None:
+        self.value = value
+        self.trace = trace
+        self.dtype = dtype
+
+    def __repr__(self) -> str:
+        return f"<traced scalar {self.dtype}>"
+
+    def _unsupported(self, other: object) -> Any:
+        if isinstance(other, Tensor):
+            return NotImplemented
+        raise kernel_error(
+            "arithmetic on scalar parameters alone is not supported; combine them "
+            "with a tensor"
+        )
+
+    __add__ = __radd__ = __sub__ = __rsub__ = _unsupported
+    __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _unsupported
+
+    def __bool__(self) -> bool:
+        raise kernel_error("a traced scalar has no truth value")
+
+
+def _check_scalar_dtype(what: str, tensor: DType, scalar: DType) -> None:
+    """A float tensor takes any float scalar; an integer tensor its own type."""
+    if tensor.is_float and scalar.is_float:
+        return
+    if scalar is not tensor:
+        raise kernel_error(
+            f"{what}: a {scalar} scalar cannot be combined with an {tensor} tensor"
+        )
+
+
+# --------------------------------------------------------------------------------------
+# Op builders shared by operators and pto.* functions
+# --------------------------------------------------------------------------------------
+
+
+def binary(
+    anchor: Tensor,
+    op_type: type[tv.BinaryOp],
+    what: str,
+    lhs: SSAValue,
+    rhs: SSAValue,
+) -> Tensor:
+    """Record an elementwise binary op after checking dtypes and broadcasting."""
+    lhs_type, rhs_type = lhs.type, rhs.type
+    if isinstance(lhs_type, tv.TensorViewType) and isinstance(
+        rhs_type, tv.TensorViewType
+    ):
+        if lhs_type.element_type != rhs_type.element_type:
+            raise kernel_error(
+                f"dtype mismatch in '{what}': {dtype_of(lhs_type.element_type)} and "
+                f"{dtype_of(rhs_type.element_type)}; convert one with .astype(...)"
+            )
+        try:
+            tv.broadcast_shapes(lhs_type.get_shape(), rhs_type.get_shape())
+        except ValueError:
+            raise kernel_error(
+                f"shape mismatch in '{what}': {_format_dims(lhs_type.get_shape())} "
+                f"and {_format_dims(rhs_type.get_shape())}"
+            ) from None
+    if not op_type.ALLOWS_INTEGERS and not anchor.dtype.is_float:
+        raise kernel_error(
+            f"'{what}' needs float operands, got {anchor.dtype}; convert with "
+            ".astype(pto.f32)"
+        )
+    return anchor._wrap(op_type(lhs, rhs))
+
+
+def unary(x: object, op_type: type[tv.UnaryOp], what: str) -> Tensor:
+    """Record an elementwise unary op on a tensor."""
+    if not isinstance(x, Tensor):
+        raise kernel_error(f"{what} expects a kernel tensor, got {type(x).__name__}")
+    if not op_type.ALLOWS_INTEGERS and not x.dtype.is_float:
+        raise kernel_error(
+            f"{what} expects a float tensor (f16, bf16, f32), got {x.dtype}; "
+            "convert with .astype(pto.f32)"
+        )
+    return x._wrap(op_type(x._value))
+
+
+def matmul(
+    a: object,
+    b: object,
+    transpose_a: bool = False,
+    transpose_b: bool = False,
+    out_dtype: DType | None = None,
+) -> Tensor:
+    """Record `a @ b` (f32 accumulation; the result has `out_dtype`, default the
+    inputs' dtype, i32 for i8)."""
+    for operand in (a, b):
+        if not isinstance(operand, Tensor):
+            raise kernel_error(
+                f"matmul expects kernel tensors, got {type(operand).__name__}"
+            )
+    assert isinstance(a, Tensor) and isinstance(b, Tensor)
+    b_value = a._operand("'@'", b)
+    if a.dtype is not b.dtype:
+        raise kernel_error(
+            f"dtype mismatch in '@': {a.dtype} and {b.dtype}; convert one with "
+            ".astype(...)"
+        )
+    if a.dtype.name not in ("f16", "bf16", "f32", "i8"):
+        raise kernel_error(f"'@' supports f16, bf16, f32 and i8 tensors, got {a.dtype}")
+    try:
+        tv.MatmulOp.infer_result_shape(a.shape, b.shape, transpose_a, transpose_b)
+    except ValueError as error:
+        raise kernel_error(
+            f"shape mismatch in '@': {_format_dims(a.shape)} and "
+            f"{_format_dims(b.shape)}: {error}"
+        ) from None
+    op = tv.MatmulOp(
+        a._value,
+        b_value,
+        transpose_a=transpose_a,
+        transpose_b=transpose_b,
+        result_element_type=None if out_dtype is None else out_dtype.element_type,
+    )
+    return a._wrap(op)
+
+
+def _axis(what: str, axis: object, rank: int) -> int:
+    if not isinstance(axis, numbers.Integral) or isinstance(axis, bool):
+        raise kernel_error(f"{what}: an axis is an integer, got {axis!r}")
+    if not -rank <= int(axis) < rank:
+        raise kernel_error(
+            f"{what}: axis {int(axis)} is out of range for a rank-{rank} tensor"
+        )
+    return int(axis) % rank
+
+
+def _axes(what: str, axis: int | Sequence[int] | None, rank: int) -> list[int]:
+    if axis is None:
+        return list(range(rank))
+    items = (axis,) if isinstance(axis, numbers.Integral) else tuple(axis)
+    axes = [_axis(what, a, rank) for a in items]
+    if len(set(axes)) != len(axes):
+        raise kernel_error(f"{what}: repeated axis in {tuple(items)}")
+    return sorted(axes)
+
+
+def _reduce(
+    x: Tensor,
+    op_type: type[tv.ReduceOp],
+    what: str,
+    axis: int | Sequence[int] | None,
+    keepdims: bool,
+) -> Tensor:
+    axes = _axes(what, axis, x.ndim)
+    if not axes:
+        return x
+    if op_type.NEEDS_NONEMPTY and any(x.shape[a] == 0 for a in axes):
+        raise kernel_error(
+            f"{what} over an empty dimension of a {_format_dims(x.shape)} tensor "
+            "has no value"
+        )
+    return x._wrap(op_type(x._value, axes, keepdims=bool(keepdims)))
+
+
+def softmax(x: object, axis: int = -1) -> Tensor:
+    """`exp(x - max) / sum(exp(x - max))` along `axis` (f32 inside, rounded once)."""
+    if not isinstance(x, Tensor):
+        raise kernel_error(
+            f"pto.softmax expects a kernel tensor, got {type(x).__name__}"
+        )
+    if not x.dtype.is_float:
+        raise kernel_error(f"pto.softmax expects a float tensor, got {x.dtype}")
+    return x._wrap(tv.SoftmaxOp(x._value, _axis("pto.softmax", axis, x.ndim)))
+
+
+def _view(x: Tensor, key: object) -> Tensor:
+    items = list(key) if isinstance(key, tuple) else [key]
+    if sum(item is Ellipsis for item in items) > 1:
+        raise kernel_error("an index can only have a single ellipsis ('...')")
+    if Ellipsis in items:
+        at = items.index(Ellipsis)
+        fill = x.ndim - (len(items) - 1)
+        items[at : at + 1] = [slice(None)] * max(fill, 0)
+    if len(items) > x.ndim:
+        raise kernel_error(
+            f"too many indices for a {_format_dims(x.shape)} tensor: {len(items)}"
+        )
+    items += [slice(None)] * (x.ndim - len(items))
+    offsets: list[int] = []
+    sizes: list[int] = []
+    strides: list[int] = []
+    result_shape: list[int] = []
+    for dim, (item, extent) in enumerate(zip(items, x.shape, strict=True)):
+        if isinstance(item, numbers.Integral) and not isinstance(item, bool):
+            index = int(item)
+            if not -extent <= index < extent:
+                raise kernel_error(
+                    f"index {index} is out of range for dimension {dim} of size {extent}"
+                )
+            offsets.append(index % extent)
+            sizes.append(1)
+            strides.append(1)
+        elif isinstance(item, slice):
+            for part in (item.start, item.stop, item.step):
+                if part is not None and not isinstance(part, numbers.Integral):
+                    raise kernel_error(
+                        f"slice bounds must be Python integers, got {part!r}"
+                    )
+            start, stop, step = item.indices(extent)
+            if step <= 0:
+                raise kernel_error(f"slice steps must be positive, got {step}")
+            size = len(range(start, stop, step))
+            offsets.append(start)
+            sizes.append(size)
+            strides.append(step)
+            result_shape.append(size)
+        elif item is None:
+            raise kernel_error(
+                "indexing with None (np.newaxis) is not supported: tv has no reshape"
+            )
+        elif isinstance(item, Tensor):
+            raise kernel_error("indexing with a tensor (a gather) is not supported")
+        else:
+            raise kernel_error(f"unsupported index {item!r} for dimension {dim}")
+    if result_shape == list(x.shape) and not any(offsets) and set(strides) <= {1}:
+        return x
+    result_type = x.type.with_shape(result_shape)
+    return x._wrap(tv.ViewOp(x._value, offsets, sizes, strides, result_type))
+
+
+_POWERS: dict[float, Any] = {
+    1: lambda x: x,
+    2: lambda x: x * x,
+    3: lambda x: x * x * x,
+    0.5: lambda x: unary(x, tv.SqrtOp, "'** 0.5'"),
+    -0.5: lambda x: unary(x, tv.RsqrtOp, "'** -0.5'"),
+    -1: lambda x: unary(x, tv.ReciprocalOp, "'** -1'"),
+    -2: lambda x: unary(x * x, tv.ReciprocalOp, "'** -2'"),
+}
