@@ -10,6 +10,7 @@ backend (`pypto_mlir.frontend.backends`).
 """
 
 from __future__ import annotations
+import __future__
 
 import functools
 import inspect
@@ -179,8 +180,14 @@ def _read_signature(
     except KernelError as error:
         raise KernelError(error.message, where) from None
     except Exception as error:
+        hint = ""
+        if function.__code__.co_flags & __future__.CO_FUTURE_ANNOTATIONS:
+            hint = (
+                " (under 'from __future__ import annotations' they can only use "
+                "module-level names)"
+            )
         raise KernelError(
-            f"cannot evaluate the annotations of kernel '{name}': {error}", where
+            f"cannot evaluate the annotations of kernel '{name}': {error}{hint}", where
         ) from None
     parameters: list[Parameter] = []
     for parameter in inspect.signature(function).parameters.values():

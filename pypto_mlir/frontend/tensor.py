@@ -155,7 +155,8 @@ class Trace:
         """An `arith.constant` of `value` rounded to `dtype` (one per value)."""
         if dtype.is_float:
             number = float(value)  # pyright: ignore[reportArgumentType]
-            rounded = float(np.asarray(number, dtype.numpy_dtype))
+            with np.errstate(over="ignore"):
+                rounded = float(np.asarray(number, dtype.numpy_dtype))
             if dtype.name == "bf16":
                 rounded = float(FloatAttr(number, dtype.element_type).value.data)
             if math.isfinite(number) and not math.isfinite(rounded):
@@ -664,10 +665,11 @@ def softmax(x: object, axis: int = -1) -> Tensor:
 
 def _view(x: Tensor, key: object) -> Tensor:
     items = list(key) if isinstance(key, tuple) else [key]
-    if sum(item is Ellipsis for item in items) > 1:
+    if sum(item is Ellipsis for item in items) > 1:  # not `in`: tensors reject ==
         raise kernel_error("an index can only have a single ellipsis ('...')")
-    if Ellipsis in items:
-        at = items.index(Ellipsis)
+    ellipses = [i for i, item in enumerate(items) if item is Ellipsis]
+    if ellipses:
+        at = ellipses[0]
         fill = x.ndim - (len(items) - 1)
         items[at : at + 1] = [slice(None)] * max(fill, 0)
     if len(items) > x.ndim:
