@@ -1,0 +1,762 @@
+"""`pypto-run`: execute one function of an MLIR file on numpy inputs.
+
+The function's level decides what executes it: `tv` functions run on the tv
+reference interpreter, `tile` functions on the tile interpreter, `ascend_hw`
+functions on the AI Core simulator (which also gives a report of cycles, a
+Chrome trace and a timeline). Inputs come from an `.npz` file or are drawn at
+random from a seed; outputs go to an `.npz` file; a summary names what ran and
+a checksum of every output. Problems are diagnostics in MLIR's format, exit
+status 1, never a Python traceback. docs/cli.md describes the flags.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+import traceback
+import zipfile
+import zlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from importlib.metadata import version
+from typing import Any, TextIO
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    AnyFloat,
+    IndexType,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+    bf16,
+)
+from xdsl.ir import Attribute, Operation
+from xdsl.traits import SymbolTable
+from xdsl.utils.exceptions import InterpretationError
+
+from pypto_mlir.cli.diagnostics import DiagnosticPrinter, SourceManager
+from pypto_mlir.cli.source import (
+    SourceChunk,
+    default_context,
+    parse_chunk,
+    read_source,
+)
+from pypto_mlir.diagnostics import (
+    Diagnostic,
+    DiagnosticError,
+    Severity,
+    SourceLocation,
+    capture_op_errors,
+    error_op,
+    op_diagnostic,
+    op_location,
+    verify,
+)
+from pypto_mlir.dialects import tensor_view as tv
+from pypto_mlir.interp.tensor_view import numpy_dtype, round_to_bf16
+
+TOOL_NAME = "pypto-run"
+
+RANDOM_FLOAT_RANGE = (-1.0, 1.0)
+"""`--random` floats are uniform in this range: exp, sigmoid, softmax and
+products of many of them stay finite in f16."""
+
+RANDOM_INT_RANGE = (-4, 4)
+"""`--random` integers (inclusive): sums of many of them stay far from overflow."""
+
+
+class Level(Enum):
+    """The IR level of a function, and what executes it."""
+
+    TV = "tv"
+    TILE = "tile"
+    HW = "ascend_hw"
+
+    @property
+    def executor(self) -> str:
+        return {
+            Level.TV: "the tv reference interpreter",
+            Level.TILE: "the tile interpreter",
+            Level.HW: "the AI Core simulator",
+        }[self]
+
+
+_LEVEL_OF_DIALECT = {"tv": Level.TV, "tile": Level.TILE, "ascend_hw": Level.HW}
+
+
+def _error(message: str, location: SourceLocation | None = None) -> DiagnosticError:
+    return DiagnosticError(Diagnostic(Severity.ERROR, message, location))
+
+
+def _op_error(op: Operation, message: str) -> DiagnosticError:
+    return DiagnosticError(op_diagnostic(Severity.ERROR, op, message))
+
+
+# --------------------------------------------------------------------------------------
+# The entry function and its level
+# --------------------------------------------------------------------------------------
+
+
+def _is_public_definition(op: Operation) -> bool:
+    return (
+        isinstance(op, func.FuncOp)
+        and op.sym_visibility in (None, StringAttr("public"))
+        and bool(op.body.blocks)
+    )
+
+
+def select_entry(module: ModuleOp, name: str | None, file: str) -> func.FuncOp:
+    """The function to run: `--entry NAME`, else the only public one."""
+    public = [op for op in module.ops if _is_public_definition(op)]
+    names = ", ".join(f"@{op.sym_name.data}" for op in public)  # pyright: ignore
+    if name is not None:
+        found = SymbolTable.lookup_symbol(module, name)
+        if not isinstance(found, func.FuncOp) or not found.body.blocks:
+            known = f"; the public functions are {names}" if public else ""
+            raise _error(
+                f"--entry: no function @{name} to run{known}", SourceLocation(file)
+            )
+        return found
+    if not public:
+        raise _error("no public func.func to run", SourceLocation(file))
+    if len(public) > 1:
+        raise _error(
+            f"several public functions ({names}): choose one with --entry",
+            SourceLocation(file),
+        )
+    entry = public[0]
+    assert isinstance(entry, func.FuncOp)
+    return entry
+
+
+def _callees(module: ModuleOp, entry: func.FuncOp) -> list[func.FuncOp]:
+    """`entry` and the functions it calls, transitively."""
+    found: list[func.FuncOp] = [entry]
+    for function in found:
+        for op in function.walk():
+            if isinstance(op, func.CallOp):
+                callee = SymbolTable.lookup_symbol(module, op.callee)
+                if isinstance(callee, func.FuncOp) and callee not in found:
+                    found.append(callee)
+    return found
+
+
+def function_level(module: ModuleOp, entry: func.FuncOp) -> Level:
+    """The level of `entry` from the dialects of its ops (and its callees'):
+    ascend_hw, tile or tv; without any of them, tile if it takes memrefs
+    (destination-passing), else tv."""
+    seen: dict[Level, Operation] = {}
+    for function in _callees(module, entry):
+        for op in function.walk():
+            level = _LEVEL_OF_DIALECT.get(op.name.split(".")[0])
+            if level is not None:
+                seen.setdefault(level, op)
+    if len(seen) > 1:
+        levels = " and ".join(level.value for level in seen)
+        raise _op_error(
+            entry,
+            f"@{entry.sym_name.data} mixes {levels} ops; pypto-run runs a function "
+            "of one level",
+        )
+    if seen:
+        return next(iter(seen))
+    if any(isinstance(t, MemRefType) for t in entry.function_type.inputs.data):
+        return Level.TILE
+    return Level.TV
+
+
+# --------------------------------------------------------------------------------------
+# Arguments
+# --------------------------------------------------------------------------------------
+
+_EXTRA_DTYPES: dict[Attribute, np.dtype[Any]] = {
+    IntegerType(1): np.dtype(np.bool_),
+    IntegerType(64): np.dtype(np.int64),
+    IndexType(): np.dtype(np.int64),
+}
+
+
+def _storage_dtype(element_type: Attribute) -> np.dtype[Any] | None:
+    try:
+        return numpy_dtype(element_type)
+    except ValueError:
+        pass
+    if element_type in _EXTRA_DTYPES:
+        return _EXTRA_DTYPES[element_type]
+    if isinstance(element_type, AnyFloat) and element_type.bitwidth == 64:
+        return np.dtype(np.float64)
+    return None
+
+
+@dataclass(frozen=True)
+class ArgumentSpec:
+    """What a function argument needs at run time."""
+
+    index: int
+    type: Attribute
+    element_type: Attribute
+    dtype: np.dtype[Any]
+    shape: tuple[int, ...] | None
+    """None for a scalar; `DYNAMIC_INDEX` for `?` dimensions."""
+
+    @property
+    def name(self) -> str:
+        return f"arg{self.index}"
+
+    @property
+    def is_memref(self) -> bool:
+        return isinstance(self.type, MemRefType)
+
+    def shape_text(self) -> str:
+        assert self.shape is not None
+        return "x".join("?" if d == DYNAMIC_INDEX else str(d) for d in self.shape)
+
+
+def argument_specs(entry: func.FuncOp) -> list[ArgumentSpec]:
+    specs: list[ArgumentSpec] = []
+    for index, arg_type in enumerate(entry.function_type.inputs.data):
+        shape: tuple[int, ...] | None = None
+        element_type = arg_type
+        if isinstance(arg_type, tv.TensorViewType | MemRefType):
+            if isinstance(arg_type, tv.TensorViewType) and arg_type.is_sparse:
+                raise _op_error(
+                    entry,
+                    f"argument {index}: sparse tensors ({arg_type}) are not supported yet",
+                )
+            shape = tuple(arg_type.get_shape())
+            element_type = arg_type.get_element_type()
+        dtype = _storage_dtype(element_type)
+        if dtype is None:
+            raise _op_error(
+                entry,
+                f"argument {index} has type {arg_type}, which pypto-run cannot pass "
+                "(tensors, memrefs, integers, index and floats are supported)",
+            )
+        specs.append(ArgumentSpec(index, arg_type, element_type, dtype, shape))
+    return specs
+
+
+def _round_to_element(values: np.ndarray, spec: ArgumentSpec) -> np.ndarray:
+    if spec.element_type == bf16:
+        return round_to_bf16(values.astype(np.float32))
+    return values.astype(spec.dtype)
+
+
+def random_inputs(
+    entry: func.FuncOp, specs: Sequence[ArgumentSpec], seed: int
+) -> list[Any]:
+    """Reproducible inputs: one draw per argument, in order, from
+    `numpy.random.default_rng(seed)`."""
+    rng = np.random.default_rng(seed)
+    values: list[Any] = []
+    for spec in specs:
+        if isinstance(spec.element_type, IndexType) and spec.shape is None:
+            raise _op_error(
+                entry,
+                f"--random cannot choose index argument {spec.index} (a size or an "
+                "offset); give it with --inputs",
+            )
+        if spec.shape is not None and DYNAMIC_INDEX in spec.shape:
+            raise _op_error(
+                entry,
+                f"--random cannot choose the '?' sizes of argument {spec.index} "
+                f"({spec.type}); give it with --inputs",
+            )
+        shape = () if spec.shape is None else spec.shape
+        if spec.dtype.kind == "f":
+            array = _round_to_element(rng.uniform(*RANDOM_FLOAT_RANGE, shape), spec)
+        elif spec.dtype.kind == "b":
+            array = rng.integers(0, 2, shape).astype(np.bool_)
+        else:
+            info = np.iinfo(spec.dtype)
+            low = max(RANDOM_INT_RANGE[0], int(info.min))
+            high = min(RANDOM_INT_RANGE[1], int(info.max))
+            array = rng.integers(low, high, shape, endpoint=True).astype(spec.dtype)
+        values.append(array.item() if spec.shape is None else array)
+    return values
+
+
+def load_inputs(
+    path: str, entry: func.FuncOp, specs: Sequence[ArgumentSpec]
+) -> list[Any]:
+    """Inputs from an .npz archive with arrays `arg0`, `arg1`, ..."""
+    where = SourceLocation(path)
+    declared = Diagnostic(
+        Severity.NOTE, f"@{entry.sym_name.data} is declared here", op_location(entry)
+    )
+
+    def fail(message: str) -> DiagnosticError:
+        return DiagnosticError(Diagnostic(Severity.ERROR, message, where, [declared]))
+
+    try:
+        archive = np.load(path, allow_pickle=False)
+        if not isinstance(archive, np.lib.npyio.NpzFile):
+            raise _error("not an .npz archive (numpy.savez writes one)", where)
+        with archive:
+            arrays = {key: archive[key] for key in archive.files}
+    except DiagnosticError:
+        raise
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as error:
+        reason = getattr(error, "strerror", None) or str(error)
+        raise _error(f"cannot read inputs: {reason}", where) from error
+    expected = [spec.name for spec in specs]
+    missing = [name for name in expected if name not in arrays]
+    extra = sorted(name for name in arrays if name not in expected)
+    if missing or extra:
+        parts = []
+        if missing:
+            parts.append(f"missing {', '.join(missing)}")
+        if extra:
+            parts.append(f"unexpected {', '.join(extra)}")
+        wanted = ", ".join(expected) if expected else "no arrays"
+        raise fail(f"{'; '.join(parts)} (@{entry.sym_name.data} takes {wanted})")
+    values: list[Any] = []
+    for spec in specs:
+        array = arrays[spec.name]
+        if array.dtype != spec.dtype:
+            raise fail(
+                f"{spec.name}: a {spec.type} argument is a numpy {spec.dtype} array, "
+                f"got {array.dtype}"
+            )
+        if spec.shape is None:
+            if array.ndim != 0:
+                raise fail(
+                    f"{spec.name}: a {spec.type} argument is a 0-d array, got shape {array.shape}"
+                )
+            values.append(array.item())
+            continue
+        if array.ndim != len(spec.shape) or any(
+            d not in (DYNAMIC_INDEX, a)
+            for d, a in zip(spec.shape, array.shape, strict=True)
+        ):
+            raise fail(
+                f"{spec.name}: expected shape {spec.shape_text()} ({spec.type}), got "
+                f"{'x'.join(map(str, array.shape)) or 'a 0-d array'}"
+            )
+        if spec.element_type == bf16:
+            array = round_to_bf16(array)
+        values.append(np.ascontiguousarray(array))
+    return values
+
+
+# --------------------------------------------------------------------------------------
+# Running
+# --------------------------------------------------------------------------------------
+
+
+@dataclass
+class RunOutcome:
+    """What a run produced."""
+
+    results: list[np.ndarray]
+    written: dict[int, np.ndarray] = field(default_factory=dict[int, np.ndarray])
+    """The final contents of memref arguments (destination-passing outputs)."""
+    sim_report: Any | None = None
+
+
+_INTERPRETER_ASSERT = re.compile(r"AssertionError: \(.*?\)\((.*)\)$")
+"""xDSL's `interpreter_assert` wording: `AssertionError: (SCOPE)(MESSAGE)`."""
+
+
+def _interpretation_diagnostic(error: Exception, entry: func.FuncOp) -> DiagnosticError:
+    op = error_op(error) or entry
+    message = str(error).strip().split("\n")[0]
+    if (match := _INTERPRETER_ASSERT.match(message)) is not None:
+        message = match.group(1)
+    return DiagnosticError(op_diagnostic(Severity.ERROR, op, message))
+
+
+def _as_result(value: Any) -> np.ndarray:
+    from pypto_mlir.interp.tile import TileValue
+
+    if isinstance(value, TileValue):
+        return np.asarray(value.valid_data())
+    return np.asarray(value)
+
+
+def _run_tv(
+    module: ModuleOp, entry: func.FuncOp, values: list[Any], _target: Any
+) -> RunOutcome:
+    from pypto_mlir.interp.tensor_view import run_tv_function
+
+    return RunOutcome(run_tv_function(module, entry.sym_name.data, values))
+
+
+def _run_tile(
+    module: ModuleOp, entry: func.FuncOp, values: list[Any], _target: Any
+) -> RunOutcome:
+    from pypto_mlir.interp.tile import run_tile_function
+
+    results = run_tile_function(module, entry.sym_name.data, values)
+    written = {i: v for i, v in enumerate(values) if isinstance(v, np.ndarray)}
+    return RunOutcome([_as_result(r) for r in results], written)
+
+
+def _run_hw(
+    module: ModuleOp, entry: func.FuncOp, values: list[Any], target: Any
+) -> RunOutcome:
+    try:
+        from pypto_mlir.interp.ascend_hw import (  # pyright: ignore[reportMissingImports]
+            run_hw_function,  # pyright: ignore[reportUnknownVariableType]
+        )
+    except ImportError:
+        raise _op_error(
+            entry,
+            "running ascend_hw functions needs the simulator's interpreter "
+            "(pypto_mlir.interp.ascend_hw.run_hw_function), which is not available "
+            "in this installation yet",
+        ) from None
+    results, report = run_hw_function(module, entry.sym_name.data, values, target)
+    written = {i: v for i, v in enumerate(values) if isinstance(v, np.ndarray)}
+    return RunOutcome([_as_result(r) for r in results], written, report)
+
+
+RUNNERS: dict[Level, Callable[[ModuleOp, func.FuncOp, list[Any], Any], RunOutcome]] = {
+    Level.TV: _run_tv,
+    Level.TILE: _run_tile,
+    Level.HW: _run_hw,
+}
+"""How each level runs; a `--check` against another level calls two of them."""
+
+
+def run_function(
+    module: ModuleOp, entry: func.FuncOp, level: Level, values: list[Any], target: Any
+) -> RunOutcome:
+    """Run `entry` at `level`; failures while running become diagnostics."""
+    from pypto_mlir.sim import SimError
+
+    with capture_op_errors():
+        try:
+            return RUNNERS[level](module, entry, values, target)
+        except (InterpretationError, ValueError) as error:
+            raise _interpretation_diagnostic(error, entry) from error
+        except SimError as error:
+            raise DiagnosticError(sim_diagnostic(error)) from error
+
+
+def _parse_loc(loc: str) -> SourceLocation | None:
+    """A simulator location string (`FILE:LINE:COL`, `FILE:LINE` or `FILE`)."""
+    if not loc:
+        return None
+    parts = loc.rsplit(":", 2)
+    numbers = [p for p in parts[1:] if p.isdigit()]
+    if len(parts) == 3 and len(numbers) == 2:
+        return SourceLocation(parts[0], int(parts[1]), int(parts[2]))
+    if len(parts) >= 2 and parts[-1].isdigit():
+        return SourceLocation(loc.rsplit(":", 1)[0], int(parts[-1]))
+    return SourceLocation(loc)
+
+
+def sim_diagnostic(error: Any) -> Diagnostic:
+    """A simulator error at its instruction; a race at the later access, with a
+    note at the earlier one."""
+    from pypto_mlir.sim import RaceError
+
+    if isinstance(error, RaceError):
+        return Diagnostic(
+            Severity.ERROR,
+            error.message,
+            _parse_loc(error.second_loc),
+            [
+                Diagnostic(
+                    Severity.NOTE, "the earlier access", _parse_loc(error.first_loc)
+                )
+            ],
+        )
+    locs: tuple[str, ...] = error.locs
+    notes = [
+        Diagnostic(Severity.NOTE, "involved here", _parse_loc(loc)) for loc in locs[1:]
+    ]
+    return Diagnostic(
+        Severity.ERROR, error.message, _parse_loc(locs[0]) if locs else None, notes
+    )
+
+
+# --------------------------------------------------------------------------------------
+# Outputs and the summary
+# --------------------------------------------------------------------------------------
+
+
+def checksum(array: np.ndarray) -> str:
+    """The float64 sum and the CRC-32 of the bytes: equal outputs, equal text."""
+    data = np.ascontiguousarray(array)
+    with np.errstate(all="ignore"):
+        total = float(np.sum(data, dtype=np.float64))
+    return f"sum={total:.6g} crc32={zlib.crc32(data.tobytes()):08x}"
+
+
+def _label(element_type: Attribute, shape: Sequence[int]) -> str:
+    return f"{element_type}[{'x'.join(str(d) for d in shape)}]"
+
+
+def output_arrays(
+    entry: func.FuncOp, outcome: RunOutcome
+) -> list[tuple[str, Attribute, np.ndarray]]:
+    """`result{i}` for returned values and `arg{i}` for memref arguments."""
+    outputs: list[tuple[str, Attribute, np.ndarray]] = []
+    for index, (result, result_type) in enumerate(
+        zip(outcome.results, entry.function_type.outputs.data, strict=True)
+    ):
+        element = (
+            result_type.get_element_type()
+            if isinstance(result_type, tv.TensorViewType | MemRefType)
+            else result_type
+        )
+        outputs.append((f"result{index}", element, result))
+    input_types = entry.function_type.inputs.data
+    for index, array in sorted(outcome.written.items()):
+        memref = input_types[index]
+        assert isinstance(memref, MemRefType)
+        outputs.append((f"arg{index}", memref.get_element_type(), array))
+    return outputs
+
+
+def write_outputs(
+    path: str, outputs: Sequence[tuple[str, Attribute, np.ndarray]]
+) -> None:
+    try:
+        with open(path, "wb") as file:  # a file object: savez adds no suffix
+            np.savez(file, **{name: array for name, _, array in outputs})
+    except OSError as error:
+        raise _error(
+            f"cannot open output file: {error.strerror or error}", SourceLocation(path)
+        ) from error
+
+
+def summary(
+    entry: func.FuncOp,
+    level: Level,
+    inputs_from: str,
+    outputs: Sequence[tuple[str, Attribute, np.ndarray]],
+    unchanged: set[str],
+    outcome: RunOutcome,
+) -> str:
+    lines = [
+        f"@{entry.sym_name.data}: {level.value} level, run by {level.executor}",
+        f"inputs: {inputs_from}",
+    ]
+    width = max((len(name) for name, _, _ in outputs), default=0)
+    for name, element, array in outputs:
+        note = "  (unchanged)" if name in unchanged else ""
+        lines.append(
+            f"{name:<{width}}  {_label(element, array.shape)}  {checksum(array)}{note}"
+        )
+    if not outputs:
+        lines.append("no outputs")
+    if outcome.sim_report is not None:
+        report = outcome.sim_report
+        lines.append(f"cycles: {report.cycles} (target {report.target})")
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------------------
+# The command line
+# --------------------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=TOOL_NAME,
+        description="Run one function of an MLIR file (tv, tile or ascend_hw level) "
+        "on numpy inputs and summarize its outputs.",
+        epilog="Input arrays are named arg0, arg1, ... (one per function argument); "
+        "outputs result0, result1, ... (returned values) and arg<i> (the final "
+        "contents of memref arguments). See docs/cli.md.",
+    )
+    parser.add_argument("input_file", metavar="FILE", help="the MLIR file ('-': stdin)")
+    parser.add_argument(
+        "--entry",
+        metavar="NAME",
+        help="the function to run (default: the only public one)",
+    )
+    parser.add_argument(
+        "--target",
+        metavar="T",
+        help="target for ascend_hw functions: a name (ascend910b, tiny) or a TOML "
+        "file (default: the module's pypto.target, else ascend910b)",
+    )
+    inputs = parser.add_mutually_exclusive_group()
+    inputs.add_argument(
+        "--inputs",
+        metavar="FILE.npz",
+        help="input arrays arg0, arg1, ... (numpy.savez)",
+    )
+    inputs.add_argument(
+        "--random",
+        metavar="SEED",
+        type=int,
+        help="reproducible random inputs from SEED (default: --random 0)",
+    )
+    parser.add_argument(
+        "--output", metavar="FILE.npz", help="write result<i> and arg<i> arrays here"
+    )
+    parser.add_argument(
+        "--report",
+        choices=("text", "json"),
+        help="print the simulator's report (ascend_hw only); json: stdout holds the "
+        "report alone and the summary goes to stderr",
+    )
+    parser.add_argument(
+        "--trace", metavar="FILE.json", help="write a Chrome trace (ascend_hw only)"
+    )
+    parser.add_argument(
+        "--timeline", metavar="FILE.png", help="draw the pipe timeline (ascend_hw only)"
+    )
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        help="show the Python traceback of internal errors",
+    )
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"{TOOL_NAME} {version('pypto-mlir')} built on xdsl version "
+        f"{version('xdsl')}",
+    )
+    return parser
+
+
+_SIM_ONLY_FLAGS = (
+    ("report", "--report"),
+    ("trace", "--trace"),
+    ("timeline", "--timeline"),
+)
+
+
+def _target_name(args: argparse.Namespace, module: ModuleOp) -> str:
+    if args.target is not None:
+        return args.target
+    attribute = module.attributes.get("pypto.target")
+    if isinstance(attribute, StringAttr):
+        return attribute.data
+    return "ascend910b"
+
+
+def _check_flags(args: argparse.Namespace, entry: func.FuncOp, level: Level) -> None:
+    """Simulator flags need a simulator run."""
+    if level is Level.HW:
+        return
+    given = [flag for attr, flag in _SIM_ONLY_FLAGS if getattr(args, attr) is not None]
+    if args.target is not None:
+        given.append("--target")
+    if given:
+        raise _op_error(
+            entry,
+            f"{', '.join(given)} need{'s' if len(given) == 1 else ''} a simulator run, "
+            f"but @{entry.sym_name.data} is a {level.value}-level function, run by "
+            f"{level.executor}",
+        )
+
+
+def _write_sim_files(args: argparse.Namespace, report: Any) -> None:
+    from pypto_mlir.sim import write_chrome_trace, write_timeline_png
+
+    for path, writer in (
+        (args.trace, write_chrome_trace),
+        (args.timeline, write_timeline_png),
+    ):
+        if path is None:
+            continue
+        try:
+            writer(report, path)
+        except OSError as error:
+            raise _error(
+                f"cannot open output file: {error.strerror or error}",
+                SourceLocation(path),
+            ) from error
+
+
+def run(
+    args: argparse.Namespace, sources: SourceManager, stdout: TextIO, stderr: TextIO
+) -> None:
+    """Everything after argument parsing; raises `DiagnosticError`."""
+    path = None if args.input_file == "-" else args.input_file
+    source = read_source(path)
+    sources.add(source.name, source.text)
+    module = parse_chunk(default_context(), SourceChunk(source.text, 1), source.name)
+    verify(module)
+    entry = select_entry(module, args.entry, source.name)
+    level = function_level(module, entry)
+    _check_flags(args, entry, level)
+    target = None
+    if level is Level.HW:
+        from pypto_mlir.targets import TargetError, load_target
+
+        try:
+            target = load_target(_target_name(args, module))
+        except TargetError as error:
+            raise _error(str(error)) from error
+    specs = argument_specs(entry)
+    if args.inputs is not None:
+        values = load_inputs(args.inputs, entry, specs)
+        inputs_from = args.inputs
+    else:
+        seed = 0 if args.random is None else args.random
+        values = random_inputs(entry, specs, seed)
+        inputs_from = f"random (seed {seed})" if specs else "none"
+    originals = {i: v.copy() for i, v in enumerate(values) if isinstance(v, np.ndarray)}
+    outcome = run_function(module, entry, level, values, target)
+    outputs = output_arrays(entry, outcome)
+    unchanged = {
+        f"arg{i}"
+        for i, array in outcome.written.items()
+        if i in originals
+        and originals[i].tobytes() == np.ascontiguousarray(array).tobytes()
+    }
+    if args.output is not None:
+        write_outputs(args.output, outputs)
+    if outcome.sim_report is not None:
+        _write_sim_files(args, outcome.sim_report)
+    text = summary(entry, level, inputs_from, outputs, unchanged, outcome)
+    if args.report == "json":
+        stderr.write(text)
+        stdout.write(outcome.sim_report.to_json() + "\n")  # pyright: ignore
+        return
+    stdout.write(text)
+    if args.report == "text":
+        stdout.write(outcome.sim_report.to_text())  # pyright: ignore
+
+
+def _internal_error(error: BaseException, debug: bool) -> int:
+    if debug:
+        traceback.print_exception(error)
+    message = str(error).strip().split("\n")[0]
+    hint = "" if debug else "; rerun with --debug for the traceback"
+    print(
+        f"{TOOL_NAME}: internal error: {type(error).__name__}: {message} "
+        f"(please report this{hint})",
+        file=sys.stderr,
+    )
+    return 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run `pypto-run` with `argv` (default: the command line); the exit status."""
+    args = build_parser().parse_args(argv)
+    sources = SourceManager()
+    printer = DiagnosticPrinter(sys.stderr, sources, TOOL_NAME)
+    try:
+        run(args, sources, sys.stdout, sys.stderr)
+        sys.stdout.flush()
+    except DiagnosticError as error:
+        printer(error.diagnostic)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
+    except Exception as error:
+        return _internal_error(error, args.debug)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
