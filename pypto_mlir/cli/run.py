@@ -60,6 +60,7 @@ from pypto_mlir.diagnostics import (
 )
 from pypto_mlir.dialects import tensor_view as tv
 from pypto_mlir.interp.tensor_view import numpy_dtype, round_to_bf16
+from pypto_mlir.sim import RaceError, SimError
 
 TOOL_NAME = "pypto-run"
 
@@ -401,20 +402,17 @@ def _run_tile(
 def _run_hw(
     module: ModuleOp, entry: func.FuncOp, values: list[Any], target: Any
 ) -> RunOutcome:
-    try:
-        from pypto_mlir.interp.ascend_hw import (  # pyright: ignore[reportMissingImports]
-            run_hw_function,  # pyright: ignore[reportUnknownVariableType]
-        )
-    except ImportError:
+    from pypto_mlir.interp.ascend_hw import run_hw_function
+
+    if entry.function_type.outputs.data:
         raise _op_error(
             entry,
-            "running ascend_hw functions needs the simulator's interpreter "
-            "(pypto_mlir.interp.ascend_hw.run_hw_function), which is not available "
-            "in this installation yet",
-        ) from None
-    results, report = run_hw_function(module, entry.sym_name.data, values, target)
+            "an ascend_hw function returns its outputs through memref arguments; "
+            f"@{entry.sym_name.data} declares results",
+        )
+    run = run_hw_function(module, entry.sym_name.data, values, target)
     written = {i: v for i, v in enumerate(values) if isinstance(v, np.ndarray)}
-    return RunOutcome([_as_result(r) for r in results], written, report)
+    return RunOutcome([], written, run.report)
 
 
 RUNNERS: dict[Level, Callable[[ModuleOp, func.FuncOp, list[Any], Any], RunOutcome]] = {
@@ -429,8 +427,6 @@ def run_function(
     module: ModuleOp, entry: func.FuncOp, level: Level, values: list[Any], target: Any
 ) -> RunOutcome:
     """Run `entry` at `level`; failures while running become diagnostics."""
-    from pypto_mlir.sim import SimError
-
     with capture_op_errors():
         try:
             return RUNNERS[level](module, entry, values, target)
@@ -453,15 +449,17 @@ def _parse_loc(loc: str) -> SourceLocation | None:
     return SourceLocation(loc)
 
 
-def sim_diagnostic(error: Any) -> Diagnostic:
+def sim_diagnostic(error: SimError) -> Diagnostic:
     """A simulator error at its instruction; a race at the later access, with a
     note at the earlier one."""
-    from pypto_mlir.sim import RaceError
-
+    locs = [loc for loc in error.locs if loc]
+    message = error.message
+    if locs and message.startswith(f"{locs[0]}: "):
+        message = message.removeprefix(f"{locs[0]}: ")
     if isinstance(error, RaceError):
         return Diagnostic(
             Severity.ERROR,
-            error.message,
+            message,
             _parse_loc(error.second_loc),
             [
                 Diagnostic(
@@ -469,12 +467,11 @@ def sim_diagnostic(error: Any) -> Diagnostic:
                 )
             ],
         )
-    locs: tuple[str, ...] = error.locs
     notes = [
         Diagnostic(Severity.NOTE, "involved here", _parse_loc(loc)) for loc in locs[1:]
     ]
     return Diagnostic(
-        Severity.ERROR, error.message, _parse_loc(locs[0]) if locs else None, notes
+        Severity.ERROR, message, _parse_loc(locs[0]) if locs else None, notes
     )
 
 
@@ -720,7 +717,8 @@ def run(
         return
     stdout.write(text)
     if args.report == "text":
-        stdout.write(outcome.sim_report.to_text())  # pyright: ignore
+        report_text: str = outcome.sim_report.to_text()  # pyright: ignore
+        stdout.write(report_text if report_text.endswith("\n") else report_text + "\n")
 
 
 def _internal_error(error: BaseException, debug: bool) -> int:
