@@ -60,6 +60,7 @@ from xdsl.interpreters.func import FuncFunctions
 from xdsl.interpreters.scf import ScfFunctions
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.traits import SymbolTable
+from xdsl.utils.comparisons import to_signed, to_unsigned
 
 from pypto_mlir.diagnostics import op_location
 from pypto_mlir.dialects import ascend_hw as hw
@@ -569,8 +570,12 @@ def _vector_plan(op: hw.VectorOp, target: Target) -> _VectorPlan:
             dtypes, op.block_strides(), op.repeat_strides(target), strict=True
         )
     ]
-    written = set(op.write_buffers())
-    writes = [v in written for v in lane_values]
+    # The written lane operand is the last one (dst) unless dst is per repeat;
+    # by position, since a source may be the same value as dst.
+    dst_is_lane = not isinstance(op, hw.VectorReduceOp | hw.VectorCompareOp)
+    writes = [
+        dst_is_lane and k == len(lane_values) - 1 for k in range(len(lane_values))
+    ]
     for pattern, dtype, write in _side_patterns(op, lanes, active, repeat, target):
         patterns.append(pattern)
         dtypes.append(dtype)
@@ -772,7 +777,8 @@ def _reduce_kernel(fn: Callable[..., np.ndarray]) -> VectorKernel:
 
 def _dup_kernel(plan: _VectorPlan, call: _VectorCall, lo: int, hi: int) -> None:
     (dst,) = call.operands
-    dst.write(lo, hi, np.full((hi - lo, plan.active.size), call.scalar, plan.dtypes[0]))
+    bits = np.asarray(call.scalar).view(plan.dtypes[0])
+    dst.write(lo, hi, np.full((hi - lo, plan.active.size), bits))
 
 
 def _brcb_kernel(plan: _VectorPlan, call: _VectorCall, lo: int, hi: int) -> None:
@@ -1586,6 +1592,89 @@ AscendHwFunctions.run_vgather = impl(hw.VGatherOp)(AscendHwFunctions.run_vgather
 register_impls(AscendHwFunctions)
 
 
+def _integer_op(
+    interpreter: Interpreter,
+    op: Operation,
+    args: PythonValues,
+    fn: Callable[[int, int], int],
+    signed: bool,
+) -> PythonValues:
+    """An integer/index binary op on the operands read as signed or unsigned."""
+    result_type = op.results[0].type
+    bitwidth = (
+        result_type.width.data
+        if isinstance(result_type, IntegerType)
+        else interpreter.index_bitwidth
+    )
+    read = to_signed if signed else to_unsigned
+    lhs, rhs = (read(a.value.data, bitwidth) for a in args)
+    try:
+        value = fn(lhs, rhs)
+    except ZeroDivisionError:
+        raise HwRunError(
+            f"{_at(_op_loc(op))}division by zero", (_op_loc(op),)
+        ) from None
+    return (scalar_attr(value, result_type, interpreter.index_bitwidth),)
+
+
+def _ceil_div(lhs: int, rhs: int) -> int:
+    return -(-lhs // rhs)
+
+
+@register_impls
+class HwArithFunctions(ArithFunctions):
+    """xDSL's arith functions plus the unsigned and min/max integer ops kernels use
+    for index arithmetic (divui, remui, ceildiv, min, max)."""
+
+    @impl(arith.DivUIOp)
+    def run_divui(
+        self, interpreter: Interpreter, op: arith.DivUIOp, args: PythonValues
+    ) -> PythonValues:
+        return _integer_op(interpreter, op, args, int.__floordiv__, False)
+
+    @impl(arith.RemUIOp)
+    def run_remui(
+        self, interpreter: Interpreter, op: arith.RemUIOp, args: PythonValues
+    ) -> PythonValues:
+        return _integer_op(interpreter, op, args, int.__mod__, False)
+
+    @impl(arith.CeilDivUIOp)
+    def run_ceildivui(
+        self, interpreter: Interpreter, op: arith.CeilDivUIOp, args: PythonValues
+    ) -> PythonValues:
+        return _integer_op(interpreter, op, args, _ceil_div, False)
+
+    @impl(arith.CeilDivSIOp)
+    def run_ceildivsi(
+        self, interpreter: Interpreter, op: arith.CeilDivSIOp, args: PythonValues
+    ) -> PythonValues:
+        return _integer_op(interpreter, op, args, _ceil_div, True)
+
+    @impl(arith.MinUIOp)
+    def run_minui(
+        self, interpreter: Interpreter, op: arith.MinUIOp, args: PythonValues
+    ) -> PythonValues:
+        return _integer_op(interpreter, op, args, min, False)
+
+    @impl(arith.MaxUIOp)
+    def run_maxui(
+        self, interpreter: Interpreter, op: arith.MaxUIOp, args: PythonValues
+    ) -> PythonValues:
+        return _integer_op(interpreter, op, args, max, False)
+
+    @impl(arith.MinSIOp)
+    def run_minsi(
+        self, interpreter: Interpreter, op: arith.MinSIOp, args: PythonValues
+    ) -> PythonValues:
+        return _integer_op(interpreter, op, args, min, True)
+
+    @impl(arith.MaxSIOp)
+    def run_maxsi(
+        self, interpreter: Interpreter, op: arith.MaxSIOp, args: PythonValues
+    ) -> PythonValues:
+        return _integer_op(interpreter, op, args, max, True)
+
+
 @register_impls
 class HwScfFunctions(ScfFunctions):
     """`scf` with the scalar unit's work accounted: each iteration of an `scf.for`
@@ -1628,7 +1717,7 @@ class _HwInterpreter(Interpreter):
             raise
         except Exception as error:
             loc = _op_loc(op)
-            message = getattr(error, "msg", None) or str(error).split("\n")[0]
+            message = str(error).split("\n")[0] or type(error).__name__
             raise HwRunError(
                 f"{_at(loc)}cannot execute '{op.name}': {message}", (loc,)
             ) from error
@@ -1638,7 +1727,7 @@ def hw_interpreter(module: ModuleOp, runtime: HwRuntime) -> Interpreter:
     """An interpreter of `module` with ascend_hw, scf, arith, func and builtin."""
     interpreter = _HwInterpreter(module, index_bitwidth=64)
     for functions in (
-        ArithFunctions(),
+        HwArithFunctions(),
         BuiltinFunctions(),
         FuncFunctions(),
         HwScfFunctions(runtime),
