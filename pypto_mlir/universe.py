@@ -44,12 +44,19 @@ def _test_diagnostics() -> type[ModulePass]:
     return TestDiagnosticsPass
 
 
+def _tv_to_tile() -> type[ModulePass]:
+    from pypto_mlir.passes.tv_to_tile import TvToTilePass
+
+    return TvToTilePass
+
+
 def _passes() -> dict[str, Callable[[], type[ModulePass]]]:
     from pypto_mlir.pipelines import get_all_pipelines
 
     return {
         **get_all_pipelines(),
         "pypto-test-diagnostics": _test_diagnostics,
+        "tv-to-tile": _tv_to_tile,
     }
 
 

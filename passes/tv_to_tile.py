@@ -1,0 +1,632 @@
+"""`tv-to-tile{target=... tile-sizes=... matmul-tile-sizes=...}`: tile `tv` functions.
+
+Bufferizes every function on `!tv.tensor` values into destination-passing style
+over GM memrefs and turns its ops into loop nests of `tile` ops (docs/tiling.md):
+
+    func.func @f(%x: !tv.tensor<MxNxf16>) -> !tv.tensor<MxNxf16>
+    becomes
+    func.func @f(%x: memref<MxNxf16>, %out: memref<MxNxf16>)
+
+- Calling convention: each tensor argument becomes a memref of its shape (`?`
+  dims stay `?`, read with `memref.dim`); each tensor result becomes a trailing
+  memref argument the function writes (in result order); scalar arguments and
+  results stay as they are.
+- Ops are fused into groups (passes/tv_fusion.py), one loop nest each
+  (passes/tile_nests.py). A value computed by one nest and read by another goes
+  through GM: its output memref when it is also a function result, otherwise a
+  `memref.alloc` temporary (deallocated before the return).
+- `tv.view` becomes `memref.subview`; `tv.dim` becomes the size it names.
+- Tile sizes come from `tile-sizes`/`matmul-tile-sizes` or from the target
+  (passes/tiling_model.py); every nest gets a remark with its sizes, and the
+  module gets `pypto.target`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import cast
+
+from pypto_mlir.dialects import tensor_view as tv
+from pypto_mlir.dialects.tile import (
+    MATMUL_TYPES,
+    TARGET_ATTR,
+    MemorySpace,
+    TileType,
+    element_bytes,
+    fractal_edge,
+)
+from xdsl.context import Context
+from xdsl.dialects import func, memref
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    FunctionType,
+    IndexType,
+    MemRefType,
+    ModuleOp,
+    StridedLayoutAttr,
+    StringAttr,
+)
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+
+from pypto_mlir.diagnostics import emit_remark, op_error
+from pypto_mlir.targets import Target, TargetError, load_target
+
+from .tile_nests import Cursor, GmBuffers, NestEmitter, memref_strides
+from .tiling_model import (
+    BUFFERING,
+    LiveProfile,
+    MatmulRequest,
+    MatmulTiling,
+    TilingError,
+    VectorRequest,
+    VectorTiling,
+    auto_matmul_tiling,
+    auto_vector_tiling,
+    column_unit,
+    explicit_matmul_tiling,
+    explicit_vector_tiling,
+)
+from .tv_fusion import (
+    ExtentAnalysis,
+    FusionAnalysis,
+    Group,
+    GroupKind,
+    index_constant,
+    is_tensor,
+    static_extent,
+    tensor_type,
+    tensor_users,
+)
+
+PROBE_SIZES = (3, 5)
+"""Tile sizes of the nest a group is measured with (distinct, > 1)."""
+
+
+@dataclass(frozen=True)
+class TvToTilePass(ModulePass):
+    """Tile tensor_view functions into loop nests of tile ops over GM memrefs.
+
+    Sizes are chosen from the target unless given: `tile-sizes=ROWS,COLS` for
+    the UB tiles of elementwise, reduction, softmax and transpose nests (a 1-d
+    nest uses COLS); `matmul-tile-sizes=M0,N0,K0` (L0 base block, L1 block the
+    same) or `M1,N1,M0,N0,K0` (L1 block of base blocks).
+    """
+
+    name = "tv-to-tile"
+
+    target: str | None = None
+    """A builtin target name or a TOML file; default: the module's pypto.target."""
+
+    tile_sizes: tuple[int, ...] = ()
+    """ROWS,COLS of vector-nest tiles; empty: chosen from the target."""
+
+    matmul_tile_sizes: tuple[int, ...] = ()
+    """M0,N0,K0 or M1,N1,M0,N0,K0 of matmul nests; empty: chosen from the target."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        target_name = self.target
+        if target_name is None:
+            attr = op.attributes.get(TARGET_ATTR)
+            if not isinstance(attr, StringAttr):
+                raise op_error(
+                    op,
+                    "tv-to-tile needs a target: pass target=NAME (or a TOML file) or "
+                    f"set {TARGET_ATTR} on the module",
+                )
+            target_name = attr.data
+        try:
+            target = load_target(target_name)
+        except TargetError as error:
+            raise op_error(op, f"tv-to-tile: unknown target: {error}") from error
+        if self.tile_sizes and (len(self.tile_sizes) != 2 or min(self.tile_sizes) <= 0):
+            raise op_error(
+                op,
+                "tv-to-tile: tile-sizes takes two positive numbers ROWS,COLS, got "
+                f"{','.join(map(str, self.tile_sizes))}",
+            )
+        if self.matmul_tile_sizes and len(self.matmul_tile_sizes) not in (3, 5):
+            raise op_error(
+                op,
+                "tv-to-tile: matmul-tile-sizes takes M0,N0,K0 or M1,N1,M0,N0,K0, got "
+                f"{','.join(map(str, self.matmul_tile_sizes))}",
+            )
+        for function in list(op.walk()):
+            if isinstance(function, func.FuncOp) and _uses_tensors(function):
+                FunctionLowering(function, target, self).run()
+        op.attributes[TARGET_ATTR] = StringAttr(target_name)
+
+
+def _uses_tensors(function: func.FuncOp) -> bool:
+    types = [*function.function_type.inputs.data, *function.function_type.outputs.data]
+    if any(isinstance(t, tv.TensorViewType) for t in types):
+        return True
+    return any(
+        isinstance(r.type, tv.TensorViewType)
+        for op in function.walk()
+        for r in op.results
+    )
+
+
+class FunctionLowering:
+    """Tiles one function (see the module doc)."""
+
+    def __init__(self, function: func.FuncOp, target: Target, options: TvToTilePass):
+        self.function = function
+        self.target = target
+        self.options = options
+        self.block = function.body.block
+        self.extents = ExtentAnalysis()
+        self.gm = GmBuffers()
+        self.allocs: list[SSAValue] = []
+        self._profiles: dict[tuple[int, bool], LiveProfile] = {}
+
+    def run(self) -> None:
+        if not self.function.body.blocks:
+            raise op_error(
+                self.function, "tv-to-tile cannot tile a function declaration"
+            )
+        self._check()
+        self._erase_dead_ops()
+        return_op = self.block.last_op
+        assert isinstance(return_op, func.ReturnOp)
+        outputs = self._signature(return_op)
+        ops = [op for op in self.block.ops if op.dialect_name() == "tv"]
+        for op in ops:
+            self.extents.visit(op)
+        analysis = FusionAnalysis(ops, self.extents)
+        self._plan_buffers(analysis, outputs, return_op)
+        for op in ops:
+            if isinstance(op, tv.ViewOp):
+                self._view(op)
+            elif isinstance(op, tv.DimOp):
+                self._dim(op)
+            elif (
+                analysis.group_of.get(op) is not None
+                and analysis.group_of[op].root is op
+            ):
+                self._emit_group(analysis.group_of[op], Cursor(self.block, op))
+        self._copy_returned_gm_values(analysis, outputs, return_op)
+        for buffer in self.allocs:
+            Cursor(self.block, return_op).insert(memref.DeallocOp.get(buffer))
+        self._finish(ops, return_op, outputs)
+
+    # Checks ---------------------------------------------------------------------------
+
+    def _check(self) -> None:
+        for op in self.function.walk():
+            if op is self.function:
+                continue
+            tensors = [v for v in (*op.operands, *op.results) if is_tensor(v)]
+            if not tensors:
+                continue
+            for value in tensors:
+                if tensor_type(value).is_sparse:
+                    raise op_error(
+                        op,
+                        f"tv-to-tile does not tile sparse tensors ({value.type}); run "
+                        "the sparse lowering first",
+                    )
+            if op.parent_block() is not self.block:
+                raise op_error(
+                    op, "tv-to-tile tiles tensors only at the top level of a function"
+                )
+            if op.dialect_name() != "tv" and not isinstance(op, func.ReturnOp):
+                raise op_error(op, f"tv-to-tile cannot lower '{op.name}' on tensors")
+        for arg in self.block.args:
+            if is_tensor(arg) and tensor_type(arg).is_sparse:
+                raise op_error(
+                    self.function,
+                    f"tv-to-tile does not tile sparse tensors ({arg.type}); run the "
+                    "sparse lowering first",
+                )
+
+    def _erase_dead_ops(self) -> None:
+        for op in reversed(list(self.block.ops)):
+            if op.dialect_name() == "tv" and all(not r.uses for r in op.results):
+                op.detach()
+                op.erase()
+
+    # Signature ------------------------------------------------------------------------
+
+    def _signature(self, return_op: func.ReturnOp) -> list[SSAValue | None]:
+        """New memref arguments for tensor arguments and results; returns, per
+        return operand, its output memref (None for a scalar result)."""
+        first = self.block.first_op
+        for arg in list(self.block.args):
+            if not is_tensor(arg):
+                continue
+            arg_type = tensor_type(arg)
+            buffer = self.block.insert_arg(_memref_type(arg_type), arg.index + 1)
+            buffer.name_hint = arg.name_hint
+            dynamic: list[SSAValue] = []
+            for dim, size in enumerate(arg_type.get_shape()):
+                if size == DYNAMIC_INDEX:
+                    index = Cursor(self.block, first).value(index_constant(dim))
+                    dynamic.append(
+                        Cursor(self.block, first).value(memref.DimOp(buffer, index))
+                    )
+            self.extents.set_argument(arg, dynamic)
+            self.gm.source[arg] = buffer
+        outputs: list[SSAValue | None] = []
+        count = sum(is_tensor(v) for v in return_op.arguments)
+        for value in return_op.arguments:
+            if is_tensor(value):
+                buffer = self.block.insert_arg(
+                    _memref_type(tensor_type(value)), len(self.block.args)
+                )
+                buffer.name_hint = "out" if count == 1 else f"out{len(outputs)}"
+                outputs.append(buffer)
+            else:
+                outputs.append(None)
+        return outputs
+
+    def _plan_buffers(
+        self,
+        analysis: FusionAnalysis,
+        outputs: Sequence[SSAValue | None],
+        return_op: func.ReturnOp,
+    ) -> None:
+        """The GM memrefs each group output is stored to (and loaded from)."""
+        for group in analysis.groups:
+            for value in group.outputs:
+                targets = [
+                    buffer
+                    for operand, buffer in zip(
+                        return_op.arguments, outputs, strict=True
+                    )
+                    if operand is value and buffer is not None
+                ]
+                read_elsewhere = any(
+                    analysis.group_of.get(u) is not group for u in tensor_users(value)
+                )
+                self.gm.targets[value] = targets
+                if read_elsewhere:
+                    self.gm.source[value] = targets[0] if targets else value
+
+    def _temporary(self, value: SSAValue, cursor: Cursor) -> SSAValue:
+        """A GM temporary for `value` (allocated before its nest)."""
+        extents = self.extents.of(value)
+        dynamic = [e for e in extents if isinstance(e, SSAValue)]
+        buffer = cursor.value(
+            memref.AllocOp(dynamic, [], _memref_type(tensor_type(value)))
+        )
+        self.allocs.append(buffer)
+        return buffer
+
+    # Views and dims -------------------------------------------------------------------
+
+    def _view(self, op: tv.ViewOp) -> None:
+        """`tv.view` of a GM value: a strided `memref.subview` of its buffer."""
+        source = self.gm.source[op.source]
+        source_type = cast(MemRefType[Attribute], source.type)
+        strides = memref_strides(source_type)
+        offsets = op.mixed_offsets()
+        view_strides = op.mixed_strides()
+        if isinstance(source_type.layout, StridedLayoutAttr):
+            offset = source_type.layout.get_offset()
+        else:
+            offset = 0
+        for start, stride in zip(offsets, strides, strict=True):
+            if offset is None or stride is None or not isinstance(start, int):
+                offset = None
+                break
+            offset += start * stride
+        kept_strides: list[int | None] = []
+        for stride, step, drop in zip(
+            strides, view_strides, op.dropped_dims(), strict=True
+        ):
+            if drop:
+                continue
+            kept_strides.append(
+                stride * step if stride is not None and isinstance(step, int) else None
+            )
+        result_shape = tensor_type(op.result).get_shape()
+        result_type = MemRefType(
+            source_type.get_element_type(),
+            result_shape,
+            StridedLayoutAttr(kept_strides, offset),
+        )
+        subview = memref.SubviewOp.get(
+            source, offsets, op.mixed_sizes(), view_strides, result_type
+        )
+        self.gm.source[op.result] = Cursor(self.block, op).value(subview)
+
+    def _dim(self, op: tv.DimOp) -> None:
+        extent = self.extents.of(op.source)[op.index.value.data]
+        if isinstance(extent, int):
+            extent = Cursor(self.block, op).value(index_constant(extent))
+        op.result.replace_all_uses_with(extent)
+
+    # Nests ----------------------------------------------------------------------------
+
+    def _emit_group(self, group: Group, cursor: Cursor) -> None:
+        for value in group.outputs:
+            if self.gm.source.get(value) is value:
+                buffer = self._temporary(value, cursor)
+                self.gm.source[value] = buffer
+                self.gm.targets[value] = [buffer]
+            elif not self.gm.targets[value]:
+                self.gm.targets[value] = [self.gm.source[value]]
+        if any(e == 0 for e in group.frame):
+            if any(group.frame[d] == 0 for d in group.reduced):
+                raise op_error(
+                    group.root,
+                    "tv-to-tile cannot tile a reduction over an empty dimension",
+                )
+            return
+        try:
+            if group.kind == GroupKind.MATMUL:
+                self._emit_matmul(group, cursor)
+            else:
+                self._emit_vector(group, cursor)
+        except TilingError as error:
+            raise op_error(group.root, str(error)) from error
+
+    def _probe(self, group: Group, resident: bool) -> LiveProfile:
+        """The live UB tiles of `group`'s nest, measured on a throwaway copy."""
+        key = (id(group), resident)
+        if key in self._profiles:
+            return self._profiles[key]
+        block = Block()
+        emitter = NestEmitter(group, self.extents, self.gm, Cursor(block))
+        probe = PROBE_SIZES[-len(emitter.tile_dims) :]
+        emitter.emit_vector(VectorTiling(probe, probe), resident)
+        profile = LiveProfile.of_block(block, probe, MemorySpace.UB)
+        _discard(block)
+        self._profiles[key] = profile
+        return profile
+
+    def _vector_request(self, group: Group, resident: bool) -> VectorRequest:
+        profile = self._probe(group, resident)
+        tile_dims = range(group.rank - min(group.rank, 2), group.rank)
+        has_transpose = any(isinstance(m, tv.TransposeOp) for m in group.members)
+        ub = self.target.memories["ub"]
+        return VectorRequest(
+            extents=tuple(static_extent(group.frame[d]) for d in tile_dims),
+            cover=tuple(resident and d in group.reduced for d in tile_dims),
+            aligned=tuple(
+                d == group.rank - 1 or (has_transpose and len(tile_dims) == 2)
+                for d in tile_dims
+            ),
+            unit=column_unit(profile.element_types, ub.alignment),
+            profile=profile,
+        )
+
+    def _can_be_resident(self, group: Group) -> bool:
+        lead = group.rank - min(group.rank, 2)
+        return all(
+            isinstance(group.frame[d], int) and (d >= lead or group.frame[d] == 1)
+            for d in group.reduced
+        )
+
+    def _emit_vector(self, group: Group, cursor: Cursor) -> None:
+        ub_size = self.target.memories["ub"].size
+        assert ub_size is not None
+        explicit = self.options.tile_sizes
+        choice: tuple[VectorTiling, bool, VectorRequest] | None = None
+        candidates = (
+            [True, False]
+            if group.reduced and self._can_be_resident(group)
+            else [not group.reduced]
+        )
+        buffering = BUFFERING
+        if explicit:
+            request = self._vector_request(group, False)
+            tiling = explicit_vector_tiling(request, explicit)
+            resident = not group.reduced or (
+                self._can_be_resident(group)
+                and all(
+                    tiling.steps[i] >= cast(int, group.frame[d])
+                    for i, d in enumerate(
+                        range(group.rank - len(tiling.steps), group.rank)
+                    )
+                    if d in group.reduced
+                )
+            )
+            if resident and group.reduced:
+                request = self._vector_request(group, True)
+            needed = request.profile.peak(tiling.physical)
+            if needed > ub_size:
+                raise TilingError(
+                    f"tile-sizes {','.join(map(str, explicit))}: the tiles live at once "
+                    f"need {needed} bytes of ub but ub of target '{self.target.name}' "
+                    f"holds {ub_size} bytes"
+                )
+            choice = (tiling, resident, request)
+            buffering = 1 if needed * BUFFERING > ub_size else BUFFERING
+        else:
+            for buffering in (BUFFERING, 1):
+                for resident in candidates:
+                    request = self._vector_request(group, resident)
+                    tiling = auto_vector_tiling(request, ub_size // buffering)
+                    if tiling is not None:
+                        choice = (tiling, resident, request)
+                        break
+                if choice is not None:
+                    break
+            if choice is None:
+                request = self._vector_request(group, False)
+                smallest = auto_vector_tiling(request, 1 << 62)
+                assert smallest is not None
+                needed = request.profile.peak(
+                    [1] * (len(smallest.physical) - 1) + [request.unit]
+                )
+                raise TilingError(
+                    f"the smallest tile of this nest does not fit: the tiles live at "
+                    f"once need {needed} bytes of ub but ub of target "
+                    f"'{self.target.name}' holds {ub_size} bytes"
+                )
+        tiling, resident, request = choice
+        NestEmitter(group, self.extents, self.gm, cursor).emit_vector(tiling, resident)
+        peak = request.profile.peak(tiling.physical)
+        emit_remark(
+            group.root, self._vector_remark(group, tiling, resident, peak, buffering)
+        )
+
+    def _vector_remark(
+        self,
+        group: Group,
+        tiling: VectorTiling,
+        resident: bool,
+        peak: int,
+        buffering: int,
+    ) -> str:
+        names = ", ".join(m.name for m in group.members) or "copy"
+        tile = "x".join(map(str, tiling.physical))
+        steps = "x".join(map(str, tiling.steps))
+        frame = "x".join(str(e) if isinstance(e, int) else "?" for e in group.frame)
+        text = f"tiled {names} as one loop nest over {frame}: ub tiles {tile}"
+        if steps != tile:
+            text += f" (step {steps})"
+        if group.reduced:
+            dims = ",".join(map(str, sorted(group.reduced)))
+            if resident:
+                text += f", reduced dims [{dims}] kept whole in ub"
+            else:
+                emitter = NestEmitter(group, self.extents, self.gm, Cursor(Block()))
+                text += f", {emitter.pass_count()} pass(es) over reduced dims [{dims}]"
+        ub = self.target.memories["ub"].size
+        buffers = "double-buffered" if buffering > 1 else "single-buffered"
+        text += f"; {peak} bytes live of {ub} in ub ({buffers})"
+        return text
+
+    def _emit_matmul(self, group: Group, cursor: Cursor) -> None:
+        op = group.matmul
+        assert op is not None
+        lhs_extents = self.extents.of(op.lhs)
+        k_extent = lhs_extents[-2] if op.transpose_a is not None else lhs_extents[-1]
+        element_type = tensor_type(op.lhs).element_type
+        epilogue = None
+        if group.members != [op]:
+            profile = self._epilogue_profile(group)
+            epilogue = profile.peak_of
+        request = MatmulRequest(
+            m=static_extent(group.frame[-2]),
+            n=static_extent(group.frame[-1]),
+            k=static_extent(k_extent),
+            in_bytes=element_bytes(element_type),
+            acc_bytes=element_bytes(MATMUL_TYPES[element_type]),
+            fractal=fractal_edge(element_type),
+            epilogue=epilogue,
+        )
+        if self.options.matmul_tile_sizes:
+            tiling = explicit_matmul_tiling(
+                self.target, request, self.options.matmul_tile_sizes
+            )
+        else:
+            found = auto_matmul_tiling(self.target, request)
+            if found is None:
+                raise TilingError(
+                    f"no matmul tiling fits target '{self.target.name}': even one "
+                    f"{request.fractal}x{request.fractal} fractal per operand does not fit "
+                    "l0a/l0b/l0c/l1 (and the epilogue ub) twice"
+                )
+            tiling = found
+        NestEmitter(group, self.extents, self.gm, cursor).emit_matmul(tiling)
+        emit_remark(group.root, self._matmul_remark(group, tiling, k_extent))
+
+    def _epilogue_profile(self, group: Group) -> _EpilogueProfile:
+        op = group.matmul
+        assert op is not None
+        element_type = tensor_type(op.lhs).element_type
+        accumulator = TileType(PROBE_SIZES, MATMUL_TYPES[element_type], MemorySpace.L0C)
+        block = Block(arg_types=[IndexType(), accumulator])
+        emitter = NestEmitter(group, self.extents, self.gm, Cursor(block))
+        rows, cols = group.rank - 2, group.rank - 1
+        emitter.physical = {rows: PROBE_SIZES[0], cols: PROBE_SIZES[1]}
+        for dim in range(group.rank - 2):
+            emitter.index[dim] = block.args[0]
+            emitter.valid[dim] = 1
+        index = block.args[0]
+        emitter.epilogue(
+            Cursor(block), op, (index, index), (index, index), block.args[1]
+        )
+        profile = LiveProfile.of_block(block, PROBE_SIZES, MemorySpace.UB)
+        _discard(block)
+        return _EpilogueProfile(profile)
+
+    def _matmul_remark(
+        self, group: Group, tiling: MatmulTiling, k_extent: object
+    ) -> str:
+        def show(extent: object) -> str:
+            return str(extent) if isinstance(extent, int) else "?"
+
+        frame = group.frame
+        text = (
+            f"tiled tv.matmul {show(frame[-2])}x{show(frame[-1])}x{show(k_extent)}: "
+            f"L1 blocks {tiling.m1}x{tiling.n1}x{tiling.k0}, L0 base blocks "
+            f"{tiling.m0}x{tiling.n0}x{tiling.k0}, {tiling.fa * tiling.fb} "
+            f"accumulator(s) in l0c"
+        )
+        epilogue = [m.name for m in group.members if m is not group.matmul]
+        if epilogue:
+            text += f", epilogue {', '.join(epilogue)} in ub"
+        return text
+
+    # Returned GM values and the new signature -----------------------------------------
+
+    def _copy_returned_gm_values(
+        self,
+        analysis: FusionAnalysis,
+        outputs: Sequence[SSAValue | None],
+        return_op: func.ReturnOp,
+    ) -> None:
+        """Results that no nest stores (arguments, views, a value returned twice by a
+        group that stored it once) are copied by a nest of their own."""
+        for value, buffer in zip(return_op.arguments, outputs, strict=True):
+            if buffer is None:
+                continue
+            owner = value.owner
+            group = (
+                analysis.group_of.get(owner) if isinstance(owner, Operation) else None
+            )
+            if group is not None and buffer in self.gm.targets.get(value, []):
+                continue
+            frame = self.extents.of(value) or (1,)
+            copy = Group(GroupKind.MAP, return_op, frame, outputs=[value])
+            self.gm.targets[value] = [buffer]
+            self._emit_group(copy, Cursor(self.block, return_op))
+
+    def _finish(
+        self,
+        ops: Sequence[Operation],
+        return_op: func.ReturnOp,
+        outputs: Sequence[SSAValue | None],
+    ) -> None:
+        scalars = [
+            v for v, b in zip(return_op.arguments, outputs, strict=True) if b is None
+        ]
+        Cursor(self.block, return_op).insert(func.ReturnOp(*scalars))
+        return_op.detach()
+        return_op.erase()
+        for op in reversed(ops):
+            op.detach()
+            op.erase()
+        for arg in list(self.block.args):
+            if is_tensor(arg):
+                self.block.erase_arg(arg)
+        self.function.properties["function_type"] = FunctionType.from_lists(
+            [a.type for a in self.block.args], [v.type for v in scalars]
+        )
+        for attrs in ("arg_attrs", "res_attrs"):
+            self.function.properties.pop(attrs, None)
+
+
+@dataclass(frozen=True)
+class _EpilogueProfile:
+    profile: LiveProfile
+
+    def peak_of(self, m0: int, n0: int) -> int:
+        return self.profile.peak((m0, n0))
+
+
+def _memref_type(tensor: tv.TensorViewType) -> MemRefType[Attribute]:
+    return MemRefType(tensor.element_type, tensor.get_shape())
+
+
+def _discard(block: Block) -> None:
+    for op in reversed(list(block.ops)):
+        op.detach()
+        op.erase(safe_erase=False)

@@ -1,0 +1,164 @@
+"""Interpreter functions for the `memref` ops that `tv-to-tile` emits on GM buffers.
+
+At the `tile` level a GM operand is a numpy array (docs/tile.md). `tv-to-tile`
+addresses GM with a few `memref` ops that xDSL's own memref interpreter does not
+run, or runs on its `ShapedArray` (which knows no bf16 and no dynamic sizes):
+
+- `memref.alloc` (GM temporaries, dynamic sizes allowed): a numpy array filled
+  with a poison pattern (NaN / the smallest integer), so that reading a
+  temporary before writing it shows up in results;
+- `memref.dim`: the size of a dimension;
+- `memref.subview`: a numpy view (`tv.view` windows, strides, rank reduction);
+- `memref.expand_shape`: a numpy view with unit dimensions inserted.
+
+Register `GmMemRefFunctions` with `override=True` on top of xDSL's
+`MemRefFunctions` (`gm_interpreter` does it for the tile interpreter).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, cast
+
+import numpy as np
+from xdsl.dialects import memref
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, MemRefType, ModuleOp
+from xdsl.interpreter import (
+    Interpreter,
+    InterpreterFunctions,
+    PythonValues,
+    impl,
+    register_impls,
+)
+from xdsl.interpreters.builtin import scalar_attr
+from xdsl.interpreters.math import MathFunctions
+from xdsl.ir import Attribute
+from xdsl.utils.exceptions import InterpretationError
+
+from pypto_mlir.dialects import tile
+from pypto_mlir.interp.tensor_view import numpy_dtype
+from pypto_mlir.interp.tile import gm_array, tile_interpreter
+
+
+def _index(value: Any) -> int:
+    return int(value.value.data) if hasattr(value, "value") else int(value)
+
+
+def _mixed(static: Sequence[int], dynamic: Sequence[Any]) -> list[int]:
+    values = iter(dynamic)
+    return [_index(next(values)) if s == DYNAMIC_INDEX else s for s in static]
+
+
+def poison_array(shape: Sequence[int], element_type: Attribute) -> np.ndarray:
+    """A new GM buffer holding the poison pattern of its element type."""
+    dtype = numpy_dtype(element_type)
+    fill = np.nan if tile.is_float(element_type) else np.iinfo(dtype).min
+    return np.full(tuple(shape), fill, dtype=dtype)
+
+
+@register_impls
+class GmMemRefFunctions(InterpreterFunctions):
+    """numpy implementations of the memref ops used on GM buffers."""
+
+    @impl(memref.AllocOp)
+    def run_alloc(
+        self, interpreter: Interpreter, op: memref.AllocOp, args: PythonValues
+    ) -> PythonValues:
+        memref_type = cast(MemRefType[Attribute], op.memref.type)
+        shape = _mixed(memref_type.get_shape(), args)
+        return (poison_array(shape, memref_type.get_element_type()),)
+
+    @impl(memref.DeallocOp)
+    def run_dealloc(
+        self, interpreter: Interpreter, op: memref.DeallocOp, args: PythonValues
+    ) -> PythonValues:
+        return ()
+
+    @impl(memref.DimOp)
+    def run_dim(
+        self, interpreter: Interpreter, op: memref.DimOp, args: PythonValues
+    ) -> PythonValues:
+        array = gm_array(args[0], cast(MemRefType[Attribute], op.source.type))
+        dim = _index(args[1])
+        if not 0 <= dim < array.ndim:
+            raise InterpretationError(
+                f"memref.dim: dimension {dim} of a rank-{array.ndim} memref"
+            )
+        size = array.shape[dim]
+        return (scalar_attr(size, IndexType(), interpreter.index_bitwidth),)
+
+    @impl(memref.SubviewOp)
+    def run_subview(
+        self, interpreter: Interpreter, op: memref.SubviewOp, args: PythonValues
+    ) -> PythonValues:
+        source = gm_array(args[0], cast(MemRefType[Attribute], op.source.type))
+        counts = [len(op.offsets), len(op.sizes), len(op.strides)]
+        dynamic = args[1:]
+        offsets = _mixed(op.static_offsets.get_values(), dynamic[: counts[0]])
+        sizes = _mixed(
+            op.static_sizes.get_values(), dynamic[counts[0] : counts[0] + counts[1]]
+        )
+        strides = _mixed(
+            op.static_strides.get_values(), dynamic[counts[0] + counts[1] :]
+        )
+        window: list[slice] = []
+        for dim, (offset, size, stride, extent) in enumerate(
+            zip(offsets, sizes, strides, source.shape, strict=True)
+        ):
+            last = offset + (size - 1) * stride
+            if offset < 0 or stride < 1 or (size > 0 and last >= extent):
+                raise InterpretationError(
+                    f"memref.subview: dimension {dim} (offset {offset}, size {size}, "
+                    f"stride {stride}) is outside the extent {extent}"
+                )
+            window.append(slice(offset, offset + size * stride, stride))
+        view = source[tuple(window)]
+        result_type = cast(MemRefType[Attribute], op.result.type)
+        kept = _kept_shape(sizes, result_type.get_shape())
+        return (view.reshape(kept),)
+
+    @impl(memref.ExpandShapeOp)
+    def run_expand_shape(
+        self, interpreter: Interpreter, op: memref.ExpandShapeOp, args: PythonValues
+    ) -> PythonValues:
+        source = gm_array(args[0], cast(MemRefType[Attribute], op.src.type))
+        shape = _mixed(op.static_output_shape.get_values(), args[1:])
+        if int(np.prod(shape)) != source.size:
+            raise InterpretationError(
+                f"memref.expand_shape: {list(source.shape)} cannot become {shape}"
+            )
+        view = source.reshape(shape)
+        if not np.shares_memory(view, source) and source.size > 0:
+            raise InterpretationError(
+                "memref.expand_shape: the result is not a view of the source"
+            )
+        return (view,)
+
+
+def _kept_shape(sizes: Sequence[int], result_shape: Sequence[int]) -> list[int]:
+    """The sizes of a subview with the unit dimensions it drops removed (greedy
+    from the left, as the result type lists them)."""
+    kept: list[int] = []
+    position = 0
+    for size in sizes:
+        if position < len(result_shape) and result_shape[position] in (
+            size,
+            DYNAMIC_INDEX,
+        ):
+            kept.append(size)
+            position += 1
+        elif size != 1:
+            raise InterpretationError(
+                f"memref.subview: sizes {list(sizes)} do not reduce to "
+                f"{list(result_shape)}"
+            )
+    return kept
+
+
+def gm_interpreter(module: ModuleOp, index_bitwidth: int = 64) -> Interpreter:
+    """The tile interpreter with the GM memref ops of `tv-to-tile` output and
+    xDSL's math functions (scalar code kept from the tv function)."""
+    interpreter = tile_interpreter(module, index_bitwidth)
+    interpreter.register_implementations(GmMemRefFunctions(), override=True)
+    interpreter.register_implementations(MathFunctions())
+    return interpreter
