@@ -44,10 +44,34 @@ def _test_diagnostics() -> type[ModulePass]:
     return TestDiagnosticsPass
 
 
+def _tile_peel_tails() -> type[ModulePass]:
+    from pypto_mlir.passes.tile_peel_tails import TilePeelTailsPass
+
+    return TilePeelTailsPass
+
+
+def _tile_to_hw() -> type[ModulePass]:
+    from pypto_mlir.passes.tile_to_hw import TileToHwPass
+
+    return TileToHwPass
+
+
 def _tv_to_tile() -> type[ModulePass]:
     from pypto_mlir.passes.tv_to_tile import TvToTilePass
 
     return TvToTilePass
+
+
+def _hw_insert_sync() -> type[ModulePass]:
+    from pypto_mlir.passes.hw_insert_sync import HwInsertSyncPass
+
+    return HwInsertSyncPass
+
+
+def _hw_strip_sync() -> type[ModulePass]:
+    from pypto_mlir.passes.hw_insert_sync import HwStripSyncPass
+
+    return HwStripSyncPass
 
 
 def _passes() -> dict[str, Callable[[], type[ModulePass]]]:
@@ -56,7 +80,11 @@ def _passes() -> dict[str, Callable[[], type[ModulePass]]]:
     return {
         **get_all_pipelines(),
         "pypto-test-diagnostics": _test_diagnostics,
+        "hw-insert-sync": _hw_insert_sync,
+        "hw-strip-sync": _hw_strip_sync,
         "tv-to-tile": _tv_to_tile,
+        "tile-peel-tails": _tile_peel_tails,
+        "tile-to-hw": _tile_to_hw,
     }
 
 

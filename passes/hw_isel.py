@@ -1,0 +1,1432 @@
+"""Instruction selection for `tile-to-hw`: each tile op becomes ascend_hw instructions.
+
+The valid extents of every tile are static here (`tile-to-hw` resolved them), and
+every tile value, and every scratch buffer an op asked for, has a buffer
+(`memory_plan`). `Selector` says, per op, which operands its result may overwrite
+and which scratch buffers it needs (for planning), and emits its instructions.
+
+Vector ops cover the valid region exactly: `Emitter.vector` addresses it as one
+contiguous range (full rows, or one row) in repeats of `lanes` elements with a
+masked last repeat, or row by row (one repeat per row, `rep_stride` = the row
+pitch) in column chunks of `lanes` elements with a mask on the last chunk;
+more than `vector.max_repeat` repeats become several instructions. A row
+operand (`[M, 1]` against `[M, N]`) is first broadcast into one 32-byte block
+per row with `vbrcb` and read with block stride 0; a column operand (`[1, N]`)
+is read with repeat stride 0. Composite functions are sequences of vector
+primitives computed in the result buffer (docs/tile_to_hw.md lists them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from enum import Enum, auto
+from math import gcd, prod
+
+import numpy as np
+from pypto_mlir.dialects import ascend_hw as hw
+from pypto_mlir.dialects import tile
+from pypto_mlir.dialects.tile import Layout, MemorySpace, PadValue, TileType
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import (
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    f16,
+    f32,
+    i8,
+    i16,
+    i32,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from pypto_mlir.diagnostics import op_error
+from pypto_mlir.targets import Target
+
+Valid = tuple[int, ...]
+
+GELU_SCALE = float(np.float32(2.0 * np.sqrt(2.0 / np.pi)))
+"""`2 sqrt(2/pi)`: gelu(x) = x / (1 + exp(-GELU_SCALE (x + GELU_CUBIC x^3)))."""
+GELU_CUBIC = 0.044715
+
+
+class Kind(Enum):
+    """How a vector operand's lanes map to the region being computed."""
+
+    FULL = auto()
+    """Same shape as the region: element (r, c) at `offset + r * pitch + c`."""
+    ROW_BLOCK = auto()
+    """One 32-byte block per row holding the row's value (`vbrcb` output)."""
+    ROW_VECTOR = auto()
+    """A single row `[1, N]` shared by every row of the region."""
+    SPLAT_BLOCK = auto()
+    """One 32-byte block holding a single value, for every element."""
+    SPLAT_REPEAT = auto()
+    """One repeat of lanes all holding a value (`vdup` output), for every repeat."""
+
+
+@dataclass(frozen=True)
+class Lanes:
+    """A vector operand: a buffer and how the region's elements map onto it.
+
+    `offset` is in elements (in blocks... of rows for ROW_BLOCK: the region's row 0
+    is block `offset`); `pitch` is the row pitch in elements of a FULL operand.
+    """
+
+    buffer: SSAValue
+    kind: Kind = Kind.FULL
+    offset: int = 0
+    pitch: int = 0
+
+    @property
+    def element_bytes(self) -> int:
+        return _buf(self.buffer).element_bytes
+
+
+def _buf(value: SSAValue) -> hw.BufferType:
+    assert isinstance(value.type, hw.BufferType)
+    return value.type
+
+
+def _tile(value: SSAValue) -> TileType:
+    assert isinstance(value.type, TileType)
+    return value.type
+
+
+def buffer_type(tile_type: TileType) -> hw.BufferType:
+    """The buffer that holds a tile: same shape, element type, memory and layout."""
+    return hw.BufferType(
+        tile_type.get_shape(),
+        tile_type.element_type,
+        str(tile_type.memory_space),
+        str(tile_type.layout_kind),
+    )
+
+
+def _round_up(value: int, unit: int) -> int:
+    return -(-value // unit) * unit
+
+
+def _lane_mask(lo: int, hi: int, lanes: int) -> int | hw.MaskAttr | None:
+    """The mask enabling lanes [lo, hi) of a repeat of `lanes` lanes."""
+    if lo == 0:
+        return None if hi == lanes else hi
+    return hw.MaskAttr((1 << hi) - (1 << lo))
+
+
+MakeOp = Callable[[Sequence[SSAValue], dict[str, object]], Operation]
+"""Builds one vector instruction from its lane operands and vector properties."""
+
+
+class ConstantPool:
+    """Constants hoisted to the function entry, one per value and type."""
+
+    def __init__(self, point: InsertPoint):
+        self._point = point
+        self._values: dict[tuple[Attribute, object], SSAValue] = {}
+
+    def get(self, value: float | int, type: Attribute) -> SSAValue:
+        key = (type, repr(value))
+        if key not in self._values:
+            if isinstance(type, IndexType) or not tile.is_float(type):
+                attr: Attribute = IntegerAttr(int(value), type)
+            else:
+                attr = FloatAttr(float(value), type)  # type: ignore[arg-type]
+            op = arith.ConstantOp(attr)
+            Rewriter.insert_op(op, self._point)
+            self._point = InsertPoint.after(op)
+            self._values[key] = op.result
+        return self._values[key]
+
+
+class Emitter:
+    """Inserts ascend_hw ops before the tile op being lowered, with its location."""
+
+    def __init__(self, target: Target, constants: ConstantPool):
+        self.target = target
+        self.constants = constants
+        self.block = hw.vector_block_bytes(target)
+        self.repeat_bytes = target.vector.repeat_bytes
+        self.max_repeat = target.vector.max_repeat
+        self._point: InsertPoint | None = None
+        self._location: Attribute | None = None
+
+    def at(self, op: Operation) -> None:
+        """Emit before `op`, with its location."""
+        self._point = InsertPoint.before(op)
+        self._location = op.location
+
+    def emit(self, op: Operation) -> Operation:
+        assert self._point is not None and self._location is not None
+        op.location = self._location
+        Rewriter.insert_op(op, self._point)
+        return op
+
+    def index(self, value: int) -> SSAValue:
+        return self.constants.get(value, IndexType())
+
+    def scalar(self, value: float | int, element_type: Attribute) -> SSAValue:
+        return self.constants.get(value, element_type)
+
+    # Addressing ------------------------------------------------------------------------
+
+    def subview(
+        self, buffer: SSAValue, offset: int, index: Sequence[int] | None = None
+    ) -> SSAValue:
+        """The part of `buffer` from element `offset` on, as a flat buffer.
+
+        `index` is the element's index in `buffer` (derived from `offset` for an
+        `nd` buffer; an `nz` buffer needs it given).
+        """
+        if offset == 0:
+            return buffer
+        buf = _buf(buffer)
+        if index is None:
+            assert buf.layout_kind == hw.Layout.ND
+            rest, index = offset, []
+            for dim in reversed(buf.get_shape()):
+                index.append(rest % dim)
+                rest //= dim
+            index.reverse()
+        result = hw.BufferType(
+            [buf.element_count() - offset], buf.element_type, str(buf.memory_space)
+        )
+        view = self.emit(hw.SubviewOp(buffer, [self.index(i) for i in index], result))
+        return view.results[0]
+
+    def lanes_per_repeat(self, lanes: Sequence[Lanes]) -> int:
+        return self.repeat_bytes // max(x.element_bytes for x in lanes)
+
+    # Vector instructions ---------------------------------------------------------------
+
+    def vector(
+        self, make: MakeOp, lanes: Sequence[Lanes], rows: int, c0: int, c1: int
+    ) -> None:
+        """Instructions computing rows [0, rows) x columns [c0, c1) of the region."""
+        if rows == 0 or c1 <= c0:
+            return
+        if rows == 1:
+            lanes = [_single_row(x) for x in lanes]
+        full = [x for x in lanes if x.kind == Kind.FULL]
+        flat = rows == 1 or (
+            all(
+                x.kind in (Kind.FULL, Kind.SPLAT_BLOCK, Kind.SPLAT_REPEAT)
+                for x in lanes
+            )
+            and c0 == 0
+            and all(x.pitch == c1 for x in full)
+        )
+        if flat:
+            self._flat(make, lanes, c0, rows * (c1 - c0) if rows > 1 else c1 - c0)
+        else:
+            self._rows(make, lanes, rows, c0, c1)
+
+    def _alignment(self, lanes: Sequence[Lanes]) -> int:
+        """Chunk starts are multiples of this many elements (32 B for every operand)."""
+        return self.block // min(x.element_bytes for x in lanes)
+
+    def _strides(
+        self, lanes: Sequence[Lanes], lane_count: int, row_mode: bool
+    ) -> tuple[list[int], list[int]] | None:
+        blk: list[int] = []
+        rep: list[int] = []
+        for x in lanes:
+            e = x.element_bytes
+            match x.kind:
+                case Kind.FULL:
+                    blk.append(1)
+                    rep.append((x.pitch if row_mode else lane_count) * e // self.block)
+                case Kind.ROW_BLOCK:
+                    blk.append(0)
+                    rep.append(1)
+                case Kind.ROW_VECTOR:
+                    blk.append(1)
+                    rep.append(0)
+                case Kind.SPLAT_BLOCK:
+                    blk.append(0)
+                    rep.append(0)
+                case Kind.SPLAT_REPEAT:
+                    blk.append(1)
+                    rep.append(0)
+        contiguous = [lane_count * x.element_bytes // self.block for x in lanes]
+        if blk == [1] * len(lanes) and rep == contiguous:
+            return None
+        return blk, rep
+
+    def _view(self, x: Lanes, row: int, column: int) -> SSAValue:
+        match x.kind:
+            case Kind.FULL:
+                offset = x.offset + row * x.pitch + column
+            case Kind.ROW_BLOCK:
+                offset = (x.offset + row) * (self.block // x.element_bytes)
+            case Kind.ROW_VECTOR:
+                offset = x.offset + column
+            case Kind.SPLAT_BLOCK | Kind.SPLAT_REPEAT:
+                offset = x.offset
+        return self.subview(x.buffer, offset)
+
+    def _flat(self, make: MakeOp, lanes: Sequence[Lanes], start: int, n: int) -> None:
+        lane_count = self.lanes_per_repeat(lanes)
+        align = self._alignment(lanes)
+        strides = self._strides(lanes, lane_count, row_mode=False)
+        position, end = start, start + n
+        full = [x for x in lanes if x.kind == Kind.FULL]
+        heads = {(x.offset + start) % align for x in full}
+        assert len(heads) <= 1, "operands misaligned against each other"
+
+        def issue(at: int, repeat: int, mask: int | hw.MaskAttr | None) -> None:
+            props: dict[str, object] = {"repeat": repeat, "mask": mask}
+            if strides is not None:
+                props["blk_stride"], props["rep_stride"] = strides
+            self.emit(make([self._view(x, 0, at) for x in lanes], props))
+
+        if head := (heads.pop() if heads else 0):
+            base = position - head
+            issue(base, 1, _lane_mask(head, min(lane_count, end - base), lane_count))
+            position = base + lane_count
+        while position < end:
+            repeats = (end - position) // lane_count
+            if repeats:
+                repeats = min(repeats, self.max_repeat)
+                issue(position, repeats, None)
+                position += repeats * lane_count
+            else:
+                issue(position, 1, _lane_mask(0, end - position, lane_count))
+                position = end
+
+    def _rows(
+        self, make: MakeOp, lanes: Sequence[Lanes], rows: int, c0: int, c1: int
+    ) -> None:
+        lane_count = self.lanes_per_repeat(lanes)
+        strides = self._strides(lanes, lane_count, row_mode=True)
+        assert strides is not None
+        for x in lanes:
+            if x.kind == Kind.FULL:
+                assert x.pitch * x.element_bytes % self.block == 0
+        column = c0 - c0 % self._alignment(lanes)
+        while column < c1:
+            mask = _lane_mask(
+                max(c0, column) - column,
+                min(column + lane_count, c1) - column,
+                lane_count,
+            )
+            row = 0
+            while row < rows:
+                repeat = min(rows - row, self.max_repeat)
+                props: dict[str, object] = {
+                    "repeat": repeat,
+                    "mask": mask,
+                    "blk_stride": strides[0],
+                    "rep_stride": strides[1],
+                }
+                self.emit(make([self._view(x, row, column) for x in lanes], props))
+                row += repeat
+            column += lane_count
+
+
+def _single_row(x: Lanes) -> Lanes:
+    if x.kind == Kind.ROW_VECTOR:
+        return replace(x, kind=Kind.FULL)
+    if x.kind == Kind.ROW_BLOCK:
+        return replace(x, kind=Kind.SPLAT_BLOCK)
+    return x
+
+
+# --------------------------------------------------------------------------------------
+# Vector op builders
+# --------------------------------------------------------------------------------------
+
+
+def _props(props: dict[str, object]) -> dict[str, object]:
+    return {k: v for k, v in props.items() if v is not None}
+
+
+def binary(op_type: type[hw.VectorBinaryOp]) -> MakeOp:
+    return lambda views, props: op_type(views[0], views[1], views[2], **_props(props))  # type: ignore[arg-type]
+
+
+def scalar_op(op_type: type[hw.VectorScalarOp], scalar: SSAValue) -> MakeOp:
+    return lambda views, props: op_type(views[0], scalar, views[1], **_props(props))  # type: ignore[arg-type]
+
+
+def unary(op_type: type[hw.VectorUnaryOp]) -> MakeOp:
+    return lambda views, props: op_type(views[0], views[1], **_props(props))  # type: ignore[arg-type]
+
+
+def cast(mode: hw.RoundMode) -> MakeOp:
+    return lambda views, props: hw.VCastOp(views[0], views[1], mode, **_props(props))  # type: ignore[arg-type]
+
+
+def dup(scalar: SSAValue) -> MakeOp:
+    return lambda views, props: hw.VDupOp(scalar, views[0], **_props(props))  # type: ignore[arg-type]
+
+
+UNARY_PRIMITIVES: dict[type[tile.TileUnaryOp], type[hw.VectorUnaryOp]] = {
+    tile.ExpOp: hw.VExpOp,
+    tile.LogOp: hw.VLnOp,
+    tile.SqrtOp: hw.VSqrtOp,
+    tile.RsqrtOp: hw.VRsqrtOp,
+    tile.ReciprocalOp: hw.VReciprocalOp,
+}
+"""Unary tile ops that are one vector instruction."""
+
+BINARY_PRIMITIVES: dict[type[tile.TileBinaryOp], type[hw.VectorBinaryOp]] = {
+    tile.AddOp: hw.VAddOp,
+    tile.SubOp: hw.VSubOp,
+    tile.MulOp: hw.VMulOp,
+    tile.DivOp: hw.VDivOp,
+    tile.MaxOp: hw.VMaxOp,
+    tile.MinOp: hw.VMinOp,
+}
+
+SCALAR_PRIMITIVES: dict[type[tile.TileBinaryOp], type[hw.VectorScalarOp]] = {
+    tile.AddOp: hw.VAddsOp,
+    tile.MulOp: hw.VMulsOp,
+    tile.MaxOp: hw.VMaxsOp,
+    tile.MinOp: hw.VMinsOp,
+}
+"""Binary ops with a scalar operand that are one vector-scalar instruction."""
+
+REDUCE_PRIMITIVES: dict[type[tile.TileReduceOp], type[hw.VectorReduceOp]] = {
+    tile.ReduceSumOp: hw.VReduceSumOp,
+    tile.ReduceMaxOp: hw.VReduceMaxOp,
+    tile.ReduceMinOp: hw.VReduceMinOp,
+}
+
+REDUCE_COMBINE: dict[type[tile.TileReduceOp], type[hw.VectorBinaryOp]] = {
+    tile.ReduceSumOp: hw.VAddOp,
+    tile.ReduceMaxOp: hw.VMaxOp,
+    tile.ReduceMinOp: hw.VMinOp,
+}
+"""The elementwise op that combines two partial results of a reduction."""
+
+IN_PLACE_UNARY: tuple[type[tile.TileUnaryOp], ...] = (
+    tile.NegOp,
+    tile.ExpOp,
+    tile.LogOp,
+    tile.SqrtOp,
+    tile.RsqrtOp,
+    tile.ReciprocalOp,
+    tile.ReluOp,
+    tile.SigmoidOp,
+    tile.TanhOp,
+)
+"""Unary ops whose instructions read each element before writing it (and never
+again), so that the result may overwrite the operand. `abs` of integers, `gelu`
+and `silu` read the operand after writing the result."""
+
+EXACT_CASTS: frozenset[tuple[Attribute, Attribute]] = frozenset(
+    pair for pair, modes in hw.CAST_MODES.items() if modes == (hw.RoundMode.NONE,)
+)
+"""vcast conversions that are exact (round mode none)."""
+
+
+def cast_steps(
+    source: Attribute, dest: Attribute
+) -> list[tuple[Attribute, Attribute]] | None:
+    """The vcast conversions that implement `tile.cast` source -> dest.
+
+    One conversion, or exact widenings followed by one rounding conversion (so the
+    value is rounded once, as `tile.cast` does); i32 -> f16 goes through f32,
+    which is exact for every i32 that f16 does not round to infinity.
+    """
+    if source == dest:
+        return []
+    if (source, dest) in hw.CAST_MODES:
+        return [(source, dest)]
+    if (source, dest) == (i32, f16):
+        return [(i32, f32), (f32, f16)]
+    for middle in (f16, f32):
+        if (source, middle) in EXACT_CASTS:
+            rest = cast_steps(middle, dest)
+            if rest is not None and all(step in EXACT_CASTS for step in rest[:-1]):
+                return [(source, middle), *rest]
+    return None
+
+
+def cast_mode(
+    source: Attribute, dest: Attribute, round_mode: tile.RoundMode
+) -> hw.RoundMode:
+    """The vcast round mode of one conversion step of `tile.cast`."""
+    if (source, dest) in EXACT_CASTS:
+        return hw.RoundMode.NONE
+    if tile.is_float(source) and not tile.is_float(dest):
+        return hw.RoundMode(str(round_mode))
+    return hw.RoundMode.RINT
+
+
+def pad_scalar(element_type: Attribute, pad: PadValue) -> float | int:
+    """The value a tile's pad stands for."""
+    if pad == PadValue.ZERO:
+        return 0
+    if tile.is_float(element_type):
+        return float("-inf") if pad == PadValue.MIN else float("inf")
+    info = np.iinfo({i8: np.int8, i16: np.int16, i32: np.int32}[element_type])
+    return int(info.min) if pad == PadValue.MIN else int(info.max)
+
+
+# --------------------------------------------------------------------------------------
+# Selection
+# --------------------------------------------------------------------------------------
+
+
+def matrix_shape(tile_type: TileType) -> tuple[int, int]:
+    """A tile's physical shape as rows x columns (a 1-D tile is one row)."""
+    shape = tile_type.get_shape()
+    if len(shape) == 1:
+        return 1, shape[0]
+    return prod(shape[:-1]), shape[-1]
+
+
+def matrix_valid(tile_type: TileType, valid: Valid) -> tuple[int, int]:
+    """Valid rows x columns; leading dims beyond two must be whole (or 1)."""
+    if len(valid) == 1:
+        return 1, valid[0]
+    return prod(valid[:-1]), valid[-1]
+
+
+BufferOf = Callable[[SSAValue], SSAValue]
+"""The buffer holding a tile value."""
+
+
+@dataclass(frozen=True)
+class Region:
+    """The valid region of a tile in its buffer: rows x columns, row pitch."""
+
+    rows: int
+    cols: int
+    pitch: int
+
+    def lanes(self, buffer: SSAValue, offset: int = 0) -> Lanes:
+        return Lanes(buffer, Kind.FULL, offset, self.pitch)
+
+
+class Selector:
+    """Per tile op: in-place operands, scratch buffers, and its instructions."""
+
+    def __init__(self, target: Target, valid: dict[SSAValue, Valid]):
+        self.target = target
+        self.valid = valid
+        self.block = hw.vector_block_bytes(target)
+        self.blocks_per_repeat = target.vector.repeat_bytes // self.block
+
+    # Shapes ----------------------------------------------------------------------------
+
+    def region(self, value: SSAValue) -> Region:
+        tile_type = _tile(value)
+        rows, cols = matrix_valid(tile_type, self.valid[value])
+        return Region(rows, cols, matrix_shape(tile_type)[1])
+
+    def lanes_for(self, element_type: Attribute) -> int:
+        return self.target.vector.repeat_bytes // tile.element_bytes(element_type)
+
+    def per_block(self, element_type: Attribute) -> int:
+        return self.block // tile.element_bytes(element_type)
+
+    def _check_vector_shape(self, op: Operation, value: SSAValue) -> None:
+        tile_type = _tile(value)
+        shape, valid = tile_type.get_shape(), self.valid[value]
+        if len(shape) > 2 and any(
+            v != s for v, s in zip(valid[1:-1], shape[1:-1], strict=True)
+        ):
+            raise op_error(
+                op,
+                f"a {len(shape)}-D tile needs whole inner dims: valid "
+                f"{list(valid)} of shape {list(shape)}",
+            )
+        if tile.element_bytes(tile_type.element_type) == 1:
+            raise op_error(
+                op, f"the vector unit has no {tile_type.element_type} instructions"
+            )
+
+    def _operand_lanes(self, value: SSAValue, result: SSAValue) -> tuple[Kind, int]:
+        """How a (possibly broadcast) operand maps onto the result region, and the
+        number of valid values a block-broadcast operand holds."""
+        shape = matrix_shape(_tile(value))
+        rows, cols = matrix_shape(_tile(result))
+        valid_rows, _ = matrix_valid(_tile(value), self.valid[value])
+        if shape == (rows, cols):
+            return Kind.FULL, 0
+        if shape == (1, 1):
+            return Kind.SPLAT_BLOCK, 1
+        if shape == (rows, 1):
+            return Kind.ROW_BLOCK, valid_rows
+        assert shape == (1, cols)
+        return Kind.ROW_VECTOR, 0
+
+    # Planning --------------------------------------------------------------------------
+
+    def inplace(self, op: Operation) -> tuple[int, ...]:
+        """Operands whose buffer the result may take over when they die at `op`."""
+        if isinstance(op, tile.MatmulOp) and op.acc is not None:
+            return (2,)
+        if isinstance(op, IN_PLACE_UNARY) or (
+            isinstance(op, tile.AbsOp) and tile.is_float(_tile(op.source).element_type)
+        ):
+            return (0,)
+        if isinstance(op, tile.TileBinaryOp):
+            return tuple(
+                i
+                for i, operand in enumerate(op.operands)
+                if isinstance(operand.type, TileType)
+                and matrix_shape(operand.type) == matrix_shape(_tile(op.result))
+            )
+        if isinstance(op, tile.PadOp):
+            return (0,)
+        return ()
+
+    def scratch(self, op: Operation) -> list[hw.BufferType]:
+        """The scratch buffers `op` needs while it executes, in `lower`'s order."""
+        ub = str(MemorySpace.UB)
+        if isinstance(op, tile.TileBinaryOp):
+            types: list[hw.BufferType] = []
+            element_type = _tile(op.result).element_type
+            for operand in op.operands:
+                if isinstance(operand.type, TileType):
+                    kind, count = self._operand_lanes(operand, op.result)
+                    if kind in (Kind.ROW_BLOCK, Kind.SPLAT_BLOCK):
+                        types += self._row_block_scratch(element_type, count)
+            if isinstance(op, tile.DivOp) and not all(
+                isinstance(o.type, TileType) for o in op.operands
+            ):
+                types.append(
+                    hw.BufferType([self.lanes_for(element_type)], element_type, ub)
+                )
+            return types
+        if isinstance(op, tile.BroadcastOp):
+            kind, count = self._operand_lanes(op.source, op.result)
+            element_type = _tile(op.result).element_type
+            if kind in (Kind.ROW_BLOCK, Kind.SPLAT_BLOCK):
+                return self._row_block_scratch(element_type, count)
+            return []
+        if isinstance(op, tile.CastOp):
+            steps = cast_steps(
+                _tile(op.source).element_type, _tile(op.result).element_type
+            )
+            rows, cols = matrix_shape(_tile(op.source))
+            return [
+                hw.BufferType([rows * cols], middle, ub)
+                for _, middle in (steps or [])[:-1]
+            ]
+        if isinstance(op, tile.TileReduceOp):
+            return self._reduce_scratch(op)
+        if isinstance(op, tile.LoadOp) and self._needs_zero_fill(op.result):
+            tile_type = _tile(op.result)
+            return [
+                hw.BufferType(
+                    [
+                        self._zero_fill_bytes(op.result)
+                        // tile.element_bytes(tile_type.element_type)
+                    ],
+                    tile_type.element_type,
+                    ub,
+                )
+            ]
+        return []
+
+    def _row_block_scratch(
+        self, element_type: Attribute, count: int
+    ) -> list[hw.BufferType]:
+        """vbrcb's output (one block per value) and, for a count that is not a
+        multiple of the blocks per repeat, a padded copy of the values."""
+        ub = str(MemorySpace.UB)
+        padded = _round_up(count, self.blocks_per_repeat)
+        per_block = self.per_block(element_type)
+        types = [hw.BufferType([padded * per_block], element_type, ub)]
+        if count % self.blocks_per_repeat:
+            types.append(
+                hw.BufferType([_round_up(padded, per_block)], element_type, ub)
+            )
+        return types
+
+    def _reduce_scratch(self, op: tile.TileReduceOp) -> list[hw.BufferType]:
+        source = _tile(op.source)
+        element_type = source.element_type
+        ub = str(MemorySpace.UB)
+        rows, cols = matrix_valid(source, self.valid[op.source])
+        shape_rows, shape_cols = matrix_shape(source)
+        lanes, per_block = self.lanes_for(element_type), self.per_block(element_type)
+        along_rows = self._reduces_rows(op)
+        if along_rows and shape_cols > 1 and rows > 1 and cols > lanes:
+            chunks = -(-cols // lanes)
+            return [
+                hw.BufferType([chunks * _round_up(rows, per_block)], element_type, ub)
+            ]
+        n = cols if along_rows else rows
+        flat = (along_rows and shape_cols > 1 and rows == 1) or (
+            not along_rows and shape_rows > 1 and shape_cols == 1
+        )
+        if flat and n > lanes:
+            types = [
+                hw.BufferType([_round_up(n // lanes, per_block)], element_type, ub)
+            ]
+            if n % lanes:
+                types.append(hw.BufferType([per_block], element_type, ub))
+            return types
+        if not along_rows and shape_rows > 1 and shape_cols > 1 and rows > 2:
+            return [hw.BufferType([-(-rows // 2) * shape_cols], element_type, ub)]
+        return []
+
+    def _reduces_rows(self, op: tile.TileReduceOp) -> bool:
+        """Whether the reduction runs along rows (the last dim) of the matrix view."""
+        return op.axis_index == _tile(op.source).get_num_dims() - 1
+
+    def _needs_zero_fill(self, value: SSAValue) -> bool:
+        tile_type = _tile(value)
+        return (
+            tile_type.layout_kind == Layout.NZ
+            and self.valid[value] != tile_type.get_shape()
+        )
+
+    def _nz_fill_parts(self, value: SSAValue) -> tuple[int, int, int, int, int]:
+        """For an nz tile with a partial valid region: the fractal-rounded rows,
+        the whole column blocks, their partial rows' bytes, the partial block's
+        bytes and one column block's pitch in bytes."""
+        tile_type = _tile(value)
+        rows, _ = tile_type.get_shape()
+        valid_rows, valid_cols = self.valid[value]
+        e = tile.element_bytes(tile_type.element_type)
+        c0 = hw.nz_c0(tile_type.element_type, self.target)
+        read_rows = _round_up(valid_rows, self.target.cube.fractal_m)
+        whole = valid_cols // c0
+        gap_bytes = (read_rows - valid_rows) * c0 * e
+        partial_bytes = read_rows * c0 * e if valid_cols % c0 else 0
+        return read_rows, whole, gap_bytes, partial_bytes, rows * c0 * e
+
+    def _zero_fill_bytes(self, value: SSAValue) -> int:
+        _, whole, gap_bytes, partial_bytes, _ = self._nz_fill_parts(value)
+        return max(whole * gap_bytes, partial_bytes, self.block)
+
+    # Lowering --------------------------------------------------------------------------
+
+    def lower(
+        self, op: Operation, em: Emitter, buffer: BufferOf, scratch: list[SSAValue]
+    ) -> None:
+        """Emit the instructions of tile op `op` (before it)."""
+        em.at(op)
+        match op:
+            case tile.LoadOp():
+                self._load(op, em, buffer, scratch)
+            case tile.StoreOp():
+                self._store(op, em, buffer)
+            case tile.MoveOp():
+                self._move(op, em, buffer)
+            case tile.MatmulOp():
+                self._matmul(op, em, buffer)
+            case tile.TileUnaryOp():
+                self._check_vector_shape(op, op.result)
+                self._unary(op, em, buffer)
+            case tile.TileBinaryOp():
+                self._check_vector_shape(op, op.result)
+                self._binary(op, em, buffer, scratch)
+            case tile.CastOp():
+                self._cast(op, em, buffer, scratch)
+            case tile.TileReduceOp():
+                self._check_vector_shape(op, op.source)
+                rank = _tile(op.source).get_num_dims()
+                if rank > 2 and op.axis_index != rank - 1:
+                    raise op_error(
+                        op, f"a {rank}-D tile reduces along its last dim only"
+                    )
+                self._reduce(op, em, buffer, scratch)
+            case tile.BroadcastOp():
+                self._check_vector_shape(op, op.result)
+                self._broadcast(op, em, buffer, scratch)
+            case tile.FillOp():
+                self._check_vector_shape(op, op.result)
+                self._fill(op, em, buffer)
+            case tile.PadOp():
+                self._check_vector_shape(op, op.result)
+                self._pad(op, em, buffer)
+            case tile.TransposeOp():
+                raise op_error(
+                    op,
+                    "ascend_hw has no vector transpose: transpose on the way into "
+                    "l0a/l0b (tile.move transpose) or when loading",
+                )
+            case _:
+                raise op_error(op, f"tile-to-hw cannot lower {op.name}")
+
+    # Data movement ---------------------------------------------------------------------
+
+    def _gm_bursts(
+        self, op: Operation, memref: MemRefType, value: SSAValue
+    ) -> dict[str, int]:
+        """The burst descriptor of a DMA between a GM window and a tile's buffer,
+        as keyword arguments with the GM gap named `gm_gap`."""
+        tile_type = _tile(value)
+        e = tile.element_bytes(tile_type.element_type)
+        strides = memref.get_strides()
+        rank = tile_type.get_num_dims()
+        if strides is None or any(s is None for s in strides[-rank:]):
+            raise op_error(op, f"a DMA needs static strides, got {memref}")
+        if strides[-1] != 1:
+            raise op_error(
+                op,
+                f"a DMA moves contiguous rows: the innermost stride of {memref} "
+                "must be 1",
+            )
+        region = self.region(value)
+        alignment = self.target.memories[str(tile_type.memory_space)].alignment
+        row_stride = strides[-2] if rank >= 2 else 0
+        assert row_stride is not None
+        if rank > 2 and any(v != 1 for v in self.valid[value][:-2]):
+            raise op_error(
+                op, f"a DMA moves 2-D windows; valid {list(self.valid[value])}"
+            )
+        if region.rows == 1 or (
+            region.cols == region.pitch and row_stride == region.cols
+        ):
+            return {
+                "bursts": 1,
+                "burst_bytes": region.rows * region.cols * e,
+                "gm_gap": 0,
+                "chip_gap": 0,
+            }
+        if region.pitch == 1:
+            raise op_error(
+                op,
+                f"a column tile needs contiguous GM elements, {memref} has "
+                f"row stride {row_stride}",
+            )
+        if row_stride < region.cols:
+            raise op_error(op, f"rows of {memref} overlap (stride {row_stride})")
+        return {
+            "bursts": region.rows,
+            "burst_bytes": region.cols * e,
+            "gm_gap": (row_stride - region.cols) * e,
+            "chip_gap": region.pitch * e - _round_up(region.cols * e, alignment),
+        }
+
+    def _load(
+        self, op: tile.LoadOp, em: Emitter, buffer: BufferOf, scratch: list[SSAValue]
+    ) -> None:
+        tile_type = _tile(op.result)
+        dst = buffer(op.result)
+        if tile_type.layout_kind == Layout.NZ:
+            if scratch:
+                self._zero_fill_nz(op.result, em, dst, scratch[0])
+            rows, cols = self.valid[op.result]
+            zero = em.index(0)
+            em.emit(
+                hw.Nd2NzOp(
+                    op.source, op.indices, dst, [zero, zero], rows=rows, cols=cols
+                )
+            )
+            return
+        if tile_type.pad_value is not None and not self._fully_valid(op.result):
+            if tile_type.memory_space != MemorySpace.UB:
+                raise op_error(op, f"cannot pad a tile in {tile_type.memory_space}")
+            self._fill_all(em, dst, tile_type, tile_type.pad_value)
+        d = self._gm_bursts(op, _memref(op.source), op.result)
+        em.emit(
+            hw.DmaLoadOp(
+                op.source,
+                op.indices,
+                dst,
+                bursts=d["bursts"],
+                burst_bytes=d["burst_bytes"],
+                src_gap=d["gm_gap"],
+                dst_gap=d["chip_gap"],
+            )
+        )
+
+    def _fully_valid(self, value: SSAValue) -> bool:
+        return self.valid[value] == _tile(value).get_shape()
+
+    def _zero_fill_nz(
+        self, value: SSAValue, em: Emitter, dst: SSAValue, zeros: SSAValue
+    ) -> None:
+        """Zero the fractals of an nz tile that readers of its valid region touch
+        but the load does not write (rows below the valid ones, and the columns
+        right of them in the last column block)."""
+        tile_type = _tile(value)
+        element_type = tile_type.element_type
+        if tile.element_bytes(element_type) == 1:
+            raise op_error(
+                value.owner,  # type: ignore[arg-type]
+                f"cannot zero a partial {element_type} tile in l1 (vdup is 16/32-bit)",
+            )
+        _, whole, gap_bytes, partial_bytes, pitch = self._nz_fill_parts(value)
+        valid_rows, _ = self.valid[value]
+        e = tile.element_bytes(element_type)
+        c0 = hw.nz_c0(element_type, self.target)
+        count = _buf(zeros).element_count()
+        em.vector(dup(em.scalar(0, element_type)), [Lanes(zeros)], 1, 0, count)
+        if whole and gap_bytes:
+            view = em.subview(dst, valid_rows * c0, (valid_rows, 0))
+            em.emit(
+                hw.DmaCopyOp(
+                    zeros,
+                    view,
+                    bursts=whole,
+                    burst_bytes=gap_bytes,
+                    dst_gap=pitch - gap_bytes,
+                )
+            )
+        if partial_bytes:
+            view = em.subview(dst, whole * pitch // e, (0, whole * c0))
+            em.emit(hw.DmaCopyOp(zeros, view, bursts=1, burst_bytes=partial_bytes))
+
+    def _store(self, op: tile.StoreOp, em: Emitter, buffer: BufferOf) -> None:
+        tile_type = _tile(op.value)
+        src = buffer(op.value)
+        if tile_type.memory_space == MemorySpace.L0C:
+            rows, cols = self.valid[op.value]
+            zero = em.index(0)
+            em.emit(
+                hw.FixpipeOp(
+                    src, [zero, zero], op.dest, op.indices, rows=rows, cols=cols
+                )
+            )
+            return
+        d = self._gm_bursts(op, _memref(op.dest), op.value)
+        em.emit(
+            hw.DmaStoreOp(
+                src,
+                op.dest,
+                op.indices,
+                bursts=d["bursts"],
+                burst_bytes=d["burst_bytes"],
+                src_gap=d["chip_gap"],
+                dst_gap=d["gm_gap"],
+            )
+        )
+
+    def _move(self, op: tile.MoveOp, em: Emitter, buffer: BufferOf) -> None:
+        source, result = _tile(op.source), _tile(op.result)
+        src, dst = buffer(op.source), buffer(op.result)
+        zero = em.index(0)
+        spaces = (source.memory_space, result.memory_space)
+        if source.memory_space == MemorySpace.L0C:
+            rows, cols = self.valid[op.result]
+            em.emit(
+                hw.FixpipeOp(src, [zero, zero], dst, [zero, zero], rows=rows, cols=cols)
+            )
+        elif result.memory_space in (MemorySpace.L0A, MemorySpace.L0B):
+            rows, cols = self.valid[op.result]
+            c0 = hw.nz_c0(result.element_type, self.target)
+            em.emit(
+                hw.LoadL0Op(
+                    src,
+                    [zero, zero],
+                    dst,
+                    [zero, zero],
+                    rows=_round_up(rows, self.target.cube.fractal_m),
+                    cols=_round_up(cols, c0),
+                    transpose=op.transpose is not None,
+                )
+            )
+        elif result.layout_kind == Layout.NZ:
+            raise op_error(
+                op,
+                "ascend_hw converts to nz only from GM (nd2nz) or from l0c "
+                "(fixpipe): load the tile into l1 with layout = nz instead",
+            )
+        else:
+            self._copy_rows(op, em, op.source, src, dst, spaces)
+
+    def _copy_rows(
+        self,
+        op: Operation,
+        em: Emitter,
+        value: SSAValue,
+        src: SSAValue,
+        dst: SSAValue,
+        spaces: tuple[MemorySpace, MemorySpace],
+    ) -> None:
+        """On-chip nd -> nd copy of a tile's valid rows (whole 32-byte blocks)."""
+        tile_type = _tile(value)
+        e = tile.element_bytes(tile_type.element_type)
+        region = self.region(value)
+        alignment = max(self.target.memories[str(s)].alignment for s in spaces)
+        if region.pitch == 1:
+            region = Region(1, region.rows, region.rows)
+        row_bytes = _round_up(region.cols * e, alignment)
+        if row_bytes != region.cols * e and (tile_type.pad_value is None):
+            if spaces[0] != MemorySpace.UB:
+                raise op_error(
+                    op,
+                    f"{spaces[0]} -> {spaces[1]} copies whole {alignment}-byte "
+                    f"blocks, but the valid rows of {tile_type} end inside one",
+                )
+            # The bytes up to the block end are outside the valid region: define them.
+            em.vector(
+                dup(em.scalar(0, tile_type.element_type)),
+                [region.lanes(src)],
+                region.rows,
+                region.cols,
+                row_bytes // e,
+            )
+        pitch_bytes = region.pitch * e
+        em.emit(
+            hw.DmaCopyOp(
+                src,
+                dst,
+                bursts=region.rows,
+                burst_bytes=row_bytes,
+                src_gap=pitch_bytes - row_bytes if region.rows > 1 else 0,
+                dst_gap=pitch_bytes - row_bytes if region.rows > 1 else 0,
+            )
+        )
+
+    def _matmul(self, op: tile.MatmulOp, em: Emitter, buffer: BufferOf) -> None:
+        m, k = self.valid[op.lhs]
+        _, n = self.valid[op.rhs]
+        em.emit(
+            hw.MmadOp(
+                buffer(op.lhs),
+                buffer(op.rhs),
+                buffer(op.result),
+                m=m,
+                n=n,
+                k=k,
+                accumulate=op.acc is not None,
+            )
+        )
+
+    # Vector ----------------------------------------------------------------------------
+
+    def _fill_all(
+        self, em: Emitter, dst: SSAValue, tile_type: TileType, pad: PadValue
+    ) -> None:
+        """Every element of a tile's buffer holds the pad value."""
+        element_type = tile_type.element_type
+        value = em.scalar(pad_scalar(element_type, pad), element_type)
+        count = _buf(dst).element_count()
+        em.vector(dup(value), [Lanes(dst)], 1, 0, count)
+
+    def _unary(self, op: tile.TileUnaryOp, em: Emitter, buffer: BufferOf) -> None:
+        region = self.region(op.result)
+        element_type = _tile(op.result).element_type
+        x = region.lanes(buffer(op.source))
+        d = region.lanes(buffer(op.result))
+
+        def step(make: MakeOp, *lanes: Lanes) -> None:
+            em.vector(make, lanes, region.rows, 0, region.cols)
+
+        def constant(value: float) -> SSAValue:
+            return em.scalar(value, element_type)
+
+        if type(op) in UNARY_PRIMITIVES:
+            step(unary(UNARY_PRIMITIVES[type(op)]), x, d)
+        elif isinstance(op, tile.NegOp):
+            step(scalar_op(hw.VMulsOp, constant(-1)), x, d)
+        elif isinstance(op, tile.AbsOp):
+            if tile.is_float(element_type):
+                step(unary(hw.VAbsOp), x, d)
+            else:
+                step(scalar_op(hw.VMulsOp, constant(-1)), x, d)
+                step(binary(hw.VMaxOp), x, d, d)
+        elif isinstance(op, tile.ReluOp):
+            if element_type == i16:
+                step(scalar_op(hw.VMaxsOp, constant(0)), x, d)
+            else:
+                step(unary(hw.VReluOp), x, d)
+        elif isinstance(op, tile.SigmoidOp | tile.SiluOp):
+            # 1 / (1 + e^-x); silu multiplies by x
+            step(scalar_op(hw.VMulsOp, constant(-1)), x, d)
+            step(unary(hw.VExpOp), d, d)
+            step(scalar_op(hw.VAddsOp, constant(1)), d, d)
+            step(unary(hw.VReciprocalOp), d, d)
+            if isinstance(op, tile.SiluOp):
+                step(binary(hw.VMulOp), x, d, d)
+        elif isinstance(op, tile.TanhOp):
+            # 2 / (1 + e^-2x) - 1: no overflow to inf - inf for any x
+            step(scalar_op(hw.VMulsOp, constant(-2)), x, d)
+            step(unary(hw.VExpOp), d, d)
+            step(scalar_op(hw.VAddsOp, constant(1)), d, d)
+            step(unary(hw.VReciprocalOp), d, d)
+            step(scalar_op(hw.VMulsOp, constant(2)), d, d)
+            step(scalar_op(hw.VAddsOp, constant(-1)), d, d)
+        elif isinstance(op, tile.GeluOp):
+            # x / (1 + e^(-s (x + c x^3))), the form of the tv reference
+            step(binary(hw.VMulOp), x, x, d)
+            step(binary(hw.VMulOp), d, x, d)
+            step(scalar_op(hw.VMulsOp, constant(GELU_CUBIC)), d, d)
+            step(binary(hw.VAddOp), d, x, d)
+            step(scalar_op(hw.VMulsOp, constant(-GELU_SCALE)), d, d)
+            step(unary(hw.VExpOp), d, d)
+            step(scalar_op(hw.VAddsOp, constant(1)), d, d)
+            step(binary(hw.VDivOp), x, d, d)
+        else:
+            raise op_error(op, f"tile-to-hw cannot lower {op.name}")
+
+    def _block_operand(
+        self,
+        em: Emitter,
+        value: SSAValue,
+        count: int,
+        buffer: BufferOf,
+        scratch: list[SSAValue],
+    ) -> SSAValue:
+        """Broadcast the first `count` values of a column tile to one 32-byte block
+        each (vbrcb reads whole repeats of values: pad a partial one first).
+        Consumes its scratch buffers from the front of `scratch`."""
+        blocks = scratch.pop(0)
+        source = buffer(value)
+        element_type = _tile(value).element_type
+        if count % self.blocks_per_repeat:
+            padded = scratch.pop(0)
+            size = _buf(padded).element_count()
+            em.vector(dup(em.scalar(0, element_type)), [Lanes(padded)], 1, 0, size)
+            em.vector(unary(hw.VCopyOp), [Lanes(source), Lanes(padded)], 1, 0, count)
+            source = padded
+        repeats = -(-count // self.blocks_per_repeat)
+        # Chunks of repeats start on a block of the source values.
+        step = self.block // gcd(
+            self.block, self.blocks_per_repeat * _buf(source).element_bytes
+        )
+        most = em.max_repeat - em.max_repeat % step
+        done = 0
+        while done < repeats:
+            chunk = min(repeats - done, most)
+            per_repeat = self.blocks_per_repeat
+            em.emit(
+                hw.VBrcbOp(
+                    em.subview(source, done * per_repeat),
+                    em.subview(
+                        blocks, done * per_repeat * self.per_block(element_type)
+                    ),
+                    repeat=chunk,
+                )
+            )
+            done += chunk
+        return blocks
+
+    def _binary(
+        self,
+        op: tile.TileBinaryOp,
+        em: Emitter,
+        buffer: BufferOf,
+        scratch: list[SSAValue],
+    ) -> None:
+        region = self.region(op.result)
+        element_type = _tile(op.result).element_type
+        d = region.lanes(buffer(op.result))
+        operands: list[Lanes | SSAValue] = []
+        for operand in op.operands:
+            if not isinstance(operand.type, TileType):
+                operands.append(operand)
+                continue
+            kind, count = self._operand_lanes(operand, op.result)
+            if kind == Kind.FULL:
+                operands.append(region.lanes(buffer(operand)))
+            elif kind == Kind.ROW_VECTOR:
+                operands.append(Lanes(buffer(operand), kind))
+            else:
+                blocks = self._block_operand(em, operand, count, buffer, scratch)
+                operands.append(Lanes(blocks, kind))
+        lhs, rhs = operands
+
+        def step(make: MakeOp, *lanes: Lanes) -> None:
+            em.vector(make, lanes, region.rows, 0, region.cols)
+
+        if isinstance(lhs, Lanes) and isinstance(rhs, Lanes):
+            step(binary(BINARY_PRIMITIVES[type(op)]), lhs, rhs, d)
+            return
+        tile_first = isinstance(lhs, Lanes)
+        t, s = (lhs, rhs) if tile_first else (rhs, lhs)
+        assert isinstance(t, Lanes) and isinstance(s, SSAValue)
+        if type(op) in SCALAR_PRIMITIVES:
+            step(scalar_op(SCALAR_PRIMITIVES[type(op)], s), t, d)
+        elif isinstance(op, tile.SubOp) and tile_first:
+            step(scalar_op(hw.VAddsOp, self._negate(em, s)), t, d)
+        elif isinstance(op, tile.SubOp):
+            step(scalar_op(hw.VMulsOp, em.scalar(-1, element_type)), t, d)
+            step(scalar_op(hw.VAddsOp, s), d, d)
+        else:
+            assert isinstance(op, tile.DivOp)
+            splat = scratch.pop(0)
+            count = _buf(splat).element_count()
+            em.vector(dup(s), [Lanes(splat)], 1, 0, count)
+            s_lanes = Lanes(splat, Kind.SPLAT_REPEAT)
+            pair = (t, s_lanes) if tile_first else (s_lanes, t)
+            step(binary(hw.VDivOp), *pair, d)
+
+    def _negate(self, em: Emitter, value: SSAValue) -> SSAValue:
+        owner = value.owner
+        if isinstance(owner, arith.ConstantOp):
+            attr = owner.value
+            if isinstance(attr, FloatAttr):
+                return em.scalar(-attr.value.data, value.type)
+            if isinstance(attr, IntegerAttr):
+                return em.scalar(-attr.value.data, value.type)
+        minus_one = em.scalar(-1, value.type)
+        if tile.is_float(value.type):
+            return em.emit(arith.MulfOp(value, minus_one)).results[0]
+        return em.emit(arith.MuliOp(value, minus_one)).results[0]
+
+    def _cast(
+        self, op: tile.CastOp, em: Emitter, buffer: BufferOf, scratch: list[SSAValue]
+    ) -> None:
+        source, result = _tile(op.source), _tile(op.result)
+        steps = cast_steps(source.element_type, result.element_type)
+        if steps is None:
+            raise op_error(
+                op,
+                f"ascend_hw has no conversion {source.element_type} -> "
+                f"{result.element_type} (vcast converts "
+                f"{', '.join(f'{a}->{b}' for a, b in hw.CAST_MODES)})",
+            )
+        region = self.region(op.result)
+        current = region.lanes(buffer(op.source))
+        if not steps:
+            em.vector(
+                unary(hw.VCopyOp),
+                [current, region.lanes(buffer(op.result))],
+                region.rows,
+                0,
+                region.cols,
+            )
+            return
+        for number, (a, b) in enumerate(steps):
+            last = number == len(steps) - 1
+            target = buffer(op.result) if last else scratch[number]
+            out = region.lanes(target)
+            em.vector(
+                cast(cast_mode(a, b, op.round_mode)),
+                [current, out],
+                region.rows,
+                0,
+                region.cols,
+            )
+            current = out
+
+    def _reduce(
+        self,
+        op: tile.TileReduceOp,
+        em: Emitter,
+        buffer: BufferOf,
+        scratch: list[SSAValue],
+    ) -> None:
+        source = _tile(op.source)
+        element_type = source.element_type
+        src, dst = buffer(op.source), buffer(op.result)
+        rows, cols = matrix_valid(source, self.valid[op.source])
+        shape_rows, shape_cols = matrix_shape(source)
+        combine = binary(REDUCE_COMBINE[type(op)])
+        if self._reduces_rows(op):
+            if shape_cols == 1:
+                self._copy_flat(em, src, dst, rows)
+            elif rows == 1:
+                self._reduce_flat(op, em, src, dst, cols, scratch)
+            else:
+                self._reduce_rows(op, em, src, dst, rows, cols, shape_cols, scratch)
+            return
+        if shape_rows == 1:
+            self._copy_flat(em, src, dst, cols)
+        elif shape_cols == 1:
+            self._reduce_flat(op, em, src, dst, rows, scratch)
+        elif rows == 1:
+            self._copy_flat(em, src, dst, cols)
+        else:
+            # Pairwise over rows: row i combines with row i + ceil(rows / 2).
+            del element_type
+            current, count = src, rows
+            while count > 1:
+                half = count // 2
+                keep = count - half
+                target = dst if keep == 1 else scratch[0]
+                em.vector(
+                    combine,
+                    [
+                        Lanes(current, Kind.FULL, 0, shape_cols),
+                        Lanes(current, Kind.FULL, keep * shape_cols, shape_cols),
+                        Lanes(target, Kind.FULL, 0, shape_cols),
+                    ],
+                    half,
+                    0,
+                    cols,
+                )
+                if count % 2 and current is src and keep > 1:
+                    em.vector(
+                        unary(hw.VCopyOp),
+                        [
+                            Lanes(src, Kind.FULL, half * shape_cols, shape_cols),
+                            Lanes(target, Kind.FULL, half * shape_cols, shape_cols),
+                        ],
+                        1,
+                        0,
+                        cols,
+                    )
+                current, count = target, keep
+
+    def _copy_flat(self, em: Emitter, src: SSAValue, dst: SSAValue, n: int) -> None:
+        em.vector(unary(hw.VCopyOp), [Lanes(src), Lanes(dst)], 1, 0, n)
+
+    def _require_vreduce(self, op: tile.TileReduceOp) -> type[hw.VectorReduceOp]:
+        element_type = _tile(op.source).element_type
+        if not tile.is_float(element_type):
+            raise op_error(
+                op,
+                f"the vector unit reduces a row of {element_type} only by its "
+                "float reductions (vreduce_* take f16/f32): cast first",
+            )
+        return REDUCE_PRIMITIVES[type(op)]
+
+    def _reduce_flat(
+        self,
+        op: tile.TileReduceOp,
+        em: Emitter,
+        src: SSAValue,
+        dst: SSAValue,
+        n: int,
+        scratch: list[SSAValue],
+    ) -> None:
+        """Reduce n contiguous elements to dst[0]."""
+        vreduce = self._require_vreduce(op)
+        lanes = self.lanes_for(_buf(src).element_type)
+        if n <= lanes:
+            em.emit(vreduce(src, dst, mask=_lane_mask(0, n, lanes)))
+            return
+        whole, rest = divmod(n, lanes)
+        if whole > lanes:
+            raise op_error(
+                op, f"a reduction of {n} elements needs more than two vreduce levels"
+            )
+        partial = scratch[0]
+        em.emit(vreduce(src, partial, repeat=whole))
+        if rest:
+            em.emit(vreduce(em.subview(src, whole * lanes), scratch[1], mask=rest))
+        em.emit(vreduce(partial, dst, mask=_lane_mask(0, whole, lanes)))
+        if rest:
+            em.vector(
+                binary(REDUCE_COMBINE[type(op)]),
+                [Lanes(dst), Lanes(scratch[1]), Lanes(dst)],
+                1,
+                0,
+                1,
+            )
+
+    def _reduce_rows(
+        self,
+        op: tile.TileReduceOp,
+        em: Emitter,
+        src: SSAValue,
+        dst: SSAValue,
+        rows: int,
+        cols: int,
+        pitch: int,
+        scratch: list[SSAValue],
+    ) -> None:
+        """Reduce each of `rows` rows of `cols` elements to dst[row]."""
+        vreduce = self._require_vreduce(op)
+        element_type = _buf(src).element_type
+        lanes = self.lanes_for(element_type)
+        e = tile.element_bytes(element_type)
+        rep_stride = [pitch * e // self.block]
+
+        # Row chunks start on a block of the packed results.
+        most = em.max_repeat - em.max_repeat % self.per_block(element_type)
+
+        def reduce_chunk(column: int, out: SSAValue) -> None:
+            mask = _lane_mask(0, min(lanes, cols - column), lanes)
+            row = 0
+            while row < rows:
+                repeat = min(rows - row, most)
+                em.emit(
+                    vreduce(
+                        em.subview(src, row * pitch + column),
+                        em.subview(out, row),
+                        repeat=repeat,
+                        mask=mask,
+                        rep_stride=rep_stride,
+                    )
+                )
+                row += repeat
+
+        if cols <= lanes:
+            reduce_chunk(0, dst)
+            return
+        partials = scratch[0]
+        stride = _round_up(rows, self.per_block(element_type))
+        chunks = -(-cols // lanes)
+        for chunk in range(chunks):
+            reduce_chunk(chunk * lanes, em.subview(partials, chunk * stride))
+        combine = binary(REDUCE_COMBINE[type(op)])
+        em.vector(
+            combine,
+            [Lanes(partials), Lanes(partials, Kind.FULL, stride), Lanes(dst)],
+            1,
+            0,
+            rows,
+        )
+        for chunk in range(2, chunks):
+            em.vector(
+                combine,
+                [Lanes(dst), Lanes(partials, Kind.FULL, chunk * stride), Lanes(dst)],
+                1,
+                0,
+                rows,
+            )
+
+    def _broadcast(
+        self,
+        op: tile.BroadcastOp,
+        em: Emitter,
+        buffer: BufferOf,
+        scratch: list[SSAValue],
+    ) -> None:
+        region = self.region(op.result)
+        kind, count = self._operand_lanes(op.source, op.result)
+        if kind == Kind.FULL:
+            source = region.lanes(buffer(op.source))
+        elif kind == Kind.ROW_VECTOR:
+            source = Lanes(buffer(op.source), kind)
+        else:
+            source = Lanes(
+                self._block_operand(em, op.source, count, buffer, scratch), kind
+            )
+        em.vector(
+            unary(hw.VCopyOp),
+            [source, region.lanes(buffer(op.result))],
+            region.rows,
+            0,
+            region.cols,
+        )
+
+    def _fill(self, op: tile.FillOp, em: Emitter, buffer: BufferOf) -> None:
+        tile_type = _tile(op.result)
+        dst = buffer(op.result)
+        if tile_type.pad_value is not None and not self._fully_valid(op.result):
+            self._fill_all(em, dst, tile_type, tile_type.pad_value)
+        region = self.region(op.result)
+        em.vector(dup(op.value), [region.lanes(dst)], region.rows, 0, region.cols)
+
+    def _pad(self, op: tile.PadOp, em: Emitter, buffer: BufferOf) -> None:
+        tile_type = _tile(op.result)
+        region = self.region(op.result)
+        src, dst = buffer(op.source), buffer(op.result)
+        if src is not dst:
+            em.vector(
+                unary(hw.VCopyOp),
+                [region.lanes(src), region.lanes(dst)],
+                region.rows,
+                0,
+                region.cols,
+            )
+        pad = tile_type.pad_value
+        assert pad is not None
+        value = em.scalar(
+            pad_scalar(tile_type.element_type, pad), tile_type.element_type
+        )
+        shape_rows, pitch = matrix_shape(tile_type)
+        if pitch > 1:
+            em.vector(dup(value), [region.lanes(dst)], region.rows, region.cols, pitch)
+            em.vector(
+                dup(value),
+                [Lanes(dst, Kind.FULL, region.rows * pitch, pitch)],
+                shape_rows - region.rows,
+                0,
+                pitch,
+            )
+        else:
+            em.vector(dup(value), [Lanes(dst)], 1, region.rows, shape_rows)
+
+
+def _memref(value: SSAValue) -> MemRefType:
+    assert isinstance(value.type, MemRefType)
+    return value.type

@@ -1,0 +1,345 @@
+"""Static memory planning of tiles for `tile-to-hw`.
+
+Every tile value of a function gets a byte offset in its on-chip memory. Values
+share space when their lifetimes do not overlap (lifetime-based reuse), and some
+values *must* share one buffer:
+
+- the values an `scf.for` carries (init, block argument, yielded value, result):
+  the loop runs in place on one buffer; when the yielded value or the init is
+  still needed while the buffer holds the carried value, it keeps a buffer of
+  its own and `tile-to-hw` copies it (`MemoryPlan.init_copies`/`yield_copies`);
+- a `tile.matmul` result and its accumulator (the cube accumulates in place).
+
+Ops may also let their result reuse the buffer of an operand that dies there
+(elementwise vector ops computing in place), and may ask for scratch buffers that
+live only while they execute.
+
+Lifetimes are intervals over program points: op number `i` (in program order,
+nested regions included) reads its operands at point `2i` and defines its results
+at `2i + 1`; a region op also has an exit number after its body, where its results
+are defined. A value used inside a loop but defined outside it stays live until
+the loop exits (every iteration needs it). Values are then grouped (the required
+and in-place sharing), and groups are placed first-fit, aligned as the target
+requires. When no placement fits, the diagnostic names the memory, the bytes the
+tiles live at the worst point need and the bytes the target has.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterable, Sequence
+from dataclasses import dataclass, field
+
+from pypto_mlir.dialects.tile import MatmulOp, TileType
+from xdsl.dialects import func, scf
+from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
+
+from pypto_mlir.diagnostics import op_error
+from pypto_mlir.targets import Target
+
+Interval = tuple[int, int]
+"""Closed interval of program points."""
+
+
+@dataclass(frozen=True)
+class ScratchRequest:
+    """A buffer an op needs only while it executes."""
+
+    space: str
+    size: int
+
+
+@dataclass
+class _Group:
+    """Values that share one buffer."""
+
+    space: str
+    size: int
+    intervals: list[Interval] = field(default_factory=list[Interval])
+    members: list[SSAValue] = field(default_factory=list[SSAValue])
+    offset: int = -1
+
+    def start(self) -> int:
+        return min(lo for lo, _ in self.intervals)
+
+
+@dataclass
+class MemoryPlan:
+    """Byte offsets of every tile value and scratch buffer of a function."""
+
+    offsets: dict[SSAValue, int]
+    scratch: dict[Operation, list[int]]
+    init_copies: set[tuple[scf.ForOp, int]]
+    """Carried values whose init keeps its own buffer: copy it in before the loop."""
+    yield_copies: set[tuple[scf.ForOp, int]]
+    """Carried values whose yielded value has its own buffer: copy it back at the end
+    of every iteration."""
+    high_water: dict[str, int]
+    """Per memory: the end of the highest buffer."""
+
+
+def _overlap(a: Iterable[Interval], b: Iterable[Interval], slack: int) -> bool:
+    """Whether an interval of `a` meets one of `b`; `slack` widens the ends so that
+    values that merely touch (one dies where the other is born) also meet."""
+    return any(
+        lo1 <= hi2 + slack and lo2 <= hi1 + slack for lo1, hi1 in a for lo2, hi2 in b
+    )
+
+
+class _Liveness:
+    """Program points of the ops of a function and the lifetime of each value."""
+
+    def __init__(
+        self, function: func.FuncOp, inplace: Callable[[Operation], Collection[int]]
+    ):
+        self.entry: dict[Operation, int] = {}
+        self.exit: dict[Operation, int] = {}
+        self.ops: list[Operation] = []
+        self._number(function.body.block)
+        self._inplace = inplace
+
+    def _number(self, block: Block) -> None:
+        for op in block.ops:
+            self.entry[op] = len(self.ops)
+            self.ops.append(op)
+            for region in op.regions:
+                for inner in region.blocks:
+                    self._number(inner)
+            if op.regions:
+                self.exit[op] = len(self.ops)
+                self.ops.append(op)
+            else:
+                self.exit[op] = self.entry[op]
+
+    def definition(self, value: SSAValue) -> int:
+        if isinstance(value, OpResult):
+            return 2 * self.exit[value.op] + 1
+        assert isinstance(value, BlockArgument)
+        parent = value.block.parent_op()
+        if parent is None or isinstance(parent, func.FuncOp):
+            return -1
+        return 2 * self.entry[parent] + 1
+
+    def use(self, value: SSAValue, user: Operation, index: int) -> int:
+        # A region op hands its operands to its block arguments on entry.
+        point = 2 * self.entry[user]
+        if not user.regions and index not in self._inplace(user):
+            point += 1
+        # A value defined outside a loop is needed by every iteration.
+        definer = value.op if isinstance(value, OpResult) else value.block.parent_op()
+        parent = user.parent_op()
+        while parent is not None and not isinstance(parent, func.FuncOp):
+            if isinstance(parent, scf.ForOp | scf.WhileOp) and (
+                definer is None or not parent.is_ancestor(definer)
+            ):
+                point = max(point, 2 * self.exit[parent])
+            parent = parent.parent_op()
+        return point
+
+    def interval(self, value: SSAValue) -> Interval:
+        start = self.definition(value)
+        end = start
+        for use in value.uses:
+            end = max(end, self.use(value, use.operation, use.index))
+        return start, end
+
+    def op_at(self, point: int) -> Operation:
+        return self.ops[max(0, min(point // 2, len(self.ops) - 1))]
+
+
+def plan_memory(
+    function: func.FuncOp,
+    target: Target,
+    tile_values: Sequence[SSAValue],
+    inplace: Callable[[Operation], Collection[int]],
+    scratch: Callable[[Operation], Sequence[ScratchRequest]],
+) -> MemoryPlan:
+    """Place every value of `tile_values` (all tile values of `function`, in
+    program order) and the scratch buffers its ops request.
+
+    `inplace(op)` lists the operand numbers whose value may share the buffer of
+    op's result when it dies at op; `scratch(op)` lists the scratch buffers op
+    needs. Raises a located diagnostic when a memory overflows or a required
+    sharing is impossible.
+    """
+    live = _Liveness(function, inplace)
+    groups: dict[SSAValue, _Group] = {}
+    for value in tile_values:
+        tile = value.type
+        assert isinstance(tile, TileType)
+        groups[value] = _Group(
+            str(tile.memory_space), tile.byte_size(), [live.interval(value)], [value]
+        )
+
+    def union(a: SSAValue, b: SSAValue) -> None:
+        ga, gb = groups[a], groups[b]
+        if ga is gb:
+            return
+        ga.intervals += gb.intervals
+        ga.members += gb.members
+        ga.size = max(ga.size, gb.size)
+        for member in gb.members:
+            groups[member] = ga
+
+    def can_share(a: SSAValue, b: SSAValue) -> bool:
+        ga, gb = groups[a], groups[b]
+        return ga is gb or (
+            ga.space == gb.space and not _overlap(ga.intervals, gb.intervals, 0)
+        )
+
+    for op in function.walk():
+        if isinstance(op, MatmulOp) and op.acc is not None:
+            if not can_share(op.acc, op.result):
+                raise op_error(
+                    op,
+                    "the accumulator is still used after tile.matmul accumulates "
+                    "into it (the cube accumulates in place)",
+                )
+            union(op.acc, op.result)
+
+    init_copies: set[tuple[scf.ForOp, int]] = set()
+    yield_copies: set[tuple[scf.ForOp, int]] = set()
+    for op in function.walk():
+        if not isinstance(op, scf.ForOp):
+            continue
+        yield_op = op.body.block.last_op
+        assert isinstance(yield_op, scf.YieldOp)
+        for k, result in enumerate(op.results):
+            if not isinstance(result.type, TileType):
+                continue
+            carried = op.body.block.args[k + 1]
+            union(carried, result)
+            yielded, init = yield_op.arguments[k], op.iter_args[k]
+            if can_share(yielded, carried):
+                union(yielded, carried)
+            else:
+                yield_copies.add((op, k))
+                point = 2 * live.entry[yield_op]
+                groups[carried].intervals.append((point, point + 1))
+            if can_share(init, carried):
+                union(init, carried)
+            else:
+                init_copies.add((op, k))
+                point = 2 * live.entry[op]
+                groups[carried].intervals.append((point, point + 1))
+
+    for op in function.walk():
+        if len(op.results) != 1 or op.results[0] not in groups:
+            continue
+        for index in inplace(op):
+            operand = op.operands[index]
+            if operand in groups and can_share(operand, op.results[0]):
+                union(operand, op.results[0])
+                break
+
+    unique: list[_Group] = []
+    for value in tile_values:
+        group = groups[value]
+        if all(group is not g for g in unique):
+            unique.append(group)
+    scratch_groups: dict[Operation, list[_Group]] = {}
+    for op in function.walk():
+        requests = scratch(op)
+        if requests:
+            point = 2 * live.entry[op]
+            scratch_groups[op] = [
+                _Group(r.space, r.size, [(point, point + 1)]) for r in requests
+            ]
+            unique.extend(scratch_groups[op])
+
+    high_water: dict[str, int] = {}
+    for space in dict.fromkeys(g.space for g in unique):
+        placed = _place([g for g in unique if g.space == space], target, space, live)
+        high_water[space] = placed
+    return MemoryPlan(
+        {v: g.offset for v, g in groups.items()},
+        {op: [g.offset for g in gs] for op, gs in scratch_groups.items()},
+        init_copies,
+        yield_copies,
+        high_water,
+    )
+
+
+def _round_up(value: int, unit: int) -> int:
+    return -(-value // unit) * unit
+
+
+def _first_fit(groups: Sequence[_Group], alignment: int) -> int:
+    """Give each group the lowest aligned offset clear of the groups placed before
+    it that are live at the same time; returns the highest end."""
+    placed: list[_Group] = []
+    high = 0
+    for group in groups:
+        busy = sorted(
+            (g.offset, g.offset + _round_up(g.size, alignment))
+            for g in placed
+            if _overlap(g.intervals, group.intervals, 1)
+        )
+        offset = 0
+        for lo, hi in busy:
+            if offset + group.size <= lo:
+                break
+            offset = max(offset, hi)
+        group.offset = offset
+        placed.append(group)
+        high = max(high, offset + group.size)
+    return high
+
+
+def _place(groups: list[_Group], target: Target, space: str, live: _Liveness) -> int:
+    memory = target.memories[space]
+    assert memory.size is not None
+    orders = (
+        sorted(groups, key=lambda g: (g.start(), -g.size)),
+        sorted(groups, key=lambda g: (-g.size, g.start())),
+    )
+    best: tuple[int, list[int]] | None = None
+    for order in orders:
+        high = _first_fit(order, memory.alignment)
+        if best is None or high < best[0]:
+            best = (high, [g.offset for g in groups])
+        if high <= memory.size:
+            break
+    assert best is not None
+    high, offsets = best
+    for group, offset in zip(groups, offsets, strict=True):
+        group.offset = offset
+    if high > memory.size:
+        point, needed = _peak(groups, memory.alignment)
+        if needed > memory.size:
+            raise op_error(
+                live.op_at(point),
+                f"the tiles live here need {needed} bytes of {space} but target "
+                f"'{target.name}' has {memory.size} bytes; use smaller tiles",
+            )
+        raise op_error(
+            live.op_at(point),
+            f"the buffers of {space} need {high} bytes once placed (the tiles live "
+            f"at once need {needed}) but target '{target.name}' has "
+            f"{memory.size} bytes; use smaller tiles",
+        )
+    return high
+
+
+def _merged(intervals: Iterable[Interval]) -> list[Interval]:
+    merged: list[Interval] = []
+    for lo, hi in sorted(intervals):
+        if merged and lo <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], hi))
+        else:
+            merged.append((lo, hi))
+    return merged
+
+
+def _peak(groups: Sequence[_Group], alignment: int) -> tuple[int, int]:
+    """The program point where the live groups need the most bytes, and those bytes."""
+    events: list[tuple[int, int]] = []
+    for group in groups:
+        size = _round_up(group.size, alignment)
+        for lo, hi in _merged(group.intervals):
+            events += [(lo, size), (hi + 1, -size)]
+    best_point, best, current = 0, 0, 0
+    for point, delta in sorted(events):
+        current += delta
+        if current > best:
+            best_point, best = point, current
+    return best_point, best

@@ -1,0 +1,505 @@
+"""`tile-to-hw{target=...}`: from tiles to buffers and instructions.
+
+For every function that computes with tiles:
+
+1. **Multi-core.** The outermost parallel tile loop at the top of the function is
+   split over the target's cores in contiguous, balanced chunks of iterations
+   (`ascend_hw.block_idx`), and the function gets `ascend_hw.block_dim = N`
+   with `N = min(cores, iterations)`. A peeled last iteration after the loop
+   counts as one more iteration and runs on the last core.
+2. **Static extents.** Every valid extent must be a constant by now (run
+   `tile-peel-tails` first); a dynamic one is an error naming the op.
+3. **Memory planning** (`memory_plan`): every tile value gets an `ascend_hw.alloc`
+   at the function entry, at an aligned offset of its memory, sharing space
+   with values whose lifetimes do not overlap.
+4. **Instruction selection** (`hw_isel`): every tile op becomes DMA, cube, fixpipe
+   and vector instructions on those buffers; loops stop carrying tiles (their
+   buffer is fixed). The result has no synchronisation: `hw-insert-sync` adds it;
+   executed in program order with every instruction completing before the
+   next, it computes what the tile IR computes.
+
+The module gets `pypto.target`. docs/tile_to_hw.md describes the lowering of
+each op and the numerical tolerances.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pypto_mlir.dialects import ascend_hw as hw
+from pypto_mlir.dialects import tile
+from pypto_mlir.dialects.tile import MemorySpace, TileType
+from pypto_mlir.passes.hw_isel import (
+    ConstantPool,
+    Emitter,
+    Lanes,
+    Selector,
+    Valid,
+    buffer_type,
+    unary,
+)
+from pypto_mlir.passes.index_range import Range, index_ranges, loop_trip_count
+from pypto_mlir.passes.memory_plan import MemoryPlan, ScratchRequest, plan_memory
+from xdsl.context import Context
+from xdsl.dialects import arith, func, scf
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+    i64,
+)
+from xdsl.ir import Block, BlockArgument, Operation, OpResult, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWalker
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.transforms.canonicalize import CanonicalizationRewritePattern
+from xdsl.transforms.common_subexpression_elimination import cse
+from xdsl.transforms.dead_code_elimination import region_dce
+
+from pypto_mlir.diagnostics import op_error
+from pypto_mlir.targets import Target, load_target
+
+TARGET_ATTR = "pypto.target"
+BLOCK_DIM_ATTR = "ascend_hw.block_dim"
+DEFAULT_TARGET = "ascend910b"
+
+
+def _is_tile(value: SSAValue) -> bool:
+    return isinstance(value.type, TileType)
+
+
+def _tile_ops(op: Operation) -> list[Operation]:
+    return [o for o in op.walk() if o.dialect_name() == "tile"]
+
+
+# --------------------------------------------------------------------------------------
+# Multi-core distribution
+# --------------------------------------------------------------------------------------
+
+
+def _memrefs(ops: Sequence[Operation]) -> tuple[set[SSAValue], set[SSAValue]]:
+    """The GM memrefs the ops (and the ops nested in them) read and write."""
+    reads: set[SSAValue] = set()
+    writes: set[SSAValue] = set()
+    for op in ops:
+        for nested in op.walk():
+            if isinstance(nested, tile.LoadOp):
+                reads.add(nested.source)
+            elif isinstance(nested, tile.StoreOp):
+                writes.add(nested.dest)
+            elif any(isinstance(o.type, MemRefType) for o in nested.operands):
+                # Anything else touching GM may read and write it.
+                memrefs = {o for o in nested.operands if isinstance(o.type, MemRefType)}
+                reads |= memrefs
+                writes |= memrefs
+    return reads, writes
+
+
+def _depends_on(value: SSAValue, root: SSAValue) -> bool:
+    """Whether `value` is computed from `root` by arith ops."""
+    stack, seen = [value], set[SSAValue]()
+    while stack:
+        current = stack.pop()
+        if current is root:
+            return True
+        if current in seen:
+            continue
+        seen.add(current)
+        if isinstance(current, OpResult) and current.op.dialect_name() == "arith":
+            stack.extend(current.op.operands)
+    return False
+
+
+def _is_parallel(loop: scf.ForOp) -> bool:
+    """Iterations are independent: nothing carried, no GM tensor both read and
+    written, and every store writes a window that moves with the iteration."""
+    if loop.results:
+        return False
+    reads, writes = _memrefs([loop])
+    if reads & writes:
+        return False
+    induction = loop.body.block.args[0]
+    return all(
+        any(_depends_on(index, induction) for index in store.indices)
+        for store in loop.walk()
+        if isinstance(store, tile.StoreOp)
+    )
+
+
+def distribute(function: func.FuncOp, cores: int) -> int:
+    """Split the first top-level parallel tile loop of `function` over up to
+    `cores` cores; returns the number of cores used.
+
+    Iterations (and a peeled last iteration: the work after the loop) are
+    numbered 0..T-1 and core c runs the contiguous chunk starting at
+    `c * (T // N) + min(c, T % N)`, one iteration longer for c < T % N. Work
+    before the loop runs on every core and must not write GM; work after it
+    runs on the last core, whose chunk ends with it.
+    """
+    block = function.body.block
+    ops = list(block.ops)
+    loop = next((op for op in ops if isinstance(op, scf.ForOp) and _tile_ops(op)), None)
+    if loop is None or not _is_parallel(loop):
+        return 1
+    ranges = index_ranges(function)
+    trips = loop_trip_count(loop, ranges)
+    if trips is None or trips < 1:
+        return 1
+    position = ops.index(loop)
+    before, after = ops[:position], ops[position + 1 : -1]
+    terminator = ops[-1]
+    _, written_before = _memrefs(before)
+    loop_reads, loop_writes = _memrefs([loop])
+    after_reads, after_writes = _memrefs(after)
+    if written_before or loop_writes & after_reads or after_writes & loop_reads:
+        return 1
+    if any(operand.owner in after for operand in terminator.operands):
+        return 1
+    has_tail = bool(_tile_ops_of(after))
+    units = trips + int(has_tail)
+    count = min(cores, units)
+    if count <= 1:
+        return 1
+
+    lb, step = (ranges[v].constant for v in (loop.lb, loop.step))
+    assert lb is not None and step is not None
+    share, extra = divmod(units, count)
+    point = InsertPoint.before(loop)
+    location = loop.location
+
+    def emit(op: Operation) -> SSAValue:
+        op.location = location
+        Rewriter.insert_op(op, point)
+        return op.results[0]
+
+    def const(value: int) -> SSAValue:
+        return emit(arith.ConstantOp(IntegerAttr(value, IndexType())))
+
+    core = emit(hw.BlockIdxOp())
+    longer = emit(arith.CmpiOp(core, const(extra), "ult"))
+    extra_before = emit(arith.SelectOp(longer, core, const(extra)))
+    start = emit(arith.AddiOp(emit(arith.MuliOp(core, const(share))), extra_before))
+    length = emit(arith.SelectOp(longer, const(share + 1), const(share)))
+    end = emit(arith.AddiOp(start, length))
+    if has_tail:
+        end = emit(
+            arith.SelectOp(
+                emit(arith.CmpiOp(end, const(trips), "slt")), end, const(trips)
+            )
+        )
+    loop.operands[0] = emit(
+        arith.AddiOp(const(lb), emit(arith.MuliOp(start, const(step))))
+    )
+    loop.operands[1] = emit(
+        arith.AddiOp(const(lb), emit(arith.MuliOp(end, const(step))))
+    )
+    if has_tail:
+        last = emit(arith.CmpiOp(core, const(count - 1), "eq"))
+        body = Block()
+        for op in after:
+            op.detach()
+            body.add_op(op)
+        body.add_op(scf.YieldOp())
+        guard = scf.IfOp(last, [], Region(body))
+        guard.location = location
+        Rewriter.insert_op(guard, InsertPoint.before(terminator))
+    return count
+
+
+def _tile_ops_of(ops: Sequence[Operation]) -> list[Operation]:
+    return [t for op in ops for t in _tile_ops(op)]
+
+
+# --------------------------------------------------------------------------------------
+# Static valid extents
+# --------------------------------------------------------------------------------------
+
+
+class _ValidExtents:
+    """The static valid extents of every tile value of a function."""
+
+    def __init__(self, function: func.FuncOp):
+        self.ranges: dict[SSAValue, Range] = index_ranges(function)
+        self.extents: dict[SSAValue, Valid] = {}
+
+    def of(self, value: SSAValue) -> Valid:
+        if value not in self.extents:
+            tile_type = value.type
+            assert isinstance(tile_type, TileType)
+            self.extents[value] = tile_type.get_shape()  # guards against cycles
+            self.extents[value] = tuple(
+                self._extent(value, dim) for dim in range(tile_type.get_num_dims())
+            )
+        return self.extents[value]
+
+    def _extent(self, value: SSAValue, dim: int) -> int:
+        tile_type = value.type
+        assert isinstance(tile_type, TileType)
+        static = tile_type.get_valid()[dim]
+        if static != DYNAMIC_INDEX:
+            return static
+        carried = _carried(value)
+        if carried is not None:
+            loop, k = carried
+            extent = self.of(loop.iter_args[k])[dim]
+            yielded = loop.body.block.last_op
+            assert isinstance(yielded, scf.YieldOp)
+            if self.of(yielded.arguments[k])[dim] != extent:
+                raise op_error(
+                    loop,
+                    f"carried tile #{k} changes its valid extent of dim {dim} "
+                    "between iterations",
+                )
+            return extent
+        origin = tile.valid_extent_origin(value, dim)
+        if isinstance(origin, SSAValue):
+            constant = self.ranges.get(origin, Range()).constant
+            if constant is not None:
+                return constant
+        elif origin is not None:
+            return self.of(origin[0])[origin[1]]
+        where = value.owner if isinstance(value, OpResult) else value.block.parent_op()
+        assert isinstance(where, Operation)
+        raise op_error(
+            where,
+            f"the valid extent of dim {dim} of {tile_type} is only known at run "
+            "time; ascend_hw counts are static (run tile-peel-tails first)",
+        )
+
+
+def _carried(value: SSAValue) -> tuple[scf.ForOp, int] | None:
+    """(loop, k) when `value` is the k-th carried block argument or result of a loop."""
+    if isinstance(value, OpResult) and isinstance(value.op, scf.ForOp):
+        return value.op, value.index
+    if isinstance(value, BlockArgument) and isinstance(
+        loop := value.block.parent_op(), scf.ForOp
+    ):
+        return loop, value.index - 1
+    return None
+
+
+def tile_values(function: func.FuncOp) -> list[SSAValue]:
+    """Every tile-typed value of `function`, in program order."""
+    values: list[SSAValue] = []
+    for op in function.walk():
+        for region in op.regions:
+            for block in region.blocks:
+                values += [a for a in block.args if _is_tile(a)]
+        values += [r for r in op.results if _is_tile(r)]
+    return values
+
+
+# --------------------------------------------------------------------------------------
+# Lowering a function
+# --------------------------------------------------------------------------------------
+
+
+class _FunctionLowering:
+    def __init__(self, ctx: Context, function: func.FuncOp, target: Target, cores: int):
+        self.ctx = ctx
+        self.function = function
+        self.target = target
+        self.cores = cores
+
+    def run(self) -> None:
+        function = self.function
+        for value in [*function.args, *function.function_type.outputs.data]:
+            value_type = value.type if isinstance(value, SSAValue) else value
+            if isinstance(value_type, TileType):
+                raise op_error(
+                    function,
+                    "tile-to-hw lowers kernels whose arguments and results are "
+                    "GM memrefs and scalars, not tiles",
+                )
+        for op in function.walk():
+            if isinstance(op, scf.IfOp | scf.WhileOp) and any(
+                map(_is_tile, op.results)
+            ):
+                raise op_error(
+                    op, f"tile-to-hw does not lower {op.name} yielding tiles"
+                )
+        block_dim = distribute(function, self.cores)
+        function.attributes[BLOCK_DIM_ATTR] = IntegerAttr(block_dim, i64)
+
+        values = tile_values(function)
+        extents = _ValidExtents(function)
+        valid = {v: extents.of(v) for v in values}
+        selector = Selector(self.target, valid)
+        scratch_types = {op: selector.scratch(op) for op in function.walk()}
+        plan = plan_memory(
+            function,
+            self.target,
+            values,
+            selector.inplace,
+            lambda op: [
+                ScratchRequest(str(t.memory_space), t.byte_size())
+                for t in scratch_types.get(op, [])
+            ],
+        )
+        entry = function.body.block
+        self._allocs: dict[tuple[int, hw.BufferType], SSAValue] = {}
+        self._alloc_point = InsertPoint.at_start(entry)
+        first = entry.first_op
+        assert first is not None
+        for value in values:
+            self._alloc(plan.offsets[value], buffer_type(value.type))  # type: ignore[arg-type]
+        scratch = {
+            op: [
+                self._alloc(offset, t)
+                for offset, t in zip(plan.scratch.get(op, []), types, strict=True)
+            ]
+            for op, types in scratch_types.items()
+            if types
+        }
+        constants = ConstantPool(self._alloc_point)
+        emitter = Emitter(self.target, constants)
+
+        def buffer(value: SSAValue) -> SSAValue:
+            return self._alloc(plan.offsets[value], buffer_type(value.type))  # type: ignore[arg-type]
+
+        self._copies(plan, emitter, buffer, selector)
+        tile_ops = _tile_ops(function)
+        for op in tile_ops:
+            if isinstance(op, tile.ValidDimOp):
+                op.result.replace_all_uses_with(
+                    constants.get(valid[op.source][op.dim_index], IndexType())
+                )
+            else:
+                selector.lower(op, emitter, buffer, list(scratch.get(op, [])))
+        self._drop_tiles(tile_ops)
+        _simplify(self.ctx, function)
+
+    def _alloc(self, offset: int, buffer: hw.BufferType) -> SSAValue:
+        key = (offset, buffer)
+        if key not in self._allocs:
+            op = hw.AllocOp(offset, buffer)
+            op.location = self.function.location
+            Rewriter.insert_op(op, self._alloc_point)
+            self._alloc_point = InsertPoint.after(op)
+            self._allocs[key] = op.result
+        return self._allocs[key]
+
+    def _copies(
+        self, plan: MemoryPlan, em: Emitter, buffer, selector: Selector
+    ) -> None:
+        """Copies of carried values that could not share the loop's buffer."""
+        for loop, k in sorted(plan.init_copies | plan.yield_copies, key=lambda c: c[1]):
+            carried = loop.body.block.args[k + 1]
+            yielded = loop.body.block.last_op
+            assert isinstance(yielded, scf.YieldOp)
+            for kind, source, at in (
+                ("init", loop.iter_args[k], loop),
+                ("yield", yielded.arguments[k], yielded),
+            ):
+                copies = plan.init_copies if kind == "init" else plan.yield_copies
+                if (loop, k) not in copies:
+                    continue
+                tile_type = source.type
+                assert isinstance(tile_type, TileType)
+                if tile_type.memory_space != MemorySpace.UB:
+                    raise op_error(
+                        at,
+                        f"the carried {tile_type} needs a copy into the loop's "
+                        f"buffer, and only ub tiles can be copied",
+                    )
+                em.at(at)
+                region = selector.region(source)
+                em.vector(
+                    unary(hw.VCopyOp),
+                    [
+                        Lanes(buffer(source), pitch=region.pitch),
+                        Lanes(buffer(carried), pitch=region.pitch),
+                    ],
+                    region.rows,
+                    0,
+                    region.cols,
+                )
+
+    def _drop_tiles(self, tile_ops: list[Operation]) -> None:
+        """Erase the tile ops and make loops stop carrying tiles."""
+        loops = [
+            op
+            for op in self.function.walk()
+            if isinstance(op, scf.ForOp) and any(map(_is_tile, op.results))
+        ]
+        for loop in loops:
+            yielded = loop.body.block.last_op
+            assert isinstance(yielded, scf.YieldOp)
+            keep = [v for v in yielded.arguments if not _is_tile(v)]
+            new_yield = scf.YieldOp(*keep)
+            new_yield.location = yielded.location
+            Rewriter.replace_op(yielded, new_yield)
+        for op in reversed(tile_ops):
+            Rewriter.erase_op(op)
+        for loop in loops:
+            block = loop.body.block
+            keep = [k for k, r in enumerate(loop.results) if not _is_tile(r)]
+            for arg in [a for a in block.args[1:] if _is_tile(a)]:
+                block.erase_arg(arg)
+            new_loop = scf.ForOp(
+                loop.lb,
+                loop.ub,
+                loop.step,
+                [loop.iter_args[k] for k in keep],
+                loop.detach_region(loop.body),
+            )
+            new_loop.location = loop.location
+            new_loop.attributes.update(loop.attributes)
+            Rewriter.insert_op(new_loop, InsertPoint.before(loop))
+            for new_result, k in zip(new_loop.results, keep, strict=True):
+                loop.results[k].replace_all_uses_with(new_result)
+            loop.erase()
+
+
+def _simplify(ctx: Context, function: func.FuncOp) -> None:
+    """Fold the index arithmetic left behind and share equal constants and views."""
+    PatternRewriteWalker(
+        GreedyRewritePatternApplier(
+            [CanonicalizationRewritePattern()], ctx=ctx, folding_enabled=True
+        ),
+        post_walk_func=region_dce,
+    ).rewrite_region(function.body)
+    cse(function)
+
+
+@dataclass(frozen=True)
+class TileToHwPass(ModulePass):
+    """Lower tiles to ascend_hw: memory planning, instruction selection, cores.
+
+    Every tile gets a buffer at a static, aligned offset of its memory (reusing
+    space across lifetimes); tile ops become DMA, cube, fixpipe and vector
+    instructions; the outermost parallel tile loop is split over the target's
+    cores. Valid extents must be static (run tile-peel-tails first). No
+    synchronisation is inserted (hw-insert-sync does that).
+    """
+
+    name = "tile-to-hw"
+
+    target: str = ""
+    """Target name or TOML path; empty: the module's pypto.target, else ascend910b."""
+
+    max_cores: int = 0
+    """Use at most this many cores; 0: all cores of the target."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        name = self.target
+        if not name:
+            attr = op.attributes.get(TARGET_ATTR)
+            name = attr.data if isinstance(attr, StringAttr) else DEFAULT_TARGET
+        try:
+            target = load_target(name)
+        except Exception as error:  # the loader names the file and the bad key
+            raise op_error(op, f"cannot load target '{name}': {error}") from error
+        if self.max_cores < 0:
+            raise op_error(op, f"max_cores must be >= 0, got {self.max_cores}")
+        op.attributes[TARGET_ATTR] = StringAttr(name)
+        cores = min(target.cores, self.max_cores or target.cores)
+        for function in [f for f in op.walk() if isinstance(f, func.FuncOp)]:
+            if any(
+                _is_tile(v) for o in function.walk() for v in (*o.results, *o.operands)
+            ) or any(map(_is_tile, function.args)):
+                _FunctionLowering(ctx, function, target, cores).run()
