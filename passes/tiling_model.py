@@ -373,8 +373,11 @@ def matmul_fits(
     return None
 
 
-def auto_matmul_tiling(target: Target, request: MatmulRequest) -> MatmulTiling | None:
-    """The fitting tiling with the least GM traffic (see the module doc)."""
+def auto_matmul_tiling(
+    target: Target, request: MatmulRequest, buffering: int = BUFFERING
+) -> MatmulTiling | None:
+    """The tiling that fits with `buffering` copies of every tile and moves the
+    least GM traffic (see the module doc); None if none fits."""
     r = request
     f = r.fractal
     m = r.m if r.m is not None else ASSUMED_DYNAMIC_EXTENT
@@ -386,14 +389,14 @@ def auto_matmul_tiling(target: Target, request: MatmulRequest) -> MatmulTiling |
     for m0 in _block_candidates(m, f):
         for n0 in _block_candidates(n, f):
             k_room = min(
-                l0a // (BUFFERING * m0 * r.in_bytes),
-                l0b // (BUFFERING * n0 * r.in_bytes),
+                l0a // (buffering * m0 * r.in_bytes),
+                l0b // (buffering * n0 * r.in_bytes),
             )
             k0 = min(k_room // f * f, round_up(k, f))
             if k0 < f:
                 continue
             base = MatmulTiling(m0, n0, k0)
-            if matmul_fits(target, r, base, BUFFERING) is not None:
+            if matmul_fits(target, r, base, buffering) is not None:
                 continue
             for fa in range(1, MAX_L1_FACTOR + 1):
                 if fa > 1 and r.m is not None and fa * m0 > r.m:
@@ -402,7 +405,7 @@ def auto_matmul_tiling(target: Target, request: MatmulRequest) -> MatmulTiling |
                     if fb > 1 and r.n is not None and fb * n0 > r.n:
                         break
                     tiling = MatmulTiling(m0, n0, k0, fa, fb)
-                    if matmul_fits(target, r, tiling, BUFFERING) is not None:
+                    if matmul_fits(target, r, tiling, buffering) is not None:
                         continue
                     traffic = m * k * -(-n // tiling.n1) + k * n * -(-m // tiling.m1)
                     padded = round_up(m, m0) * round_up(n, n0) * round_up(k, k0)

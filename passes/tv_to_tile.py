@@ -67,6 +67,7 @@ from .tiling_model import (
     column_unit,
     explicit_matmul_tiling,
     explicit_vector_tiling,
+    matmul_fits,
 )
 from .tv_fusion import (
     ExtentAnalysis,
@@ -82,6 +83,10 @@ from .tv_fusion import (
 
 PROBE_SIZES = (3, 5)
 """Tile sizes of the nest a group is measured with (distinct, > 1)."""
+
+EPILOGUE_PROBE_SIZES = (48, 80)
+"""Base block of the matmul epilogue a group is measured with (distinct
+multiples of every fractal edge)."""
 
 
 @dataclass(frozen=True)
@@ -511,31 +516,42 @@ class FunctionLowering:
             fractal=fractal_edge(element_type),
             epilogue=epilogue,
         )
+        buffering = BUFFERING
         if self.options.matmul_tile_sizes:
             tiling = explicit_matmul_tiling(
                 self.target, request, self.options.matmul_tile_sizes
             )
+            if matmul_fits(self.target, request, tiling, BUFFERING) is not None:
+                buffering = 1
         else:
             found = auto_matmul_tiling(self.target, request)
+            if found is None:
+                buffering = 1
+                found = auto_matmul_tiling(self.target, request, 1)
             if found is None:
                 raise TilingError(
                     f"no matmul tiling fits target '{self.target.name}': even one "
                     f"{request.fractal}x{request.fractal} fractal per operand does not fit "
-                    "l0a/l0b/l0c/l1 (and the epilogue ub) twice"
+                    "l0a/l0b/l0c/l1 (and the epilogue in ub)"
                 )
             tiling = found
         NestEmitter(group, self.extents, self.gm, cursor).emit_matmul(tiling)
-        emit_remark(group.root, self._matmul_remark(group, tiling, k_extent))
+        emit_remark(group.root, self._matmul_remark(group, tiling, k_extent, buffering))
 
     def _epilogue_profile(self, group: Group) -> _EpilogueProfile:
         op = group.matmul
         assert op is not None
         element_type = tensor_type(op.lhs).element_type
-        accumulator = TileType(PROBE_SIZES, MATMUL_TYPES[element_type], MemorySpace.L0C)
+        accumulator = TileType(
+            EPILOGUE_PROBE_SIZES, MATMUL_TYPES[element_type], MemorySpace.L0C
+        )
         block = Block(arg_types=[IndexType(), accumulator])
         emitter = NestEmitter(group, self.extents, self.gm, Cursor(block))
         rows, cols = group.rank - 2, group.rank - 1
-        emitter.physical = {rows: PROBE_SIZES[0], cols: PROBE_SIZES[1]}
+        emitter.physical = {
+            rows: EPILOGUE_PROBE_SIZES[0],
+            cols: EPILOGUE_PROBE_SIZES[1],
+        }
         for dim in range(group.rank - 2):
             emitter.index[dim] = block.args[0]
             emitter.valid[dim] = 1
@@ -543,12 +559,12 @@ class FunctionLowering:
         emitter.epilogue(
             Cursor(block), op, (index, index), (index, index), block.args[1]
         )
-        profile = LiveProfile.of_block(block, PROBE_SIZES, MemorySpace.UB)
+        profile = LiveProfile.of_block(block, EPILOGUE_PROBE_SIZES, MemorySpace.UB)
         _discard(block)
         return _EpilogueProfile(profile)
 
     def _matmul_remark(
-        self, group: Group, tiling: MatmulTiling, k_extent: object
+        self, group: Group, tiling: MatmulTiling, k_extent: object, buffering: int
     ) -> str:
         def show(extent: object) -> str:
             return str(extent) if isinstance(extent, int) else "?"
@@ -563,6 +579,7 @@ class FunctionLowering:
         epilogue = [m.name for m in group.members if m is not group.matmul]
         if epilogue:
             text += f", epilogue {', '.join(epilogue)} in ub"
+        text += "; double-buffered" if buffering > 1 else "; single-buffered"
         return text
 
     # Returned GM values and the new signature -----------------------------------------
