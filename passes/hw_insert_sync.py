@@ -1,0 +1,1072 @@
+"""`hw-insert-sync`: `set_flag`/`wait_flag` pairs from a dataflow analysis of buffers.
+
+Pipes execute their own instructions in order but overtake one another: two
+instructions on different pipes that touch overlapping bytes, one of them writing,
+must be ordered by a flag (a chain of flags will do). The pass finds those pairs in
+each block, in program order and around `scf.for` loops (the next iteration's access
+against this one's), and covers them with as few flags as it can: a flag is placed
+only when the flags already chosen do not order the pair transitively, and one flag
+serves every pair whose producer and consumer it can reach without delaying
+anything. Flags live in the innermost block that holds both ends; event ids are
+allocated per pipe pair within the target's limit and reused when the reuse cannot
+leave two sets pending. docs/hw_insert_sync.md has the algorithm and its reasoning.
+
+`hw-strip-sync` removes every flag and barrier: re-synchronising hand-written IR
+starts from it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from math import inf
+
+from pypto_mlir.dialects.ascend_hw import (
+    AllocOp,
+    BufferType,
+    DmaLoadOp,
+    DmaStoreOp,
+    FlagOp,
+    HwInstruction,
+    Layout,
+    MatrixMoveOp,
+    Pipe,
+    PipeBarrierOp,
+    SetFlagOp,
+    SubviewOp,
+    WaitFlagOp,
+    element_bytes,
+    element_offset,
+    target_of,
+)
+from xdsl.context import Context
+from xdsl.dialects import arith, func, scf
+from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+
+from pypto_mlir.diagnostics import op_error
+from pypto_mlir.targets import Target
+
+# --------------------------------------------------------------------------------------
+# Addresses: affine expressions over run-time values
+# --------------------------------------------------------------------------------------
+
+
+class Affine:
+    """`const + sum(coeff * symbol)`: an address known up to run-time values.
+
+    A symbol is an SSA value (a loop index, a kernel argument, the result of an op
+    the analysis does not fold) or a tagged tuple derived from one.
+    """
+
+    __slots__ = ("const", "coeffs")
+
+    def __init__(self, const: int = 0, coeffs: Mapping[Hashable, int] | None = None):
+        self.const = const
+        self.coeffs: dict[Hashable, int] = {
+            s: c for s, c in (coeffs or {}).items() if c
+        }
+
+    @staticmethod
+    def symbol(symbol: Hashable) -> Affine:
+        return Affine(0, {symbol: 1})
+
+    def __add__(self, other: Affine) -> Affine:
+        coeffs = dict(self.coeffs)
+        for s, c in other.coeffs.items():
+            coeffs[s] = coeffs.get(s, 0) + c
+        return Affine(self.const + other.const, coeffs)
+
+    def __sub__(self, other: Affine) -> Affine:
+        return self + other.scaled(-1)
+
+    def scaled(self, factor: int) -> Affine:
+        return Affine(
+            self.const * factor, {s: c * factor for s, c in self.coeffs.items()}
+        )
+
+    def renamed(self, rename: Callable[[Hashable], Hashable]) -> Affine:
+        coeffs: dict[Hashable, int] = {}
+        for s, c in self.coeffs.items():
+            coeffs[rename(s)] = coeffs.get(rename(s), 0) + c
+        return Affine(self.const, coeffs)
+
+
+def _symbol_value(symbol: Hashable) -> SSAValue:
+    """The SSA value a symbol stands for (tagged symbols wrap one)."""
+    while isinstance(symbol, tuple):
+        symbol = symbol[1]  # pyright: ignore[reportUnknownVariableType]
+    assert isinstance(symbol, SSAValue)
+    return symbol
+
+
+def _constant(value: SSAValue) -> int | None:
+    owner = value.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+        return owner.value.value.data
+    return None
+
+
+def affine_of(value: SSAValue) -> Affine:
+    """`value` as an affine expression: constants, +, -, * and << by constants fold."""
+    if (const := _constant(value)) is not None:
+        return Affine(const)
+    owner = value.owner
+    match owner:
+        case arith.AddiOp():
+            return affine_of(owner.lhs) + affine_of(owner.rhs)
+        case arith.SubiOp():
+            return affine_of(owner.lhs) - affine_of(owner.rhs)
+        case arith.MuliOp():
+            for factor, term in ((owner.lhs, owner.rhs), (owner.rhs, owner.lhs)):
+                if (const := _constant(factor)) is not None:
+                    return affine_of(term).scaled(const)
+        case arith.ShLIOp():
+            if (const := _constant(owner.rhs)) is not None and 0 <= const < 64:
+                return affine_of(owner.lhs).scaled(1 << const)
+        case arith.IndexCastOp():
+            return affine_of(owner.input)
+        case _:
+            pass
+    return Affine.symbol(value)
+
+
+# --------------------------------------------------------------------------------------
+# What an instruction touches
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Region:
+    """Bytes `[start, start + size)` of a memory; `start` None: anywhere in it.
+
+    `memory` is an on-chip memory name ("ub", ...) or ("gm", root memref value).
+    """
+
+    memory: Hashable
+    start: Affine | None
+    size: int
+
+
+@dataclass(frozen=True)
+class Access:
+    op: HwInstruction
+    pipe: Pipe
+    region: Region
+    write: bool
+
+
+@dataclass(frozen=True)
+class LoopShift:
+    """Compares an access with another one some iterations of `loop` later."""
+
+    loop: scf.ForOp
+    step: int | None
+
+    @property
+    def iv(self) -> SSAValue:
+        return self.loop.body.block.args[0]
+
+    def varies(self, symbol: Hashable) -> bool:
+        """Whether the symbol's value may change from one iteration to the next."""
+        value = _symbol_value(symbol)
+        if isinstance(value, BlockArgument):
+            defining: Operation | None = value.block.parent_op()
+        else:
+            defining = value.owner  # pyright: ignore[reportAssignmentType]
+        return defining is not None and (
+            defining is self.loop or self.loop.is_ancestor(defining)
+        )
+
+
+def _intersects(size_a: int, offset_b: int, size_b: int) -> bool:
+    """Whether [0, size_a) and [offset_b, offset_b + size_b) share a byte."""
+    return offset_b < size_a and offset_b + size_b > 0
+
+
+def _intersects_later(size_a: int, delta: int, size_b: int, stride: int) -> bool:
+    """Whether [0, size_a) meets [delta + stride*d, ... + size_b) for some d >= 1."""
+    if stride < 0:
+        return _intersects_later(size_b, -delta, size_a, -stride)
+    first = max(1, (-size_b - delta) // stride + 1)
+    return delta + stride * first < size_a
+
+
+def may_overlap(first: Region, second: Region, later: LoopShift | None) -> bool:
+    """Whether `first` and `second` (in a later iteration of `later`) share a byte."""
+    if first.memory != second.memory:
+        return False
+    if first.start is None or second.start is None:
+        return True
+    if later is None:
+        diff = second.start - first.start
+        return bool(diff.coeffs) or _intersects(first.size, diff.const, second.size)
+    iv = later.iv
+    shifted = second.start.renamed(
+        lambda s: ("next", s) if s != iv and later.varies(s) else s
+    )
+    diff = shifted - first.start
+    if diff.coeffs:  # a run-time difference, or the index scales differently
+        return True
+    per_iteration = second.start.coeffs.get(iv, 0)
+    if per_iteration == 0:
+        return _intersects(first.size, diff.const, second.size)
+    if later.step is None:
+        return True
+    return _intersects_later(
+        first.size, diff.const, second.size, per_iteration * later.step
+    )
+
+
+def _gm_root(value: SSAValue) -> tuple[SSAValue, bool]:
+    """The memref a view was made from, and whether `value` is a view of it."""
+    root, view = value, False
+    while (
+        isinstance(owner := root.owner, Operation)
+        and owner.name.startswith("memref.")
+        and owner.operands
+        and isinstance(owner.operands[0].type, MemRefType)
+    ):
+        root, view = owner.operands[0], True
+    return root, view
+
+
+class AccessAnalysis:
+    """The byte regions an instruction reads and writes (cached per value)."""
+
+    def __init__(self, target: Target):
+        self.target = target
+        self._buffers: dict[SSAValue, Region] = {}
+
+    def accesses(self, op: HwInstruction) -> list[Access]:
+        pipe = op.pipe
+        return [
+            Access(op, pipe, self.region(op, value), write)
+            for values, write in (
+                (op.read_buffers(), False),
+                (op.write_buffers(), True),
+            )
+            for value in values
+        ]
+
+    def region(self, op: HwInstruction, value: SSAValue) -> Region:
+        if isinstance(value.type, BufferType):
+            return self.buffer_region(value)
+        return self.gm_region(op, value)
+
+    def buffer_region(self, value: SSAValue) -> Region:
+        if (known := self._buffers.get(value)) is None:
+            known = self._buffers[value] = self._buffer_region(value)
+        return known
+
+    def _buffer_region(self, value: SSAValue) -> Region:
+        buf = value.type
+        assert isinstance(buf, BufferType)
+        space = str(buf.memory_space)
+        owner = value.owner
+        if isinstance(owner, AllocOp):
+            return Region(space, Affine(owner.byte_offset), buf.byte_size())
+        if isinstance(owner, SubviewOp):
+            source = self.buffer_region(owner.source)
+            offset = self._subview_offset(owner)
+            if source.start is None or offset is None:
+                return source  # somewhere inside its source
+            return Region(space, source.start + offset, buf.byte_size())
+        return Region(space, None, self.target.memories[space].size or 0)
+
+    def _subview_offset(self, op: SubviewOp) -> Affine | None:
+        """Bytes from the source's start to the subview's, when affine."""
+        src = op.source.type
+        assert isinstance(src, BufferType)
+        if src.layout_kind == Layout.ND:
+            offset, stride = Affine(), src.element_bytes
+            for index, dim in reversed(
+                list(zip(op.indices, src.get_shape(), strict=True))
+            ):
+                offset = offset + affine_of(index).scaled(stride)
+                stride *= dim
+            return offset
+        index = [_constant(i) for i in op.indices]
+        if any(i is None for i in index):
+            return None
+        elements = element_offset(src, index, self.target)  # pyright: ignore[reportArgumentType]
+        return Affine(elements * src.element_bytes)
+
+    def gm_region(self, op: HwInstruction, value: SSAValue) -> Region:
+        root, view = _gm_root(value)
+        memory = ("gm", root)
+        mtype = value.type
+        assert isinstance(mtype, MemRefType)
+        whole = Region(memory, None, 0)
+        strides = mtype.get_strides()
+        if view or strides is None or any(s is None or s < 0 for s in strides):
+            return whole
+        window = _gm_window(op, value, strides)  # pyright: ignore[reportArgumentType]
+        if window is None:
+            return whole
+        indices, span = window
+        e = element_bytes(mtype.element_type)
+        offset = mtype.get_offset()
+        start = (
+            Affine(offset) if offset is not None else Affine.symbol(("offset", value))
+        )
+        for index, stride in zip(indices, strides, strict=True):
+            start = start + affine_of(index).scaled(stride)  # pyright: ignore[reportArgumentType]
+        return Region(memory, start.scaled(e), span * e)
+
+
+def _gm_window(
+    op: HwInstruction, value: SSAValue, strides: Sequence[int]
+) -> tuple[Sequence[SSAValue], int] | None:
+    """The indices where `op` starts in memref `value` and the bytes it spans."""
+    if isinstance(op, DmaLoadOp | DmaStoreOp):
+        bursts, length, src_gap, dst_gap = op.burst_descriptor()
+        if isinstance(op, DmaLoadOp):
+            return op.src_indices, (bursts - 1) * (length + src_gap) + length
+        return op.dst_indices, (bursts - 1) * (length + dst_gap) + length
+    if isinstance(op, MatrixMoveOp):
+        rows, cols = op.block_shape()
+        if value is op.src:
+            indices = op.src_indices
+            if op.transposed:
+                rows, cols = cols, rows
+        else:
+            indices = op.dst_indices
+        elements = (rows - 1) * strides[-2] + (cols - 1) * strides[-1] + 1
+        return indices, elements * element_bytes(value.type.element_type)  # pyright: ignore[reportAttributeAccessIssue]
+    return None
+
+
+# --------------------------------------------------------------------------------------
+# Frames: the blocks of a function, their nodes, dependencies and flags
+# --------------------------------------------------------------------------------------
+
+# Positions in a block are keys, five per node, so that every place a flag can be
+# put is ordered: gap g (before node g) holds sets, then waits; node g starts,
+# finishes its own instructions, then (at the top level) its drain waits.
+_KEYS = 5
+
+
+def _set_key(gap: int) -> int:
+    return _KEYS * gap
+
+
+def _wait_key(gap: int) -> int:
+    return _KEYS * gap + 1
+
+
+def _start_key(node: int) -> int:
+    return _KEYS * node + 2
+
+
+def _ops_key(node: int) -> int:
+    return _KEYS * node + 3
+
+
+def _exit_key(node: int) -> int:
+    return _KEYS * node + 4
+
+
+@dataclass(eq=False)
+class Node:
+    """An op of a block that touches buffers: an instruction or a loop/if."""
+
+    op: Operation
+    accesses: list[Access]
+    children: list[Frame] = field(default_factory=list["Frame"])
+
+    @property
+    def pipes(self) -> frozenset[Pipe]:
+        return frozenset(a.pipe for a in self.accesses)
+
+
+@dataclass(frozen=True)
+class Dep:
+    """`src` must finish the producer before `dst` starts the consumer.
+
+    Keys and gaps are in the frame's coordinates: in a loop, `n + i` is node i of
+    the next iteration. The set may go anywhere in gaps [set_lo, set_hi] and the
+    wait in [wait_lo, wait_hi] without delaying anything.
+    """
+
+    src: Pipe
+    dst: Pipe
+    src_key: int
+    dst_key: int
+    set_lo: int
+    set_hi: int
+    wait_lo: int
+    wait_hi: int
+    producer: Operation
+    consumer: Operation
+
+
+@dataclass(eq=False)
+class Sync:
+    """A set_flag/wait_flag pair: set at gap `set_gap`, wait at gap `wait_gap`.
+
+    In a loop `set_gap` is in [0, n); a `wait_gap` >= n waits in the next
+    iteration (at gap wait_gap - n): a loop-carried flag, balanced by a set
+    before the loop and a wait after it.
+    """
+
+    src: Pipe
+    dst: Pipe
+    set_lo: int
+    set_hi: int
+    wait_lo: int
+    wait_hi: int
+    set_gap: int
+    wait_gap: int
+    producer: Operation
+    consumer: Operation
+    event: int = -1
+    ops: list[Operation] = field(default_factory=list[Operation])
+    """The flag ops written for it (sets and waits, prologue and drain)."""
+    prologue_gap: int = -1
+    """For a loop-carried flag: the top-level gap of its first set."""
+    drain_gap: int = -1
+    """For a loop-carried flag: the top-level gap of its last wait."""
+
+
+@dataclass(eq=False)
+class Frame:
+    """A block with its nodes; a loop body when `loop` is set."""
+
+    block: Block
+    loop: scf.ForOp | None
+    parent: Frame | None
+    parent_node: int
+    nodes: list[Node] = field(default_factory=list[Node])
+    deps: list[Dep] = field(default_factory=list[Dep])
+    syncs: list[Sync] = field(default_factory=list[Sync])
+    edges: list[tuple[Pipe, int, Pipe, int]] = field(
+        default_factory=list[tuple[Pipe, int, Pipe, int]]
+    )
+    """Orderings the prologue and drain of loop-carried flags give at the top."""
+    boundary_pipes: frozenset[Pipe] = frozenset()
+    """Pipes whose sets may move to the top of the next iteration for free: in a
+    top-level loop, those with no work before the loop."""
+
+    @property
+    def size(self) -> int:
+        return len(self.nodes)
+
+    @property
+    def period(self) -> int:
+        """Keys per iteration (0 outside loops)."""
+        return _KEYS * self.size if self.loop is not None else 0
+
+    def frames(self) -> Iterator[Frame]:
+        """This frame and every frame nested in it, parents first."""
+        yield self
+        for node in self.nodes:
+            for child in node.children:
+                yield from child.frames()
+
+    def index_of(self, op: Operation) -> int:
+        """The node of this frame that is or holds `op`."""
+        while op.parent_block() is not self.block:
+            parent = op.parent_op()
+            assert parent is not None
+            op = parent
+        return next(i for i, node in enumerate(self.nodes) if node.op is op)
+
+    def _node(self, index: int) -> Node:
+        return self.nodes[index % self.size]
+
+    def next_with(self, pipe: Pipe, index: int) -> int:
+        """The first node after `index` using `pipe` (the block's end if none)."""
+        last = index + self.size if self.loop is not None else self.size - 1
+        for i in range(index + 1, last + 1):
+            if pipe in self._node(i).pipes:
+                return i
+        return self.size
+
+    def prev_with(self, pipe: Pipe, index: int) -> int:
+        """The last node before `index` using `pipe` (-1 if none)."""
+        first = index - self.size if self.loop is not None else 0
+        for i in range(index - 1, first - 1, -1):
+            if pipe in self._node(i).pipes:
+                return i
+        return -1
+
+    def dep(
+        self,
+        a: int,
+        b: int,
+        src: Pipe,
+        dst: Pipe,
+        producer: Operation,
+        consumer: Operation,
+    ) -> Dep:
+        """Node a's `src` work before node b's `dst` work (b >= n: next iteration)."""
+        return Dep(
+            src,
+            dst,
+            _ops_key(a),
+            _start_key(b),
+            a + 1,
+            self.next_with(src, a),
+            self.prev_with(dst, b) + 1,
+            b,
+            producer,
+            consumer,
+        )
+
+    # --- happens-before -------------------------------------------------------------
+    def reaches(
+        self,
+        src: Pipe,
+        src_key: int,
+        dst: Pipe,
+        dst_key: int,
+        without: Sync | None = None,
+    ) -> bool:
+        """Whether the flags order `src` at `src_key` before `dst` at `dst_key`.
+
+        A pipe reached at key k can use any set at a later key of that pipe;
+        following flags only moves forward, so one pass in key order suffices.
+        """
+        if src == dst:
+            return src_key <= dst_key
+        base = [
+            (s.src, _set_key(s.set_gap), s.dst, _wait_key(s.wait_gap))
+            for s in self.syncs
+            if s is not without
+        ] + self.edges
+        edges: list[tuple[int, int, Pipe, Pipe]] = []
+        period = self.period
+        for p, set_key, q, wait_key in base:
+            if period:
+                low = -((set_key - src_key) // period)  # ceil((src - set) / period)
+                high = (dst_key - wait_key) // period
+                shifts = range(low, high + 1)
+            else:
+                shifts = range(1) if set_key >= src_key and wait_key <= dst_key else ()
+            for m in shifts:
+                edges.append((set_key + m * period, wait_key + m * period, p, q))
+        edges.sort(key=lambda e: (e[0], e[1]))
+        earliest: dict[Pipe, float] = {src: src_key}
+        for set_key, wait_key, p, q in edges:
+            if earliest.get(p, inf) <= set_key and wait_key < earliest.get(q, inf):
+                earliest[q] = wait_key
+        return earliest.get(dst, inf) <= dst_key
+
+    def covers(self, dep: Dep, without: Sync | None = None) -> bool:
+        return self.reaches(dep.src, dep.src_key, dep.dst, dep.dst_key, without)
+
+    # --- flag placement ------------------------------------------------------------------
+    def place(
+        self, src: Pipe, set_lo: int, set_hi: int, wait_lo: int, wait_hi: int
+    ) -> tuple[int, int, int] | None:
+        """(set gap, wait gap, shift) for flags in these windows, or None.
+
+        The set goes first in its window and the wait last. In a loop, a set that
+        may sit at the iteration boundary goes there when its pipe is in
+        `boundary_pipes`: it is then a set at the top of the next iteration, with
+        its wait in that same iteration, which needs no prologue or drain (and
+        orders no earlier work in the first iteration).
+        """
+        set_gap, wait_gap = set_lo, wait_hi
+        if set_lo > set_hi or wait_lo > wait_hi or set_gap > wait_gap:
+            return None
+        n = self.size
+        if self.loop is None:
+            return set_gap, wait_gap, 0
+        boundary = -(-set_gap // n) * n
+        if src in self.boundary_pipes and boundary <= min(set_hi, wait_gap):
+            set_gap = boundary
+        if wait_gap - set_gap >= n:
+            return None
+        shift = (set_gap // n) * n
+        return set_gap - shift, wait_gap - shift, shift
+
+    def new_sync(self, dep: Dep) -> Sync:
+        placed = self.place(dep.src, dep.set_lo, dep.set_hi, dep.wait_lo, dep.wait_hi)
+        assert placed is not None, "a dependency always has a place"
+        set_gap, wait_gap, shift = placed
+        return Sync(
+            dep.src,
+            dep.dst,
+            dep.set_lo - shift,
+            dep.set_hi - shift,
+            dep.wait_lo - shift,
+            dep.wait_hi - shift,
+            set_gap,
+            wait_gap,
+            dep.producer,
+            dep.consumer,
+        )
+
+    def merge(self, sync: Sync, dep: Dep) -> bool:
+        """Let `sync` also cover `dep` if that delays nothing; whether it did."""
+        for shift in (0, -self.size, self.size) if self.loop is not None else (0,):
+            windows = (
+                max(sync.set_lo, dep.set_lo + shift),
+                min(sync.set_hi, dep.set_hi + shift),
+                max(sync.wait_lo, dep.wait_lo + shift),
+                min(sync.wait_hi, dep.wait_hi + shift),
+            )
+            placed = self.place(dep.src, *windows)
+            if placed is None:
+                continue
+            set_gap, wait_gap, moved = placed
+            sync.set_lo, sync.set_hi, sync.wait_lo, sync.wait_hi = (
+                w - moved for w in windows
+            )
+            sync.set_gap, sync.wait_gap = set_gap, wait_gap
+            return True
+        return False
+
+    def is_carried(self, sync: Sync) -> bool:
+        return self.loop is not None and sync.wait_gap >= self.size
+
+
+# --------------------------------------------------------------------------------------
+# The analysis of one function
+# --------------------------------------------------------------------------------------
+
+
+def _has_instructions(op: Operation) -> bool:
+    return any(isinstance(o, HwInstruction) for o in op.walk())
+
+
+class FunctionSync:
+    """Builds the frames of a function, chooses its flags and writes them."""
+
+    def __init__(self, func_op: func.FuncOp, target: Target):
+        self.target = target
+        self.analysis = AccessAnalysis(target)
+        self.root = self.build(func_op.body.block, None, None, -1)
+        before: set[Pipe] = set()
+        for node in self.root.nodes:
+            for child in node.children:
+                if child.loop is not None:
+                    child.boundary_pipes = frozenset(Pipe) - before
+            before.update(node.pipes)
+
+    # --- frames and dependencies -----------------------------------------------------------
+    def build(
+        self, block: Block, loop: scf.ForOp | None, parent: Frame | None, index: int
+    ) -> Frame:
+        frame = Frame(block, loop, parent, index)
+        for op in block.ops:
+            if isinstance(op, FlagOp | PipeBarrierOp):
+                raise op_error(
+                    op,
+                    "hw-insert-sync expects IR without set_flag, wait_flag and "
+                    "pipe_barrier; run hw-strip-sync first to recompute them",
+                )
+            if isinstance(op, HwInstruction):
+                if accesses := self.analysis.accesses(op):
+                    frame.nodes.append(Node(op, accesses))
+                continue
+            if not op.regions or not _has_instructions(op):
+                continue
+            if not isinstance(op, scf.ForOp | scf.IfOp):
+                raise op_error(
+                    op,
+                    f"hw-insert-sync handles ascend_hw instructions in scf.for and "
+                    f"scf.if, not in '{op.name}'",
+                )
+            node = Node(op, [])
+            position = len(frame.nodes)
+            for region in op.regions:
+                for child_block in region.blocks:
+                    child_loop = op if isinstance(op, scf.ForOp) else None
+                    child = self.build(child_block, child_loop, frame, position)
+                    node.children.append(child)
+                    node.accesses.extend(a for n in child.nodes for a in n.accesses)
+            if node.accesses:
+                frame.nodes.append(node)
+        return frame
+
+    def dependencies(self, frame: Frame) -> list[Dep]:
+        """Every ordering the frame's nodes need, one per node pair and pipe pair."""
+        deps: dict[tuple[int, int, Pipe, Pipe], Dep] = {}
+        n = frame.size
+
+        def add(a: int, b: int, x: Access, y: Access) -> None:
+            key = (a, b, x.pipe, y.pipe)
+            if key not in deps:
+                deps[key] = frame.dep(a, b, x.pipe, y.pipe, x.op, y.op)
+
+        for i, first in enumerate(frame.nodes):
+            for j in range(i + 1, n):
+                for x, y in _conflicts(first, frame.nodes[j], None):
+                    add(i, j, x, y)
+        if frame.loop is not None:
+            later = LoopShift(frame.loop, _constant(frame.loop.step))
+            for i, first in enumerate(frame.nodes):
+                for j, second in enumerate(frame.nodes):
+                    if i == j and not first.children:
+                        continue
+                    for x, y in _conflicts(first, second, later):
+                        if i < j:  # ordered in the same iteration, hence in later ones
+                            add(i, j, x, y)
+                        elif i > j or not self.orders_inside(first, x, y):
+                            add(i, j + n, x, y)
+        return list(deps.values())
+
+    def orders_inside(self, node: Node, x: Access, y: Access) -> bool:
+        """Whether the flags inside `node` order `x` before `y` the next time the
+        node runs (the same compound node, one iteration of the enclosing loop later).
+
+        In an inner loop: its frame orders x in one iteration before y in the next
+        (loop-carried flags are set before the outermost loop and drained after
+        it, so "the next iteration" may be in a later outer iteration). In an
+        if: the branch holding y orders everything before it on x's pipe.
+        """
+        for child in node.children:
+            if not _inside(y.op, child.block):
+                continue
+            b = child.index_of(y.op)
+            if child.loop is not None:
+                a = child.index_of(x.op)
+                return child.reaches(
+                    x.pipe, _ops_key(a), y.pipe, _start_key(b) + child.period
+                )
+            return child.reaches(x.pipe, 0, y.pipe, _start_key(b))
+        return False
+
+    # --- choosing flags --------------------------------------------------------------------
+    def synchronise(self, frame: Frame) -> None:
+        """Choose the flags of `frame` and of every frame nested in it."""
+        for node in frame.nodes:
+            for child in node.children:
+                self.synchronise(child)
+        if frame is self.root:
+            self.plan_prologues()
+        frame.deps = self.dependencies(frame)
+        _select(frame, frame.deps)
+        if frame.loop is None:
+            return
+        for _ in range(3):
+            pending = self.pending_deps(frame)
+            if not pending:
+                return
+            frame.deps.extend(pending)
+            _select(frame, frame.deps)
+        raise AssertionError("bounding pending sets did not converge")
+
+    def pending_deps(self, frame: Frame) -> list[Dep]:
+        """Orderings that keep a loop's flags from having two sets pending.
+
+        The target allows one unconsumed set per pipe pair and event: the next
+        iteration's set must come after this iteration's wait. Dependencies
+        between the same buffers in both directions usually imply it; addresses
+        that move with the loop index and flags inside an `scf.if` may not.
+        """
+        n = frame.size
+        new: list[Dep] = []
+        for sync in frame.syncs:
+            next_set = sync.set_gap + n
+            if frame.reaches(
+                sync.dst, _wait_key(sync.wait_gap), sync.src, _set_key(next_set)
+            ):
+                continue
+            if sync.wait_gap + 1 > next_set - 1:
+                raise op_error(
+                    sync.consumer,
+                    f"cannot keep the {sync.src} -> {sync.dst} flag of this loop "
+                    "from being set twice before it is waited for",
+                )
+            new.append(
+                Dep(
+                    sync.dst,
+                    sync.src,
+                    _wait_key(sync.wait_gap),
+                    _set_key(next_set),
+                    sync.wait_gap + 1,
+                    sync.wait_gap + 1,
+                    next_set - 1,
+                    next_set - 1,
+                    sync.consumer,
+                    sync.producer,
+                )
+            )
+        for c, node in enumerate(frame.nodes):
+            if not isinstance(node.op, scf.IfOp):
+                continue
+            for src, dst in sorted(_branch_flag_pairs(node)):
+                if not frame.reaches(
+                    dst, _exit_key(c), src, _start_key(c) + frame.period
+                ):
+                    new.append(frame.dep(c, c + n, dst, src, node.op, node.op))
+        return new
+
+    def plan_prologues(self) -> None:
+        """Place the first set and last wait of each loop-carried flag at the top.
+
+        The prologue set goes before the first top-level node using its source
+        pipe (so it waits for nothing), the drain wait after the last one using its
+        destination pipe (so it blocks nothing). They order the prologue before the
+        drain, and when the flag is set after all its pipe's work in a top-level
+        loop, that loop's work before the drain.
+        """
+        root = self.root
+        for t, node in enumerate(root.nodes):
+            for child in node.children:
+                for frame in child.frames():
+                    for sync in frame.syncs:
+                        if not frame.is_carried(sync):
+                            continue
+                        sync.prologue_gap = min(
+                            (
+                                i
+                                for i in range(t + 1)
+                                if sync.src in root.nodes[i].pipes
+                            ),
+                            default=t,
+                        )
+                        sync.drain_gap = 1 + max(
+                            i
+                            for i in range(t, root.size)
+                            if sync.dst in root.nodes[i].pipes
+                        )
+                        drain = _wait_key(sync.drain_gap)
+                        root.edges.append(
+                            (sync.src, _set_key(sync.prologue_gap), sync.dst, drain)
+                        )
+                        last = frame.prev_with(sync.src, frame.size)
+                        if frame.loop is node.op and sync.set_gap > last:
+                            root.edges.append((sync.src, _ops_key(t), sync.dst, drain))
+
+    # --- event ids -------------------------------------------------------------------------
+    def allocate_events(self) -> None:
+        """Give every flag an event id of its pipe pair, reusing ids when safe.
+
+        When every id is taken, the flag is merged into a live one of its block
+        (its set moves later or its wait earlier, which orders more than needed);
+        a diagnostic when there is none.
+        """
+        limit = self.target.sync.event_ids
+        placed: list[tuple[Frame, Sync]] = []
+        for frame in self.root.frames():
+            for sync in sorted(frame.syncs, key=lambda s: (s.set_gap, s.wait_gap)):
+                taken = [
+                    other
+                    for other_frame, other in placed
+                    if (other.src, other.dst) == (sync.src, sync.dst)
+                    and not self.may_share(frame, sync, other_frame, other)
+                ]
+                used = {other.event for other in taken}
+                free = next((e for e in range(limit) if e not in used), None)
+                if free is None and _squeeze(frame, sync, taken):
+                    continue
+                if free is None:
+                    raise op_error(
+                        sync.consumer,
+                        f"more than {limit} {sync.src} -> {sync.dst} flags are live at "
+                        f"once here; target {self.target.name} has {limit} event ids "
+                        "per pipe pair (sync.event_ids)",
+                    )
+                sync.event = free
+                placed.append((frame, sync))
+
+    def may_share(self, fx: Frame, x: Sync, fy: Frame, y: Sync) -> bool:
+        """Whether two flags of one pipe pair may use the same event id: their
+        set..wait spans never overlap, and each wait precedes the other's next set."""
+        path_x, path_y = _ancestry(fx), _ancestry(fy)
+        common = 0
+        while (
+            common < min(len(path_x), len(path_y)) and path_x[common] is path_y[common]
+        ):
+            common += 1
+        frame = path_x[common - 1]
+        spans: list[tuple[int, int]] = []
+        for path, sync in ((path_x, x), (path_y, y)):
+            owner = path[-1]
+            if owner is frame:
+                spans.append((_set_key(sync.set_gap), _wait_key(sync.wait_gap)))
+                continue
+            if owner.is_carried(sync):
+                if frame is not self.root:
+                    return False  # live from before the outermost loop to after it
+                spans.append((_set_key(sync.prologue_gap), _wait_key(sync.drain_gap)))
+                continue
+            node = path[common].parent_node
+            spans.append((_start_key(node), _exit_key(node)))
+        if spans[0] == spans[1]:  # different branches of one scf.if
+            return not (fx.is_carried(x) or fy.is_carried(y))
+        period = frame.period
+        src, dst = x.src, x.dst
+        if not period:
+            (set_a, wait_a), (set_b, wait_b) = sorted(spans)
+            return wait_a < set_b and frame.reaches(dst, wait_a, src, set_b)
+        (set_a, wait_a), (set_b, wait_b) = spans
+        for k in range(-2, 3):
+            if max(set_a, set_b + k * period) <= min(wait_a, wait_b + k * period):
+                return False
+        for (_, wait_a), (set_b, _) in (spans, spans[::-1]):
+            m = -((set_b - wait_a) // period)  # the first set of b after a's wait
+            if set_b + m * period <= wait_a:
+                m += 1
+            next_b = set_b + m * period
+            if not frame.reaches(dst, wait_a, src, next_b):
+                return False
+        return True
+
+    # --- writing the flags -----------------------------------------------------------------
+    def emit(self) -> None:
+        for frame in self.root.frames():
+            _emit_frame(frame, self.root)
+
+
+def _inside(op: Operation, block: Block) -> bool:
+    current: Operation | None = op
+    while current is not None:
+        if current.parent_block() is block:
+            return True
+        current = current.parent_op()
+    return False
+
+
+def _conflicts(
+    first: Node, second: Node, later: LoopShift | None
+) -> Iterator[tuple[Access, Access]]:
+    """Access pairs of two nodes on different pipes that may touch the same byte."""
+    for x in first.accesses:
+        for y in second.accesses:
+            if (
+                x.pipe != y.pipe
+                and (x.write or y.write)
+                and may_overlap(x.region, y.region, later)
+            ):
+                yield x, y
+
+
+def _branch_flag_pairs(node: Node) -> set[tuple[Pipe, Pipe]]:
+    """Pipe pairs of flags in the branches of an scf.if, outside nested loops."""
+    pairs: set[tuple[Pipe, Pipe]] = set()
+    for child in node.children:
+        pairs.update((s.src, s.dst) for s in child.syncs)
+        for inner in child.nodes:
+            if isinstance(inner.op, scf.IfOp):
+                pairs.update(_branch_flag_pairs(inner))
+    return pairs
+
+
+def _squeeze(frame: Frame, sync: Sync, live: Sequence[Sync]) -> bool:
+    """Fold `sync` into the live flag of its block that stays longest apart."""
+    if frame.is_carried(sync):
+        return False
+    best: tuple[int, Sync, int, int] | None = None
+    for other in live:
+        if other not in frame.syncs or frame.is_carried(other):
+            continue
+        set_gap = max(sync.set_gap, other.set_gap)
+        wait_gap = min(sync.wait_gap, other.wait_gap)
+        if set_gap <= wait_gap and (best is None or wait_gap - set_gap > best[0]):
+            best = (wait_gap - set_gap, other, set_gap, wait_gap)
+    if best is None:
+        return False
+    _, other, set_gap, wait_gap = best
+    other.set_gap, other.wait_gap = set_gap, wait_gap
+    other.set_lo = other.set_hi = set_gap
+    other.wait_lo = other.wait_hi = wait_gap
+    frame.syncs.remove(sync)
+    return True
+
+
+def _ancestry(frame: Frame) -> list[Frame]:
+    path = [frame]
+    while path[-1].parent is not None:
+        path.append(path[-1].parent)  # pyright: ignore[reportArgumentType]
+    return path[::-1]
+
+
+def _select(frame: Frame, deps: Sequence[Dep]) -> None:
+    """Cover `deps` with flags: shortest first, each only if not yet ordered."""
+    for dep in sorted(
+        deps, key=lambda d: (d.dst_key - d.src_key, d.src_key, d.dst_key)
+    ):
+        if frame.covers(dep):
+            continue
+        for sync in frame.syncs:
+            if (sync.src, sync.dst) == (dep.src, dep.dst) and frame.merge(sync, dep):
+                break
+        else:
+            frame.syncs.append(frame.new_sync(dep))
+    for sync in list(reversed(frame.syncs)):
+        if all(frame.covers(dep, without=sync) for dep in deps):
+            frame.syncs.remove(sync)
+
+
+def _emit_frame(frame: Frame, root: Frame) -> None:
+    """Insert the frame's flags (and at the top, the prologues and drains of
+    loop-carried ones): sets right after their gap's previous node, waits right
+    before its next one."""
+    block = frame.block
+    n = frame.size
+    sets: dict[int, list[Operation]] = {}
+    waits: dict[int, list[Operation]] = {}
+
+    def add(sync: Sync, set_gap: int, wait_gap: int) -> None:
+        set_op = SetFlagOp(sync.src, sync.dst, sync.event)
+        set_op.location = sync.producer.location
+        wait_op = WaitFlagOp(sync.src, sync.dst, sync.event)
+        wait_op.location = sync.consumer.location
+        sets.setdefault(set_gap, []).append(set_op)
+        waits.setdefault(wait_gap, []).append(wait_op)
+        sync.ops += (set_op, wait_op)
+
+    for sync in frame.syncs:
+        carried = frame.is_carried(sync)
+        add(sync, sync.set_gap, sync.wait_gap - n if carried else sync.wait_gap)
+    if frame is root:
+        for inner in root.frames():
+            for sync in inner.syncs:
+                if inner.is_carried(sync):
+                    add(sync, sync.prologue_gap, sync.drain_gap)
+    terminator = block.last_op
+    assert terminator is not None
+    for gap, ops in sets.items():
+        if gap == 0:
+            anchor = block.first_op
+            assert anchor is not None
+            block.insert_ops_before(ops, anchor)
+        else:
+            block.insert_ops_after(ops, frame.nodes[gap - 1].op)
+    for gap, ops in waits.items():
+        block.insert_ops_before(ops, frame.nodes[gap].op if gap < n else terminator)
+
+
+# --------------------------------------------------------------------------------------
+# The passes
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HwInsertSyncPass(ModulePass):
+    """Insert set_flag/wait_flag pairs between pipes from the buffers they share.
+
+    Input: ascend_hw IR without flags or barriers. Event ids come from the
+    module's target (`pypto.target`).
+    """
+
+    name = "hw-insert-sync"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for func_op in op.walk():
+            if not isinstance(func_op, func.FuncOp) or not _has_instructions(func_op):
+                continue
+            target, _ = target_of(func_op)
+            sync = FunctionSync(func_op, target)
+            sync.synchronise(sync.root)
+            sync.allocate_events()
+            sync.emit()
+
+
+@dataclass(frozen=True)
+class HwStripSyncPass(ModulePass):
+    """Remove every set_flag, wait_flag and pipe_barrier (to re-synchronise IR)."""
+
+    name = "hw-strip-sync"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for sync in [o for o in op.walk() if isinstance(o, FlagOp | PipeBarrierOp)]:
+            Rewriter.erase_op(sync)
