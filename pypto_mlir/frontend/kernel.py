@@ -49,6 +49,7 @@ from pypto_mlir.frontend.tensor import (
     Tensor,
     TensorSpec,
     Trace,
+    format_shape,
     tracing,
 )
 
@@ -255,13 +256,13 @@ def bind_shape(
     if len(shape) != len(spec.shape):
         raise kernel_error(
             f"{what}: expected a rank-{len(spec.shape)} array of shape "
-            f"{_shape_str(spec.shape)}, got shape {shape}"
+            f"{format_shape(spec.shape)}, got shape {shape}"
         )
     for dim, (declared, actual) in enumerate(zip(spec.shape, shape, strict=True)):
         if not isinstance(declared, Sym):
             if declared != actual:
                 raise kernel_error(
-                    f"{what}: expected shape {_shape_str(spec.shape)}, got {shape}"
+                    f"{what}: expected shape {format_shape(spec.shape)}, got {shape}"
                 )
         elif declared.name not in sizes:
             sizes[declared.name] = actual
@@ -320,11 +321,6 @@ def _scalar_argument(what: str, dtype: DType, value: object) -> int | float:
     if not info.min <= int(value) <= info.max:
         raise kernel_error(f"{what}: {int(value)} is out of the range of {dtype}")
     return int(value)
-
-
-def _shape_str(shape: Sequence[object]) -> str:
-    inner = ", ".join(str(d) for d in shape)
-    return f"({inner},)" if len(shape) == 1 else f"({inner})"
 
 
 class Kernel:
@@ -506,7 +502,7 @@ class Kernel:
                 ):
                     raise KernelError(
                         f"kernel '{self.name}': result {index} is a "
-                        f"{_shape_str(tensor.shape)} {tensor.dtype} tensor, but the "
+                        f"{format_shape(tensor.shape)} {tensor.dtype} tensor, but the "
                         f"annotation declares {spec!r}",
                         self.location,
                     )
@@ -548,8 +544,8 @@ class Kernel:
         execution = compiled.run(values)
         run_seconds = time.perf_counter() - start
         outputs = tuple(execution.outputs)
-        result_types = specialization.module.ops.first
-        assert isinstance(result_types, func.FuncOp)
+        func_op = specialization.module.ops.first
+        assert isinstance(func_op, func.FuncOp)
         report = RunReport(
             kernel=self.name,
             backend=chosen.name,
@@ -563,7 +559,7 @@ class Kernel:
             outputs=tuple(
                 describe(output.shape, str(_result_dtype(t)))
                 for output, t in zip(
-                    outputs, result_types.function_type.outputs.data, strict=True
+                    outputs, func_op.function_type.outputs.data, strict=True
                 )
             ),
             cached=cached,

@@ -66,7 +66,7 @@ def sym(name: str) -> Sym:
 Dim = int | Sym
 
 
-def _format_dims(shape: Sequence[Dim]) -> str:
+def format_shape(shape: Sequence[object]) -> str:
     """A shape as Python prints a tuple: `(4, 8)`, `(8,)`, `()`."""
     inner = ", ".join(str(d) for d in shape)
     return f"({inner},)" if len(shape) == 1 else f"({inner})"
@@ -88,7 +88,7 @@ class TensorSpec:
         return tuple(sizes[d.name] if isinstance(d, Sym) else d for d in self.shape)
 
     def __repr__(self) -> str:
-        return f"pto.Tensor[{_format_dims(self.shape)}, {self.dtype!r}]"
+        return f"pto.Tensor[{format_shape(self.shape)}, {self.dtype!r}]"
 
 
 def _parse_dim(dim: object) -> Dim:
@@ -277,7 +277,7 @@ class Tensor:
         return self.shape[0]
 
     def __repr__(self) -> str:
-        return f"<traced tensor {_format_dims(self.shape)} {self.dtype}>"
+        return f"<traced tensor {format_shape(self.shape)} {self.dtype}>"
 
     __hash__ = object.__hash__
 
@@ -425,7 +425,7 @@ class Tensor:
         if sorted(permutation) != list(range(self.ndim)):
             raise kernel_error(
                 f"transpose: {tuple(axes)} is not a permutation of the "
-                f"{self.ndim} dimensions of a {_format_dims(self.shape)} tensor"
+                f"{self.ndim} dimensions of a {format_shape(self.shape)} tensor"
             )
         if permutation == list(range(self.ndim)):
             return self
@@ -477,7 +477,7 @@ class Tensor:
         count = math.prod(self.shape[a] for a in axes)
         if count == 0:
             raise kernel_error(
-                f"mean over an empty dimension of a {_format_dims(self.shape)} tensor"
+                f"mean over an empty dimension of a {format_shape(self.shape)} tensor"
             )
         total = _reduce(self, tv.ReduceSumOp, "mean", axis, keepdims)
         if count == 1:
@@ -551,8 +551,8 @@ def binary(
             tv.broadcast_shapes(lhs_type.get_shape(), rhs_type.get_shape())
         except ValueError:
             raise kernel_error(
-                f"shape mismatch in '{what}': {_format_dims(lhs_type.get_shape())} "
-                f"and {_format_dims(rhs_type.get_shape())}"
+                f"shape mismatch in '{what}': {format_shape(lhs_type.get_shape())} "
+                f"and {format_shape(rhs_type.get_shape())}"
             ) from None
     if not op_type.ALLOWS_INTEGERS and not anchor.dtype.is_float:
         raise kernel_error(
@@ -601,8 +601,8 @@ def matmul(
         tv.MatmulOp.infer_result_shape(a.shape, b.shape, transpose_a, transpose_b)
     except ValueError as error:
         raise kernel_error(
-            f"shape mismatch in '@': {_format_dims(a.shape)} and "
-            f"{_format_dims(b.shape)}: {error}"
+            f"shape mismatch in '@': {format_shape(a.shape)} and "
+            f"{format_shape(b.shape)}: {error}"
         ) from None
     op = tv.MatmulOp(
         a._value,
@@ -646,7 +646,7 @@ def _reduce(
         return x
     if op_type.NEEDS_NONEMPTY and any(x.shape[a] == 0 for a in axes):
         raise kernel_error(
-            f"{what} over an empty dimension of a {_format_dims(x.shape)} tensor "
+            f"{what} over an empty dimension of a {format_shape(x.shape)} tensor "
             "has no value"
         )
     return x._wrap(op_type(x._value, axes, keepdims=bool(keepdims)))
@@ -674,7 +674,7 @@ def _view(x: Tensor, key: object) -> Tensor:
         items[at : at + 1] = [slice(None)] * max(fill, 0)
     if len(items) > x.ndim:
         raise kernel_error(
-            f"too many indices for a {_format_dims(x.shape)} tensor: {len(items)}"
+            f"too many indices for a {format_shape(x.shape)} tensor: {len(items)}"
         )
     items += [slice(None)] * (x.ndim - len(items))
     offsets: list[int] = []
