@@ -434,6 +434,17 @@ def run_function(
             raise _interpretation_diagnostic(error, entry) from error
         except SimError as error:
             raise DiagnosticError(sim_diagnostic(error)) from error
+        except (AssertionError, ArithmeticError) as error:
+            # xDSL's arith interpreter asserts on what MLIR leaves undefined
+            # (an integer division by zero): the program's fault, at its op.
+            op = error_op(error)
+            if op is None:
+                raise
+            detail = str(error).strip().split("\n")[0]
+            message = f"'{op.name}' cannot be executed: {type(error).__name__}"
+            raise _op_error(
+                op, f"{message}: {detail}" if detail else message
+            ) from error
 
 
 def _parse_loc(loc: str) -> SourceLocation | None:
