@@ -301,7 +301,6 @@ class Emitter:
     ) -> None:
         lane_count = self.lanes_per_repeat(lanes)
         strides = self._strides(lanes, lane_count, row_mode=True)
-        assert strides is not None
         for x in lanes:
             if x.kind == Kind.FULL:
                 assert x.pitch * x.element_bytes % self.block == 0
@@ -315,12 +314,9 @@ class Emitter:
             row = 0
             while row < rows:
                 repeat = min(rows - row, self.max_repeat)
-                props: dict[str, object] = {
-                    "repeat": repeat,
-                    "mask": mask,
-                    "blk_stride": strides[0],
-                    "rep_stride": strides[1],
-                }
+                props: dict[str, object] = {"repeat": repeat, "mask": mask}
+                if strides is not None:
+                    props["blk_stride"], props["rep_stride"] = strides
                 self.emit(make([self._view(x, row, column) for x in lanes], props))
                 row += repeat
             column += lane_count

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from math import gcd, lcm
 
 from pypto_mlir.dialects import ascend_hw as hw
 from pypto_mlir.dialects import tile
@@ -56,6 +57,7 @@ from xdsl.ir import Block, BlockArgument, Operation, OpResult, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWalker
 from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.traits import MemoryEffectKind, get_effects
 from xdsl.transforms.canonicalize import CanonicalizationRewritePattern
 from xdsl.transforms.common_subexpression_elimination import cse
 from xdsl.transforms.dead_code_elimination import region_dce
@@ -81,20 +83,42 @@ def _tile_ops(op: Operation) -> list[Operation]:
 # --------------------------------------------------------------------------------------
 
 
+def _memref_root(value: SSAValue) -> SSAValue:
+    """The memref a view (subview, reshape, cast: ops without effects) looks into."""
+    while isinstance(value, OpResult):
+        op = value.op
+        sources = [o for o in op.operands if isinstance(o.type, MemRefType)]
+        if len(sources) != 1 or get_effects(op) != set():
+            break
+        value = sources[0]
+    return value
+
+
 def _memrefs(ops: Sequence[Operation]) -> tuple[set[SSAValue], set[SSAValue]]:
-    """The GM memrefs the ops (and the ops nested in them) read and write."""
+    """The GM memrefs (the roots of views) the ops and the ops nested in them read
+    and write."""
     reads: set[SSAValue] = set()
     writes: set[SSAValue] = set()
     for op in ops:
         for nested in op.walk():
+            memrefs = {
+                _memref_root(o)
+                for o in nested.operands
+                if isinstance(o.type, MemRefType)
+            }
+            if not memrefs:
+                continue
             if isinstance(nested, tile.LoadOp):
-                reads.add(nested.source)
-            elif isinstance(nested, tile.StoreOp):
-                writes.add(nested.dest)
-            elif any(isinstance(o.type, MemRefType) for o in nested.operands):
-                # Anything else touching GM may read and write it.
-                memrefs = {o for o in nested.operands if isinstance(o.type, MemRefType)}
                 reads |= memrefs
+                continue
+            if isinstance(nested, tile.StoreOp):
+                writes |= memrefs
+                continue
+            effects = get_effects(nested)
+            kinds = {e.kind for e in effects} if effects is not None else None
+            if kinds is None or MemoryEffectKind.READ in kinds:
+                reads |= memrefs
+            if kinds is None or kinds - {MemoryEffectKind.READ}:
                 writes |= memrefs
     return reads, writes
 
@@ -130,46 +154,249 @@ def _is_parallel(loop: scf.ForOp) -> bool:
     )
 
 
-def distribute(function: func.FuncOp, cores: int) -> int:
-    """Split the first top-level parallel tile loop of `function` over up to
-    `cores` cores; returns the number of cores used.
+def _affine_in(
+    value: SSAValue, induction: SSAValue, ranges: dict[SSAValue, Range]
+) -> tuple[int, int] | None:
+    """(a, b) with `value = a * induction + b` for constants a, b, if so."""
+    if value is induction:
+        return 1, 0
+    constant = ranges.get(value, Range()).constant
+    if constant is not None:
+        return 0, constant
+    if not isinstance(value, OpResult):
+        return None
+    op = value.op
+    if not isinstance(op, arith.AddiOp | arith.SubiOp | arith.MuliOp):
+        return None
+    lhs, rhs = (_affine_in(v, induction, ranges) for v in op.operands)
+    if lhs is None or rhs is None:
+        return None
+    if isinstance(op, arith.AddiOp):
+        return lhs[0] + rhs[0], lhs[1] + rhs[1]
+    if isinstance(op, arith.SubiOp):
+        return lhs[0] - rhs[0], lhs[1] - rhs[1]
+    if lhs[0] and rhs[0]:
+        return None
+    return lhs[0] * rhs[1] + rhs[0] * lhs[1], lhs[1] * rhs[1]
 
-    Iterations (and a peeled last iteration: the work after the loop) are
-    numbered 0..T-1 and core c runs the contiguous chunk starting at
-    `c * (T // N) + min(c, T % N)`, one iteration longer for c < T % N. Work
-    before the loop runs on every core and must not write GM; work after it
-    runs on the last core, whose chunk ends with it.
+
+@dataclass(frozen=True)
+class _StoreSplit:
+    """Where a store in a distributed loop writes GM: iteration u starts at byte
+    `base + u * stride` along the one memref dim that moves with the loop."""
+
+    base: int
+    stride: int
+
+
+def _store_split(
+    loop: scf.ForOp, store: tile.StoreOp, ranges: dict[SSAValue, Range], alignment: int
+) -> _StoreSplit | None:
+    """How a store moves with the loop, when cutting the loop between two
+    iterations cuts its GM tensor on `alignment`-byte blocks given an aligned
+    cut position (else None: cores would share a block, which is a race)."""
+    memref_type = store.dest.type
+    assert isinstance(memref_type, MemRefType)
+    strides, offset = memref_type.get_strides(), memref_type.get_offset()
+    if strides is None or offset is None or any(s is None for s in strides):
+        return None
+    e = tile.element_bytes(memref_type.element_type)
+    induction = loop.body.block.args[0]
+    lb, step = ranges[loop.lb].constant, ranges[loop.step].constant
+    assert lb is not None and step is not None
+    moving: list[tuple[int, int, int]] = []
+    for dim, index in enumerate(store.indices):
+        affine = _affine_in(index, induction, ranges)
+        if affine is None:
+            if _depends_on(index, induction):
+                return None
+        elif affine[0]:
+            moving.append((dim, *affine))
+    if len(moving) != 1:
+        return None
+    dim, coefficient, rest = moving[0]
+    shape = memref_type.get_shape()
+    if any(
+        shape[d] != 1 and strides[d] * e % alignment  # type: ignore[operator]
+        for d in range(dim)
+    ):
+        return None
+    stride_d = strides[dim]
+    assert stride_d is not None
+    base = (offset + (coefficient * lb + rest) * stride_d) * e
+    return _StoreSplit(base, coefficient * step * stride_d * e)
+
+
+@dataclass(frozen=True)
+class _Moving:
+    """The memref dim a store's window moves along with a loop: index
+    `coefficient * iv + rest`."""
+
+    dim: int
+    coefficient: int
+    rest: int
+
+
+def _moving_dim(
+    loop: scf.ForOp, store: tile.StoreOp, ranges: dict[SSAValue, Range]
+) -> _Moving | None:
+    induction = loop.body.block.args[0]
+    moving: list[_Moving] = []
+    for dim, index in enumerate(store.indices):
+        affine = _affine_in(index, induction, ranges)
+        if affine is None:
+            if _depends_on(index, induction):
+                return None
+        elif affine[0]:
+            moving.append(_Moving(dim, *affine))
+    return moving[0] if len(moving) == 1 and moving[0].coefficient > 0 else None
+
+
+def _store_split(
+    loop: scf.ForOp, store: tile.StoreOp, ranges: dict[SSAValue, Range], alignment: int
+) -> _StoreSplit | None:
+    """How a store moves with the loop, when cutting the loop between two
+    iterations cuts its GM tensor on `alignment`-byte blocks given an aligned
+    cut position (else None: cores would share a block, which is a race)."""
+    memref_type = store.dest.type
+    assert isinstance(memref_type, MemRefType)
+    strides, offset = memref_type.get_strides(), memref_type.get_offset()
+    if strides is None or offset is None or any(s is None for s in strides):
+        return None
+    moving = _moving_dim(loop, store, ranges)
+    if moving is None:
+        return None
+    e = tile.element_bytes(memref_type.element_type)
+    lb, step = ranges[loop.lb].constant, ranges[loop.step].constant
+    assert lb is not None and step is not None
+    shape = memref_type.get_shape()
+    if any(
+        shape[d] != 1 and strides[d] * e % alignment  # type: ignore[operator]
+        for d in range(moving.dim)
+    ):
+        return None
+    stride = strides[moving.dim]
+    assert stride is not None
+    base = (offset + (moving.coefficient * lb + moving.rest) * stride) * e
+    return _StoreSplit(base, moving.coefficient * step * stride * e)
+
+
+def _bounds(
+    loop: scf.ForOp, ranges: dict[SSAValue, Range]
+) -> tuple[int, int, int] | None:
+    lb, ub, step = (
+        ranges.get(v, Range()).constant for v in (loop.lb, loop.ub, loop.step)
+    )
+    if lb is None or ub is None or step is None:
+        return None
+    return lb, ub, step
+
+
+def _tail_fits(
+    tail: Sequence[Operation],
+    loops: Sequence[scf.ForOp],
+    trips: int,
+    ranges: dict[SSAValue, Range],
+) -> bool:
+    """Every store of the tail to a memref a loop writes lies beyond the loop's
+    last iteration along the dim the loop's stores move (a peeled iteration)."""
+    moving: dict[SSAValue, list[tuple[_Moving, int]]] = {}
+    for loop in loops:
+        lb, _, step = _bounds(loop, ranges)  # type: ignore[misc]
+        for store in loop.walk():
+            if isinstance(store, tile.StoreOp):
+                found = _moving_dim(loop, store, ranges)
+                assert found is not None
+                end = found.coefficient * (lb + trips * step) + found.rest
+                moving.setdefault(store.dest, []).append((found, end))
+    for op in tail:
+        for store in op.walk():
+            if not isinstance(store, tile.StoreOp):
+                continue
+            for found, end in moving.get(store.dest, []):
+                index = ranges.get(store.indices[found.dim], Range()).lo
+                if index is None or index < end:
+                    return False
+    return True
+
+
+def distribute(function: func.FuncOp, cores: int, alignment: int) -> int:
+    """Split the top-level parallel tile loops of `function` over up to `cores`
+    cores; returns the number of cores used.
+
+    The loops (every top-level loop with tiles; all with the same constant
+    bounds) run their iterations in units of g iterations, chosen so that no
+    two cores write one `alignment`-byte block of GM (g = 1 when an iteration's
+    output window starts on a block). The other top-level work with tiles (the
+    peeled last iterations) is one more unit when it starts on a block, else
+    part of the last one, and runs on the last core. Units 0..T-1 are split into
+    N = min(cores, T) contiguous chunks: core c starts at unit
+    `c * (T // N) + min(c, T % N)`, and the first T % N cores get one unit more.
+    Nothing is split when GM written by one part is read by another.
     """
     block = function.body.block
     ops = list(block.ops)
-    loop = next((op for op in ops if isinstance(op, scf.ForOp) and _tile_ops(op)), None)
-    if loop is None or not _is_parallel(loop):
+    terminator = ops[-1]
+    loops = [op for op in ops[:-1] if isinstance(op, scf.ForOp) and _tile_ops(op)]
+    if not loops or not all(map(_is_parallel, loops)):
+        return 1
+    first = ops.index(loops[0])
+    # The tail: other work with tiles after the first loop, and what uses it.
+    tail: list[Operation] = []
+    for op in ops[first + 1 : -1]:
+        if op not in loops and (
+            _tile_ops(op) or any(o.owner in tail for o in op.operands)
+        ):
+            tail.append(op)
+    used_later = [
+        o.owner for op in (*loops, terminator) for n in op.walk() for o in n.operands
+    ]
+    if any(owner in tail for owner in used_later):
         return 1
     ranges = index_ranges(function)
-    trips = loop_trip_count(loop, ranges)
+    bounds = {_bounds(loop, ranges) for loop in loops}
+    if len(bounds) != 1 or None in bounds:
+        return 1
+    trips = loop_trip_count(loops[0], ranges)
     if trips is None or trips < 1:
         return 1
-    position = ops.index(loop)
-    before, after = ops[:position], ops[position + 1 : -1]
-    terminator = ops[-1]
-    _, written_before = _memrefs(before)
-    loop_reads, loop_writes = _memrefs([loop])
-    after_reads, after_writes = _memrefs(after)
-    if written_before or loop_writes & after_reads or after_writes & loop_reads:
+    if any(_tile_ops(op) or _memrefs([op])[1] for op in ops[:first]):
         return 1
-    if any(operand.owner in after for operand in terminator.operands):
+    parts: list[Sequence[Operation]] = [[loop] for loop in loops] + [tail]
+    accesses = [_memrefs(part) for part in parts]
+    for i, (_, writes) in enumerate(accesses):
+        for j, (reads, _) in enumerate(accesses):
+            if i != j and writes & reads:
+                return 1
+    splits = [
+        _store_split(loop, store, ranges, alignment)
+        for loop in loops
+        for store in loop.walk()
+        if isinstance(store, tile.StoreOp)
+    ]
+    if not splits or any(split is None for split in splits):
         return 1
-    has_tail = bool(_tile_ops_of(after))
-    units = trips + int(has_tail)
+    if not _tail_fits(tail, loops, trips, ranges):
+        return 1
+    granule = 1
+    for split in splits:
+        assert split is not None
+        if split.base % alignment:
+            return 1
+        granule = lcm(granule, alignment // gcd(alignment, abs(split.stride)))
+    main_units = -(-trips // granule)
+    separate_tail = bool(tail) and all(
+        (s.base + trips * s.stride) % alignment == 0 for s in splits if s is not None
+    )
+    units = main_units + int(separate_tail)
     count = min(cores, units)
     if count <= 1:
         return 1
 
-    lb, step = (ranges[v].constant for v in (loop.lb, loop.step))
-    assert lb is not None and step is not None
+    lb, _, step = bounds.pop()  # type: ignore[misc]
     share, extra = divmod(units, count)
-    point = InsertPoint.before(loop)
-    location = loop.location
+    point = InsertPoint.before(loops[0])
+    location = loops[0].location
 
     def emit(op: Operation) -> SSAValue:
         op.location = location
@@ -179,28 +406,29 @@ def distribute(function: func.FuncOp, cores: int) -> int:
     def const(value: int) -> SSAValue:
         return emit(arith.ConstantOp(IntegerAttr(value, IndexType())))
 
+    def iteration_value(unit: SSAValue) -> SSAValue:
+        """lb + min(unit * granule, trips) * step."""
+        first = emit(arith.MuliOp(unit, const(granule)))
+        bounded = emit(
+            arith.SelectOp(
+                emit(arith.CmpiOp(first, const(trips), "slt")), first, const(trips)
+            )
+        )
+        return emit(arith.AddiOp(const(lb), emit(arith.MuliOp(bounded, const(step)))))
+
     core = emit(hw.BlockIdxOp())
     longer = emit(arith.CmpiOp(core, const(extra), "ult"))
     extra_before = emit(arith.SelectOp(longer, core, const(extra)))
     start = emit(arith.AddiOp(emit(arith.MuliOp(core, const(share))), extra_before))
     length = emit(arith.SelectOp(longer, const(share + 1), const(share)))
     end = emit(arith.AddiOp(start, length))
-    if has_tail:
-        end = emit(
-            arith.SelectOp(
-                emit(arith.CmpiOp(end, const(trips), "slt")), end, const(trips)
-            )
-        )
-    loop.operands[0] = emit(
-        arith.AddiOp(const(lb), emit(arith.MuliOp(start, const(step))))
-    )
-    loop.operands[1] = emit(
-        arith.AddiOp(const(lb), emit(arith.MuliOp(end, const(step))))
-    )
-    if has_tail:
+    low, high = iteration_value(start), iteration_value(end)
+    for loop in loops:
+        loop.operands[0], loop.operands[1] = low, high
+    if tail:
         last = emit(arith.CmpiOp(core, const(count - 1), "eq"))
         body = Block()
-        for op in after:
+        for op in tail:
             op.detach()
             body.add_op(op)
         body.add_op(scf.YieldOp())
@@ -322,7 +550,9 @@ class _FunctionLowering:
                 raise op_error(
                     op, f"tile-to-hw does not lower {op.name} yielding tiles"
                 )
-        block_dim = distribute(function, self.cores)
+        block_dim = distribute(
+            function, self.cores, self.target.memories["gm"].alignment
+        )
         function.attributes[BLOCK_DIM_ATTR] = IntegerAttr(block_dim, i64)
 
         values = tile_values(function)
@@ -370,7 +600,7 @@ class _FunctionLowering:
                 )
             else:
                 selector.lower(op, emitter, buffer, list(scratch.get(op, [])))
-        self._drop_tiles(tile_ops)
+        self._drop_tiles()
         _simplify(self.ctx, function)
 
     def _alloc(self, offset: int, buffer: hw.BufferType) -> SSAValue:
@@ -419,27 +649,23 @@ class _FunctionLowering:
                     region.cols,
                 )
 
-    def _drop_tiles(self, tile_ops: list[Operation]) -> None:
+    def _drop_tiles(self) -> None:
         """Erase the tile ops and make loops stop carrying tiles."""
-        loops = [
+        doomed = [
             op
             for op in self.function.walk()
-            if isinstance(op, scf.ForOp) and any(map(_is_tile, op.results))
+            if op.dialect_name() == "tile"
+            or (isinstance(op, scf.ForOp) and any(map(_is_tile, op.results)))
         ]
+        loops = [op for op in doomed if isinstance(op, scf.ForOp)]
+        new_loops: list[scf.ForOp] = []
         for loop in loops:
             yielded = loop.body.block.last_op
             assert isinstance(yielded, scf.YieldOp)
-            keep = [v for v in yielded.arguments if not _is_tile(v)]
-            new_yield = scf.YieldOp(*keep)
+            new_yield = scf.YieldOp(*[v for v in yielded.arguments if not _is_tile(v)])
             new_yield.location = yielded.location
             Rewriter.replace_op(yielded, new_yield)
-        for op in reversed(tile_ops):
-            Rewriter.erase_op(op)
-        for loop in loops:
-            block = loop.body.block
             keep = [k for k, r in enumerate(loop.results) if not _is_tile(r)]
-            for arg in [a for a in block.args[1:] if _is_tile(a)]:
-                block.erase_arg(arg)
             new_loop = scf.ForOp(
                 loop.lb,
                 loop.ub,
@@ -452,7 +678,14 @@ class _FunctionLowering:
             Rewriter.insert_op(new_loop, InsertPoint.before(loop))
             for new_result, k in zip(new_loop.results, keep, strict=True):
                 loop.results[k].replace_all_uses_with(new_result)
-            loop.erase()
+            new_loops.append(new_loop)
+        # Users before definitions: loops hold no body any more.
+        for op in reversed(doomed):
+            Rewriter.erase_op(op)
+        for loop in new_loops:
+            block = loop.body.block
+            for arg in [a for a in block.args[1:] if _is_tile(a)]:
+                block.erase_arg(arg)
 
 
 def _simplify(ctx: Context, function: func.FuncOp) -> None:

@@ -1,0 +1,553 @@
+"""tile-to-hw end to end: tile IR -> tile-peel-tails -> tile-to-hw -> simulator.
+
+Every kernel runs on the tile reference interpreter and, lowered, on the
+simulated AI Core of `ascend910b` and `tiny`; the outputs must agree within the
+tolerance of docs/tile_to_hw.md ("Numerics"). Before `hw-insert-sync` exists in
+a test's pipeline, `serialise` puts a `pipe_barrier all` after every
+instruction: the lowering must be right when every instruction completes
+before the next one starts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pypto_mlir.dialects import ascend_hw as hw
+from pypto_mlir.dialects import tensor_view as tv
+from pypto_mlir.dialects import tile
+from pypto_mlir.passes.tile_peel_tails import TilePeelTailsPass
+from pypto_mlir.passes.tile_to_hw import TileToHwPass
+from pypto_mlir.passes.tv_to_tile import TvToTilePass
+from xdsl.context import Context
+from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects.builtin import Builtin, ModuleOp
+from xdsl.parser import Parser
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from pypto_mlir.check import run_tile_level
+from pypto_mlir.interp.ascend_hw import HwRunResult, run_hw_function
+from pypto_mlir.interp.tensor_view import run_tv_function
+from pypto_mlir.targets import load_target
+
+TARGETS = ("ascend910b", "tiny")
+SETTINGS = settings(max_examples=8, deadline=None)
+NUMPY = {"f16": np.float16, "f32": np.float32, "i32": np.int32, "i16": np.int16}
+
+ULPS = {"f16": 8, "f32": 16}
+"""Allowed difference from the tile interpreter, in ulps of the output type
+relative to the largest magnitude of the reference (docs/tile_to_hw.md)."""
+EPSILON = {"f16": 2.0**-10, "f32": 2.0**-23}
+
+
+def context() -> Context:
+    ctx = Context()
+    for dialect in (
+        Builtin,
+        func.Func,
+        arith.Arith,
+        scf.Scf,
+        memref.MemRef,
+        tv.TENSOR_VIEW,
+        tile.Tile,
+        hw.ASCEND_HW,
+    ):
+        ctx.load_dialect(dialect)
+    return ctx
+
+
+def parse(text: str) -> ModuleOp:
+    module = Parser(context(), text).parse_module()
+    module.verify()
+    return module
+
+
+def lower(module: ModuleOp, target: str, max_cores: int = 0) -> ModuleOp:
+    """tile-peel-tails and tile-to-hw on a copy of `module`."""
+    lowered = module.clone()
+    ctx = context()
+    TilePeelTailsPass().apply(ctx, lowered)
+    TileToHwPass(target=target, max_cores=max_cores).apply(ctx, lowered)
+    lowered.verify()
+    return lowered
+
+
+def serialise(module: ModuleOp) -> ModuleOp:
+    """A `pipe_barrier all` after every instruction (test-only stand-in for sync)."""
+    for op in list(module.walk()):
+        if isinstance(op, hw.HwInstruction) and not isinstance(op, hw.PipeBarrierOp):
+            Rewriter.insert_op(hw.PipeBarrierOp("all"), InsertPoint.after(op))
+    return module
+
+
+def run_lowered(
+    module: ModuleOp, target: str, args: list[Any], max_cores: int = 0
+) -> HwRunResult:
+    lowered = serialise(lower(module, target, max_cores))
+    return run_hw_function(lowered, "f", args, load_target(target))
+
+
+def assert_close(expected: np.ndarray, actual: np.ndarray, element: str) -> None:
+    e, a = expected.astype(np.float64), actual.astype(np.float64)
+    if element not in EPSILON:
+        np.testing.assert_array_equal(a, e)
+        return
+    finite = np.isfinite(e)
+    np.testing.assert_array_equal(np.isnan(a), np.isnan(e))
+    np.testing.assert_array_equal(a[~finite & ~np.isnan(e)], e[~finite & ~np.isnan(e)])
+    scale = max(float(np.max(np.abs(e[finite]), initial=0.0)), 1.0)
+    allowed = ULPS[element] * EPSILON[element] * scale
+    worst = float(np.max(np.abs(a - e)[finite], initial=0.0))
+    assert worst <= allowed, f"off by {worst:.3g}, allowed {allowed:.3g}"
+
+
+def check(
+    text: str,
+    inputs: list[np.ndarray],
+    outputs: list[int],
+    target: str,
+    element: str,
+    max_cores: int = 0,
+) -> HwRunResult:
+    """Run `@f` of tile module `text` on the interpreter and lowered on `target`;
+    the arguments numbered in `outputs` must agree."""
+    module = parse(text)
+    expected = [a.copy() for a in inputs]
+    run_tile_level(module, "f", expected)
+    actual = [a.copy() for a in inputs]
+    result = run_lowered(module, target, actual, max_cores)
+    for index in outputs:
+        assert_close(expected[index], result.outputs[index], element)
+    return result
+
+
+def random(shape: tuple[int, ...], element: str, seed: int, lo=-3.0, hi=3.0):
+    rng = np.random.default_rng(seed)
+    if element.startswith("i"):
+        return rng.integers(-100, 100, shape).astype(NUMPY[element])
+    return rng.uniform(lo, hi, shape).astype(NUMPY[element])
+
+
+def poison(shape: tuple[int, ...], element: str) -> np.ndarray:
+    if element.startswith("i"):
+        return np.full(shape, np.iinfo(NUMPY[element]).min, NUMPY[element])
+    return np.full(shape, np.nan, NUMPY[element])
+
+
+# --------------------------------------------------------------------------------------
+# Kernels
+# --------------------------------------------------------------------------------------
+
+
+def extent(name: str, size: str, offset: str, step: str) -> str:
+    """`%name = min(step, size - offset)`, as tv-to-tile writes it."""
+    return (
+        f"%{name}_left = arith.subi {size}, {offset} : index\n"
+        f"%{name}_lt = arith.cmpi slt, %{name}_left, {step} : index\n"
+        f"%{name} = arith.select %{name}_lt, %{name}_left, {step} : index\n"
+    )
+
+
+def elementwise(
+    rows: int, cols: int, tm: int, tn: int, element: str, body: str, out: str = ""
+) -> str:
+    """`@f(%x, %y, %out)`: per tm x tn tile (tails included) %t of x and %u of y,
+    `body` computes %r (tile type T, T_OUT for the result type)."""
+    out = out or element
+    x_type, out_type = (
+        f"memref<{rows}x{cols}x{element}>",
+        f"memref<{rows}x{cols}x{out}>",
+    )
+    t = f"!tile.tile<{tm}x{tn}x{element}, ub, valid = [?, ?]>"
+    t_out = t.replace(f"x{element},", f"x{out},")
+    body = body.replace("T_OUT", t_out).replace("T", t)
+    return f"""
+func.func @f(%x: {x_type}, %y: {x_type}, %out: {out_type}) {{
+  %c0 = arith.constant 0 : index
+  %rows = arith.constant {rows} : index
+  %cols = arith.constant {cols} : index
+  %tm = arith.constant {tm} : index
+  %tn = arith.constant {tn} : index
+  scf.for %i = %c0 to %rows step %tm {{
+    {extent("vi", "%rows", "%i", "%tm")}
+    scf.for %j = %c0 to %cols step %tn {{
+      {extent("vj", "%cols", "%j", "%tn")}
+      %t = tile.load %x[%i, %j] valid [%vi, %vj] : {x_type} -> {t}
+      %u = tile.load %y[%i, %j] valid [%vi, %vj] : {x_type} -> {t}
+      {body}
+      tile.store %r, %out[%i, %j] : {t_out} -> {out_type}
+    }}
+  }}
+  func.return
+}}
+"""
+
+
+def row_kernel(rows: int, cols: int, tm: int, tn: int, body: str, element="f32") -> str:
+    """`@f(%x, %out)`: blocks of tm rows holding whole rows (tn >= cols) in %t;
+    `body` computes %r; T is the row tile type, TV the [tm, 1] statistics."""
+    x_type = f"memref<{rows}x{cols}x{element}>"
+    t = f"!tile.tile<{tm}x{tn}x{element}, ub, valid = [?, {cols}]>"
+    v = f"!tile.tile<{tm}x1x{element}, ub, valid = [?, 1]>"
+    body = body.replace("TV", v).replace("T", t)
+    return f"""
+func.func @f(%x: {x_type}, %out: {x_type}) {{
+  %c0 = arith.constant 0 : index
+  %rows = arith.constant {rows} : index
+  %tm = arith.constant {tm} : index
+  scf.for %i = %c0 to %rows step %tm {{
+    {extent("vi", "%rows", "%i", "%tm")}
+    %t = tile.load %x[%i, %c0] valid [%vi] : {x_type} -> {t}
+    {body}
+    tile.store %r, %out[%i, %c0] : {t} -> {x_type}
+  }}
+  func.return
+}}
+"""
+
+
+def matmul_kernel(m: int, n: int, k: int, tm: int, tn: int, tk: int, out: str) -> str:
+    """C = A @ B tiled tm x tn over C and tk over K, accumulating in l0c."""
+    a_type, b_type = f"memref<{m}x{k}xf16>", f"memref<{k}x{n}xf16>"
+    c_type = f"memref<{m}x{n}x{out}>"
+    a1 = f"!tile.tile<{tm}x{tk}xf16, l1, valid = [?, ?], layout = nz, pad = zero>"
+    b1 = f"!tile.tile<{tk}x{tn}xf16, l1, valid = [?, ?], layout = nz, pad = zero>"
+    a0 = f"!tile.tile<{tm}x{tk}xf16, l0a, valid = [?, ?], pad = zero>"
+    b0 = f"!tile.tile<{tk}x{tn}xf16, l0b, valid = [?, ?], pad = zero>"
+    acc = f"!tile.tile<{tm}x{tn}xf32, l0c, valid = [?, ?]>"
+    return f"""
+func.func @f(%a: {a_type}, %b: {b_type}, %c: {c_type}) {{
+  %c0 = arith.constant 0 : index
+  %m = arith.constant {m} : index
+  %n = arith.constant {n} : index
+  %k = arith.constant {k} : index
+  %tm = arith.constant {tm} : index
+  %tn = arith.constant {tn} : index
+  %tk = arith.constant {tk} : index
+  scf.for %i = %c0 to %m step %tm {{
+    {extent("vi", "%m", "%i", "%tm")}
+    scf.for %j = %c0 to %n step %tn {{
+      {extent("vj", "%n", "%j", "%tn")}
+      {extent("vk0", "%k", "%c0", "%tk")}
+      %a1 = tile.load %a[%i, %c0] valid [%vi, %vk0] : {a_type} -> {a1}
+      %b1 = tile.load %b[%c0, %j] valid [%vk0, %vj] : {b_type} -> {b1}
+      %a0 = tile.move %a1 : {a1} -> {a0}
+      %b0 = tile.move %b1 : {b1} -> {b0}
+      %first = tile.matmul %a0, %b0 : {a0}, {b0} -> {acc}
+      %sum = scf.for %p = %tk to %k step %tk iter_args(%acc = %first) -> ({acc}) {{
+        {extent("vk", "%k", "%p", "%tk")}
+        %a1k = tile.load %a[%i, %p] valid [%vi, %vk] : {a_type} -> {a1}
+        %b1k = tile.load %b[%p, %j] valid [%vk, %vj] : {b_type} -> {b1}
+        %a0k = tile.move %a1k : {a1} -> {a0}
+        %b0k = tile.move %b1k : {b1} -> {b0}
+        %next = tile.matmul %a0k, %b0k, %acc : {a0}, {b0} -> {acc}
+        scf.yield %next : {acc}
+      }}
+      tile.store %sum, %c[%i, %j] : {acc} -> {c_type}
+    }}
+  }}
+  func.return
+}}
+"""
+
+
+# --------------------------------------------------------------------------------------
+# Elementwise
+# --------------------------------------------------------------------------------------
+
+UNARY = ["neg", "abs", "exp", "relu", "sigmoid", "tanh", "gelu", "silu", "reciprocal"]
+POSITIVE_UNARY = ["log", "sqrt", "rsqrt"]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("element", ["f16", "f32"])
+@pytest.mark.parametrize("name", UNARY + POSITIVE_UNARY)
+def test_unary_with_tails(name: str, element: str, target: str) -> None:
+    rows, cols = 13, 45
+    text = elementwise(rows, cols, 8, 32, element, f"%r = tile.{name} %t : T")
+    lo = 0.1 if name in POSITIVE_UNARY else -4.0
+    x = random((rows, cols), element, 1, lo, 4.0)
+    check(text, [x, x, poison(x.shape, element)], [2], target, element)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("element", ["f16", "f32", "i32"])
+@pytest.mark.parametrize("name", ["add", "sub", "mul", "max", "min", "div"])
+def test_binary_with_tails(name: str, element: str, target: str) -> None:
+    if name == "div" and element == "i32":
+        pytest.skip("div is float only")
+    rows, cols = 11, 70
+    text = elementwise(rows, cols, 4, 64, element, f"%r = tile.{name} %t, %u : T")
+    x, y = random((rows, cols), element, 2), random((rows, cols), element, 3)
+    if name == "div":
+        y = np.where(np.abs(y) < 0.1, 1, y).astype(y.dtype)
+    check(text, [x, y, poison(x.shape, element)], [2], target, element)
+
+
+SCALAR_BODIES = [
+    "%c = arith.constant 1.5 : E\n%r = tile.add %t, %c : T, E",
+    "%c = arith.constant 1.5 : E\n%r = tile.sub %t, %c : T, E",
+    "%c = arith.constant 1.5 : E\n%r = tile.sub %c, %t : E, T",
+    "%c = arith.constant 0.7 : E\n%r = tile.mul %t, %c : T, E",
+    "%c = arith.constant 3.0 : E\n%r = tile.div %t, %c : T, E",
+    "%c = arith.constant 3.0 : E\n%r = tile.div %c, %t : E, T",
+    "%c = arith.constant 0.5 : E\n%r = tile.max %t, %c : T, E",
+    "%c = arith.constant 0.5 : E\n%r = tile.min %c, %t : E, T",
+]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("element", ["f16", "f32"])
+@pytest.mark.parametrize("body", SCALAR_BODIES)
+def test_binary_with_a_scalar(body: str, element: str, target: str) -> None:
+    rows, cols = 9, 40
+    text = elementwise(rows, cols, 8, 32, element, body.replace("E", element))
+    x = random((rows, cols), element, 4, 0.5, 4.0)
+    check(text, [x, x, poison(x.shape, element)], [2], target, element)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_swish_chain_with_scalar_operand_in_a_loop(target: str) -> None:
+    body = (
+        "%s = tile.sigmoid %t : T\n%p = tile.mul %t, %s : T\n"
+        "%q = tile.add %p, %u : T\n%r = tile.max %q, %t : T"
+    )
+    text = elementwise(30, 100, 8, 64, "f16", body)
+    x, y = random((30, 100), "f16", 5), random((30, 100), "f16", 6)
+    check(text, [x, y, poison(x.shape, "f16")], [2], target, "f16")
+
+
+@SETTINGS
+@given(
+    rows=st.integers(1, 40),
+    cols=st.integers(1, 300),
+    tm=st.sampled_from([1, 3, 8]),
+    tn=st.sampled_from([16, 64, 144]),
+)
+def test_elementwise_any_shape_and_tile(rows: int, cols: int, tm: int, tn: int) -> None:
+    text = elementwise(
+        rows, cols, tm, tn, "f16", "%s = tile.exp %t : T\n%r = tile.sub %s, %u : T"
+    )
+    x, y = random((rows, cols), "f16", rows), random((rows, cols), "f16", cols)
+    check(text, [x, y, poison(x.shape, "f16")], [2], "ascend910b", "f16")
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize(
+    ("source", "dest", "body"),
+    [
+        ("f16", "f32", "%r = tile.cast %t : T -> T_OUT"),
+        ("f32", "f16", "%r = tile.cast %t : T -> T_OUT"),
+        ("f32", "i32", "%r = tile.cast %t round floor : T -> T_OUT"),
+        ("i32", "f16", "%r = tile.cast %t : T -> T_OUT"),
+    ],
+)
+def test_cast(source: str, dest: str, body: str, target: str) -> None:
+    rows, cols = 10, 48
+    text = elementwise(rows, cols, 8, 32, source, body, dest)
+    x = random((rows, cols), source, 7)
+    check(text, [x, x, poison(x.shape, dest)], [2], target, dest)
+
+
+# --------------------------------------------------------------------------------------
+# Row operations: reductions, broadcasts, softmax, layernorm
+# --------------------------------------------------------------------------------------
+
+SOFTMAX = """
+%m = tile.reduce_max %t, axis = 1 : T -> TV
+%d = tile.sub %t, %m : T, TV
+%e = tile.exp %d : T
+%s = tile.reduce_sum %e, axis = 1 : T -> TV
+%r = tile.div %e, %s : T, TV
+"""
+
+LAYERNORM = """
+%inv_n = arith.constant INV_N : f32
+%eps = arith.constant 1.0e-5 : f32
+%sum = tile.reduce_sum %t, axis = 1 : T -> TV
+%mean = tile.mul %sum, %inv_n : TV, f32
+%d = tile.sub %t, %mean : T, TV
+%sq = tile.mul %d, %d : T
+%ss = tile.reduce_sum %sq, axis = 1 : T -> TV
+%var = tile.mul %ss, %inv_n : TV, f32
+%ve = tile.add %var, %eps : TV, f32
+%rstd = tile.rsqrt %ve : TV
+%r = tile.mul %d, %rstd : T, TV
+"""
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize(
+    ("rows", "cols", "tm", "tn"), [(21, 50, 8, 64), (5, 200, 4, 208), (37, 9, 16, 16)]
+)
+def test_softmax_rows(rows: int, cols: int, tm: int, tn: int, target: str) -> None:
+    text = row_kernel(rows, cols, tm, tn, SOFTMAX)
+    x = random((rows, cols), "f32", rows + cols)
+    check(text, [x, poison(x.shape, "f32")], [1], target, "f32")
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_layernorm_rows(target: str) -> None:
+    rows, cols = 21, 50
+    text = row_kernel(rows, cols, 8, 56, LAYERNORM.replace("INV_N", repr(1.0 / cols)))
+    x = random((rows, cols), "f32", 8)
+    check(text, [x, poison(x.shape, "f32")], [1], target, "f32")
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("element", ["f16", "f32"])
+def test_row_reductions_and_broadcasts(element: str, target: str) -> None:
+    body = """
+%mx = tile.reduce_max %t, axis = 1 : T -> TV
+%mn = tile.reduce_min %t, axis = 1 : T -> TV
+%sm = tile.reduce_sum %t, axis = 1 : T -> TV
+%a = tile.add %mx, %mn : TV
+%b = tile.broadcast %a : TV -> T
+%c = tile.mul %t, %sm : T, TV
+%r = tile.sub %c, %b : T
+"""
+    rows, cols, tm, tn = (
+        (19, 300, 16, 304) if target == "ascend910b" else (19, 150, 2, 160)
+    )
+    text = row_kernel(rows, cols, tm, tn, body, element)
+    x = random((rows, cols), element, 9, -1.0, 1.0)
+    check(text, [x, poison(x.shape, element)], [1], target, element)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize(("rows", "cols"), [(1, 7), (2, 16), (5, 7), (8, 40), (13, 33)])
+@pytest.mark.parametrize("name", ["sum", "max", "min"])
+def test_column_reductions_and_row_vectors(
+    name: str, rows: int, cols: int, target: str
+) -> None:
+    """A [1, N] column reduction broadcast back against the tile (repeat stride 0)."""
+    pitch = -(-cols // 8) * 8
+    t = f"!tile.tile<16x{pitch}xf32, ub, valid = [{rows}, {cols}]>"
+    v = f"!tile.tile<1x{pitch}xf32, ub, valid = [1, {cols}]>"
+    text = f"""
+func.func @f(%x: memref<{rows}x{cols}xf32>, %out: memref<{rows}x{cols}xf32>, %col: memref<1x{cols}xf32>) {{
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0, %c0] : memref<{rows}x{cols}xf32> -> {t}
+  %s = tile.reduce_{name} %t, axis = 0 : {t} -> {v}
+  tile.store %s, %col[%c0, %c0] : {v} -> memref<1x{cols}xf32>
+  %d = tile.sub %t, %s : {t}, {v}
+  tile.store %d, %out[%c0, %c0] : {t} -> memref<{rows}x{cols}xf32>
+  func.return
+}}
+"""
+    x = random((rows, cols), "f32", rows * cols)
+    check(
+        text,
+        [x, poison(x.shape, "f32"), poison((1, cols), "f32")],
+        [1, 2],
+        target,
+        "f32",
+    )
+
+
+def test_row_reduction_carried_across_column_tiles() -> None:
+    """A running [rows, 1] maximum carried by scf.for (one buffer, in place)."""
+    rows, cols, tn = 12, 100, 32
+    t = f"!tile.tile<{rows}x{tn}xf32, ub, valid = [{rows}, ?]>"
+    v = f"!tile.tile<{rows}x1xf32, ub>"
+    text = f"""
+func.func @f(%x: memref<{rows}x{cols}xf32>, %out: memref<{rows}x1xf32>) {{
+  %c0 = arith.constant 0 : index
+  %cols = arith.constant {cols} : index
+  %tn = arith.constant {tn} : index
+  %init = arith.constant 0xFF800000 : f32
+  %acc0 = tile.fill %init : f32 -> {v}
+  %acc = scf.for %j = %c0 to %cols step %tn iter_args(%a = %acc0) -> ({v}) {{
+    {extent("vj", "%cols", "%j", "%tn")}
+    %t = tile.load %x[%c0, %j] valid [%vj] : memref<{rows}x{cols}xf32> -> {t}
+    %p = tile.reduce_max %t, axis = 1 : {t} -> {v}
+    %n = tile.max %a, %p : {v}
+    scf.yield %n : {v}
+  }}
+  tile.store %acc, %out[%c0, %c0] : {v} -> memref<{rows}x1xf32>
+  func.return
+}}
+"""
+    x = random((rows, cols), "f32", 10)
+    for target in TARGETS:
+        check(text, [x, poison((rows, 1), "f32")], [1], target, "f32")
+
+
+# --------------------------------------------------------------------------------------
+# Matmul
+# --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("out", ["f16", "f32"])
+@pytest.mark.parametrize(
+    ("m", "n", "k"), [(32, 32, 64), (40, 37, 70), (1, 5, 3), (17, 33, 16)]
+)
+def test_matmul_with_tails(m: int, n: int, k: int, out: str, target: str) -> None:
+    tm, tn, tk = (16, 32, 32) if target == "ascend910b" else (16, 16, 32)
+    text = matmul_kernel(m, n, k, tm, tn, tk, out)
+    a, b = random((m, k), "f16", m, -1, 1), random((k, n), "f16", n, -1, 1)
+    check(text, [a, b, poison((m, n), out)], [2], target, out)
+
+
+# --------------------------------------------------------------------------------------
+# tv IR through tv-to-tile
+# --------------------------------------------------------------------------------------
+
+
+def through_tv_to_tile(text: str, target: str) -> ModuleOp:
+    module = parse(text)
+    TvToTilePass(target=target).apply(context(), module)
+    return module
+
+
+TV_KERNELS: dict[str, tuple[str, Callable[[np.random.Generator], list[np.ndarray]]]] = {
+    "swish": (
+        """
+func.func @f(%x: !tv.tensor<37x50xf16>) -> !tv.tensor<37x50xf16> {
+  %s = tv.sigmoid %x : !tv.tensor<37x50xf16>
+  %y = tv.mul %x, %s : !tv.tensor<37x50xf16>
+  func.return %y : !tv.tensor<37x50xf16>
+}
+""",
+        lambda rng: [rng.uniform(-4, 4, (37, 50)).astype(np.float16)],
+    ),
+    "softmax": (
+        """
+func.func @f(%x: !tv.tensor<19x70xf32>) -> !tv.tensor<19x70xf32> {
+  %y = tv.softmax %x axis = 1 : !tv.tensor<19x70xf32>
+  func.return %y : !tv.tensor<19x70xf32>
+}
+""",
+        lambda rng: [rng.normal(0, 2, (19, 70)).astype(np.float32)],
+    ),
+    "gemm": (
+        """
+func.func @f(%a: !tv.tensor<40x70xf16>, %b: !tv.tensor<70x37xf16>) -> !tv.tensor<40x37xf16> {
+  %c = tv.matmul %a, %b acc(f32) : !tv.tensor<40x70xf16>, !tv.tensor<70x37xf16> -> !tv.tensor<40x37xf16>
+  func.return %c : !tv.tensor<40x37xf16>
+}
+""",
+        lambda rng: [
+            rng.uniform(-1, 1, (40, 70)).astype(np.float16),
+            rng.uniform(-1, 1, (70, 37)).astype(np.float16),
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("name", list(TV_KERNELS))
+def test_tv_kernels_through_tv_to_tile(name: str, target: str) -> None:
+    text, make_inputs = TV_KERNELS[name]
+    tiled = through_tv_to_tile(text, target)
+    inputs = make_inputs(np.random.default_rng(11))
+    (expected,) = run_tv_function(parse(text), "f", [a.copy() for a in inputs])
+    out = np.full(expected.shape, np.nan, expected.dtype)
+    result = run_lowered(tiled, target, [*inputs, out])
+    element = "f16" if expected.dtype == np.float16 else "f32"
+    assert_close(expected, result.outputs[-1], element)
