@@ -18,6 +18,8 @@ _FRONTEND = "pypto_mlir.frontend"
 
 def __getattr__(name: str) -> Any:
     frontend = importlib.import_module(_FRONTEND)
+    if name == "__all__":  # `from pypto_mlir import *`
+        return list(frontend.__all__)
     if name in frontend.__all__:
         return getattr(frontend, name)
     raise AttributeError(f"module 'pypto_mlir' has no attribute '{name}'")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Sequence
 
 import numpy as np
@@ -157,3 +159,22 @@ def test_bf16_arguments_are_rounded() -> None:
     y = k(np.array([1 + 2**-9, 3.0], np.float32))
     assert y.dtype == np.float32
     np.testing.assert_array_equal(y, [1.0, 3.0])
+
+
+def test_pypto_mlir_reexports_the_frontend_lazily() -> None:
+    script = (
+        "import sys, pypto_mlir.sim\n"
+        "assert 'pypto_mlir.frontend' not in sys.modules\n"
+        "from pypto_mlir import *\n"
+        "assert kernel is sys.modules['pypto_mlir.frontend'].kernel\n"
+        "import pypto_mlir\n"
+        "try:\n"
+        "    pypto_mlir.no_such_name\n"
+        "except AttributeError as error:\n"
+        "    print(error)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "module 'pypto_mlir' has no attribute 'no_such_name'\n"
