@@ -22,8 +22,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from math import prod
+from operator import itemgetter
+from time import perf_counter
 from typing import Any, cast
 
 import numpy as np
@@ -327,6 +329,11 @@ def _at(loc: str) -> str:
 
 def _index(value: Any) -> int:
     return value.value.data if isinstance(value, IntegerAttr) else int(value)
+
+
+def _indices(values: Sequence[Any]) -> tuple[int, ...]:
+    """Index operands (IntegerAttr at run time) as ints."""
+    return tuple([v.value.data for v in values])
 
 
 def _op_loc(op: Operation) -> str:
@@ -848,6 +855,25 @@ class _BurstPlan:
         self.target = target
         self.granule = target.dma_path(*self.path).granule
         self.costs: dict[tuple[int, int], tuple[int, int]] = {}
+        self.buffer_accesses: dict[tuple[str, int, int], Access] = {}
+
+    def access(self, side: Any, index: tuple[int, ...], pitch: int) -> Access:
+        """The bursts on one side; a buffer side's is the same every time."""
+        if type(side) is GmRef:
+            address = side.byte_address(index, self.loc)
+            return Access(side.tensor, address, self.length, self.bursts, pitch)
+        if type(side) is not HwBuffer:
+            raise HwRunError(
+                f"{_at(self.loc)}expected a buffer or a GM memref, got {side!r}",
+                (self.loc,),
+            )
+        key = (side.space, side.address, pitch)
+        access = self.buffer_accesses.get(key)
+        if access is None:
+            access = Access(side.space, side.address, self.length, self.bursts, pitch)
+            _check_inside(side, access, self.loc)
+            self.buffer_accesses[key] = access
+        return access
 
     def cost(self, src_addr: int, dst_addr: int) -> tuple[int, int]:
         """(cycles, wire bytes); only the addresses' offsets in a granule matter."""
@@ -1060,18 +1086,6 @@ def _matrix_side(
     )
 
 
-def _side_address(
-    side: Any, index: tuple[int, ...], loc: str
-) -> tuple[str | GmTensor, int]:
-    if isinstance(side, HwBuffer):
-        return side.space, side.address
-    if isinstance(side, GmRef):
-        return side.tensor, side.byte_address(index, loc)
-    raise HwRunError(
-        f"{_at(loc)}expected a buffer or a GM memref, got {side!r}", (loc,)
-    )
-
-
 def _check_inside(buffer: HwBuffer, access: Access, loc: str) -> None:
     """Bursts must stay inside their buffer (static shapes are verified; this
     catches nothing there, but keeps the rule for every run)."""
@@ -1128,6 +1142,23 @@ class HwRuntime:
 # --------------------------------------------------------------------------------------
 
 
+HwImpl = Callable[[Any, Interpreter, Any, PythonValues], PythonValues]
+
+_HW_IMPLS: dict[type[Operation], HwImpl] = {}
+"""The ascend_hw interpreter functions by op class, unwrapped: the scf.for fast
+path (`_CompiledBlock`) calls them directly instead of through xDSL's dispatch."""
+
+
+def _hw_impl(op_type: type[Operation]) -> Callable[[HwImpl], Any]:
+    """xDSL's `impl`, also recording the function in `_HW_IMPLS`."""
+
+    def register(function: HwImpl) -> Any:
+        _HW_IMPLS[op_type] = function
+        return impl(op_type)(function)
+
+    return register
+
+
 class AscendHwFunctions(InterpreterFunctions):
     """Interpreter functions of every `ascend_hw` op, issuing to `runtime.core`.
 
@@ -1139,7 +1170,7 @@ class AscendHwFunctions(InterpreterFunctions):
 
     # --- buffers -----------------------------------------------------------------------
 
-    @impl(hw.AllocOp)
+    @_hw_impl(hw.AllocOp)
     def run_alloc(
         self, interpreter: Interpreter, op: hw.AllocOp, args: PythonValues
     ) -> PythonValues:
@@ -1158,12 +1189,12 @@ class AscendHwFunctions(InterpreterFunctions):
             )
         return (buffer,)
 
-    @impl(hw.SubviewOp)
+    @_hw_impl(hw.SubviewOp)
     def run_subview(
         self, interpreter: Interpreter, op: hw.SubviewOp, args: PythonValues
     ) -> PythonValues:
         source = cast(HwBuffer, args[0])
-        index = tuple(_index(v) for v in args[1:])
+        index = _indices(args[1:])
         views = self.runtime.plans.get(op)
         if views is None:
             views = self.runtime.plans[op] = {}
@@ -1207,7 +1238,7 @@ class AscendHwFunctions(InterpreterFunctions):
 
     # --- cores ---------------------------------------------------------------------------
 
-    @impl(hw.BlockIdxOp)
+    @_hw_impl(hw.BlockIdxOp)
     def run_block_idx(
         self, interpreter: Interpreter, op: hw.BlockIdxOp, args: PythonValues
     ) -> PythonValues:
@@ -1217,7 +1248,7 @@ class AscendHwFunctions(InterpreterFunctions):
             scalar_attr(runtime.core.index, IndexType(), interpreter.index_bitwidth),
         )
 
-    @impl(hw.BlockDimOp)
+    @_hw_impl(hw.BlockDimOp)
     def run_block_dim(
         self, interpreter: Interpreter, op: hw.BlockDimOp, args: PythonValues
     ) -> PythonValues:
@@ -1228,14 +1259,14 @@ class AscendHwFunctions(InterpreterFunctions):
 
     # --- synchronisation -------------------------------------------------------------
 
-    @impl(hw.SetFlagOp)
+    @_hw_impl(hw.SetFlagOp)
     def run_set_flag(
         self, interpreter: Interpreter, op: hw.SetFlagOp, args: PythonValues
     ) -> PythonValues:
         self.runtime.core.set_flag(*self._flag(op))
         return ()
 
-    @impl(hw.WaitFlagOp)
+    @_hw_impl(hw.WaitFlagOp)
     def run_wait_flag(
         self, interpreter: Interpreter, op: hw.WaitFlagOp, args: PythonValues
     ) -> PythonValues:
@@ -1249,7 +1280,7 @@ class AscendHwFunctions(InterpreterFunctions):
             self.runtime.plans[op] = plan
         return plan
 
-    @impl(hw.PipeBarrierOp)
+    @_hw_impl(hw.PipeBarrierOp)
     def run_pipe_barrier(
         self, interpreter: Interpreter, op: hw.PipeBarrierOp, args: PythonValues
     ) -> PythonValues:
@@ -1258,21 +1289,21 @@ class AscendHwFunctions(InterpreterFunctions):
 
     # --- burst DMA -----------------------------------------------------------------------
 
-    @impl(hw.DmaLoadOp)
+    @_hw_impl(hw.DmaLoadOp)
     def run_dma_load(
         self, interpreter: Interpreter, op: hw.DmaLoadOp, args: PythonValues
     ) -> PythonValues:
-        index = tuple(_index(v) for v in args[1:-1])
+        index = _indices(args[1:-1])
         return self._burst_dma(op, args[0], index, args[-1], ())
 
-    @impl(hw.DmaStoreOp)
+    @_hw_impl(hw.DmaStoreOp)
     def run_dma_store(
         self, interpreter: Interpreter, op: hw.DmaStoreOp, args: PythonValues
     ) -> PythonValues:
-        index = tuple(_index(v) for v in args[2:])
+        index = _indices(args[2:])
         return self._burst_dma(op, args[0], (), args[1], index)
 
-    @impl(hw.DmaCopyOp)
+    @_hw_impl(hw.DmaCopyOp)
     def run_dma_copy(
         self, interpreter: Interpreter, op: hw.DmaCopyOp, args: PythonValues
     ) -> PythonValues:
@@ -1292,16 +1323,11 @@ class AscendHwFunctions(InterpreterFunctions):
         if plan is None:
             plan = runtime.plans[op] = _BurstPlan(op, runtime.target)
         core = runtime.core
-        loc = plan.loc
-        src_mem, src_addr = _side_address(src, src_index, loc)
-        dst_mem, dst_addr = _side_address(dst, dst_index, loc)
-        bursts, length = plan.bursts, plan.length
-        src_access = Access(src_mem, src_addr, length, bursts, plan.src_pitch)
-        dst_access = Access(dst_mem, dst_addr, length, bursts, plan.dst_pitch)
-        if type(src) is HwBuffer:
-            _check_inside(src, src_access, loc)
-        if type(dst) is HwBuffer:
-            _check_inside(dst, dst_access, loc)
+        src_access = plan.access(src, src_index, plan.src_pitch)
+        dst_access = plan.access(dst, dst_index, plan.dst_pitch)
+        src_mem, src_addr = src_access.mem, src_access.start
+        dst_mem, dst_addr = dst_access.mem, dst_access.start
+        bursts, length, loc = plan.bursts, plan.length, plan.loc
         cycles, wire = plan.cost(src_addr, dst_addr)
         core.issue(
             plan.pipe,
@@ -1324,19 +1350,19 @@ class AscendHwFunctions(InterpreterFunctions):
 
     # --- matrix moves ----------------------------------------------------------------------
 
-    @impl(hw.Nd2NzOp)
+    @_hw_impl(hw.Nd2NzOp)
     def run_nd2nz(
         self, interpreter: Interpreter, op: hw.Nd2NzOp, args: PythonValues
     ) -> PythonValues:
         return self._matrix_move(op, args)
 
-    @impl(hw.LoadL0Op)
+    @_hw_impl(hw.LoadL0Op)
     def run_load_l0(
         self, interpreter: Interpreter, op: hw.LoadL0Op, args: PythonValues
     ) -> PythonValues:
         return self._matrix_move(op, args)
 
-    @impl(hw.FixpipeOp)
+    @_hw_impl(hw.FixpipeOp)
     def run_fixpipe(
         self, interpreter: Interpreter, op: hw.FixpipeOp, args: PythonValues
     ) -> PythonValues:
@@ -1351,8 +1377,8 @@ class AscendHwFunctions(InterpreterFunctions):
             plan = runtime.plans[op] = _MatrixPlan(op, runtime.target)
         n_src = plan.n_src
         src, dst = args[0], args[1 + n_src]
-        src_index = tuple(_index(v) for v in args[1 : 1 + n_src])
-        dst_index = tuple(_index(v) for v in args[2 + n_src :])
+        src_index = _indices(args[1 : 1 + n_src])
+        dst_index = _indices(args[2 + n_src :])
         rows, cols = plan.rows, plan.cols
         src_block = (cols, rows) if plan.transposed else (rows, cols)
         frac, loc = plan.fractal_rows, plan.loc
@@ -1380,7 +1406,7 @@ class AscendHwFunctions(InterpreterFunctions):
 
     # --- cube ----------------------------------------------------------------------------------
 
-    @impl(hw.MmadOp)
+    @_hw_impl(hw.MmadOp)
     def run_mmad(
         self, interpreter: Interpreter, op: hw.MmadOp, args: PythonValues
     ) -> PythonValues:
@@ -1528,7 +1554,7 @@ def _register_vector_family(
 
     for op_type in op_types:
         name = "run_" + op_type.name.removeprefix("ascend_hw.")
-        setattr(AscendHwFunctions, name, impl(op_type)(run))
+        setattr(AscendHwFunctions, name, _hw_impl(op_type)(run))
 
 
 def _dst_type(op: hw.VectorOp) -> Attribute:
@@ -1588,7 +1614,9 @@ _register_vector_family(
     lambda op: _select_kernel,
     lambda a: ((a[1], a[2], a[3], a[0]), None),
 )
-AscendHwFunctions.run_vgather = impl(hw.VGatherOp)(AscendHwFunctions.run_vgather)  # type: ignore[method-assign]
+AscendHwFunctions.run_vgather = _hw_impl(hw.VGatherOp)(  # type: ignore[method-assign]
+    AscendHwFunctions.run_vgather
+)
 register_impls(AscendHwFunctions)
 
 
@@ -1614,7 +1642,14 @@ def _integer_op(
         raise HwRunError(
             f"{_at(_op_loc(op))}division by zero", (_op_loc(op),)
         ) from None
-    return (scalar_attr(value, result_type, interpreter.index_bitwidth),)
+    return (_int_attr(value, result_type, interpreter.index_bitwidth),)
+
+
+@lru_cache(maxsize=1 << 16)
+def _int_attr(value: int, value_type: Attribute, bitwidth: int) -> IntegerAttr:
+    """`scalar_attr` of an integer, cached: attributes are immutable, and building
+    one costs more than the instruction it indexes."""
+    return scalar_attr(value, value_type, cast(Any, bitwidth))
 
 
 def _ceil_div(lhs: int, rhs: int) -> int:
@@ -1624,7 +1659,26 @@ def _ceil_div(lhs: int, rhs: int) -> int:
 @register_impls
 class HwArithFunctions(ArithFunctions):
     """xDSL's arith functions plus the unsigned and min/max integer ops kernels use
-    for index arithmetic (divui, remui, ceildiv, min, max)."""
+    for index arithmetic (divui, remui, ceildiv, min, max); addi, subi and muli
+    with cached result attributes."""
+
+    @impl(arith.AddiOp)
+    def run_addi(
+        self, interpreter: Interpreter, op: arith.AddiOp, args: PythonValues
+    ) -> PythonValues:
+        return _integer_op(interpreter, op, args, int.__add__, True)
+
+    @impl(arith.SubiOp)
+    def run_subi(
+        self, interpreter: Interpreter, op: arith.SubiOp, args: PythonValues
+    ) -> PythonValues:
+        return _integer_op(interpreter, op, args, int.__sub__, True)
+
+    @impl(arith.MuliOp)
+    def run_muli(
+        self, interpreter: Interpreter, op: arith.MuliOp, args: PythonValues
+    ) -> PythonValues:
+        return _integer_op(interpreter, op, args, int.__mul__, True)
 
     @impl(arith.DivUIOp)
     def run_divui(
@@ -1675,13 +1729,93 @@ class HwArithFunctions(ArithFunctions):
         return _integer_op(interpreter, op, args, max, True)
 
 
+def _getter(values: Sequence[SSAValue]) -> Callable[[dict[SSAValue, Any]], tuple]:
+    """A function reading `values` from an environment, as a tuple."""
+    if not values:
+        return lambda env: ()
+    if len(values) == 1:
+        (value,) = values
+        return lambda env: (env[value],)
+    return itemgetter(*values)
+
+
+class _CompiledBlock:
+    """An `scf.for` body prepared for running many times without xDSL's per-op
+    dispatch (a scope per iteration, environment lookups through the scope chain,
+    result checks): ascend_hw ops call their interpreter functions directly, the
+    other ops go through `Interpreter.run_op`, in a scope holding the body's values
+    when they have regions. Values are kept in one dict across iterations (each
+    iteration redefines every value the body defines before using it)."""
+
+    def __init__(self, block: Block):
+        self.args = tuple(block.args)
+        ops = list(block.ops)
+        terminator = ops.pop()
+        defined: set[SSAValue] = set(block.args)
+        outer: dict[SSAValue, None] = {}
+        for op in [*ops, terminator]:
+            for value in op.operands:
+                if value not in defined:
+                    outer[value] = None
+            defined.update(op.results)
+        self.outer = tuple(outer)
+        self.steps = tuple(
+            (
+                op,
+                _HW_IMPLS.get(type(op)),
+                _getter(op.operands),
+                tuple(op.results),
+                bool(op.regions),
+            )
+            for op in ops
+        )
+        self.yielded = _getter(terminator.operands)
+
+    def run(
+        self, functions: AscendHwFunctions, interpreter: Interpreter, env: dict
+    ) -> tuple:
+        """Run the ops once; returns the values the terminator yields."""
+        op: Operation | None = None
+        try:
+            for op, function, get, results, nested in self.steps:
+                inputs = get(env)
+                if function is not None:
+                    outputs = function(functions, interpreter, op, inputs)
+                elif nested:
+                    interpreter.push_scope("for_body")
+                    interpreter.set_values(env.items())
+                    try:
+                        outputs = interpreter.run_op(op, inputs)
+                    finally:
+                        interpreter.pop_scope()
+                else:
+                    outputs = interpreter.run_op(op, inputs)
+                if results:
+                    env.update(zip(results, outputs, strict=True))
+        except SimError:
+            raise
+        except Exception as error:
+            assert op is not None
+            raise _execution_error(op, error) from error
+        return self.yielded(env)
+
+
+def _execution_error(op: Operation, error: Exception) -> HwRunError:
+    loc = _op_loc(op)
+    message = str(error).split("\n")[0] or type(error).__name__
+    return HwRunError(f"{_at(loc)}cannot execute '{op.name}': {message}", (loc,))
+
+
 @register_impls
 class HwScfFunctions(ScfFunctions):
-    """`scf` with the scalar unit's work accounted: each iteration of an `scf.for`
-    costs its body's address arithmetic plus one loop-control instruction."""
+    """`scf` with `scf.for` bodies run by `_CompiledBlock` and the scalar unit's
+    work accounted: each iteration costs its body's address arithmetic plus one
+    loop-control instruction."""
 
-    def __init__(self, runtime: HwRuntime):
+    def __init__(self, runtime: HwRuntime, functions: AscendHwFunctions):
         self.runtime = runtime
+        self.functions = functions
+        self.blocks: dict[Block, _CompiledBlock] = {}
 
     @impl(scf.ForOp)
     def run_for(
@@ -1689,15 +1823,22 @@ class HwScfFunctions(ScfFunctions):
     ) -> PythonValues:
         lb, ub, step, *loop_args = args
         runtime = self.runtime
-        work = runtime.scalar_work(op.body.block) + 1
-        index_type = op.lb.type
-        bitwidth = interpreter.index_bitwidth
+        body = op.body.block
+        compiled = self.blocks.get(body)
+        if compiled is None:
+            compiled = self.blocks[body] = _CompiledBlock(body)
+        work = runtime.scalar_work(body) + 1
+        index, *carried = compiled.args
+        index_type, bitwidth = index.type, interpreter.index_bitwidth
+        env = dict(
+            zip(compiled.outer, interpreter.get_values(compiled.outer), strict=True)
+        )
         values = tuple(loop_args)
         for i in range(lb.value.data, ub.value.data, step.value.data):
             runtime.core.scalar(work)
-            values = interpreter.run_ssacfg_region(
-                op.body, (scalar_attr(i, index_type, bitwidth), *values), "for_loop"
-            )
+            env[index] = _int_attr(i, index_type, bitwidth)
+            env.update(zip(carried, values, strict=True))
+            values = compiled.run(self.functions, interpreter, env)
         return values
 
 
@@ -1716,22 +1857,19 @@ class _HwInterpreter(Interpreter):
         except SimError:
             raise
         except Exception as error:
-            loc = _op_loc(op)
-            message = str(error).split("\n")[0] or type(error).__name__
-            raise HwRunError(
-                f"{_at(loc)}cannot execute '{op.name}': {message}", (loc,)
-            ) from error
+            raise _execution_error(op, error) from error
 
 
 def hw_interpreter(module: ModuleOp, runtime: HwRuntime) -> Interpreter:
     """An interpreter of `module` with ascend_hw, scf, arith, func and builtin."""
     interpreter = _HwInterpreter(module, index_bitwidth=64)
+    hw_functions = AscendHwFunctions(runtime)
     for functions in (
         HwArithFunctions(),
         BuiltinFunctions(),
         FuncFunctions(),
-        HwScfFunctions(runtime),
-        AscendHwFunctions(runtime),
+        HwScfFunctions(runtime, hw_functions),
+        hw_functions,
     ):
         interpreter.register_implementations(functions)
     return interpreter
@@ -1744,6 +1882,12 @@ class HwRunResult:
 
     outputs: list[np.ndarray]
     report: Report
+    records: int = 0
+    """Records issued to the simulator: instructions, flags and barriers."""
+    interpret_seconds: float = 0.0
+    """Wall time of executing the kernel and issuing its records."""
+    finish_seconds: float = 0.0
+    """Wall time of `Machine.finish()`: replay, race detection, report."""
 
 
 def declared_block_dim(func_op: func.FuncOp) -> int | None:
@@ -1914,12 +2058,18 @@ def run_hw_function(
     runtime = HwRuntime(machine)
     interpreter = hw_interpreter(module, runtime)
     entry_work = runtime.scalar_work(func_op.body.block)
+    start = perf_counter()
     with np.errstate(all="ignore"):
         for block_idx in range(block_dim):
             runtime.core = machine.core(block_idx)
             runtime.core.scalar(entry_work)
             interpreter.call_op(func_op, tuple(runtime_args))
+    records = len(machine.records)
+    interpreted = perf_counter()
     report = machine.finish()
+    finished = perf_counter()
     for write_back in write_backs:
         write_back()
-    return HwRunResult(outputs, report)
+    return HwRunResult(
+        outputs, report, records, interpreted - start, finished - interpreted
+    )
