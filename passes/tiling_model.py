@@ -14,8 +14,8 @@ fractal. Two kinds of nest are sized here:
   L1 blocks of fa x fb base blocks whose fa * fb accumulators stay in L0C while
   K advances. Each memory holds its tiles twice (double buffering). Among the
   sizes that fit, the model minimises GM traffic (A is read once per L1 block
-  column, B once per L1 block row), then padded cube work, then prefers a deeper
-  k0 and fewer accumulators.
+  column, B once per L1 block row), then padded cube work, then prefers fewer
+  accumulators (less unrolled code) and a deeper k0.
 """
 
 from __future__ import annotations
@@ -181,9 +181,15 @@ def _largest(low: int, high: int, ok: Callable[[int], bool]) -> int | None:
 
 
 def _balanced(extent: int | None, step: int, unit: int) -> int:
-    """The same number of iterations as `step`, with steps of `unit` spread evenly."""
+    """A step of at most `step` (a multiple of `unit`) for a dim of `extent`: the
+    largest one that divides the extent if there is one at least half as large
+    (no tail at all), else one with the same number of iterations as `step` and
+    the elements spread evenly (the smallest tail)."""
     if extent is None or step >= extent:
         return step
+    for count in range(step // unit, (step // unit + 1) // 2 - 1, -1):
+        if count > 0 and extent % (count * unit) == 0:
+            return count * unit
     units = -(-extent // unit)
     count = -(-units // (step // unit))
     return -(-units // count) * unit
@@ -294,7 +300,7 @@ def explicit_vector_tiling(
         ):
             raise TilingError(
                 f"tile-sizes: {want} elements along dim {dim} is not a multiple of "
-                f"{request.unit} elements (the ub alignment)"
+                f"{request.unit} elements, so tile rows would break the ub alignment"
             )
         steps.append(max(1, step))
     physical = tuple(
@@ -367,8 +373,8 @@ def matmul_fits(
         if needed * buffering > available:
             copies = f" ({buffering} buffers)" if buffering > 1 else ""
             return (
-                f"{space} needs {needed * buffering} bytes{copies} but holds "
-                f"{available} bytes"
+                f"{space} needs {needed * buffering} bytes{copies} but {space} of "
+                f"target '{target.name}' holds {available} bytes"
             )
     return None
 
@@ -409,7 +415,7 @@ def auto_matmul_tiling(
                         continue
                     traffic = m * k * -(-n // tiling.n1) + k * n * -(-m // tiling.m1)
                     padded = round_up(m, m0) * round_up(n, n0) * round_up(k, k0)
-                    key = (traffic, padded, -k0, fa * fb, -m0 * n0)
+                    key = (traffic, padded, fa * fb, -k0, -m0 * n0)
                     if best is None or key < best[0]:
                         best = (key, tiling)
     return None if best is None else best[1]

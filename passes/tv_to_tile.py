@@ -535,6 +535,7 @@ class FunctionLowering:
                     "l0a/l0b/l0c/l1 (and the epilogue in ub)"
                 )
             tiling = found
+        tiling = _effective(tiling, request)
         NestEmitter(group, self.extents, self.gm, cursor).emit_matmul(tiling)
         emit_remark(group.root, self._matmul_remark(group, tiling, k_extent, buffering))
 
@@ -637,6 +638,13 @@ class _EpilogueProfile:
 
     def peak_of(self, m0: int, n0: int) -> int:
         return self.profile.peak((m0, n0))
+
+
+def _effective(tiling: MatmulTiling, request: MatmulRequest) -> MatmulTiling:
+    """`tiling` without L1 factors that a static extent leaves no whole L1 block for."""
+    fa = 1 if request.m is not None and request.m < tiling.m1 else tiling.fa
+    fb = 1 if request.n is not None and request.n < tiling.n1 else tiling.fb
+    return MatmulTiling(tiling.m0, tiling.n0, tiling.k0, fa, fb)
 
 
 def _memref_type(tensor: tv.TensorViewType) -> MemRefType[Attribute]:

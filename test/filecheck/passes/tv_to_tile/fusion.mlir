@@ -1,0 +1,58 @@
+// Fusion: an elementwise chain with broadcast operands (a row vector through a
+// rank-expanding memref.expand_shape, a [M, 1] column, a scalar) is one loop nest
+// with one load per input and one store per result, also when a value is both a
+// result and used further. A matmul result feeding another matmul goes through a
+// GM temporary (memref.alloc, deallocated before the return); the elementwise
+// epilogue of the first matmul runs in ub after the move out of l0c.
+// RUN: pypto-opt %s -p 'tv-to-tile{target=ascend910b}' --verify-diagnostics | filecheck %s
+
+func.func @bias_gelu(%x: !tv.tensor<64x256xf16>, %b: !tv.tensor<256xf16>, %scale: !tv.tensor<64x1xf16>, %s: f16) -> (!tv.tensor<64x256xf16>, !tv.tensor<64x256xf32>) {
+  %a = tv.add %x, %b : !tv.tensor<64x256xf16>, !tv.tensor<256xf16> -> !tv.tensor<64x256xf16>
+  %g = tv.gelu %a : !tv.tensor<64x256xf16>
+  %m = tv.mul %g, %scale : !tv.tensor<64x256xf16>, !tv.tensor<64x1xf16> -> !tv.tensor<64x256xf16>
+  %y = tv.sub %m, %s : !tv.tensor<64x256xf16>, f16 -> !tv.tensor<64x256xf16>
+  // expected-remark@below {{tiled tv.add, tv.gelu, tv.mul, tv.sub, tv.cast as one loop nest over 64x256: ub tiles 64x256}}
+  %w = tv.cast %y : !tv.tensor<64x256xf16> to !tv.tensor<64x256xf32>
+  func.return %y, %w : !tv.tensor<64x256xf16>, !tv.tensor<64x256xf32>
+}
+
+// CHECK-LABEL: func.func @bias_gelu(%x: memref<64x256xf16>, %b: memref<256xf16>, %scale: memref<64x1xf16>, %s: f16, %out0: memref<64x256xf16>, %out1: memref<64x256xf32>) {
+// CHECK-NOT:     scf.for
+// CHECK:         %[[X:.*]] = tile.load %x[%[[C0:.*]], %[[C0]]] : memref<64x256xf16> -> !tile.tile<64x256xf16, ub>
+// CHECK-NEXT:    %[[ROW:.*]] = memref.expand_shape %b {{\[}}[0 : i64, 1 : i64]] output_shape [1, 256] : memref<256xf16> into memref<1x256xf16>
+// CHECK-NEXT:    %[[B:.*]] = tile.load %[[ROW]][%[[C0]], %[[C0]]] : memref<1x256xf16> -> !tile.tile<1x256xf16, ub>
+// CHECK-NEXT:    %[[A:.*]] = tile.add %[[X]], %[[B]] : !tile.tile<64x256xf16, ub>, !tile.tile<1x256xf16, ub>
+// CHECK-NEXT:    %[[G:.*]] = tile.gelu %[[A]] : !tile.tile<64x256xf16, ub>
+// CHECK-NEXT:    %[[SC:.*]] = tile.load %scale[%[[C0]], %[[C0]]] : memref<64x1xf16> -> !tile.tile<64x1xf16, ub>
+// CHECK-NEXT:    %[[M:.*]] = tile.mul %[[G]], %[[SC]] : !tile.tile<64x256xf16, ub>, !tile.tile<64x1xf16, ub>
+// CHECK-NEXT:    %[[Y:.*]] = tile.sub %[[M]], %s : !tile.tile<64x256xf16, ub>, f16
+// CHECK-NEXT:    tile.store %[[Y]], %out0[%[[C0]], %[[C0]]] : !tile.tile<64x256xf16, ub> -> memref<64x256xf16>
+// CHECK-NEXT:    %[[W:.*]] = tile.cast %[[Y]] : !tile.tile<64x256xf16, ub> -> !tile.tile<64x256xf32, ub>
+// CHECK-NEXT:    tile.store %[[W]], %out1[%[[C0]], %[[C0]]] : !tile.tile<64x256xf32, ub> -> memref<64x256xf32>
+// CHECK-NEXT:    func.return
+
+func.func @ffn(%x: !tv.tensor<128x256xf16>, %w1: !tv.tensor<256x512xf16>, %w2: !tv.tensor<512x256xf16>) -> !tv.tensor<128x256xf16> {
+  %h = tv.matmul %x, %w1 acc(f32) : !tv.tensor<128x256xf16>, !tv.tensor<256x512xf16> -> !tv.tensor<128x512xf16>
+  // expected-remark@below {{tiled tv.matmul 128x512x256: L1 blocks 128x128x128, L0 base blocks 128x128x128, 1 accumulator(s) in l0c, epilogue tv.silu in ub; double-buffered}}
+  %s = tv.silu %h : !tv.tensor<128x512xf16>
+  // expected-remark@below {{tiled tv.matmul 128x256x512: L1 blocks 128x128x128}}
+  %y = tv.matmul %s, %w2 acc(f32) : !tv.tensor<128x512xf16>, !tv.tensor<512x256xf16> -> !tv.tensor<128x256xf16>
+  func.return %y : !tv.tensor<128x256xf16>
+}
+
+// CHECK-LABEL: func.func @ffn(%x: memref<128x256xf16>, %w1: memref<256x512xf16>, %w2: memref<512x256xf16>, %out: memref<128x256xf16>) {
+// CHECK-NEXT:    %[[H:.*]] = memref.alloc() : memref<128x512xf16>
+// CHECK:         scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// K = 256 is two steps of 128: the second accumulates into the first (a loop of
+// one trip is not emitted).
+// CHECK:           %[[P:.*]] = tile.matmul %{{.*}}, %{{.*}} : {{.*}} -> !tile.tile<128x128xf32, l0c>
+// CHECK:           %[[ACC:.*]] = tile.matmul %{{.*}}, %{{.*}}, %[[P]] : {{.*}} -> !tile.tile<128x128xf32, l0c>
+// CHECK-NEXT:      %[[U:.*]] = tile.move %[[ACC]] : !tile.tile<128x128xf32, l0c> -> !tile.tile<128x128xf16, ub>
+// CHECK-NEXT:      %[[S:.*]] = tile.silu %[[U]] : !tile.tile<128x128xf16, ub>
+// CHECK-NEXT:      tile.store %[[S]], %[[H]][%{{.*}}, %[[J]]] : !tile.tile<128x128xf16, ub> -> memref<128x512xf16>
+// CHECK-NEXT:    }
+// CHECK:         scf.for
+// CHECK:           tile.load %[[H]][%{{.*}}, %{{.*}}] : memref<128x512xf16> -> !tile.tile<128x128xf16, l1, layout = nz>
+// CHECK:           tile.store %{{.*}}, %out[%{{.*}}, %{{.*}}] : !tile.tile<128x128xf32, l0c> -> memref<128x256xf16>
+// CHECK:         memref.dealloc %[[H]] : memref<128x512xf16>
+// CHECK-NEXT:    func.return
