@@ -11,6 +11,9 @@ compare), records per CPU second, the split between interpreting (execution and
 record issue) and `Machine.finish()` (replay, race detection, report), and with
 --profile where the interpreting time goes: the xDSL interpreter's dispatch, numpy,
 the simulator's record keeping, the ascend_hw interpreter functions. Asserts nothing.
+Run it with OPENBLAS_NUM_THREADS=1 (bench/run.py does): on a shared machine BLAS
+threads can turn the matmul example's small mmads from microseconds into
+milliseconds.
 
     .venv/bin/python bench/bench_hw.py [--records N] [--profile]
 """
@@ -135,17 +138,29 @@ def timed(
 
 
 def measure(
-    label: str, case: tuple[ModuleOp, str, list[np.ndarray]], block_dim: int | None
+    label: str,
+    case: tuple[ModuleOp, str, list[np.ndarray]],
+    block_dim: int | None,
+    repeats: int = 1,
 ) -> None:
+    """Run `repeats` times (on fresh copies of the inputs); print the median run."""
     module, name, args = case
-    result, cpu, wall = timed(module, name, args, block_dim)
+    runs = sorted(
+        (
+            timed(module, name, [a.copy() for a in args], block_dim)
+            for _ in range(repeats)
+        ),
+        key=lambda run: run[1],
+    )
+    result, cpu, wall = runs[len(runs) // 2]
     n = result.records
     interp, finish = result.interpret_seconds, result.finish_seconds
     print(
-        f"{label:<34} {n:>7} records  CPU {cpu:6.2f} s  wall {wall:6.2f} s  "
+        f"{label:<36} {n:>7} records  CPU {cpu:6.3f} s  wall {wall:6.3f} s  "
         f"{n / cpu / 1e3:5.1f}k records/CPU-s  "
-        f"(interpret {interp / (interp + finish):4.0%}, finish {finish / (interp + finish):4.0%}; "
-        f"{result.report.cycles} cycles on {result.report.block_dim} core(s))"
+        f"(interpret {interp / (interp + finish):4.0%}, finish "
+        f"{finish / (interp + finish):4.0%}; {result.report.cycles} cycles on "
+        f"{result.report.block_dim} core(s))"
     )
 
 
@@ -195,9 +210,9 @@ def main() -> None:
         "--profile", action="store_true", help="break the interpreting time down"
     )
     args = parser.parse_args()
-    print("examples/hw (declared block_dim):")
+    print("examples/hw (declared block_dim; median of 5 runs):")
     for file in ("vadd_single.mlir", "vadd_double.mlir", "matmul.mlir"):
-        measure(f"  {file}", example(file), None)
+        measure(f"  {file}", example(file), None, repeats=5)
     print("generated double-buffered vector add, 1 core:")
     measure("  256 B tiles (1 repeat per vadd)", generated(args.records, 1), 1)
     measure(
