@@ -77,11 +77,20 @@ class MemoryPlan:
     """Per memory: the end of the highest buffer."""
 
 
-def _overlap(a: Iterable[Interval], b: Iterable[Interval], slack: int) -> bool:
-    """Whether an interval of `a` meets one of `b`; `slack` widens the ends so that
-    values that merely touch (one dies where the other is born) also meet."""
+def _overlap(a: Iterable[Interval], b: Iterable[Interval], touching: bool) -> bool:
+    """Whether an interval of `a` meets one of `b`. With `touching`, a value that
+    dies at an op (its last use at the op's even point) also meets one born there
+    (at the next, odd point): they may only share a buffer exactly, in place."""
+
+    def meet(lo1: int, hi1: int, lo2: int, hi2: int) -> bool:
+        return (
+            lo1 <= hi2 and lo2 <= hi1 or (touching and hi1 % 2 == 0 and hi1 + 1 == lo2)
+        )
+
     return any(
-        lo1 <= hi2 + slack and lo2 <= hi1 + slack for lo1, hi1 in a for lo2, hi2 in b
+        meet(lo1, hi1, lo2, hi2) or meet(lo2, hi2, lo1, hi1)
+        for lo1, hi1 in a
+        for lo2, hi2 in b
     )
 
 
@@ -183,7 +192,7 @@ def plan_memory(
     def can_share(a: SSAValue, b: SSAValue) -> bool:
         ga, gb = groups[a], groups[b]
         return ga is gb or (
-            ga.space == gb.space and not _overlap(ga.intervals, gb.intervals, 0)
+            ga.space == gb.space and not _overlap(ga.intervals, gb.intervals, False)
         )
 
     for op in function.walk():
@@ -272,7 +281,7 @@ def _first_fit(groups: Sequence[_Group], alignment: int) -> int:
         busy = sorted(
             (g.offset, g.offset + _round_up(g.size, alignment))
             for g in placed
-            if _overlap(g.intervals, group.intervals, 1)
+            if _overlap(g.intervals, group.intervals, True)
         )
         offset = 0
         for lo, hi in busy:

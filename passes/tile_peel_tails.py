@@ -30,6 +30,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.transforms.canonicalize import CanonicalizePass
+from xdsl.transforms.common_subexpression_elimination import cse
 
 
 def has_dynamic_tiles(op: Operation) -> bool:
@@ -131,7 +132,8 @@ class TilePeelTailsPass(ModulePass):
     Splits each `scf.for` with constant bounds whose range is not a multiple of
     its step and whose body makes tiles with dynamic valid extents into the full
     iterations and a peeled last one, then folds index arithmetic from the loop
-    bounds and canonicalizes (constants propagate, `tile.valid_dim` folds).
+    bounds, canonicalizes (constants propagate, `tile.valid_dim` folds) and
+    merges equal constants.
     """
 
     name = "tile-peel-tails"
@@ -144,3 +146,4 @@ class TilePeelTailsPass(ModulePass):
             canonicalize.apply(ctx, op)
             if not changed:
                 break
+        cse(op)

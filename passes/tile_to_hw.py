@@ -406,23 +406,38 @@ def distribute(function: func.FuncOp, cores: int, alignment: int) -> int:
     def const(value: int) -> SSAValue:
         return emit(arith.ConstantOp(IntegerAttr(value, IndexType())))
 
-    def iteration_value(unit: SSAValue) -> SSAValue:
-        """lb + min(unit * granule, trips) * step."""
-        first = emit(arith.MuliOp(unit, const(granule)))
-        bounded = emit(
-            arith.SelectOp(
-                emit(arith.CmpiOp(first, const(trips), "slt")), first, const(trips)
+    def times(value: SSAValue, factor: int) -> SSAValue:
+        return value if factor == 1 else emit(arith.MuliOp(value, const(factor)))
+
+    def plus(value: SSAValue, term: int) -> SSAValue:
+        return value if term == 0 else emit(arith.AddiOp(value, const(term)))
+
+    def iteration_value(unit: SSAValue, largest: int) -> SSAValue:
+        """lb + min(unit * granule, trips) * step, for unit <= largest."""
+        first = times(unit, granule)
+        if largest * granule > trips:
+            bound = const(trips)
+            first = emit(
+                arith.SelectOp(emit(arith.CmpiOp(first, bound, "slt")), first, bound)
             )
-        )
-        return emit(arith.AddiOp(const(lb), emit(arith.MuliOp(bounded, const(step)))))
+        return plus(times(first, step), lb)
 
     core = emit(hw.BlockIdxOp())
-    longer = emit(arith.CmpiOp(core, const(extra), "ult"))
-    extra_before = emit(arith.SelectOp(longer, core, const(extra)))
-    start = emit(arith.AddiOp(emit(arith.MuliOp(core, const(share))), extra_before))
-    length = emit(arith.SelectOp(longer, const(share + 1), const(share)))
-    end = emit(arith.AddiOp(start, length))
-    low, high = iteration_value(start), iteration_value(end)
+    start = times(core, share)
+    if extra:
+        longer = emit(arith.CmpiOp(core, const(extra), "ult"))
+        start = emit(
+            arith.AddiOp(start, emit(arith.SelectOp(longer, core, const(extra))))
+        )
+        end = emit(
+            arith.AddiOp(
+                start, emit(arith.SelectOp(longer, const(share + 1), const(share)))
+            )
+        )
+    else:
+        end = plus(start, share)
+    low = iteration_value(start, units - share)
+    high = iteration_value(end, units)
     for loop in loops:
         loop.operands[0], loop.operands[1] = low, high
     if tail:
