@@ -327,10 +327,6 @@ def _at(loc: str) -> str:
     return f"{loc}: " if loc else ""
 
 
-def _index(value: Any) -> int:
-    return value.value.data if isinstance(value, IntegerAttr) else int(value)
-
-
 def _indices(values: Sequence[Any]) -> tuple[int, ...]:
     """Index operands (IntegerAttr at run time) as ints."""
     return tuple([v.value.data for v in values])
@@ -1087,8 +1083,8 @@ def _matrix_side(
 
 
 def _check_inside(buffer: HwBuffer, access: Access, loc: str) -> None:
-    """Bursts must stay inside their buffer (static shapes are verified; this
-    catches nothing there, but keeps the rule for every run)."""
+    """The bursts of a DMA stay inside their buffer (the verifier checks it for
+    static shapes; a subview made at run time can still be too small)."""
     if access.end > buffer.end:
         raise AccessError(
             f"{_at(loc)}{buffer.space} bytes [{access.start}, {access.end}) run past "
