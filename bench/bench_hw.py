@@ -8,14 +8,15 @@ the records: every ascend_hw op the core executes, set_flag/wait_flag included.
 
 Prints wall and CPU time (the machine may be shared: CPU time is the figure to
 compare), records per CPU second, the split between interpreting (execution and
-record issue) and `Machine.finish()` (replay, race detection, report), and with
---profile where the interpreting time goes: the xDSL interpreter's dispatch, numpy,
-the simulator's record keeping, the ascend_hw interpreter functions. Asserts nothing.
+record issue) and `Machine.finish()` (replay, race detection, report), and (unless
+--no-profile) where the time goes under cProfile: the xDSL interpreter's dispatch,
+numpy, the simulator's record keeping and finish, the ascend_hw interpreter
+functions. Asserts nothing.
 Run it with OPENBLAS_NUM_THREADS=1 (bench/run.py does): on a shared machine BLAS
 threads can turn the matmul example's small mmads from microseconds into
 milliseconds.
 
-    .venv/bin/python bench/bench_hw.py [--records N] [--profile]
+    .venv/bin/python bench/bench_hw.py [--records N] [--no-profile]
 """
 
 from __future__ import annotations
@@ -190,7 +191,8 @@ def breakdown(case: tuple[ModuleOp, str, list[np.ndarray]]) -> None:
     totals: dict[str, float] = {}
     for (file, _, func), (_, _, tottime, _, _) in stats.items():
         category = next(
-            (c for c, match in CATEGORIES if match(file, func)), "other Python"
+            (c for c, match in CATEGORIES if match(file, func)),
+            "Python builtins and other",
         )
         totals[category] = totals.get(category, 0.0) + tottime
     total = sum(totals.values())
@@ -207,7 +209,9 @@ def main() -> None:
         "--records", type=int, default=100_000, help="records of the generated kernel"
     )
     parser.add_argument(
-        "--profile", action="store_true", help="break the interpreting time down"
+        "--no-profile",
+        action="store_true",
+        help="skip the profile of where the time goes",
     )
     args = parser.parse_args()
     print("examples/hw (declared block_dim; median of 5 runs):")
@@ -220,7 +224,7 @@ def main() -> None:
         generated(max(2_000, args.records // 10), 64),
         1,
     )
-    if args.profile:
+    if not args.no_profile:
         breakdown(generated(max(2_000, args.records // 5), 1))
 
 
