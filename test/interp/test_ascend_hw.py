@@ -1289,3 +1289,53 @@ def test_bf16_memref_takes_float32_values() -> None:
     result = run_hw_function(parse(dma_kernel(body, params)), "k", [x, y], TARGET)
     np.testing.assert_array_equal(y, x)
     assert result.outputs[1] is y
+
+
+def test_every_op_has_an_interpreter_function() -> None:
+    from pypto_mlir.dialects.ascend_hw import ASCEND_HW
+
+    from pypto_mlir.interp.ascend_hw import _HW_IMPLS
+
+    assert set(ASCEND_HW.operations) == set(_HW_IMPLS)
+
+
+def test_pipe_barrier_all_orders_pipes_and_a_pipe_barrier_does_not() -> None:
+    rng = np.random.default_rng(16)
+    bufs = [Buf(n, "f32", random_values(rng, "f32", 64)) for n in "ab"]
+    flags = "  ascend_hw.set_flag mte2 -> v, 0\n  ascend_hw.wait_flag mte2 -> v, 0\n"
+    kernel = vector_kernel(
+        f"ascend_hw.vabs %a -> %b : {bufs[0].type} -> {bufs[1].type}", bufs
+    )
+    assert flags in kernel
+    for barrier, error in (("all", None), ("mte2", RaceError), ("v", RaceError)):
+        text = kernel.replace(flags, f"  ascend_hw.pipe_barrier {barrier}\n")
+        arrays = [b.data.copy() for b in bufs]
+        if error is None:
+            result = run_hw_function(parse(text), "k", arrays, TARGET)
+            np.testing.assert_array_equal(arrays[1], np.abs(bufs[0].data))
+            load = max(s.end for s in result.report.slices if s.name == "dma_load")
+            (vabs,) = [s for s in result.report.slices if s.name == "vabs"]
+            assert vabs.start >= load
+        else:
+            with pytest.raises(error):
+                run_hw_function(parse(text), "k", arrays, TARGET)
+
+
+def test_cores_storing_the_same_gm_bytes_race() -> None:
+    """Cores never synchronise: two cores storing one row is a race between them."""
+    text = dma_kernel(
+        """
+        %u = ascend_hw.alloc [0, 256) : !ascend_hw.buf<64xf32, ub>
+        ascend_hw.vdup %s -> %u : f32 -> !ascend_hw.buf<64xf32, ub>
+        ascend_hw.set_flag v -> mte3, 0
+        ascend_hw.wait_flag v -> mte3, 0
+        ascend_hw.dma_store %u -> %y[%c0] {bursts = 1, burst_bytes = 256} : !ascend_hw.buf<64xf32, ub> -> memref<64xf32>
+        """,
+        "%y: memref<64xf32>, %s: f32",
+    )
+    module = parse(text)
+    y = np.zeros(64, np.float32)
+    run_hw_function(module, "k", [y, 2.0], TARGET, 1)
+    np.testing.assert_array_equal(y, 2.0)
+    with pytest.raises(RaceError, match="between cores 0 and 1"):
+        run_hw_function(module, "k", [y, 3.0], TARGET, 2)
