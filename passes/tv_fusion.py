@@ -193,7 +193,7 @@ class ExtentAnalysis:
 # --------------------------------------------------------------------------------------
 
 
-@dataclass
+@dataclass(eq=False)
 class Group:
     """The ops of one loop nest and where each value sits in its frame."""
 
@@ -257,6 +257,7 @@ class FusionAnalysis:
         self.extents = extents
         self.groups: list[Group] = []
         self.group_of: dict[Operation, Group] = {}
+        self.position = {op: i for i, op in enumerate(ops)}
         for op in reversed(ops):
             if isinstance(op, tv.ViewOp | tv.DimOp):
                 continue
@@ -269,9 +270,9 @@ class FusionAnalysis:
                 self.groups.append(group)
             self.group_of[op] = group
             group.members.append(op)
-        self.groups.reverse()
+        self.groups.sort(key=lambda g: self.position[g.root])
         for group in self.groups:
-            group.members.reverse()
+            group.members.sort(key=lambda m: self.position[m])
             group.outputs = [
                 m.results[0]
                 for m in group.members
@@ -295,14 +296,22 @@ class FusionAnalysis:
         )
 
     def _group_to_join(self, op: Operation, users: list[Operation]) -> Group | None:
-        if not users:
+        if not users or any(needs_gm(u) for u in users):
             return None
-        groups = {id(self.group_of.get(u)): self.group_of.get(u) for u in users}
-        if len(groups) != 1 or any(needs_gm(u) for u in users):
-            return None
-        group = next(iter(groups.values()))
-        if group is None:
-            return None
+        groups: list[Group] = []
+        for user in users:
+            group = self.group_of.get(user)
+            if group is None:
+                return None
+            if all(g is not group for g in groups):
+                groups.append(group)
+        if len(groups) > 1:
+            if not isinstance(op, MAP_OPS) or not self._can_merge(groups):
+                return None
+            if not self._places_alike(op.results[0], users):
+                return None
+            self._merge(groups)
+        group = self.group_of[users[0]]
         value = op.results[0]
         mappings = {operand_mapping(u, value, group) for u in users}
         if len(mappings) != 1:
@@ -314,6 +323,92 @@ class FusionAnalysis:
             return None
         group.mapping[value] = mapping
         return group
+
+    # Merging groups that share a producer ---------------------------------------------
+
+    def _places_alike(self, value: SSAValue, users: list[Operation]) -> bool:
+        """Whether every user needs `value` with one mapping that fits its frame."""
+        mappings = {operand_mapping(u, value, self.group_of[u]) for u in users}
+        if len(mappings) != 1:
+            return False
+        mapping = mappings.pop()
+        return mapping is not None and all(
+            self.fits(value, mapping, self.group_of[u]) for u in users
+        )
+
+    def _can_merge(self, groups: list[Group]) -> bool:
+        """Whether `groups` can become one nest: vector groups over the same frame,
+        reducing the same dims (or none), none depending on another through a
+        group outside them (which would have to run in between)."""
+        first = groups[0]
+        reduced = {g.reduced for g in groups if g.reduced}
+        if len(reduced) > 1:
+            return False
+        for group in groups:
+            if group.kind == GroupKind.MATMUL or group.rank != first.rank:
+                return False
+            if not all(
+                self.extents.classes.same(a, b)
+                for a, b in zip(group.frame, first.frame, strict=True)
+            ):
+                return False
+        outside: set[int] = set()
+        for group in groups:
+            outside |= {id(g) for g in self._reachable(group)}
+        outside -= {id(g) for g in groups}
+        by_id = {id(g): g for g in self.groups}
+        return not any(
+            any(id(g) in {id(r) for r in self._reachable(by_id[o])} for g in groups)
+            for o in outside
+        )
+
+    def _dependencies(self, group: Group) -> list[Group]:
+        """The groups whose results `group` reads (through views too)."""
+        found: list[Group] = []
+        for member in group.members:
+            for operand in member.operands:
+                producer = operand.owner
+                while isinstance(producer, tv.ViewOp):
+                    producer = producer.source.owner
+                other = (
+                    self.group_of.get(producer)
+                    if isinstance(producer, Operation)
+                    else None
+                )
+                if (
+                    other is not None
+                    and other is not group
+                    and all(f is not other for f in found)
+                ):
+                    found.append(other)
+        return found
+
+    def _reachable(self, group: Group) -> list[Group]:
+        """Every group `group` depends on, directly or not."""
+        seen: dict[int, Group] = {}
+        stack = self._dependencies(group)
+        while stack:
+            current = stack.pop()
+            if id(current) not in seen:
+                seen[id(current)] = current
+                stack.extend(self._dependencies(current))
+        return list(seen.values())
+
+    def _merge(self, groups: list[Group]) -> Group:
+        """Fold `groups` into the first; its root becomes the latest root."""
+        merged = groups[0]
+        for group in groups[1:]:
+            merged.members.extend(group.members)
+            merged.mapping.update(group.mapping)
+            if group.reduced:
+                merged.kind = GroupKind.ROW
+                merged.reduced = group.reduced
+            if self.position[group.root] > self.position[merged.root]:
+                merged.root = group.root
+            for member in group.members:
+                self.group_of[member] = merged
+            self.groups.remove(group)
+        return merged
 
     def _accepts(self, group: Group, op: Operation, mapping: Mapping) -> bool:
         """Whether `group` can compute `op`, whose result it places by `mapping`;
@@ -331,11 +426,17 @@ class FusionAnalysis:
             expected = identity if keep else tuple(d for d in identity if d not in axes)
             if mapping != expected or not self.fits(op.input, identity, group):
                 return False
+            source = self.extents.of(op.input)
+            if any(source[a] == 1 and group.frame[a] != 1 for a in axes):
+                return False
             return self._reduce_over(group, frozenset(axes))
         if isinstance(op, tv.SoftmaxOp):
+            axis = op.axis.value.data
             if group.kind == GroupKind.MATMUL or mapping != identity:
                 return False
-            return self._reduce_over(group, frozenset([op.axis.value.data]))
+            if self.extents.of(op.input)[axis] == 1 and group.frame[axis] != 1:
+                return False
+            return self._reduce_over(group, frozenset([axis]))
         if isinstance(op, tv.MatmulOp):
             if group.kind != GroupKind.MAP or mapping != identity:
                 return False

@@ -46,6 +46,7 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     StridedLayoutAttr,
     StringAttr,
+    UnitAttr,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
@@ -173,6 +174,7 @@ class FunctionLowering:
                 self.function, "tv-to-tile cannot tile a function declaration"
             )
         self._check()
+        self._fold_transposes_into_matmuls()
         self._erase_dead_ops()
         return_op = self.block.last_op
         assert isinstance(return_op, func.ReturnOp)
@@ -183,15 +185,16 @@ class FunctionLowering:
         analysis = FusionAnalysis(ops, self.extents)
         self._plan_buffers(analysis, outputs, return_op)
         for op in ops:
-            if isinstance(op, tv.ViewOp):
-                self._view(op)
-            elif isinstance(op, tv.DimOp):
+            if isinstance(op, tv.DimOp):
                 self._dim(op)
-            elif (
-                analysis.group_of.get(op) is not None
-                and analysis.group_of[op].root is op
-            ):
-                self._emit_group(analysis.group_of[op], Cursor(self.block, op))
+        # Scalars are computed in the entry block before the return, so every nest
+        # can go there, in an order where each reads what earlier ones wrote.
+        end = Cursor(self.block, return_op)
+        for item in _schedule(ops, analysis):
+            if isinstance(item, tv.ViewOp):
+                self._view(item, end)
+            else:
+                self._emit_group(item, end)
         self._copy_returned_gm_values(analysis, outputs, return_op)
         for buffer in self.allocs:
             Cursor(self.block, return_op).insert(memref.DeallocOp.get(buffer))
@@ -226,6 +229,26 @@ class FunctionLowering:
                     f"tv-to-tile does not tile sparse tensors ({arg.type}); run the "
                     "sparse lowering first",
                 )
+
+    def _fold_transposes_into_matmuls(self) -> None:
+        """A matmul operand transposed in its last two dims becomes the matmul's
+        transpose flag (as tv's canonicalization does; in place, so the op keeps
+        its location), so that the cube reads it as stored instead of through a
+        transposed copy in GM."""
+        for op in self.block.ops:
+            if not isinstance(op, tv.MatmulOp):
+                continue
+            for index, flag in ((0, "transpose_a"), (1, "transpose_b")):
+                source = op.operands[index].owner
+                while isinstance(source, tv.TransposeOp) and _swaps_last_two(
+                    source.permutation.get_values()
+                ):
+                    op.operands[index] = source.input
+                    if flag in op.properties:
+                        del op.properties[flag]
+                    else:
+                        op.properties[flag] = UnitAttr()
+                    source = op.operands[index].owner
 
     def _erase_dead_ops(self) -> None:
         for op in reversed(list(self.block.ops)):
@@ -302,7 +325,7 @@ class FunctionLowering:
 
     # Views and dims -------------------------------------------------------------------
 
-    def _view(self, op: tv.ViewOp) -> None:
+    def _view(self, op: tv.ViewOp, cursor: Cursor) -> None:
         """`tv.view` of a GM value: a strided `memref.subview` of its buffer."""
         source = self.gm.source[op.source]
         source_type = cast(MemRefType[Attribute], source.type)
@@ -336,7 +359,7 @@ class FunctionLowering:
         subview = memref.SubviewOp.get(
             source, offsets, op.mixed_sizes(), view_strides, result_type
         )
-        self.gm.source[op.result] = Cursor(self.block, op).value(subview)
+        self.gm.source[op.result] = cursor.value(subview)
 
     def _dim(self, op: tv.DimOp) -> None:
         extent = self.extents.of(op.source)[op.index.value.data]
@@ -638,6 +661,51 @@ class _EpilogueProfile:
 
     def peak_of(self, m0: int, n0: int) -> int:
         return self.profile.peak((m0, n0))
+
+
+def _swaps_last_two(permutation: Sequence[int]) -> bool:
+    rank = len(permutation)
+    return rank >= 2 and list(permutation) == [*range(rank - 2), rank - 1, rank - 2]
+
+
+def _schedule(
+    ops: Sequence[Operation], analysis: FusionAnalysis
+) -> list[Group | tv.ViewOp]:
+    """Groups and views in an order where each comes after what it reads, as
+    close to program order as that allows."""
+    position = {op: i for i, op in enumerate(ops)}
+    items: list[Group | tv.ViewOp] = [*analysis.groups]
+    items += [op for op in ops if isinstance(op, tv.ViewOp)]
+
+    def producer(value: SSAValue) -> Group | tv.ViewOp | None:
+        owner = value.owner
+        if isinstance(owner, tv.ViewOp):
+            return owner
+        return analysis.group_of.get(owner) if isinstance(owner, Operation) else None
+
+    def needs(item: Group | tv.ViewOp) -> list[Group | tv.ViewOp]:
+        values = (
+            [item.source]
+            if isinstance(item, tv.ViewOp)
+            else [o for m in item.members for o in m.operands]
+        )
+        found: list[Group | tv.ViewOp] = []
+        for value in values:
+            source = producer(value)
+            if source is not None and source is not item and source not in found:
+                found.append(source)
+        return found
+
+    def key(item: Group | tv.ViewOp) -> int:
+        return position[item if isinstance(item, tv.ViewOp) else item.root]
+
+    done: list[Group | tv.ViewOp] = []
+    pending = sorted(items, key=key)
+    while pending:
+        ready = next(i for i in pending if all(n in done for n in needs(i)))
+        done.append(ready)
+        pending.remove(ready)
+    return done
 
 
 def _effective(tiling: MatmulTiling, request: MatmulRequest) -> MatmulTiling:

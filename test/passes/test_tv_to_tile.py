@@ -384,6 +384,49 @@ func.func @f(%x: !tv.tensor<5x40xi8>, %s: i8, %n: index) -> (!tv.tensor<5x40xi8>
   %m = tv.max %w, %w : !tv.tensor<5x40xi16>
   func.return %x, %b, %f, %m : !tv.tensor<5x40xi8>, !tv.tensor<5x40xi8>, !tv.tensor<?x8xf16>, !tv.tensor<5x40xi16>
 }""",
+    "dag_merged": """
+func.func @f(%x: !tv.tensor<37x45xf16>) -> (!tv.tensor<37x45xf16>, !tv.tensor<37x45xf16>, !tv.tensor<37x1xf16>) {
+  %e = tv.exp %x : !tv.tensor<37x45xf16>
+  %c = arith.constant 2.0 : f16
+  %a = tv.mul %e, %c : !tv.tensor<37x45xf16>, f16 -> !tv.tensor<37x45xf16>
+  %b = tv.add %e, %x : !tv.tensor<37x45xf16>
+  %s = tv.reduce_sum %e [1] keepdims : !tv.tensor<37x45xf16> -> !tv.tensor<37x1xf16>
+  func.return %a, %b, %s : !tv.tensor<37x45xf16>, !tv.tensor<37x45xf16>, !tv.tensor<37x1xf16>
+}""",
+    "attention": """
+func.func @f(%q: !tv.tensor<20x16xf16>, %k: !tv.tensor<24x16xf16>, %v: !tv.tensor<24x16xf16>) -> !tv.tensor<20x16xf16> {
+  %kt = tv.transpose %k [1, 0] : !tv.tensor<24x16xf16> -> !tv.tensor<16x24xf16>
+  %s = tv.matmul %q, %kt acc(f32) : !tv.tensor<20x16xf16>, !tv.tensor<16x24xf16> -> !tv.tensor<20x24xf16>
+  %c = arith.constant 0.25 : f32
+  %ss = tv.mul %s, %c : !tv.tensor<20x24xf16>, f32 -> !tv.tensor<20x24xf16>
+  %p = tv.softmax %ss axis = 1 : !tv.tensor<20x24xf16>
+  %o = tv.matmul %p, %v acc(f32) : !tv.tensor<20x24xf16>, !tv.tensor<24x16xf16> -> !tv.tensor<20x16xf16>
+  func.return %o : !tv.tensor<20x16xf16>
+}""",
+    "softmax_rank3_and_reductions_of_it": """
+func.func @f(%x: !tv.tensor<3x37x20xf32>) -> (!tv.tensor<3x37x20xf32>, !tv.tensor<3x37x20xf32>, !tv.tensor<3x1x20xf32>) {
+  %a = tv.softmax %x axis = 0 : !tv.tensor<3x37x20xf32>
+  %b = tv.softmax %x axis = 1 : !tv.tensor<3x37x20xf32>
+  %s = tv.reduce_sum %b [1] keepdims : !tv.tensor<3x37x20xf32> -> !tv.tensor<3x1x20xf32>
+  func.return %a, %b, %s : !tv.tensor<3x37x20xf32>, !tv.tensor<3x37x20xf32>, !tv.tensor<3x1x20xf32>
+}""",
+    "rank4_middle_broadcasts": """
+func.func @f(%x: !tv.tensor<2x3x5x7xf16>, %g: !tv.tensor<5x1xf16>, %y: !tv.tensor<4x1x8xf32>, %z: !tv.tensor<3x1xf32>) -> (!tv.tensor<2x3x5x7xf16>, !tv.tensor<2x1x5x1xf16>, !tv.tensor<4x3x8xf32>, !tv.tensor<4x3x8xf32>) {
+  %m = tv.mul %x, %g : !tv.tensor<2x3x5x7xf16>, !tv.tensor<5x1xf16> -> !tv.tensor<2x3x5x7xf16>
+  %s = tv.reduce_max %m [1, 3] keepdims : !tv.tensor<2x3x5x7xf16> -> !tv.tensor<2x1x5x1xf16>
+  %t = tv.sub %m, %s : !tv.tensor<2x3x5x7xf16>, !tv.tensor<2x1x5x1xf16> -> !tv.tensor<2x3x5x7xf16>
+  %a = tv.add %y, %z : !tv.tensor<4x1x8xf32>, !tv.tensor<3x1xf32> -> !tv.tensor<4x3x8xf32>
+  func.return %t, %s, %a, %a : !tv.tensor<2x3x5x7xf16>, !tv.tensor<2x1x5x1xf16>, !tv.tensor<4x3x8xf32>, !tv.tensor<4x3x8xf32>
+}""",
+    "matmul_of_views": """
+func.func @f(%a: !tv.tensor<40x50xf16>, %b: !tv.tensor<30x20xf16>) -> !tv.tensor<20x20xf32> {
+  %av = tv.view %a[0, 0][20, 25][2, 2] : !tv.tensor<40x50xf16> to !tv.tensor<20x25xf16>
+  %bv = tv.view %b[5, 0][25, 20][1, 1] : !tv.tensor<30x20xf16> to !tv.tensor<25x20xf16>
+  %c = tv.matmul %av, %bv acc(f32) : !tv.tensor<20x25xf16>, !tv.tensor<25x20xf16> -> !tv.tensor<20x20xf32>
+  %d = tv.reduce_sum %c [1] keepdims : !tv.tensor<20x20xf32> -> !tv.tensor<20x1xf32>
+  %e = tv.sub %c, %d : !tv.tensor<20x20xf32>, !tv.tensor<20x1xf32> -> !tv.tensor<20x20xf32>
+  func.return %e : !tv.tensor<20x20xf32>
+}""",
     "batched_matmul_bf16": """
 func.func @f(%a: !tv.tensor<3x20x9xbf16>, %b: !tv.tensor<3x9x18xbf16>) -> !tv.tensor<3x20x18xbf16> {
   %c = tv.matmul %a, %b acc(f32) : !tv.tensor<3x20x9xbf16>, !tv.tensor<3x9x18xbf16> -> !tv.tensor<3x20x18xbf16>

@@ -56,3 +56,42 @@ func.func @ffn(%x: !tv.tensor<128x256xf16>, %w1: !tv.tensor<256x512xf16>, %w2: !
 // CHECK:           tile.store %{{.*}}, %out[%{{.*}}, %{{.*}}] : !tile.tile<128x128xf32, l0c> -> memref<128x256xf16>
 // CHECK:         memref.dealloc %[[H]] : memref<128x512xf16>
 // CHECK-NEXT:    func.return
+
+// A value read by several results' nests makes those nests one (they share the
+// frame and do not depend on each other through another nest): exp(x) is loaded
+// and computed once, not written to GM.
+func.func @dag(%x: !tv.tensor<37x45xf16>) -> (!tv.tensor<37x45xf16>, !tv.tensor<37x45xf16>, !tv.tensor<37x1xf16>) {
+  %e = tv.exp %x : !tv.tensor<37x45xf16>
+  %c = arith.constant 2.0 : f16
+  %a = tv.mul %e, %c : !tv.tensor<37x45xf16>, f16 -> !tv.tensor<37x45xf16>
+  %b = tv.add %e, %x : !tv.tensor<37x45xf16>
+  // expected-remark@below {{tiled tv.exp, tv.mul, tv.add, tv.reduce_sum as one loop nest over 37x45}}
+  %s = tv.reduce_sum %e [1] keepdims : !tv.tensor<37x45xf16> -> !tv.tensor<37x1xf16>
+  func.return %a, %b, %s : !tv.tensor<37x45xf16>, !tv.tensor<37x45xf16>, !tv.tensor<37x1xf16>
+}
+
+// CHECK-LABEL: func.func @dag(
+// CHECK-NOT:     memref.alloc
+// CHECK:         %[[X:.*]] = tile.load %x
+// CHECK-NEXT:    %[[E:.*]] = tile.exp %[[X]]
+// CHECK-NEXT:    %[[A:.*]] = tile.mul %[[E]], %c
+// CHECK-NEXT:    tile.store %[[A]], %out0
+// CHECK-NEXT:    %[[B:.*]] = tile.add %[[E]], %[[X]]
+// CHECK-NEXT:    tile.store %[[B]], %out1
+// CHECK-NEXT:    %[[S:.*]] = tile.reduce_sum %[[E]], axis = 1
+// CHECK-NEXT:    tile.store %[[S]], %out2
+// CHECK-NEXT:    func.return
+
+// `q @ transpose(k)` reads k as stored: the transpose becomes the matmul's
+// transpose_b (a move with transpose into l0b), not a transposed copy in GM.
+func.func @scores(%q: !tv.tensor<32x64xf16>, %k: !tv.tensor<48x64xf16>) -> !tv.tensor<32x48xf32> {
+  %kt = tv.transpose %k [1, 0] : !tv.tensor<48x64xf16> -> !tv.tensor<64x48xf16>
+  // expected-remark@below {{tiled tv.matmul 32x48x64}}
+  %s = tv.matmul %q, %kt acc(f32) : !tv.tensor<32x64xf16>, !tv.tensor<64x48xf16> -> !tv.tensor<32x48xf32>
+  func.return %s : !tv.tensor<32x48xf32>
+}
+
+// CHECK-LABEL: func.func @scores(
+// CHECK-NOT:     memref.alloc
+// CHECK:         %[[K:.*]] = tile.load %k[{{.*}}] : memref<48x64xf16> -> !tile.tile<48x64xf16, l1, layout = nz>
+// CHECK:         tile.move %[[K]] transpose : !tile.tile<48x64xf16, l1, layout = nz> -> !tile.tile<64x48xf16, l0b>
