@@ -576,6 +576,11 @@ class Selector:
     def scratch(self, op: Operation) -> list[hw.BufferType]:
         """The scratch buffers `op` needs while it executes, in `lower`'s order."""
         ub = str(MemorySpace.UB)
+        if isinstance(op, tile.TransposeOp):
+            lanes, rows = self._gather_shape(op)
+            return [hw.BufferType([rows * lanes], i32, ub)] + (
+                [hw.BufferType([lanes], i32, ub)] if rows == 1 else []
+            )
         if isinstance(op, tile.TileBinaryOp):
             types: list[hw.BufferType] = []
             element_type = _tile(op.result).element_type
@@ -737,11 +742,8 @@ class Selector:
                 self._check_vector_shape(op, op.result)
                 self._pad(op, em, buffer)
             case tile.TransposeOp():
-                raise op_error(
-                    op,
-                    "ascend_hw has no vector transpose: transpose on the way into "
-                    "l0a/l0b (tile.move transpose) or when loading",
-                )
+                self._check_vector_shape(op, op.result)
+                self._transpose(op, em, buffer, scratch)
             case _:
                 raise op_error(op, f"tile-to-hw cannot lower {op.name}")
 
@@ -1358,6 +1360,103 @@ class Selector:
                 0,
                 rows,
             )
+
+    def _gather_shape(self, op: tile.TransposeOp) -> tuple[int, int]:
+        """Lanes of a gather into the result, and the rows of the offset table: one
+        per element of a 32-byte block of the source, or a single row rebuilt for
+        every result row when that table would take more than 1/16 of UB."""
+        element_type = _tile(op.result).element_type
+        lanes = self.lanes_for(element_type)
+        rows = self.per_block(element_type)
+        ub = self.target.memories[str(MemorySpace.UB)]
+        assert ub.size is not None
+        if rows * lanes * tile.element_bytes(i32) > ub.size // 16:
+            rows = 1
+        return lanes, rows
+
+    def _transpose(
+        self,
+        op: tile.TransposeOp,
+        em: Emitter,
+        buffer: BufferOf,
+        scratch: list[SSAValue],
+    ) -> None:
+        """Result row j gathers column j of the source: lane l reads byte
+        `(l * C + j) * e` (C the source's row pitch). The gather's source starts on
+        the 32-byte block holding column j, so the byte offsets only depend on
+        `j mod (32 / e)`: a table of those rows serves every block of result rows."""
+        source = _tile(op.source)
+        element_type = source.element_type
+        e = tile.element_bytes(element_type)
+        src, dst = buffer(op.source), buffer(op.result)
+        _, pitch = matrix_shape(source)
+        region = self.region(op.result)  # rows = source columns, cols = source rows
+        lanes, table_rows = self._gather_shape(op)
+        per_block = self.per_block(element_type)
+        table = scratch[0]
+        # Row 0 of the table: l * C * e for l < lanes; one lane at a time over the
+        # first 32-byte block, then doubling (lanes [k, 2k) = lanes [0, k) + k C e).
+        for lane in range(min(self.per_block(i32), lanes)):
+            bits = 1 << lane
+            em.emit(
+                hw.VDupOp(
+                    em.scalar(lane * pitch * e, i32), table, mask=hw.MaskAttr(bits)
+                )
+            )
+        filled = self.per_block(i32)
+        while filled < lanes:
+            count = min(filled, lanes - filled)
+            em.vector(
+                scalar_op(hw.VAddsOp, em.scalar(filled * pitch * e, i32)),
+                [Lanes(table), Lanes(table, Kind.FULL, filled)],
+                1,
+                0,
+                count,
+            )
+            filled += count
+        # Row i = row 0 + i * e, doubling again.
+        rows_done = 1
+        while rows_done < table_rows:
+            count = min(rows_done, table_rows - rows_done)
+            em.vector(
+                scalar_op(hw.VAddsOp, em.scalar(rows_done * e, i32)),
+                [Lanes(table), Lanes(table, Kind.FULL, rows_done * lanes)],
+                1,
+                0,
+                count * lanes,
+            )
+            rows_done += count
+        dst_stride = region.pitch * e // self.block
+        for column in range(0, region.cols, lanes):
+            mask = _lane_mask(0, min(lanes, region.cols - column), lanes)
+            row = 0
+            while row < region.rows:
+                block_start = row - row % per_block
+                src_view = em.subview(src, column * pitch + block_start)
+                if table_rows == 1:
+                    offsets = scratch[1]
+                    em.vector(
+                        scalar_op(hw.VAddsOp, em.scalar((row - block_start) * e, i32)),
+                        [Lanes(table), Lanes(offsets)],
+                        1,
+                        0,
+                        min(lanes, region.cols - column),
+                    )
+                    repeat = 1
+                else:
+                    offsets = table
+                    repeat = min(per_block, region.rows - row)
+                em.emit(
+                    hw.VGatherOp(
+                        src_view,
+                        offsets,
+                        em.subview(dst, row * region.pitch + column),
+                        repeat=repeat,
+                        mask=mask,
+                        rep_stride=[dst_stride],
+                    )
+                )
+                row += repeat
 
     def _broadcast(
         self,

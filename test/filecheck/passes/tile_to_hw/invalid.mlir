@@ -56,17 +56,6 @@ func.func @accumulator_still_used(%x: memref<16x16xf16>, %out: memref<16x16xf32>
 
 // -----
 
-func.func @transpose(%x: memref<8x16xf32>, %out: memref<16x8xf32>) {
-  %c0 = arith.constant 0 : index
-  %t = tile.load %x[%c0, %c0] : memref<8x16xf32> -> !tile.tile<8x16xf32, ub>
-  // expected-error @+1 {{ascend_hw has no vector transpose}}
-  %u = tile.transpose %t : !tile.tile<8x16xf32, ub> -> !tile.tile<16x8xf32, ub>
-  tile.store %u, %out[%c0, %c0] : !tile.tile<16x8xf32, ub> -> memref<16x8xf32>
-  func.return
-}
-
-// -----
-
 // A strided view whose innermost stride is not 1 cannot be moved by bursts.
 func.func @strided(%x: memref<8x16xf32, strided<[32, 2]>>, %out: memref<8x16xf32>) {
   %c0 = arith.constant 0 : index
