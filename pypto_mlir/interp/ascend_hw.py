@@ -1643,9 +1643,19 @@ def _integer_op(
 
 @lru_cache(maxsize=1 << 16)
 def _int_attr(value: int, value_type: Attribute, bitwidth: int) -> IntegerAttr:
-    """`scalar_attr` of an integer, cached: attributes are immutable, and building
-    one costs more than the instruction it indexes."""
-    return scalar_attr(value, value_type, cast(Any, bitwidth))
+    """`scalar_attr` of an integer, cached (attributes are immutable) and without
+    building a new storage type each time: an attribute costs more to build than
+    the instruction it indexes."""
+    return IntegerAttr(value, _int_storage(value_type, bitwidth), truncate_bits=True)
+
+
+@cache
+def _int_storage(value_type: Attribute, bitwidth: int) -> IntegerType:
+    """The integer type `scalar_attr` stores an index or integer value as."""
+    if isinstance(value_type, IndexType):
+        return IntegerType(bitwidth)
+    assert isinstance(value_type, IntegerType)
+    return value_type
 
 
 def _ceil_div(lhs: int, rhs: int) -> int:
