@@ -1475,34 +1475,45 @@ class AscendHwFunctions(InterpreterFunctions):
         dst_lanes, offset_lanes = call.operands
         for access in call.reads:
             core.check_initialized(access, plan.loc)
-        byte_offsets = offset_lanes.read(0, plan.repeat).astype(np.int64)
+        byte_offsets = _gather_offsets(plan, offset_lanes, src, 0, plan.repeat)
         e = plan.dtypes[0].itemsize
-        bad = (
-            (byte_offsets < 0)
-            | (byte_offsets % e != 0)
-            | (byte_offsets > src.info.nbytes - e)
-        )
-        if bad.any():
-            first = int(byte_offsets[bad][0])
-            raise AccessError(
-                f"{_at(plan.loc)}gather offset {first} is not a multiple of {e} "
-                f"inside the {src.info.nbytes} bytes of {src.type}",
-                (plan.loc,),
-            )
         touched = make_pattern(np.unique(byte_offsets) // e, 0, 1, e)
         reads = call.reads + touched.accesses(src.space, src.address)
         core.issue(
             "V", plan.name, plan.loc, plan.cycles, reads=reads, writes=call.writes
         )
-        values = core.memories[src.space].view(plan.dtypes[0])[
-            src.address // e + byte_offsets // e
-        ]
-        if call.sequential:
-            for i in range(plan.repeat):
-                dst_lanes.write(i, i + 1, values[i : i + 1])
-        else:
-            dst_lanes.write(0, plan.repeat, values)
+        elements = core.memories[src.space].view(plan.dtypes[0])
+        base = src.address // e
+        if not call.sequential:
+            dst_lanes.write(0, plan.repeat, elements[base + byte_offsets // e])
+            return ()
+        # dst overlaps src or the offsets: each repeat sees the ones before it.
+        for i in range(plan.repeat):
+            offsets_i = _gather_offsets(plan, offset_lanes, src, i, i + 1)
+            dst_lanes.write(i, i + 1, elements[base + offsets_i // e])
         return ()
+
+
+def _gather_offsets(
+    plan: _VectorPlan, offsets: _Lanes, src: HwBuffer, lo: int, hi: int
+) -> np.ndarray:
+    """The byte offsets of repeats [lo, hi) of a vgather, checked: multiples of the
+    element size inside the source buffer."""
+    byte_offsets = offsets.read(lo, hi).astype(np.int64)
+    e = plan.dtypes[0].itemsize
+    bad = (
+        (byte_offsets < 0)
+        | (byte_offsets % e != 0)
+        | (byte_offsets > src.info.nbytes - e)
+    )
+    if bad.any():
+        first = int(byte_offsets[bad][0])
+        raise AccessError(
+            f"{_at(plan.loc)}gather offset {first} is not a multiple of {e} inside "
+            f"the {src.info.nbytes} bytes of {src.type}",
+            (plan.loc,),
+        )
+    return byte_offsets
 
 
 def _run_repeats(

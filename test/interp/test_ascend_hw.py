@@ -1339,3 +1339,18 @@ def test_cores_storing_the_same_gm_bytes_race() -> None:
     np.testing.assert_array_equal(y, 2.0)
     with pytest.raises(RaceError, match="between cores 0 and 1"):
         run_hw_function(module, "k", [y, 3.0], TARGET, 2)
+
+
+def test_vgather_in_place_sees_earlier_repeats() -> None:
+    """Gathering into the source: repeat 1 reads what repeat 0 wrote."""
+    rng = np.random.default_rng(17)
+    a = Buf("a", "f32", random_values(rng, "f32", 128))
+    lanes = np.arange(64)
+    offsets = np.concatenate(((lanes + 1) % 64, lanes)) * 4
+    o = Buf("o", "i32", offsets.astype(np.int32))
+    body = f"ascend_hw.vgather %a, %o -> %a {{repeat = 2}} : {a.type}, {o.type} -> {a.type}"
+    out, _ = run_vector(body, [a, o])
+    expected = a.data.copy()
+    expected[:64] = a.data[(lanes + 1) % 64]
+    expected[64:] = expected[:64]
+    np.testing.assert_array_equal(out["a"], expected)
