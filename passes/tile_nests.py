@@ -108,6 +108,8 @@ class Scope:
     """Where values of one loop level are emitted, and those already emitted."""
 
     cursor: Cursor
+    dims: frozenset[int] = frozenset()
+    """The frame dims the loops of this level iterate over."""
     cache: dict[tuple[SSAValue, Mapping, Attribute], SSAValue] = field(
         default_factory=dict[tuple[SSAValue, Mapping, Attribute], SSAValue]
     )
@@ -153,8 +155,11 @@ class NestEmitter:
         self.physical: dict[int, int] = {}
         self.index: dict[int, SSAValue] = {}
         self.valid: dict[int, Valid] = {}
-        self.outer: Scope | None = None
-        self.inner: Scope | None = None
+        self.scopes: list[Scope] = [Scope(top)]
+        """Outermost first: the nest's top, then one per loop being built."""
+        self.resident = True
+        self._homes: dict[tuple[SSAValue, Mapping], Scope] = {}
+        """Where the results of a pass's reductions were put."""
         self._constants: dict[tuple[int | float, Attribute], SSAValue] = {}
         self._expanded: dict[tuple[SSAValue, tuple[int, ...]], SSAValue] = {}
         self._stages: dict[SSAValue, int] = {}
@@ -249,7 +254,12 @@ class NestEmitter:
         def level(inner: Cursor, iv: Valid, iters: list[SSAValue]) -> list[SSAValue]:
             self.index[dim] = self.index_value(iv)
             self.valid[dim] = self.tail(inner, extent, iv, step, True)
-            return self.frame_loops(inner, rest, iters, body)
+            if isinstance(iv, int):
+                return self.frame_loops(inner, rest, iters, body)
+            self.scopes.append(Scope(inner, frozenset([dim])))
+            results = self.frame_loops(inner, rest, iters, body)
+            self.scopes.pop()
+            return results
 
         return self.loop(cursor, 0, extent, step, inits, level)
 
@@ -387,14 +397,51 @@ class NestEmitter:
         return tuple(range(self.group.rank - rank, self.group.rank))
 
     def scope_for(self, value: SSAValue, mapping: Mapping) -> Scope:
-        if self.inner is not None and self.spans_reduced(value, mapping):
-            return self.inner
-        assert self.outer is not None
-        return self.outer
+        """The innermost loop level over a dim `value` varies along: the value is
+        computed once per iteration of that loop (loop-invariant tiles, such as
+        a bias row in a loop over rows, are loaded before it)."""
+        spanned = {d for d in range(self.group.rank) if self.spans(value, mapping, d)}
+        for scope in reversed(self.scopes):
+            if scope.dims & spanned:
+                return scope
+        return self.scopes[0]
+
+    def _depth(self, scope: Scope) -> int:
+        return next(i for i, s in enumerate(self.scopes) if s is scope)
+
+    def placement(self, value: SSAValue, mapping: Mapping) -> Scope:
+        """Where the tile of `value` is computed: the innermost loop over a dim it
+        varies along, or deeper if an operand is computed deeper (a reduction's
+        result comes from its input's level)."""
+        home = self._homes.get((value, mapping))
+        if home is not None and any(s is home for s in self.scopes):
+            return home
+        scope = self.scope_for(value, mapping)
+        owner = value.owner
+        if isinstance(owner, Operation) and owner in self.group.members:
+            for operand, operand_mapping in self._operand_mappings(owner, mapping):
+                inner = self.placement(operand, operand_mapping)
+                if self._depth(inner) > self._depth(scope):
+                    scope = inner
+        return scope
+
+    def _operand_mappings(
+        self, op: Operation, mapping: Mapping
+    ) -> list[tuple[SSAValue, Mapping]]:
+        """The tensor operands a member's tile ops read as tiles, and their mappings."""
+        if isinstance(op, tv.ReduceOp | tv.SoftmaxOp):
+            return [(op.operands[0], self.group.identity())]
+        if isinstance(op, tv.TransposeOp | tv.FillOp):
+            return []
+        return [
+            (o, self.operand_mapping(op, o, mapping))
+            for o in op.operands
+            if isinstance(o.type, tv.TensorViewType)
+        ]
 
     def lookup(self, key: tuple[SSAValue, Mapping, Attribute]) -> SSAValue | None:
-        for scope in (self.inner, self.outer):
-            if scope is not None and key in scope.cache:
+        for scope in reversed(self.scopes):
+            if key in scope.cache:
                 return scope.cache[key]
         return None
 
@@ -405,7 +452,7 @@ class NestEmitter:
         found = self.lookup(key)
         if found is not None:
             return found
-        scope = self.scope_for(value, mapping)
+        scope = self.placement(value, mapping)
         owner = value.owner
         if isinstance(owner, Operation) and owner in self.group.members:
             result = self.compute(scope.cursor, owner, mapping)
@@ -425,7 +472,7 @@ class NestEmitter:
         found = self.lookup(key)
         if found is not None:
             return found
-        scope = self.scope_for(value, mapping)
+        scope = self.placement(value, mapping)
         result = scope.cursor.value(tile.CastOp(source, element_type))
         scope.cache[key] = result
         return result
@@ -622,7 +669,7 @@ class NestEmitter:
     def _resident_reduce(
         self, cursor: Cursor, op: tv.ReduceOp, mapping: Mapping
     ) -> SSAValue:
-        assert self.inner is self.outer, "a non-resident reduction comes from its pass"
+        assert self.resident, "a non-resident reduction comes from its pass"
         source = self.tile_as(
             op.input, self.group.identity(), self._reduce_type(op, True)
         )
@@ -655,10 +702,10 @@ class NestEmitter:
         ):
             self.steps[dim] = step
             self.physical[dim] = physical
-        if resident or not group.reduced:
+        self.resident = resident or not group.reduced
+        if self.resident:
 
             def body(cursor: Cursor, _: list[SSAValue]) -> list[SSAValue]:
-                self.outer = self.inner = Scope(cursor)
                 for value in group.outputs:
                     self.store(
                         cursor, value, self.tile_of(value, self.mapping_of(value))
@@ -670,8 +717,6 @@ class NestEmitter:
         outer_dims = [d for d in range(group.rank) if d not in group.reduced]
 
         def outer_body(cursor: Cursor, _: list[SSAValue]) -> list[SSAValue]:
-            self.outer = Scope(cursor)
-            self.inner = None
             self._passes(cursor)
             for value in group.outputs:
                 mapping = group.mapping[value]
@@ -750,8 +795,9 @@ class NestEmitter:
         for op in reductions:
             inits += self._accumulator_inits(cursor, op)
 
+        outer = self.scopes[-1]
+
         def body(inner: Cursor, accumulators: list[SSAValue]) -> list[SSAValue]:
-            self.inner = Scope(inner)
             updated: list[SSAValue] = []
             position = 0
             for op in reductions:
@@ -762,7 +808,6 @@ class NestEmitter:
                 position += count
             for value in outputs:
                 self.store(inner, value, self.tile_of(value, group.mapping[value]))
-            self.inner = None
             return updated
 
         finals = self.frame_loops(cursor, reduced_dims, inits, body)
@@ -774,9 +819,9 @@ class NestEmitter:
                 continue
             element_type = tensor_type(op.results[0]).element_type
             value = self.to_storage(cursor, finals[position], element_type)
-            assert self.outer is not None
             key = (op.results[0], group.mapping[op.results[0]], element_type)
-            self.outer.cache[key] = value
+            outer.cache[key] = value
+            self._homes[key[:2]] = outer
             position += 1
 
     def _accumulator_inits(self, cursor: Cursor, op: Operation) -> list[SSAValue]:
@@ -1111,8 +1156,8 @@ class NestEmitter:
             acc_type.get_shape(), element_type, MemorySpace.UB, acc_type.get_valid()
         )
         moved = cursor.value(tile.MoveOp(accumulator, moved_type))
-        self.outer = self.inner = Scope(cursor)
-        self.outer.cache[(result, self.group.identity(), element_type)] = moved
+        self.scopes = [Scope(cursor)]
+        self.scopes[0].cache[(result, self.group.identity(), element_type)] = moved
         for value in self.group.outputs:
             self.store(cursor, value, self.tile_of(value, self.group.mapping[value]))
 
