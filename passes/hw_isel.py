@@ -468,6 +468,18 @@ def pad_scalar(element_type: Attribute, pad: PadValue) -> float | int:
 # --------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class _StridedLoad:
+    """A GM window with non-contiguous rows, staged in UB before a gather."""
+
+    step: int
+    """Bytes between consecutive elements of a row in the staging buffer."""
+    pitch: int
+    """Bytes between the staging buffer's rows."""
+    spread: bool
+    """One element per 32-byte block (else each row's whole GM span)."""
+
+
 def matrix_shape(tile_type: TileType) -> tuple[int, int]:
     """A tile's physical shape as rows x columns (a 1-D tile is one row)."""
     shape = tile_type.get_shape()
@@ -613,6 +625,14 @@ class Selector:
             ]
         if isinstance(op, tile.TileReduceOp):
             return self._reduce_scratch(op)
+        if isinstance(op, tile.LoadOp) and (plan := self._strided_load(op)) is not None:
+            element_type = _tile(op.result).element_type
+            rows, _ = matrix_valid(_tile(op.result), self.valid[op.result])
+            e = tile.element_bytes(element_type)
+            return [
+                hw.BufferType([rows * plan.pitch // e], element_type, ub),
+                hw.BufferType([self.lanes_for(element_type)], i32, ub),
+            ]
         if isinstance(op, tile.LoadOp) and self._needs_zero_fill(op.result):
             tile_type = _tile(op.result)
             return [
@@ -818,6 +838,10 @@ class Selector:
             if tile_type.memory_space != MemorySpace.UB:
                 raise op_error(op, f"cannot pad a tile in {tile_type.memory_space}")
             self._fill_all(em, dst, tile_type, tile_type.pad_value)
+        plan = self._strided_load(op)
+        if plan is not None:
+            self._gather_load(op, plan, em, dst, scratch)
+            return
         d = self._gm_bursts(op, _memref(op.source), op.result)
         em.emit(
             hw.DmaLoadOp(
@@ -830,6 +854,124 @@ class Selector:
                 dst_gap=d["chip_gap"],
             )
         )
+
+    def _strided_load(self, op: tile.LoadOp) -> _StridedLoad | None:
+        """How to load a GM window whose rows are not contiguous (innermost stride
+        s > 1), or None when they are. Each row goes to a UB scratch row either as
+        its whole span `((n - 1) s + 1) e` bytes or one element per 32-byte block,
+        whichever is smaller; a gather then packs the elements."""
+        memref = _memref(op.source)
+        strides = memref.get_strides()
+        if (
+            strides is None
+            or strides[-1] in (None, 1)
+            or _tile(op.result).layout_kind == Layout.NZ  # nd2nz follows any layout
+        ):
+            return None
+        stride = strides[-1]
+        assert stride is not None
+        tile_type = _tile(op.result)
+        if tile_type.memory_space != MemorySpace.UB or stride < 1:
+            raise op_error(
+                op,
+                f"a DMA moves contiguous rows: the innermost stride of {memref} "
+                "must be 1 (strided rows are gathered into ub tiles only)",
+            )
+        e = tile.element_bytes(tile_type.element_type)
+        _, cols = matrix_valid(tile_type, self.valid[op.result])
+        span = _round_up(((cols - 1) * stride + 1) * e, self.block)
+        if span <= cols * self.block:
+            return _StridedLoad(stride * e, span, spread=False)
+        return _StridedLoad(self.block, cols * self.block, spread=True)
+
+    def _fill_offsets(
+        self, em: Emitter, table: SSAValue, count: int, step: int
+    ) -> None:
+        """table[l] = l * step (i32) for l < count: one lane at a time over the
+        first 32-byte block, then doubling (lanes [k, 2k) = lanes [0, k) + k step)."""
+        first = min(self.per_block(i32), count)
+        for lane in range(first):
+            em.emit(
+                hw.VDupOp(
+                    em.scalar(lane * step, i32), table, mask=hw.MaskAttr(1 << lane)
+                )
+            )
+        filled = first
+        while filled < count:
+            n = min(filled, count - filled)
+            em.vector(
+                scalar_op(hw.VAddsOp, em.scalar(filled * step, i32)),
+                [Lanes(table), Lanes(table, Kind.FULL, filled)],
+                1,
+                0,
+                n,
+            )
+            filled += n
+
+    def _gather_load(
+        self,
+        op: tile.LoadOp,
+        plan: _StridedLoad,
+        em: Emitter,
+        dst: SSAValue,
+        scratch: list[SSAValue],
+    ) -> None:
+        tile_type = _tile(op.result)
+        memref = _memref(op.source)
+        strides = memref.get_strides()
+        assert strides is not None
+        e = tile.element_bytes(tile_type.element_type)
+        rows, cols = matrix_valid(tile_type, self.valid[op.result])
+        stride = strides[-1]
+        row_stride = strides[-2] if tile_type.get_num_dims() >= 2 else 0
+        if stride is None or row_stride is None:
+            raise op_error(op, f"a DMA needs static strides, got {memref}")
+        rows_buffer, offsets = scratch[0], scratch[1]
+        if plan.spread:
+            per_row = {"bursts": cols, "burst_bytes": e, "src_gap": (stride - 1) * e}
+            together = row_stride == cols * stride
+            whole = {**per_row, "bursts": rows * cols}
+        else:
+            span = ((cols - 1) * stride + 1) * e
+            per_row = {"bursts": 1, "burst_bytes": span}
+            together = row_stride * e >= span
+            whole = {
+                "bursts": rows,
+                "burst_bytes": span,
+                "src_gap": row_stride * e - span if rows > 1 else 0,
+            }
+        if rows == 1 or together:
+            em.emit(hw.DmaLoadOp(op.source, op.indices, rows_buffer, **whole))  # type: ignore[arg-type]
+        else:
+            for row in range(rows):
+                indices = list(op.indices)
+                if row:
+                    indices[-2] = em.emit(
+                        arith.AddiOp(indices[-2], em.index(row))
+                    ).results[0]
+                em.emit(
+                    hw.DmaLoadOp(
+                        op.source,
+                        indices,
+                        em.subview(rows_buffer, row * plan.pitch // e),
+                        **per_row,  # type: ignore[arg-type]
+                    )
+                )
+        lanes = self.lanes_for(tile_type.element_type)
+        self._fill_offsets(em, offsets, lanes, plan.step)
+        _, pitch = matrix_shape(tile_type)
+        for row in range(rows):
+            for column in range(0, cols, lanes):
+                em.emit(
+                    hw.VGatherOp(
+                        em.subview(
+                            rows_buffer, (row * plan.pitch + column * plan.step) // e
+                        ),
+                        offsets,
+                        em.subview(dst, row * pitch + column),
+                        mask=_lane_mask(0, min(lanes, cols - column), lanes),
+                    )
+                )
 
     def _fully_valid(self, value: SSAValue) -> bool:
         return self.valid[value] == _tile(value).get_shape()
@@ -1394,26 +1536,7 @@ class Selector:
         lanes, table_rows = self._gather_shape(op)
         per_block = self.per_block(element_type)
         table = scratch[0]
-        # Row 0 of the table: l * C * e for l < lanes; one lane at a time over the
-        # first 32-byte block, then doubling (lanes [k, 2k) = lanes [0, k) + k C e).
-        for lane in range(min(self.per_block(i32), lanes)):
-            bits = 1 << lane
-            em.emit(
-                hw.VDupOp(
-                    em.scalar(lane * pitch * e, i32), table, mask=hw.MaskAttr(bits)
-                )
-            )
-        filled = self.per_block(i32)
-        while filled < lanes:
-            count = min(filled, lanes - filled)
-            em.vector(
-                scalar_op(hw.VAddsOp, em.scalar(filled * pitch * e, i32)),
-                [Lanes(table), Lanes(table, Kind.FULL, filled)],
-                1,
-                0,
-                count,
-            )
-            filled += count
+        self._fill_offsets(em, table, lanes, pitch * e)
         # Row i = row 0 + i * e, doubling again.
         rows_done = 1
         while rows_done < table_rows:

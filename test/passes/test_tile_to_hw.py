@@ -384,6 +384,49 @@ func.func @f(%x: memref<{rows}x{cols}x{element}>, %out: memref<{cols}x{rows}x{el
     check(text, [x, poison((cols, rows), element)], [1], target, element)
 
 
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize(
+    ("element", "rows", "cols", "strides", "tile_cols"),
+    [
+        ("f32", 5, 7, (60, 3), 8),  # each row's span staged, then gathered
+        ("f32", 3, 6, (1000, 100), 8),  # one element per 32-byte block
+        ("f16", 3, 150, (400, 2), 160),  # rows longer than a repeat
+        ("f16", 4, 5, (35, 7), 16),  # rows equally spaced: one DMA
+    ],
+)
+def test_load_from_a_view_with_strided_rows(
+    element: str,
+    rows: int,
+    cols: int,
+    strides: tuple[int, int],
+    tile_cols: int,
+    target: str,
+) -> None:
+    offset = 5
+    memref = f"memref<{rows}x{cols}x{element}, strided<[{strides[0]}, {strides[1]}], offset: {offset}>>"
+    t = f"!tile.tile<{rows}x{tile_cols}x{element}, ub, valid = [{rows}, {cols}]>"
+    text = f"""
+func.func @f(%x: {memref}, %out: memref<{rows}x{cols}x{element}>) {{
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0, %c0] : {memref} -> {t}
+  %r = tile.exp %t : {t}
+  tile.store %r, %out[%c0, %c0] : {t} -> memref<{rows}x{cols}x{element}>
+  func.return
+}}
+"""
+    size = offset + (rows - 1) * strides[0] + (cols - 1) * strides[1] + 1
+    flat = random((size,), element, rows + cols)
+    itemsize = flat.itemsize
+    view = np.lib.stride_tricks.as_strided(
+        flat[offset:], (rows, cols), (strides[0] * itemsize, strides[1] * itemsize)
+    )
+    module = parse(text)
+    expected = poison((rows, cols), element)
+    run_tile_level(module, "f", [view, expected])
+    result = run_lowered(module, target, [flat.copy(), poison((rows, cols), element)])
+    assert_close(expected, result.outputs[1], element)
+
+
 # --------------------------------------------------------------------------------------
 # Row operations: reductions, broadcasts, softmax, layernorm
 # --------------------------------------------------------------------------------------
