@@ -19,13 +19,14 @@ from types import ModuleType
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from pypto_mlir.dialects import tensor_view as tv
 from pypto_mlir.passes.tv_to_tile import TvToTilePass
 from xdsl.dialects import func
 from xdsl.dialects.builtin import IndexType, IntegerType, ModuleOp
 from xdsl.parser import Parser
+from xdsl.utils.exceptions import PassFailedException
 
 from pypto_mlir.check import compare_levels
 from pypto_mlir.cli.source import default_context
@@ -315,6 +316,55 @@ func.func @f(%x: {t}) -> ({t}, {r}) {{
   func.return %y, %s : {t}, {r}
 }}"""
     assert_levels_agree(text, "f", "tiny", tile_sizes=(4, 32))
+
+
+@SETTINGS
+@given(
+    rows=extents,
+    cols=st.integers(1, 200),
+    tile_rows=st.integers(1, 9),
+    tile_cols=st.sampled_from([16, 32, 48, 64]),
+    target=targets,
+)
+def test_row_kernel_with_drawn_tiles(
+    rows: int, cols: int, tile_rows: int, tile_cols: int, target: str
+) -> None:
+    """Layernorm-like rows with drawn tiles: resident when the columns fit one
+    tile, otherwise three passes (sum, centred sum of squares, output)."""
+    t, r, g = (
+        tensor((rows, cols), "f16"),
+        tensor((rows, 1), "f32"),
+        tensor((cols,), "f16"),
+    )
+    f = tensor((rows, cols), "f32")
+    text = f"""
+func.func @f(%x: {t}, %g: {g}) -> ({t}, {r}) {{
+  %inv = arith.constant {1.0 / cols!r} : f32
+  %xf = tv.cast %x : {t} to {f}
+  %s = tv.reduce_sum %xf [1] keepdims : {f} -> {r}
+  %mean = tv.mul %s, %inv : {r}, f32 -> {r}
+  %d = tv.sub %xf, %mean : {f}, {r} -> {f}
+  %sq = tv.mul %d, %d : {f}
+  %ss = tv.reduce_sum %sq [1] keepdims : {f} -> {r}
+  %rs = tv.rsqrt %ss : {r}
+  %y = tv.mul %d, %rs : {f}, {r} -> {f}
+  %gf = tv.cast %g : {g} to {tensor((cols,), "f32")}
+  %z = tv.mul %y, %gf : {f}, {tensor((cols,), "f32")} -> {f}
+  %h = tv.cast %z : {f} to {t}
+  func.return %h, %ss : {t}, {r}
+}}"""
+    try:
+        assert_levels_agree(
+            text,
+            "f",
+            target,
+            seed=rows * 1000 + cols,
+            tile_sizes=(tile_rows, tile_cols),
+        )
+    except PassFailedException as error:
+        # Sizes the target's UB cannot hold are refused, saying so.
+        assert f"ub of target '{target}' holds" in str(error), error
+        assume(False)
 
 
 @pytest.mark.parametrize("shape", [(1, 1, 1), (15, 17, 33), (16, 32, 32), (33, 31, 17)])
