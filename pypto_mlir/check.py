@@ -180,3 +180,24 @@ def compare_levels(
 
 def _is_bf16_tensor(value_type: Attribute) -> bool:
     return isinstance(value_type, tv.TensorViewType) and value_type.element_type == bf16
+
+
+def check_tiling(
+    module: ModuleOp,
+    name: str,
+    inputs: Sequence[Any],
+    target: str,
+    tile_sizes: tuple[int, ...] = (),
+    matmul_tile_sizes: tuple[int, ...] = (),
+) -> list[OutputComparison]:
+    """Tile a copy of the tv `module` with `tv-to-tile` for `target` and compare
+    function `name` at both levels on `inputs` (the module is not changed)."""
+    from xdsl.context import Context
+
+    from pypto_mlir.passes.tv_to_tile import TvToTilePass
+
+    lowered = module.clone()
+    TvToTilePass(
+        target=target, tile_sizes=tile_sizes, matmul_tile_sizes=matmul_tile_sizes
+    ).apply(Context(), lowered)
+    return compare_levels(module, lowered, name, inputs)
