@@ -160,7 +160,7 @@ class NestEmitter:
         self.resident = True
         self._homes: dict[tuple[SSAValue, Mapping], Scope] = {}
         """Where the results of a pass's reductions were put."""
-        self._constants: dict[tuple[int | float, Attribute], SSAValue] = {}
+        self._constants: dict[tuple[str, Attribute], SSAValue] = {}
         self._expanded: dict[tuple[SSAValue, tuple[int, ...]], SSAValue] = {}
         self._stages: dict[SSAValue, int] = {}
         self._softmax_stats: dict[Operation, tuple[SSAValue, SSAValue]] = {}
@@ -170,7 +170,7 @@ class NestEmitter:
     def constant(self, value: int | float, type_: Attribute | None = None) -> SSAValue:
         """An `arith.constant` (index by default), emitted once before the nest."""
         type_ = IndexType() if type_ is None else type_
-        key = (value, type_)
+        key = (repr(value), type_)  # repr tells -0.0 from 0.0
         if key not in self._constants:
             if isinstance(type_, IndexType | IntegerType):
                 attr: Attribute = IntegerAttr(int(value), type_)
@@ -434,7 +434,7 @@ class NestEmitter:
         if isinstance(op, tv.TransposeOp | tv.FillOp):
             return []
         return [
-            (o, self.operand_mapping(op, o, mapping))
+            (o, self.operand_mapping(o, mapping))
             for o in op.operands
             if isinstance(o.type, tv.TensorViewType)
         ]
@@ -503,9 +503,10 @@ class NestEmitter:
 
     # Ops ------------------------------------------------------------------------------
 
-    def operand_mapping(
-        self, op: Operation, operand: SSAValue, mapping: Mapping
-    ) -> Mapping:
+    @staticmethod
+    def operand_mapping(operand: SSAValue, mapping: Mapping) -> Mapping:
+        """The mapping of an elementwise op's operand: numpy broadcasting aligns
+        its dims with the result's trailing ones."""
         rank = tensor_type(operand).get_num_dims()
         return mapping[len(mapping) - rank :]
 
@@ -551,7 +552,7 @@ class NestEmitter:
         operands: list[SSAValue] = []
         for operand in (op.lhs, op.rhs):
             if isinstance(operand.type, tv.TensorViewType):
-                operand_map = self.operand_mapping(op, operand, mapping)
+                operand_map = self.operand_mapping(operand, mapping)
                 operands.append(self.tile_as(operand, operand_map, ctype))
             else:
                 operands.append(self.scalar_as(cursor, operand, ctype))

@@ -16,9 +16,11 @@ and a static 1 broadcasts). Kinds of group:
 Groups are formed from the end of the function backwards: an op joins the group
 of its users when all of them are in one group, none needs the value in GM
 (matmul operands, transpose sources, views) and the group can place it in its
-frame; otherwise it starts a group of its own and its result goes to GM. A group
-therefore has one root (the op that started it); other members feed only the
-group (they may also be function results).
+frame; otherwise it starts a group of its own and its result goes to GM. When
+the users of an elementwise op are in several vector groups over the same frame
+that do not depend on each other through another group, those groups merge
+first. A member's value goes to GM only when it is a function result or read
+outside the group.
 """
 
 from __future__ import annotations
@@ -199,6 +201,7 @@ class Group:
 
     kind: GroupKind
     root: Operation
+    """The latest op of the group that started it (where its remark goes)."""
     frame: tuple[Extent, ...]
     """Extent of each frame dim (a rank-0 root gets the frame (1,))."""
     reduced: frozenset[int] = frozenset()
