@@ -15,6 +15,8 @@ name the diagnostics a line must produce; TEXT is a substring of the message
 from __future__ import annotations
 
 import re
+import sys
+import traceback
 from dataclasses import dataclass, field
 from typing import TextIO
 
@@ -229,3 +231,17 @@ class DiagnosticVerifier:
                     )
                 )
         return self.problems
+
+
+def report_internal_error(tool: str, error: BaseException, debug: bool) -> int:
+    """Report a bug in the tool itself in one line (the traceback with `--debug`); exit status 1."""
+    if debug:
+        traceback.print_exception(error)
+    message = str(error).strip().split("\n")[0]
+    hint = "" if debug else "; rerun with --debug for the traceback"
+    print(
+        f"{tool}: internal error: {type(error).__name__}: {message} "
+        f"(please report this{hint})",
+        file=sys.stderr,
+    )
+    return 1

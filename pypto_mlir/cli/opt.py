@@ -47,6 +47,7 @@ from pypto_mlir.cli.diagnostics import (
     DiagnosticVerifier,
     SourceManager,
     parse_expectations,
+    report_internal_error,
 )
 from pypto_mlir.cli.pass_pipeline import (
     PIPELINE_SOURCE_NAME,
@@ -531,19 +532,6 @@ class PyptoOptMain(xDSLOptMain):
         stream.flush()
 
 
-def _internal_error(error: BaseException, debug: bool) -> int:
-    if debug:
-        traceback.print_exception(error)
-    message = str(error).strip().split("\n")[0]
-    hint = "" if debug else "; rerun with --debug for the traceback"
-    print(
-        f"{TOOL_NAME}: internal error: {type(error).__name__}: {message} "
-        f"(please report this{hint})",
-        file=sys.stderr,
-    )
-    return 1
-
-
 def main(args: Sequence[str] | None = None) -> int:
     """Run `pypto-opt` with `args` (default: the command line); return the exit status."""
     argv = list(sys.argv[1:] if args is None else args)
@@ -567,7 +555,7 @@ def main(args: Sequence[str] | None = None) -> int:
         print(f"{TOOL_NAME}: error: {error}", file=sys.stderr)
         return 1
     except Exception as error:
-        return _internal_error(error, debug)
+        return report_internal_error(TOOL_NAME, error, debug)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,6 @@ import argparse
 import os
 import re
 import sys
-import traceback
 import zipfile
 import zlib
 from collections.abc import Callable, Sequence
@@ -40,7 +39,11 @@ from xdsl.ir import Attribute, Operation
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import InterpretationError
 
-from pypto_mlir.cli.diagnostics import DiagnosticPrinter, SourceManager
+from pypto_mlir.cli.diagnostics import (
+    DiagnosticPrinter,
+    SourceManager,
+    report_internal_error,
+)
 from pypto_mlir.cli.source import (
     SourceChunk,
     default_context,
@@ -732,19 +735,6 @@ def run(
         stdout.write(report_text if report_text.endswith("\n") else report_text + "\n")
 
 
-def _internal_error(error: BaseException, debug: bool) -> int:
-    if debug:
-        traceback.print_exception(error)
-    message = str(error).strip().split("\n")[0]
-    hint = "" if debug else "; rerun with --debug for the traceback"
-    print(
-        f"{TOOL_NAME}: internal error: {type(error).__name__}: {message} "
-        f"(please report this{hint})",
-        file=sys.stderr,
-    )
-    return 1
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run `pypto-run` with `argv` (default: the command line); the exit status."""
     args = build_parser().parse_args(argv)
@@ -763,7 +753,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return 1
     except Exception as error:
-        return _internal_error(error, args.debug)
+        return report_internal_error(TOOL_NAME, error, args.debug)
     return 0
 
 
