@@ -308,28 +308,57 @@ def _tail_fits(
                 found = _moving_dim(loop, store, ranges)
                 assert found is not None
                 end = found.coefficient * (lb + trips * step) + found.rest
-                moving.setdefault(store.dest, []).append((found, end))
+                moving.setdefault(_memref_root(store.dest), []).append((found, end))
     for op in tail:
         for store in op.walk():
             if not isinstance(store, tile.StoreOp):
                 continue
-            for found, end in moving.get(store.dest, []):
+            for found, end in moving.get(_memref_root(store.dest), []):
                 index = ranges.get(store.indices[found.dim], Range()).lo
                 if index is None or index < end:
                     return False
     return True
 
 
+def _same_space(
+    loops: Sequence[scf.ForOp], ranges: dict[SSAValue, Range]
+) -> list[scf.ForOp]:
+    """The first loop and the later ones that iterate the same space: same
+    bounds, parallel, and every store moves like a store of the first loop to
+    the same GM tensor (so a core's windows in them lie inside its windows in the
+    first). The others are work for the last core. Empty when a store of the
+    first loop does not move with it."""
+    first = loops[0]
+    moves: dict[SSAValue, set[_Moving]] = {}
+    for store in first.walk():
+        if isinstance(store, tile.StoreOp):
+            moving = _moving_dim(first, store, ranges)
+            if moving is None:
+                return []
+            moves.setdefault(_memref_root(store.dest), set()).add(moving)
+    same = [first]
+    for loop in loops[1:]:
+        if _bounds(loop, ranges) != _bounds(first, ranges) or not _is_parallel(loop):
+            continue
+        stores = [s for s in loop.walk() if isinstance(s, tile.StoreOp)]
+        if all(
+            _moving_dim(loop, store, ranges) in moves.get(_memref_root(store.dest), ())
+            for store in stores
+        ):
+            same.append(loop)
+    return same
+
+
 def distribute(function: func.FuncOp, cores: int, alignment: int) -> int:
     """Split the top-level parallel tile loops of `function` over up to `cores`
     cores; returns the number of cores used.
 
-    The loops (every top-level loop with tiles; all with the same constant
-    bounds) run their iterations in units of g iterations, chosen so that no
-    two cores write one `alignment`-byte block of GM (g = 1 when an iteration's
-    output window starts on a block). The other top-level work with tiles (the
-    peeled last iterations) is one more unit when it starts on a block, else
-    part of the last one, and runs on the last core. Units 0..T-1 are split into
+    The first top-level loop with tiles, and the later ones that iterate the
+    same space (`_same_space`), run their iterations in units of g iterations,
+    chosen so that no two cores write one `alignment`-byte block of GM (g = 1
+    when an iteration's output window starts on a block). The other top-level
+    work with tiles (the peeled last iterations) is one more unit when it
+    starts on a block, else part of the last one, and runs on the last core. Units 0..T-1 are split into
     N = min(cores, T) contiguous chunks: core c starts at unit
     `c * (T // N) + min(c, T % N)`, and the first T % N cores get one unit more.
     Nothing is split when GM written by one part is read by another.
@@ -337,8 +366,12 @@ def distribute(function: func.FuncOp, cores: int, alignment: int) -> int:
     block = function.body.block
     ops = list(block.ops)
     terminator = ops[-1]
-    loops = [op for op in ops[:-1] if isinstance(op, scf.ForOp) and _tile_ops(op)]
-    if not loops or not all(map(_is_parallel, loops)):
+    candidates = [op for op in ops[:-1] if isinstance(op, scf.ForOp) and _tile_ops(op)]
+    if not candidates or not _is_parallel(candidates[0]):
+        return 1
+    ranges = index_ranges(function)
+    loops = _same_space(candidates, ranges)
+    if not loops:
         return 1
     first = ops.index(loops[0])
     # The tail: other work with tiles after the first loop, and what uses it.
@@ -353,12 +386,9 @@ def distribute(function: func.FuncOp, cores: int, alignment: int) -> int:
     ]
     if any(owner in tail for owner in used_later):
         return 1
-    ranges = index_ranges(function)
-    bounds = {_bounds(loop, ranges) for loop in loops}
-    if len(bounds) != 1 or None in bounds:
-        return 1
+    bounds = _bounds(loops[0], ranges)
     trips = loop_trip_count(loops[0], ranges)
-    if trips is None or trips < 1:
+    if bounds is None or trips is None or trips < 1:
         return 1
     if any(_tile_ops(op) or _memrefs([op])[1] for op in ops[:first]):
         return 1
@@ -393,7 +423,7 @@ def distribute(function: func.FuncOp, cores: int, alignment: int) -> int:
     if count <= 1:
         return 1
 
-    lb, _, step = bounds.pop()  # type: ignore[misc]
+    lb, _, step = bounds
     share, extra = divmod(units, count)
     point = InsertPoint.before(loops[0])
     location = loops[0].location

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from pypto_mlir.dialects import ascend_hw as hw
 from pypto_mlir.dialects import tensor_view as tv
 from pypto_mlir.dialects import tile
+from pypto_mlir.passes.hw_insert_sync import HwInsertSyncPass
 from pypto_mlir.passes.tile_peel_tails import TilePeelTailsPass
 from pypto_mlir.passes.tile_to_hw import TileToHwPass
 from pypto_mlir.passes.tv_to_tile import TvToTilePass
@@ -85,9 +86,20 @@ def serialise(module: ModuleOp) -> ModuleOp:
 
 
 def run_lowered(
-    module: ModuleOp, target: str, args: list[Any], max_cores: int = 0
+    module: ModuleOp,
+    target: str,
+    args: list[Any],
+    max_cores: int = 0,
+    sync: bool = False,
 ) -> HwRunResult:
-    lowered = serialise(lower(module, target, max_cores))
+    """Lower `module` and run `@f` on the simulator, serialised or (with `sync`)
+    synchronised by hw-insert-sync."""
+    lowered = lower(module, target, max_cores)
+    if sync:
+        HwInsertSyncPass().apply(context(), lowered)
+        lowered.verify()
+    else:
+        serialise(lowered)
     return run_hw_function(lowered, "f", args, load_target(target))
 
 
@@ -112,6 +124,7 @@ def check(
     target: str,
     element: str,
     max_cores: int = 0,
+    sync: bool = False,
 ) -> HwRunResult:
     """Run `@f` of tile module `text` on the interpreter and lowered on `target`;
     the arguments numbered in `outputs` must agree."""
@@ -119,7 +132,7 @@ def check(
     expected = [a.copy() for a in inputs]
     run_tile_level(module, "f", expected)
     actual = [a.copy() for a in inputs]
-    result = run_lowered(module, target, actual, max_cores)
+    result = run_lowered(module, target, actual, max_cores, sync)
     for index in outputs:
         assert_close(expected[index], result.outputs[index], element)
     return result
@@ -625,3 +638,53 @@ def test_tv_kernels_through_tv_to_tile(name: str, target: str) -> None:
     result = run_lowered(tiled, target, [*inputs, out])
     element = "f16" if expected.dtype == np.float16 else "f32"
     assert_close(expected, result.outputs[-1], element)
+
+
+# --------------------------------------------------------------------------------------
+# With hw-insert-sync instead of serialisation: pipes overlap, cores run together
+# --------------------------------------------------------------------------------------
+
+
+def sync_cases() -> list[tuple[str, str, list[np.ndarray], int, str]]:
+    x, y = random((30, 100), "f16", 5), random((30, 100), "f16", 6)
+    s = random((21, 50), "f32", 7)
+    a, b = random((40, 70), "f16", 1, -1, 1), random((70, 37), "f16", 2, -1, 1)
+    swish = (
+        "%s = tile.sigmoid %t : T\n%p = tile.mul %t, %s : T\n"
+        "%q = tile.add %p, %u : T\n%r = tile.max %q, %t : T"
+    )
+    return [
+        (
+            "chain",
+            elementwise(30, 100, 8, 64, "f16", swish),
+            [x, y, poison(x.shape, "f16")],
+            2,
+            "f16",
+        ),
+        (
+            "softmax",
+            row_kernel(21, 50, 8, 64, SOFTMAX),
+            [s, poison(s.shape, "f32")],
+            1,
+            "f32",
+        ),
+        (
+            "matmul",
+            matmul_kernel(40, 37, 70, 16, 16, 32, "f16"),
+            [a, b, poison((40, 37), "f16")],
+            2,
+            "f16",
+        ),
+    ]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize(
+    "case", range(len(sync_cases())), ids=[c[0] for c in sync_cases()]
+)
+def test_with_hw_insert_sync(case: int, target: str) -> None:
+    """The lowering needs nothing but hw-insert-sync to run with overlapping pipes
+    and several cores: no race, the same results."""
+    _, text, inputs, output, element = sync_cases()[case]
+    result = check(text, inputs, [output], target, element, sync=True)
+    assert result.report.block_dim > 1

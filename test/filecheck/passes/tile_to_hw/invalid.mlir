@@ -56,11 +56,18 @@ func.func @accumulator_still_used(%x: memref<16x16xf16>, %out: memref<16x16xf32>
 
 // -----
 
-// A strided view whose innermost stride is not 1 cannot be moved by bursts.
-func.func @strided(%x: memref<8x16xf32, strided<[32, 2]>>, %out: memref<8x16xf32>) {
+// A store into a view whose innermost stride is not 1 would scatter: refused
+// (loads from such views are gathered).
+func.func @strided_store(%x: memref<8x16xf32>, %out: memref<8x16xf32, strided<[32, 2]>>) {
   %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0, %c0] : memref<8x16xf32> -> !tile.tile<8x16xf32, ub>
   // expected-error @+1 {{a DMA moves contiguous rows: the innermost stride of memref<8x16xf32, strided<[32, 2]>> must be 1}}
-  %t = tile.load %x[%c0, %c0] : memref<8x16xf32, strided<[32, 2]>> -> !tile.tile<8x16xf32, ub>
-  tile.store %t, %out[%c0, %c0] : !tile.tile<8x16xf32, ub> -> memref<8x16xf32>
+  tile.store %t, %out[%c0, %c0] : !tile.tile<8x16xf32, ub> -> memref<8x16xf32, strided<[32, 2]>>
   func.return
 }
+
+// -----
+
+// An unknown target is a diagnostic, not a traceback.
+// RUN: not pypto-opt %s -p 'tile-to-hw{target=no_such_chip}' 2>&1 | filecheck %s --check-prefix=TARGET
+// TARGET: error: cannot load target 'no_such_chip': no_such_chip: no such target file (builtin targets: ascend910b, tiny)
