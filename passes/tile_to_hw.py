@@ -595,14 +595,14 @@ class _FunctionLowering:
                 raise op_error(
                     op, f"tile-to-hw does not lower {op.name} yielding tiles"
                 )
+        # Extents first: splitting the loops makes their bounds dynamic.
+        values = tile_values(function)
+        extents = _ValidExtents(function)
+        valid = {v: extents.of(v) for v in values}
         block_dim = distribute(
             function, self.cores, self.target.memories["gm"].alignment
         )
         function.attributes[BLOCK_DIM_ATTR] = IntegerAttr(block_dim, i64)
-
-        values = tile_values(function)
-        extents = _ValidExtents(function)
-        valid = {v: extents.of(v) for v in values}
         selector = Selector(self.target, valid)
         scratch_types = {op: selector.scratch(op) for op in function.walk()}
         plan = plan_memory(
