@@ -349,34 +349,38 @@ def _same_space(
     return same
 
 
-def distribute(function: func.FuncOp, cores: int, alignment: int) -> int:
-    """Split the top-level parallel tile loops of `function` over up to `cores`
-    cores; returns the number of cores used.
+@dataclass
+class _Split:
+    """How the loops of one block are split over cores (see `distribute`)."""
 
-    The first top-level loop with tiles, and the later ones that iterate the
-    same space (`_same_space`), run their iterations in units of g iterations,
-    chosen so that no two cores write one `alignment`-byte block of GM (g = 1
-    when an iteration's output window starts on a block). The other top-level
-    work with tiles (the peeled last iterations) is one more unit when it
-    starts on a block, else part of the last one, and runs on the last core. Units 0..T-1 are split into
-    N = min(cores, T) contiguous chunks: core c starts at unit
-    `c * (T // N) + min(c, T % N)`, and the first T % N cores get one unit more.
-    Nothing is split when GM written by one part is read by another.
-    """
-    block = function.body.block
-    ops = list(block.ops)
-    terminator = ops[-1]
-    candidates = [op for op in ops[:-1] if isinstance(op, scf.ForOp) and _tile_ops(op)]
+    loops: list[scf.ForOp]
+    tail: list[Operation]
+    lb: int
+    step: int
+    trips: int
+    granule: int
+    units: int
+
+
+def _plan_split(
+    ops: Sequence[Operation],
+    terminator: Operation,
+    ranges: dict[SSAValue, Range],
+    alignment: int,
+) -> _Split | None:
+    """Whether and how the loops among `ops` (a block without its terminator)
+    can be split over cores; None when they cannot."""
+    ops = list(ops)
+    candidates = [op for op in ops if isinstance(op, scf.ForOp) and _tile_ops(op)]
     if not candidates or not _is_parallel(candidates[0]):
-        return 1
-    ranges = index_ranges(function)
+        return None
     loops = _same_space(candidates, ranges)
     if not loops:
-        return 1
+        return None
     first = ops.index(loops[0])
     # The tail: other work with tiles after the first loop, and what uses it.
     tail: list[Operation] = []
-    for op in ops[first + 1 : -1]:
+    for op in ops[first + 1 :]:
         if op not in loops and (
             _tile_ops(op) or any(o.owner in tail for o in op.operands)
         ):
@@ -385,48 +389,50 @@ def distribute(function: func.FuncOp, cores: int, alignment: int) -> int:
         o.owner for op in (*loops, terminator) for n in op.walk() for o in n.operands
     ]
     if any(owner in tail for owner in used_later):
-        return 1
+        return None
     bounds = _bounds(loops[0], ranges)
     trips = loop_trip_count(loops[0], ranges)
     if bounds is None or trips is None or trips < 1:
-        return 1
-    if any(_tile_ops(op) or _memrefs([op])[1] for op in ops[:first]):
-        return 1
-    parts: list[Sequence[Operation]] = [[loop] for loop in loops] + [tail]
+        return None
+    # Work before the loops runs on every core: it may read GM, not write it.
+    prologue = ops[:first]
+    if _memrefs(prologue)[1]:
+        return None
+    parts: list[Sequence[Operation]] = [[loop] for loop in loops] + [tail, prologue]
     accesses = [_memrefs(part) for part in parts]
     for i, (_, writes) in enumerate(accesses):
         for j, (reads, _) in enumerate(accesses):
             if i != j and writes & reads:
-                return 1
+                return None
     splits = [
         _store_split(loop, store, ranges, alignment)
         for loop in loops
         for store in loop.walk()
         if isinstance(store, tile.StoreOp)
     ]
-    if not splits or any(split is None for split in splits):
-        return 1
-    if not _tail_fits(tail, loops, trips, ranges):
-        return 1
+    if not splits or not _tail_fits(tail, loops, trips, ranges):
+        return None
     granule = 1
     for split in splits:
-        assert split is not None
-        if split.base % alignment:
-            return 1
+        if split is None or split.base % alignment:
+            return None
         granule = lcm(granule, alignment // gcd(alignment, abs(split.stride)))
-    main_units = -(-trips // granule)
     separate_tail = bool(tail) and all(
         (s.base + trips * s.stride) % alignment == 0 for s in splits if s is not None
     )
-    units = main_units + int(separate_tail)
-    count = min(cores, units)
-    if count <= 1:
-        return 1
-
+    units = -(-trips // granule) + int(separate_tail)
     lb, _, step = bounds
-    share, extra = divmod(units, count)
-    point = InsertPoint.before(loops[0])
-    location = loops[0].location
+    return _Split(loops, tail, lb, step, trips, granule, units)
+
+
+def _apply_split(
+    split: _Split, core: SSAValue, count: int, terminator: Operation
+) -> scf.IfOp | None:
+    """Give the loops the chunk of core `core` (of `count`) and move the tail into
+    an `scf.if` on the last core, before `terminator`; returns that `scf.if`."""
+    share, extra = divmod(split.units, count)
+    point = InsertPoint.before(split.loops[0])
+    location = split.loops[0].location
 
     def emit(op: Operation) -> SSAValue:
         op.location = location
@@ -444,15 +450,14 @@ def distribute(function: func.FuncOp, cores: int, alignment: int) -> int:
 
     def iteration_value(unit: SSAValue, largest: int) -> SSAValue:
         """lb + min(unit * granule, trips) * step, for unit <= largest."""
-        first = times(unit, granule)
-        if largest * granule > trips:
-            bound = const(trips)
+        first = times(unit, split.granule)
+        if largest * split.granule > split.trips:
+            bound = const(split.trips)
             first = emit(
                 arith.SelectOp(emit(arith.CmpiOp(first, bound, "slt")), first, bound)
             )
-        return plus(times(first, step), lb)
+        return plus(times(first, split.step), split.lb)
 
-    core = emit(hw.BlockIdxOp())
     start = times(core, share)
     if extra:
         longer = emit(arith.CmpiOp(core, const(extra), "ult"))
@@ -466,21 +471,99 @@ def distribute(function: func.FuncOp, cores: int, alignment: int) -> int:
         )
     else:
         end = plus(start, share)
-    low = iteration_value(start, units - share)
-    high = iteration_value(end, units)
-    for loop in loops:
+    low = iteration_value(start, split.units - share)
+    high = iteration_value(end, split.units)
+    for loop in split.loops:
         loop.operands[0], loop.operands[1] = low, high
-    if tail:
-        last = emit(arith.CmpiOp(core, const(count - 1), "eq"))
-        body = Block()
-        for op in tail:
-            op.detach()
-            body.add_op(op)
-        body.add_op(scf.YieldOp())
-        guard = scf.IfOp(last, [], Region(body))
-        guard.location = location
-        Rewriter.insert_op(guard, InsertPoint.before(terminator))
-    return count
+    if not split.tail:
+        return None
+    last = emit(arith.CmpiOp(core, const(count - 1), "eq"))
+    body = Block()
+    for op in split.tail:
+        op.detach()
+        body.add_op(op)
+    body.add_op(scf.YieldOp())
+    guard = scf.IfOp(last, [], Region(body))
+    guard.location = location
+    Rewriter.insert_op(guard, InsertPoint.before(terminator))
+    return guard
+
+
+def _grid(outer: int, inner: int, cores: int) -> tuple[int, int]:
+    """Cores along the outer and inner loops: the least work per core (in units),
+    then the fewest cores."""
+    best = (outer * inner, 1, 1, 1)
+    for n_outer in range(1, min(outer, cores) + 1):
+        for n_inner in range(1, min(inner, cores // n_outer) + 1):
+            load = -(-outer // n_outer) * -(-inner // n_inner)
+            best = min(best, (load, n_outer * n_inner, n_outer, n_inner))
+    return best[2], best[3]
+
+
+def distribute(function: func.FuncOp, cores: int, alignment: int) -> int:
+    """Split the parallel tile loops of `function` over up to `cores` cores;
+    returns the number of cores used.
+
+    The first top-level loop with tiles, and the later ones that iterate the
+    same space (`_same_space`), run their iterations in units of g iterations,
+    chosen so that no two cores write one `alignment`-byte block of GM (g = 1
+    when an iteration's output window starts on a block). The other top-level
+    work with tiles (the peeled last iterations) is one more unit when it
+    starts on a block, else part of the last one, and runs on the last core;
+    work before the loops runs on every core (it must not write GM).
+    Units 0..T-1 are split into N contiguous chunks: core c starts at unit
+    `c * (T // N) + min(c, T % N)`, and the first T % N cores get one unit more.
+    When the loop has fewer units than there are cores and its body (and its
+    peeled copy) is again such a loop, the cores form a grid over both levels.
+    Nothing is split when GM written by one part is read by another.
+    """
+    ranges = index_ranges(function)
+    block = function.body.block
+    terminator = block.last_op
+    assert terminator is not None
+    ops = [op for op in block.ops if op is not terminator]
+    outer = _plan_split(ops, terminator, ranges, alignment)
+    if outer is None:
+        return 1
+    inner: list[_Split] = []
+    if outer.units < cores:
+        blocks: list[tuple[list[Operation], Operation]] = []
+        for loop in outer.loops:
+            body_ops = list(loop.body.block.ops)
+            blocks.append((body_ops[:-1], body_ops[-1]))
+        if outer.tail:
+            blocks.append((outer.tail, terminator))
+        plans = [_plan_split(b, end, ranges, alignment) for b, end in blocks]
+        if all(plans) and len({p.units for p in plans if p}) == 1:
+            inner = [p for p in plans if p is not None]
+    n_outer, n_inner = _grid(outer.units, inner[0].units if inner else 1, cores)
+    if n_outer * n_inner <= 1:
+        return 1
+    location = outer.loops[0].location
+    core = hw.BlockIdxOp()
+    core.location = location
+    Rewriter.insert_op(core, InsertPoint.before(outer.loops[0]))
+    outer_core, inner_core = core.result, core.result
+    if n_inner > 1:
+        width = arith.ConstantOp(IntegerAttr(n_inner, IndexType()))
+        split_ops = [
+            width,
+            arith.DivSIOp(core.result, width.result),
+            arith.RemSIOp(core.result, width.result),
+        ]
+        for op in split_ops:
+            op.location = location
+        Rewriter.insert_op(split_ops, InsertPoint.after(core))
+        outer_core, inner_core = split_ops[1].results[0], split_ops[2].results[0]
+    guard = _apply_split(outer, outer_core, n_outer, terminator)
+    if n_inner > 1:
+        yields = [loop.body.block.last_op for loop in outer.loops]
+        if guard is not None:
+            yields.append(guard.true_region.block.last_op)
+        for plan, end in zip(inner, yields, strict=True):
+            assert end is not None
+            _apply_split(plan, inner_core, n_inner, end)
+    return n_outer * n_inner
 
 
 def _tile_ops_of(ops: Sequence[Operation]) -> list[Operation]:

@@ -581,6 +581,19 @@ def test_matmul_with_tails(m: int, n: int, k: int, out: str, target: str) -> Non
     check(text, [a, b, poison((m, n), out)], [2], target, out)
 
 
+@pytest.mark.parametrize("sync", [False, True])
+def test_matmul_on_a_grid_of_cores(sync: bool) -> None:
+    """3 row blocks x 3 column blocks of C (the last of each a tail) on 9 of 24
+    cores: rows of 160 bytes, so cores may split rows and columns."""
+    m, n, k = 40, 80, 70
+    text = matmul_kernel(m, n, k, 16, 32, 32, "f16")
+    a, b = random((m, k), "f16", 3, -1, 1), random((k, n), "f16", 4, -1, 1)
+    result = check(
+        text, [a, b, poison((m, n), "f16")], [2], "ascend910b", "f16", sync=sync
+    )
+    assert result.report.block_dim == 9
+
+
 # --------------------------------------------------------------------------------------
 # tv IR through tv-to-tile
 # --------------------------------------------------------------------------------------
