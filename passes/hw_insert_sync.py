@@ -407,7 +407,8 @@ class Dep:
 class Sync:
     """A set_flag/wait_flag pair: set at gap `set_gap`, wait at gap `wait_gap`.
 
-    In a loop `set_gap` is in [0, n); a `wait_gap` >= n waits in the next
+    In a loop `set_gap` is in [0, n] (n: the end of the body); a `wait_gap` >= n
+    waits in the next
     iteration (at gap wait_gap - n): a loop-carried flag, balanced by a set
     before the loop and a wait after it.
     """
@@ -425,6 +426,9 @@ class Sync:
     event: int = -1
     ops: list[Operation] = field(default_factory=list[Operation])
     """The flag ops written for it (sets and waits, prologue and drain)."""
+    fenced: bool = False
+    """A `pipe_barrier all` precedes the set (see `pending_deps` and
+    `allocate_events`)."""
     prologue_gap: int = -1
     """For a loop-carried flag: the top-level gap of its first set."""
     drain_gap: int = -1
@@ -449,6 +453,9 @@ class Frame:
     boundary_pipes: frozenset[Pipe] = frozenset()
     """Pipes whose sets may move to the top of the next iteration for free: in a
     top-level loop, those with no work before the loop."""
+    forward_pairs: frozenset[tuple[Pipe, Pipe]] = frozenset()
+    """Pipe pairs whose flags never cross an iteration boundary (when their event
+    ids run out: a loop-carried flag is live around its outermost loop)."""
 
     @property
     def size(self) -> int:
@@ -524,24 +531,34 @@ class Frame:
         dst: Pipe,
         dst_key: int,
         without: Sync | None = None,
+        entered: bool = False,
     ) -> bool:
         """Whether the flags order `src` at `src_key` before `dst` at `dst_key`.
 
         A pipe reached at key k can use any set at a later key of that pipe;
         following flags only moves forward, so one pass in key order suffices.
+        `entered`: the loop was just entered, no iteration precedes the first
+        (a set at the end of the body counts only from iteration 0 on).
         """
         if src == dst:
             return src_key <= dst_key
-        base = [
-            (s.src, _set_key(s.set_gap), s.dst, _wait_key(s.wait_gap))
-            for s in self.syncs
-            if s is not without
-        ] + self.edges
-        edges: list[tuple[int, int, Pipe, Pipe]] = []
+        syncs = [s for s in self.syncs if s is not without]
+        base: list[tuple[Pipe | None, int, Pipe | None, int]] = [
+            (s.src, _set_key(s.set_gap), s.dst, _wait_key(s.wait_gap)) for s in syncs
+        ]
+        base += self.edges
+        # A fence (pipe_barrier all) before a set orders everything before it.
+        base += [
+            (None, _set_key(s.set_gap), None, _set_key(s.set_gap))
+            for s in syncs
+            if s.fenced
+        ]
+        edges: list[tuple[int, int, Pipe | None, Pipe | None]] = []
         period = self.period
         for p, set_key, q, wait_key in base:
             if period:
                 low = -((set_key - src_key) // period)  # ceil((src - set) / period)
+                low = max(low, 0) if entered else low
                 high = (dst_key - wait_key) // period
                 shifts = range(low, high + 1)
             else:
@@ -551,7 +568,12 @@ class Frame:
         edges.sort(key=lambda e: (e[0], e[1]))
         earliest: dict[Pipe, float] = {src: src_key}
         for set_key, wait_key, p, q in edges:
-            if earliest.get(p, inf) <= set_key and wait_key < earliest.get(q, inf):
+            if p is None or q is None:
+                if min(earliest.values()) <= set_key:
+                    earliest = {
+                        pipe: min(earliest.get(pipe, inf), wait_key) for pipe in Pipe
+                    }
+            elif earliest.get(p, inf) <= set_key and wait_key < earliest.get(q, inf):
                 earliest[q] = wait_key
         return earliest.get(dst, inf) <= dst_key
 
@@ -560,7 +582,12 @@ class Frame:
 
     # --- flag placement ------------------------------------------------------------------
     def place(
-        self, src: Pipe, set_lo: int, set_hi: int, wait_lo: int, wait_hi: int
+        self,
+        pair: tuple[Pipe, Pipe],
+        set_lo: int,
+        set_hi: int,
+        wait_lo: int,
+        wait_hi: int,
     ) -> tuple[int, int, int] | None:
         """(set gap, wait gap, shift) for flags in these windows, or None.
 
@@ -568,7 +595,8 @@ class Frame:
         may sit at the iteration boundary goes there when its pipe is in
         `boundary_pipes`: it is then a set at the top of the next iteration, with
         its wait in that same iteration, which needs no prologue or drain (and
-        orders no earlier work in the first iteration).
+        orders no earlier work in the first iteration). For `forward_pairs` every
+        set that would cross the boundary goes there, even if that delays it.
         """
         set_gap, wait_gap = set_lo, wait_hi
         if set_lo > set_hi or wait_lo > wait_hi or set_gap > wait_gap:
@@ -577,15 +605,19 @@ class Frame:
         if self.loop is None:
             return set_gap, wait_gap, 0
         boundary = -(-set_gap // n) * n
-        if src in self.boundary_pipes and boundary <= min(set_hi, wait_gap):
-            set_gap = boundary
+        free = pair[0] in self.boundary_pipes and boundary <= set_hi
+        if (free or pair in self.forward_pairs) and boundary <= wait_gap:
+            set_gap = shift = boundary  # gap 0 of the next iteration
+        else:
+            shift = (set_gap - 1) // n * n  # set_gap in [1, n]: n is the body's end
         if wait_gap - set_gap >= n:
             return None
-        shift = (set_gap // n) * n
         return set_gap - shift, wait_gap - shift, shift
 
     def new_sync(self, dep: Dep) -> Sync:
-        placed = self.place(dep.src, dep.set_lo, dep.set_hi, dep.wait_lo, dep.wait_hi)
+        placed = self.place(
+            (dep.src, dep.dst), dep.set_lo, dep.set_hi, dep.wait_lo, dep.wait_hi
+        )
         assert placed is not None, "a dependency always has a place"
         set_gap, wait_gap, shift = placed
         return Sync(
@@ -610,7 +642,7 @@ class Frame:
                 max(sync.wait_lo, dep.wait_lo + shift),
                 min(sync.wait_hi, dep.wait_hi + shift),
             )
-            placed = self.place(dep.src, *windows)
+            placed = self.place((dep.src, dep.dst), *windows)
             if placed is None:
                 continue
             set_gap, wait_gap, moved = placed
@@ -637,10 +669,17 @@ def _has_instructions(op: Operation) -> bool:
 class FunctionSync:
     """Builds the frames of a function, chooses its flags and writes them."""
 
-    def __init__(self, func_op: func.FuncOp, target: Target):
+    def __init__(
+        self,
+        func_op: func.FuncOp,
+        target: Target,
+        forward_pairs: frozenset[tuple[Pipe, Pipe]] = frozenset(),
+    ):
         self.target = target
         self.analysis = AccessAnalysis(target)
         self.root = self.build(func_op.body.block, None, None, -1)
+        for frame in self.root.frames():
+            frame.forward_pairs = forward_pairs
         before: set[Pipe] = set()
         for node in self.root.nodes:
             for child in node.children:
@@ -685,14 +724,18 @@ class FunctionSync:
         return frame
 
     def dependencies(self, frame: Frame) -> list[Dep]:
-        """Every ordering the frame's nodes need, one per node pair and pipe pair."""
+        """Every ordering the frame's nodes need, one per node pair and pipe pair.
+
+        Pairs of accesses that flags inside a loop or if already order need none.
+        """
         deps: dict[tuple[int, int, Pipe, Pipe], Dep] = {}
         n = frame.size
 
         def add(a: int, b: int, x: Access, y: Access) -> None:
             key = (a, b, x.pipe, y.pipe)
-            if key not in deps:
-                deps[key] = frame.dep(a, b, x.pipe, y.pipe, x.op, y.op)
+            if key in deps or _ordered_inside(frame.nodes[a], x, frame.nodes[b % n], y):
+                return
+            deps[key] = frame.dep(a, b, x.pipe, y.pipe, x.op, y.op)
 
         for i, first in enumerate(frame.nodes):
             for j in range(i + 1, n):
@@ -705,32 +748,9 @@ class FunctionSync:
                     if i == j and not first.children:
                         continue
                     for x, y in _conflicts(first, second, later):
-                        if i < j:  # ordered in the same iteration, hence in later ones
-                            add(i, j, x, y)
-                        elif i > j or not self.orders_inside(first, x, y):
-                            add(i, j + n, x, y)
+                        # i < j: ordered in one iteration, hence also across two.
+                        add(i, j if i < j else j + n, x, y)
         return list(deps.values())
-
-    def orders_inside(self, node: Node, x: Access, y: Access) -> bool:
-        """Whether the flags inside `node` order `x` before `y` the next time the
-        node runs (the same compound node, one iteration of the enclosing loop later).
-
-        In an inner loop: its frame orders x in one iteration before y in the next
-        (loop-carried flags are set before the outermost loop and drained after
-        it, so "the next iteration" may be in a later outer iteration). In an
-        if: the branch holding y orders everything before it on x's pipe.
-        """
-        for child in node.children:
-            if not _inside(y.op, child.block):
-                continue
-            b = child.index_of(y.op)
-            if child.loop is not None:
-                a = child.index_of(x.op)
-                return child.reaches(
-                    x.pipe, _ops_key(a), y.pipe, _start_key(b) + child.period
-                )
-            return child.reaches(x.pipe, 0, y.pipe, _start_key(b))
-        return False
 
     # --- choosing flags --------------------------------------------------------------------
     def synchronise(self, frame: Frame) -> None:
@@ -744,13 +764,10 @@ class FunctionSync:
         _select(frame, frame.deps)
         if frame.loop is None:
             return
-        for _ in range(3):
-            pending = self.pending_deps(frame)
-            if not pending:
-                return
+        # Each round adds orderings not yet implied, from a finite set: it ends.
+        while pending := self.pending_deps(frame):
             frame.deps.extend(pending)
             _select(frame, frame.deps)
-        raise AssertionError("bounding pending sets did not converge")
 
     def pending_deps(self, frame: Frame) -> list[Dep]:
         """Orderings that keep a loop's flags from having two sets pending.
@@ -758,22 +775,26 @@ class FunctionSync:
         The target allows one unconsumed set per pipe pair and event: the next
         iteration's set must come after this iteration's wait. Dependencies
         between the same buffers in both directions usually imply it; addresses
-        that move with the loop index and flags inside an `scf.if` may not.
+        that move with the loop index and flags inside an `scf.if` may not. The
+        ordering is a flag back from after the wait to before the next set; when
+        only one node separates them the wait moves one node earlier to make
+        room, and when none does a `pipe_barrier all` precedes the set.
         """
         n = frame.size
         new: list[Dep] = []
         for sync in frame.syncs:
             next_set = sync.set_gap + n
-            if frame.reaches(
+            if sync.fenced or frame.reaches(
                 sync.dst, _wait_key(sync.wait_gap), sync.src, _set_key(next_set)
             ):
                 continue
             if sync.wait_gap + 1 > next_set - 1:
-                raise op_error(
-                    sync.consumer,
-                    f"cannot keep the {sync.src} -> {sync.dst} flag of this loop "
-                    "from being set twice before it is waited for",
-                )
+                if sync.wait_gap - 1 < sync.set_gap:
+                    sync.fenced = True
+                    continue
+                sync.wait_gap -= 1
+                sync.wait_hi = sync.wait_gap
+                sync.wait_lo = min(sync.wait_lo, sync.wait_gap)
             new.append(
                 Dep(
                     sync.dst,
@@ -839,9 +860,11 @@ class FunctionSync:
     def allocate_events(self) -> None:
         """Give every flag an event id of its pipe pair, reusing ids when safe.
 
-        When every id is taken, the flag is merged into a live one of its block
-        (its set moves later or its wait earlier, which orders more than needed);
-        a diagnostic when there is none.
+        When every id is taken and loop-carried flags of the pair hold ids, raises
+        `OutOfEvents` (to synchronise again with flags that stay in their
+        iteration). Otherwise the flag is merged into a live one of its block (its
+        set moves later or its wait earlier, which orders more than needed); a
+        diagnostic when there is none.
         """
         limit = self.target.sync.event_ids
         placed: list[tuple[Frame, Sync]] = []
@@ -855,8 +878,27 @@ class FunctionSync:
                 ]
                 used = {other.event for other in taken}
                 free = next((e for e in range(limit) if e not in used), None)
+                pair = (sync.src, sync.dst)
+                if free is None and pair not in frame.forward_pairs:
+                    for other_frame, other in placed:
+                        if (other.src, other.dst) == pair and other_frame.is_carried(
+                            other
+                        ):
+                            raise OutOfEvents(pair)
                 if free is None and _squeeze(frame, sync, taken):
                     continue
+                if free is None and not sync.fenced:
+                    # Order every earlier wait before the set: ids of flags that
+                    # end before it become free.
+                    sync.fenced = True
+                    used = {
+                        other.event
+                        for other in taken
+                        if not self.may_share(
+                            frame, sync, _frame_of(placed, other), other
+                        )
+                    }
+                    free = next((e for e in range(limit) if e not in used), None)
                 if free is None:
                     raise op_error(
                         sync.consumer,
@@ -869,7 +911,12 @@ class FunctionSync:
 
     def may_share(self, fx: Frame, x: Sync, fy: Frame, y: Sync) -> bool:
         """Whether two flags of one pipe pair may use the same event id: their
-        set..wait spans never overlap, and each wait precedes the other's next set."""
+        set..wait spans never overlap, and each wait precedes the other's next set.
+
+        The spans are compared in the innermost frame holding both; a flag nested
+        deeper spans its whole node there (a loop-carried one, everything from its
+        prologue to its drain).
+        """
         path_x, path_y = _ancestry(fx), _ancestry(fy)
         common = 0
         while (
@@ -877,43 +924,82 @@ class FunctionSync:
         ):
             common += 1
         frame = path_x[common - 1]
-        spans: list[tuple[int, int]] = []
+        spans: list[tuple[int, int, bool]] = []  # set key, wait key, fenced set
         for path, sync in ((path_x, x), (path_y, y)):
             owner = path[-1]
             if owner is frame:
-                spans.append((_set_key(sync.set_gap), _wait_key(sync.wait_gap)))
-                continue
-            if owner.is_carried(sync):
-                if frame is not self.root:
-                    return False  # live from before the outermost loop to after it
-                spans.append((_set_key(sync.prologue_gap), _wait_key(sync.drain_gap)))
-                continue
-            node = path[common].parent_node
-            spans.append((_start_key(node), _exit_key(node)))
-        if spans[0] == spans[1]:  # different branches of one scf.if
+                spans.append(
+                    (_set_key(sync.set_gap), _wait_key(sync.wait_gap), sync.fenced)
+                )
+            elif not owner.is_carried(sync):
+                node = path[common].parent_node
+                spans.append((_start_key(node), _exit_key(node), sync.fenced))
+            elif frame is self.root:
+                prologue, drain = _set_key(sync.prologue_gap), _wait_key(sync.drain_gap)
+                spans.append((prologue, drain, False))
+            else:
+                return False  # live from before the outermost loop to after it
+        if spans[0][:2] == spans[1][:2]:  # different branches of one scf.if
             return not (fx.is_carried(x) or fy.is_carried(y))
         period = frame.period
-        src, dst = x.src, x.dst
         if not period:
-            (set_a, wait_a), (set_b, wait_b) = sorted(spans)
-            return wait_a < set_b and frame.reaches(dst, wait_a, src, set_b)
-        (set_a, wait_a), (set_b, wait_b) = spans
+            first, second = sorted(spans)
+            return first[1] < second[0] and self._precedes(frame, x, first[1], second)
+        (set_a, wait_a, _), (set_b, wait_b, _) = spans
         for k in range(-2, 3):
             if max(set_a, set_b + k * period) <= min(wait_a, wait_b + k * period):
                 return False
-        for (_, wait_a), (set_b, _) in (spans, spans[::-1]):
-            m = -((set_b - wait_a) // period)  # the first set of b after a's wait
-            if set_b + m * period <= wait_a:
+        for first, second in (spans, spans[::-1]):
+            m = -((second[0] - first[1]) // period)  # b's first set after a's wait
+            if second[0] + m * period <= first[1]:
                 m += 1
-            next_b = set_b + m * period
-            if not frame.reaches(dst, wait_a, src, next_b):
+            next_set = (second[0] + m * period, second[1], second[2])
+            if not self._precedes(frame, x, first[1], next_set):
                 return False
         return True
+
+    @staticmethod
+    def _precedes(
+        frame: Frame, pair: Sync, wait_key: int, later: tuple[int, int, bool]
+    ) -> bool:
+        """Whether a wait at `wait_key` is consumed before the set `later` fires."""
+        set_key, _, fenced = later
+        return fenced or frame.reaches(pair.dst, wait_key, pair.src, set_key)
 
     # --- writing the flags -----------------------------------------------------------------
     def emit(self) -> None:
         for frame in self.root.frames():
             _emit_frame(frame, self.root)
+
+
+def _ordered_inside(first: Node, x: Access, second: Node, y: Access) -> bool:
+    """Whether flags inside a loop or if order access `x` of node `first` before
+    access `y` of the next run of node `second` (the same run when they differ).
+
+    - x in a loop or if: in the run (iteration, branch) of x, flags reach y's
+      pipe before it ends; everything after the node on that pipe follows.
+    - y in a loop or if: flags order x's pipe at the start of the run of y
+      before y; everything before the node on x's pipe precedes that start.
+    - both in one loop: its frame orders x in one iteration before y in the next;
+      loop-carried flags are set before the outermost loop and drained after it,
+      so the next iteration may be in a later run of the loop.
+    """
+    if first is second and isinstance(first.op, scf.ForOp):
+        body = first.children[0]
+        a, b = body.index_of(x.op), body.index_of(y.op)
+        if body.reaches(x.pipe, _ops_key(a), y.pipe, _start_key(b) + body.period):
+            return True
+    for child in first.children:
+        if _inside(x.op, child.block):
+            a = child.index_of(x.op)
+            if child.reaches(x.pipe, _ops_key(a), y.pipe, _set_key(child.size)):
+                return True
+    for child in second.children:
+        if _inside(y.op, child.block):
+            b = child.index_of(y.op)
+            if child.reaches(x.pipe, 0, y.pipe, _start_key(b), entered=True):
+                return True
+    return False
 
 
 def _inside(op: Operation, block: Block) -> bool:
@@ -948,6 +1034,10 @@ def _branch_flag_pairs(node: Node) -> set[tuple[Pipe, Pipe]]:
             if isinstance(inner.op, scf.IfOp):
                 pairs.update(_branch_flag_pairs(inner))
     return pairs
+
+
+def _frame_of(placed: Sequence[tuple[Frame, Sync]], sync: Sync) -> Frame:
+    return next(frame for frame, other in placed if other is sync)
 
 
 def _squeeze(frame: Frame, sync: Sync, live: Sequence[Sync]) -> bool:
@@ -1005,23 +1095,26 @@ def _emit_frame(frame: Frame, root: Frame) -> None:
     sets: dict[int, list[Operation]] = {}
     waits: dict[int, list[Operation]] = {}
 
-    def add(sync: Sync, set_gap: int, wait_gap: int) -> None:
+    def add(sync: Sync, set_gap: int, wait_gap: int, fenced: bool) -> None:
         set_op = SetFlagOp(sync.src, sync.dst, sync.event)
-        set_op.location = sync.producer.location
         wait_op = WaitFlagOp(sync.src, sync.dst, sync.event)
+        fence = [PipeBarrierOp(Pipe.ALL)] if fenced else []
+        for op in (*fence, set_op):
+            op.location = sync.producer.location
         wait_op.location = sync.consumer.location
-        sets.setdefault(set_gap, []).append(set_op)
+        sets.setdefault(set_gap, []).extend((*fence, set_op))
         waits.setdefault(wait_gap, []).append(wait_op)
-        sync.ops += (set_op, wait_op)
+        sync.ops += (*fence, set_op, wait_op)
 
     for sync in frame.syncs:
         carried = frame.is_carried(sync)
-        add(sync, sync.set_gap, sync.wait_gap - n if carried else sync.wait_gap)
+        wait_gap = sync.wait_gap - n if carried else sync.wait_gap
+        add(sync, sync.set_gap, wait_gap, sync.fenced)
     if frame is root:
         for inner in root.frames():
             for sync in inner.syncs:
                 if inner.is_carried(sync):
-                    add(sync, sync.prologue_gap, sync.drain_gap)
+                    add(sync, sync.prologue_gap, sync.drain_gap, False)
     terminator = block.last_op
     assert terminator is not None
     for gap, ops in sets.items():
@@ -1040,6 +1133,30 @@ def _emit_frame(frame: Frame, root: Frame) -> None:
 # --------------------------------------------------------------------------------------
 
 
+class OutOfEvents(Exception):
+    """Loop-carried flags of this pipe pair hold more event ids than there are."""
+
+    def __init__(self, pair: tuple[Pipe, Pipe]):
+        super().__init__(f"{pair[0]} -> {pair[1]}")
+        self.pair = pair
+
+
+def insert_sync(func_op: func.FuncOp) -> list[Sync]:
+    """Synchronise one function; returns the flags placed (`Sync.ops` are their ops)."""
+    target, _ = target_of(func_op)
+    forward_pairs: frozenset[tuple[Pipe, Pipe]] = frozenset()
+    while True:
+        function = FunctionSync(func_op, target, forward_pairs)
+        function.synchronise(function.root)
+        try:
+            function.allocate_events()
+        except OutOfEvents as e:
+            forward_pairs |= {e.pair}
+            continue
+        function.emit()
+        return [sync for frame in function.root.frames() for sync in frame.syncs]
+
+
 @dataclass(frozen=True)
 class HwInsertSyncPass(ModulePass):
     """Insert set_flag/wait_flag pairs between pipes from the buffers they share.
@@ -1054,11 +1171,7 @@ class HwInsertSyncPass(ModulePass):
         for func_op in op.walk():
             if not isinstance(func_op, func.FuncOp) or not _has_instructions(func_op):
                 continue
-            target, _ = target_of(func_op)
-            sync = FunctionSync(func_op, target)
-            sync.synchronise(sync.root)
-            sync.allocate_events()
-            sync.emit()
+            insert_sync(func_op)
 
 
 @dataclass(frozen=True)
