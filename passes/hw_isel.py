@@ -71,8 +71,9 @@ class Kind(Enum):
 class Lanes:
     """A vector operand: a buffer and how the region's elements map onto it.
 
-    `offset` is in elements (in blocks... of rows for ROW_BLOCK: the region's row 0
-    is block `offset`); `pitch` is the row pitch in elements of a FULL operand.
+    `offset` is where the region starts: in elements, except for ROW_BLOCK where
+    it is the block of the region's row 0; `pitch` is the row pitch in elements
+    of a FULL operand.
     """
 
     buffer: SSAValue

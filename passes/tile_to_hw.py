@@ -32,6 +32,7 @@ from pypto_mlir.dialects import ascend_hw as hw
 from pypto_mlir.dialects import tile
 from pypto_mlir.dialects.tile import MemorySpace, TileType
 from pypto_mlir.passes.hw_isel import (
+    BufferOf,
     ConstantPool,
     Emitter,
     Lanes,
@@ -742,7 +743,7 @@ class _FunctionLowering:
         return self._allocs[key]
 
     def _copies(
-        self, plan: MemoryPlan, em: Emitter, buffer, selector: Selector
+        self, plan: MemoryPlan, em: Emitter, buffer: BufferOf, selector: Selector
     ) -> None:
         """Copies of carried values that could not share the loop's buffer."""
         for loop, k in sorted(plan.init_copies | plan.yield_copies, key=lambda c: c[1]):
