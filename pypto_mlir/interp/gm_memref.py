@@ -11,8 +11,9 @@ run, or runs on its `ShapedArray` (which knows no bf16 and no dynamic sizes):
 - `memref.subview`: a numpy view (`tv.view` windows, strides, rank reduction);
 - `memref.expand_shape`: a numpy view with unit dimensions inserted.
 
-Register `GmMemRefFunctions` with `override=True` on top of xDSL's
-`MemRefFunctions` (`gm_interpreter` does it for the tile interpreter).
+`interp.tile.tile_interpreter` registers `GmMemRefFunctions` with
+`override=True` on top of xDSL's `MemRefFunctions`; `interp.hw_gm_memref` runs
+the same ops on the simulator's GM tensors.
 """
 
 from __future__ import annotations
@@ -31,7 +32,6 @@ from xdsl.interpreter import (
     register_impls,
 )
 from xdsl.interpreters.builtin import scalar_attr
-from xdsl.interpreters.math import MathFunctions
 from xdsl.ir import Attribute
 from xdsl.utils.exceptions import InterpretationError
 
@@ -44,7 +44,8 @@ def _index(value: Any) -> int:
     return int(value.value.data) if hasattr(value, "value") else int(value)
 
 
-def _mixed(static: Sequence[int], dynamic: Sequence[Any]) -> list[int]:
+def mixed_indices(static: Sequence[int], dynamic: Sequence[Any]) -> list[int]:
+    """Static sizes/offsets with each `?` taken, in order, from `dynamic`."""
     values = iter(dynamic)
     return [_index(next(values)) if s == DYNAMIC_INDEX else s for s in static]
 
@@ -65,7 +66,7 @@ class GmMemRefFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: memref.AllocOp, args: PythonValues
     ) -> PythonValues:
         memref_type = cast(MemRefType[Attribute], op.memref.type)
-        shape = _mixed(memref_type.get_shape(), args)
+        shape = mixed_indices(memref_type.get_shape(), args)
         return (poison_array(shape, memref_type.get_element_type()),)
 
     @impl(memref.DeallocOp)
@@ -94,11 +95,11 @@ class GmMemRefFunctions(InterpreterFunctions):
         source = gm_array(args[0], cast(MemRefType[Attribute], op.source.type))
         counts = [len(op.offsets), len(op.sizes), len(op.strides)]
         dynamic = args[1:]
-        offsets = _mixed(op.static_offsets.get_values(), dynamic[: counts[0]])
-        sizes = _mixed(
+        offsets = mixed_indices(op.static_offsets.get_values(), dynamic[: counts[0]])
+        sizes = mixed_indices(
             op.static_sizes.get_values(), dynamic[counts[0] : counts[0] + counts[1]]
         )
-        strides = _mixed(
+        strides = mixed_indices(
             op.static_strides.get_values(), dynamic[counts[0] + counts[1] :]
         )
         window: list[slice] = []
@@ -122,7 +123,7 @@ class GmMemRefFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: memref.ExpandShapeOp, args: PythonValues
     ) -> PythonValues:
         source = gm_array(args[0], cast(MemRefType[Attribute], op.src.type))
-        shape = _mixed(op.static_output_shape.get_values(), args[1:])
+        shape = mixed_indices(op.static_output_shape.get_values(), args[1:])
         if int(np.prod(shape)) != source.size:
             raise InterpretationError(
                 f"memref.expand_shape: {list(source.shape)} cannot become {shape}"
@@ -135,18 +136,16 @@ class GmMemRefFunctions(InterpreterFunctions):
         return (view,)
 
 
-def _kept_shape(sizes: Sequence[int], result_shape: Sequence[int]) -> list[int]:
-    """The sizes of a subview with the unit dimensions it drops removed (greedy
-    from the left, as the result type lists them)."""
+def kept_dims(sizes: Sequence[int], result_shape: Sequence[int]) -> list[int]:
+    """The dims of a subview of `sizes` that its result keeps: the unit dims it
+    drops are removed greedily from the left, as the result type lists them."""
     kept: list[int] = []
-    position = 0
-    for size in sizes:
-        if position < len(result_shape) and result_shape[position] in (
+    for dim, size in enumerate(sizes):
+        if len(kept) < len(result_shape) and result_shape[len(kept)] in (
             size,
             DYNAMIC_INDEX,
         ):
-            kept.append(size)
-            position += 1
+            kept.append(dim)
         elif size != 1:
             raise InterpretationError(
                 f"memref.subview: sizes {list(sizes)} do not reduce to "
@@ -155,10 +154,11 @@ def _kept_shape(sizes: Sequence[int], result_shape: Sequence[int]) -> list[int]:
     return kept
 
 
+def _kept_shape(sizes: Sequence[int], result_shape: Sequence[int]) -> list[int]:
+    return [sizes[d] for d in kept_dims(sizes, result_shape)]
+
+
 def gm_interpreter(module: ModuleOp, index_bitwidth: int = 64) -> Interpreter:
-    """The tile interpreter with the GM memref ops of `tv-to-tile` output and
-    xDSL's math functions (scalar code kept from the tv function)."""
-    interpreter = tile_interpreter(module, index_bitwidth)
-    interpreter.register_implementations(GmMemRefFunctions(), override=True)
-    interpreter.register_implementations(MathFunctions())
-    return interpreter
+    """The tile interpreter, which runs the GM memref ops of `tv-to-tile` output
+    and xDSL's math functions (scalar code kept from the tv function)."""
+    return tile_interpreter(module, index_bitwidth)

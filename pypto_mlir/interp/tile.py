@@ -46,6 +46,7 @@ from xdsl.interpreter import (
 from xdsl.interpreters.arith import ArithFunctions
 from xdsl.interpreters.builtin import BuiltinFunctions, scalar_attr
 from xdsl.interpreters.func import FuncFunctions
+from xdsl.interpreters.math import MathFunctions
 from xdsl.interpreters.memref import MemRefFunctions
 from xdsl.interpreters.scf import ScfFunctions
 from xdsl.interpreters.shaped_array import ShapedArray
@@ -548,18 +549,23 @@ class TileFunctions(InterpreterFunctions):
 
 
 def tile_interpreter(module: ModuleOp, index_bitwidth: int = 64) -> Interpreter:
-    """An interpreter for `module` with the tile, func, scf, arith, memref and
-    builtin functions registered."""
+    """An interpreter for `module` with the tile, func, scf, arith, math, memref
+    and builtin functions registered; memref ops on GM buffers (numpy arrays)
+    run as `interp.gm_memref` defines them."""
+    from pypto_mlir.interp.gm_memref import GmMemRefFunctions  # imports this module
+
     interpreter = Interpreter(module, index_bitwidth=cast(Any, index_bitwidth))
     for functions in (
         ArithFunctions(),
         BuiltinFunctions(),
         FuncFunctions(),
+        MathFunctions(),
         MemRefFunctions(),
         ScfFunctions(),
         TileFunctions(),
     ):
         interpreter.register_implementations(functions)
+    interpreter.register_implementations(GmMemRefFunctions(), override=True)
     return interpreter
 
 
