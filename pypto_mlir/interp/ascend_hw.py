@@ -59,6 +59,7 @@ from xdsl.interpreter import (
 from xdsl.interpreters.arith import ArithFunctions
 from xdsl.interpreters.builtin import BuiltinFunctions, scalar_attr
 from xdsl.interpreters.func import FuncFunctions
+from xdsl.interpreters.math import MathFunctions
 from xdsl.interpreters.scf import ScfFunctions
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.traits import SymbolTable
@@ -1878,13 +1879,18 @@ class _HwInterpreter(Interpreter):
 
 
 def hw_interpreter(module: ModuleOp, runtime: HwRuntime) -> Interpreter:
-    """An interpreter of `module` with ascend_hw, scf, arith, func and builtin."""
+    """An interpreter of `module` with ascend_hw, scf, arith, math, func, builtin
+    and the memref ops on GM that tv-to-tile emits (`interp.hw_gm_memref`)."""
+    from pypto_mlir.interp.hw_gm_memref import HwGmMemRefFunctions  # imports this
+
     interpreter = _HwInterpreter(module, index_bitwidth=64)
     hw_functions = AscendHwFunctions(runtime)
     for functions in (
         HwArithFunctions(),
         BuiltinFunctions(),
         FuncFunctions(),
+        MathFunctions(),
+        HwGmMemRefFunctions(runtime),
         HwScfFunctions(runtime, hw_functions),
         hw_functions,
     ):
