@@ -88,10 +88,88 @@ class CleanupPipeline(PipelinePass):
         return tuple(members)
 
 
+LEVELS = ("tv", "tile", "ascend_hw")
+"""The IR levels, from the highest to the lowest."""
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One member of `pypto-lower`: a registered pass, the level of its output,
+    and the pipeline options it takes (pipeline field, pass field)."""
+
+    pass_name: str
+    level: str
+    options: tuple[tuple[str, str], ...] = ()
+    optional: bool = False
+    """Skipped when no pass of that name is registered."""
+
+
+LOWER_STAGES: tuple[Stage, ...] = (
+    Stage("canonicalize", "tv"),
+    Stage("pypto-set-target", "tv", (("target", "target"),)),
+    Stage(
+        "tv-to-tile",
+        "tile",
+        (("tile_sizes", "tile_sizes"), ("matmul_tile_sizes", "matmul_tile_sizes")),
+    ),
+    Stage("tile-peel-tails", "tile", optional=True),
+    Stage("tile-to-hw", "ascend_hw", (("max_cores", "max_cores"),)),
+    Stage("hw-insert-sync", "ascend_hw"),
+)
+"""The stages of `pypto-lower` in order. A new stage (tile-pipeline,
+hw-coalesce-dma) is one entry here, and a field of `LowerPipeline` for each
+option it takes."""
+
+
+@dataclass(frozen=True)
+class LowerPipeline(PipelinePass):
+    """Lower tv to ascend_hw: tile, peel tails, select instructions, synchronise.
+
+    Runs canonicalize, pypto-set-target, tv-to-tile, tile-peel-tails, tile-to-hw
+    and hw-insert-sync; every stage is also a pass of its own.
+    """
+
+    name = "pypto-lower"
+
+    target: str = ""
+    """Target name or TOML file; empty: the module's pypto.target, else ascend910b."""
+
+    tile_sizes: tuple[int, ...] = ()
+    """ROWS,COLS of vector-nest tiles (tv-to-tile); empty: chosen from the target."""
+
+    matmul_tile_sizes: tuple[int, ...] = ()
+    """M0,N0,K0 or M1,N1,M0,N0,K0 of matmul nests (tv-to-tile); empty: chosen."""
+
+    max_cores: int = 0
+    """Use at most this many cores (tile-to-hw); 0: all cores of the target."""
+
+    def stages(self, level: str = "ascend_hw") -> tuple[ModulePass, ...]:
+        """The member passes whose output is at `level` or above: the prefix of
+        the pipeline that lowers tv to `level`."""
+        if level not in LEVELS:
+            raise ValueError(f"unknown level '{level}' (one of {', '.join(LEVELS)})")
+        last = LEVELS.index(level)
+        members: list[ModulePass] = []
+        for stage in LOWER_STAGES:
+            if LEVELS.index(stage.level) > last:
+                break
+            if stage.optional and stage.pass_name not in _registered_passes():
+                continue
+            options = {name: getattr(self, field) for field, name in stage.options}
+            members.append(pass_by_name(stage.pass_name, **options))
+        return tuple(members)
+
+    def member_passes(self) -> tuple[ModulePass, ...]:
+        return self.stages()
+
+
 def get_all_pipelines() -> dict[str, Callable[[], type[ModulePass]]]:
     """Pipelines by name, in the form `xdsl.universe` expects for passes."""
 
     def cleanup() -> type[ModulePass]:
         return CleanupPipeline
 
-    return {CleanupPipeline.name: cleanup}
+    def lower() -> type[ModulePass]:
+        return LowerPipeline
+
+    return {CleanupPipeline.name: cleanup, LowerPipeline.name: lower}

@@ -62,6 +62,12 @@ def _tv_to_tile() -> type[ModulePass]:
     return TvToTilePass
 
 
+def _set_target() -> type[ModulePass]:
+    from pypto_mlir.passes.set_target import SetTargetPass
+
+    return SetTargetPass
+
+
 def _hw_insert_sync() -> type[ModulePass]:
     from pypto_mlir.passes.hw_insert_sync import HwInsertSyncPass
 
@@ -80,6 +86,7 @@ def _passes() -> dict[str, Callable[[], type[ModulePass]]]:
     return {
         **get_all_pipelines(),
         "pypto-test-diagnostics": _test_diagnostics,
+        "pypto-set-target": _set_target,
         "hw-insert-sync": _hw_insert_sync,
         "hw-strip-sync": _hw_strip_sync,
         "tv-to-tile": _tv_to_tile,

@@ -1,0 +1,44 @@
+"""`pypto-set-target`: name the module's target, once, for the passes after it.
+
+Passes that need a target read the module's `pypto.target` attribute when they
+are not given one (docs/architecture.md, *Conventions*). A pipeline cannot see
+the module when it builds its member passes, so `pypto-lower` starts with this
+pass to settle the target: the one it was given, else the module's, else the
+default chip. An unknown target is reported here, before any lowering.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pypto_mlir.dialects.ascend_hw import DEFAULT_TARGET, TARGET_ATTR
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.passes import ModulePass
+
+from pypto_mlir.diagnostics import op_error
+from pypto_mlir.targets import TargetError, load_target
+
+
+@dataclass(frozen=True)
+class SetTargetPass(ModulePass):
+    """Set the module's pypto.target: `target`, else the module's, else ascend910b.
+
+    Checks that the target loads (a builtin name or a TOML file).
+    """
+
+    name = "pypto-set-target"
+
+    target: str = ""
+    """A builtin target name or a TOML file; empty: keep the module's, if any."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        name = self.target
+        if not name:
+            attr = op.attributes.get(TARGET_ATTR)
+            name = attr.data if isinstance(attr, StringAttr) else DEFAULT_TARGET
+        try:
+            load_target(name)
+        except TargetError as error:
+            raise op_error(op, f"cannot load the target: {error}") from error
+        op.attributes[TARGET_ATTR] = StringAttr(name)
