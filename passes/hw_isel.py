@@ -145,9 +145,15 @@ class ConstantPool:
 class Emitter:
     """Inserts ascend_hw ops before the tile op being lowered, with its location."""
 
-    def __init__(self, target: Target, constants: ConstantPool):
+    def __init__(
+        self,
+        target: Target,
+        constants: ConstantPool,
+        alias: Callable[[SSAValue, Attribute], SSAValue] | None = None,
+    ):
         self.target = target
         self.constants = constants
+        self._alias = alias
         self.block = hw.vector_block_bytes(target)
         self.repeat_bytes = target.vector.repeat_bytes
         self.max_repeat = target.vector.max_repeat
@@ -167,6 +173,11 @@ class Emitter:
 
     def index(self, value: int) -> SSAValue:
         return self.constants.get(value, IndexType())
+
+    def alias(self, buffer: SSAValue, element_type: Attribute) -> SSAValue:
+        """The bytes of an allocated buffer seen as a flat buffer of another type."""
+        assert self._alias is not None
+        return self._alias(buffer, element_type)
 
     def scalar(self, value: float | int, element_type: Attribute) -> SSAValue:
         return self.constants.get(value, element_type)
@@ -680,13 +691,8 @@ class Selector:
         flat = (along_rows and shape_cols > 1 and rows == 1) or (
             not along_rows and shape_rows > 1 and shape_cols == 1
         )
-        if flat and n > lanes:
-            types = [
-                hw.BufferType([_round_up(n // lanes, per_block)], element_type, ub)
-            ]
-            if n % lanes:
-                types.append(hw.BufferType([per_block], element_type, ub))
-            return types
+        if flat:
+            return self._flat_scratch(n, element_type)
         if not along_rows and shape_rows > 1 and shape_cols > 1 and rows > 2:
             return [hw.BufferType([-(-rows // 2) * shape_cols], element_type, ub)]
         return []
@@ -985,17 +991,20 @@ class Selector:
         right of them in the last column block)."""
         tile_type = _tile(value)
         element_type = tile_type.element_type
-        if tile.element_bytes(element_type) == 1:
-            raise op_error(
-                value.owner,  # type: ignore[arg-type]
-                f"cannot zero a partial {element_type} tile in l1 (vdup is 16/32-bit)",
-            )
         _, whole, gap_bytes, partial_bytes, pitch = self._nz_fill_parts(value)
         valid_rows, _ = self.valid[value]
         e = tile.element_bytes(element_type)
         c0 = hw.nz_c0(element_type, self.target)
-        count = _buf(zeros).element_count()
-        em.vector(dup(em.scalar(0, element_type)), [Lanes(zeros)], 1, 0, count)
+        # vdup writes 16/32-bit elements: zero 8-bit data through an i16 view.
+        fill = zeros if e > 1 else em.alias(zeros, i16)
+        fill_type = _buf(fill).element_type
+        em.vector(
+            dup(em.scalar(0, fill_type)),
+            [Lanes(fill)],
+            1,
+            0,
+            _buf(fill).element_count(),
+        )
         if whole and gap_bytes:
             view = em.subview(dst, valid_rows * c0, (valid_rows, 0))
             em.emit(
@@ -1408,6 +1417,26 @@ class Selector:
             )
         return REDUCE_PRIMITIVES[type(op)]
 
+    def _flat_levels(self, n: int, element_type: Attribute) -> list[tuple[int, int]]:
+        """(whole repeats, rest) of each level of a long flat reduction: each level
+        reduces every repeat of the previous level's results (and its rest)."""
+        lanes = self.lanes_for(element_type)
+        levels: list[tuple[int, int]] = []
+        while n > lanes:
+            whole, rest = divmod(n, lanes)
+            levels.append((whole, rest))
+            n = whole
+        return levels
+
+    def _flat_scratch(self, n: int, element_type: Attribute) -> list[hw.BufferType]:
+        ub, per_block = str(MemorySpace.UB), self.per_block(element_type)
+        types: list[hw.BufferType] = []
+        for whole, rest in self._flat_levels(n, element_type):
+            types.append(hw.BufferType([_round_up(whole, per_block)], element_type, ub))
+            if rest:
+                types.append(hw.BufferType([per_block], element_type, ub))
+        return types
+
     def _reduce_flat(
         self,
         op: tile.TileReduceOp,
@@ -1417,26 +1446,38 @@ class Selector:
         n: int,
         scratch: list[SSAValue],
     ) -> None:
-        """Reduce n contiguous elements to dst[0]."""
+        """Reduce n contiguous elements to dst[0]: per repeat into a partial buffer
+        (the rest of a partial repeat into a slot of its own), level by level
+        until one repeat is left; the rests are combined at the end."""
         vreduce = self._require_vreduce(op)
-        lanes = self.lanes_for(_buf(src).element_type)
-        if n <= lanes:
-            em.emit(vreduce(src, dst, mask=_lane_mask(0, n, lanes)))
-            return
-        whole, rest = divmod(n, lanes)
-        if whole > lanes:
-            raise op_error(
-                op, f"a reduction of {n} elements needs more than two vreduce levels"
-            )
-        partial = scratch[0]
-        em.emit(vreduce(src, partial, repeat=whole))
-        if rest:
-            em.emit(vreduce(em.subview(src, whole * lanes), scratch[1], mask=rest))
-        em.emit(vreduce(partial, dst, mask=_lane_mask(0, whole, lanes)))
-        if rest:
+        element_type = _buf(src).element_type
+        lanes = self.lanes_for(element_type)
+        most = em.max_repeat - em.max_repeat % self.per_block(element_type)
+        rests: list[SSAValue] = []
+        pending = list(scratch)
+        for whole, rest in self._flat_levels(n, element_type):
+            partial = pending.pop(0)
+            done = 0
+            while done < whole:
+                repeat = min(whole - done, most)
+                em.emit(
+                    vreduce(
+                        em.subview(src, done * lanes),
+                        em.subview(partial, done),
+                        repeat=repeat,
+                    )
+                )
+                done += repeat
+            if rest:
+                slot = pending.pop(0)
+                em.emit(vreduce(em.subview(src, whole * lanes), slot, mask=rest))
+                rests.append(slot)
+            src, n = partial, whole
+        em.emit(vreduce(src, dst, mask=_lane_mask(0, n, lanes)))
+        for slot in rests:
             em.vector(
                 binary(REDUCE_COMBINE[type(op)]),
-                [Lanes(dst), Lanes(scratch[1]), Lanes(dst)],
+                [Lanes(dst), Lanes(slot), Lanes(dst)],
                 1,
                 0,
                 1,

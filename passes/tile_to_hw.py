@@ -54,7 +54,15 @@ from xdsl.dialects.builtin import (
     StringAttr,
     i64,
 )
-from xdsl.ir import Block, BlockArgument, Operation, OpResult, Region, SSAValue
+from xdsl.ir import (
+    Attribute,
+    Block,
+    BlockArgument,
+    Operation,
+    OpResult,
+    Region,
+    SSAValue,
+)
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWalker
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -715,7 +723,7 @@ class _FunctionLowering:
             if types
         }
         constants = ConstantPool(self._alloc_point)
-        emitter = Emitter(self.target, constants)
+        emitter = Emitter(self.target, constants, self._alias)
 
         def buffer(value: SSAValue) -> SSAValue:
             return self._alloc(plan.offsets[value], buffer_type(value.type))  # type: ignore[arg-type]
@@ -741,6 +749,16 @@ class _FunctionLowering:
             self._alloc_point = InsertPoint.after(op)
             self._allocs[key] = op.result
         return self._allocs[key]
+
+    def _alias(self, buffer: SSAValue, element_type: Attribute) -> SSAValue:
+        """Another alloc of the bytes of `buffer`, as a flat buffer of `element_type`."""
+        alloc = buffer.owner
+        assert isinstance(alloc, hw.AllocOp) and isinstance(buffer.type, hw.BufferType)
+        count = buffer.type.byte_size() // hw.element_bytes(element_type)
+        return self._alloc(
+            alloc.byte_offset,
+            hw.BufferType([count], element_type, buffer.type.memory_space),
+        )
 
     def _copies(
         self, plan: MemoryPlan, em: Emitter, buffer: BufferOf, selector: Selector

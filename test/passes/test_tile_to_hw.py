@@ -103,7 +103,9 @@ def run_lowered(
     return run_hw_function(lowered, "f", args, load_target(target))
 
 
-def assert_close(expected: np.ndarray, actual: np.ndarray, element: str) -> None:
+def assert_close(
+    expected: np.ndarray, actual: np.ndarray, element: str, atol: float = 0.0
+) -> None:
     e, a = expected.astype(np.float64), actual.astype(np.float64)
     if element not in EPSILON:
         np.testing.assert_array_equal(a, e)
@@ -112,7 +114,7 @@ def assert_close(expected: np.ndarray, actual: np.ndarray, element: str) -> None
     np.testing.assert_array_equal(np.isnan(a), np.isnan(e))
     np.testing.assert_array_equal(a[~finite & ~np.isnan(e)], e[~finite & ~np.isnan(e)])
     scale = max(float(np.max(np.abs(e[finite]), initial=0.0)), 2.0**-14)
-    allowed = ULPS[element] * EPSILON[element] * scale
+    allowed = ULPS[element] * EPSILON[element] * scale + atol
     worst = float(np.max(np.abs(a - e)[finite], initial=0.0))
     assert worst <= allowed, f"off by {worst:.3g}, allowed {allowed:.3g}"
 
@@ -536,6 +538,34 @@ func.func @f(%x: memref<{rows}x{cols}xf32>, %out: memref<{rows}x{cols}xf32>, %co
     )
 
 
+@pytest.mark.parametrize(
+    ("name", "element", "n"), [("sum", "f32", 20000), ("max", "f16", 40000)]
+)
+def test_long_flat_reduction(name: str, element: str, n: int) -> None:
+    """More than one repeat of repeats: partial results are reduced level by level
+    (and the instructions split at vector.max_repeat)."""
+    width = -(-n // 16) * 16
+    t = f"!tile.tile<1x{width}x{element}, ub, valid = [1, {n}]>"
+    v = f"!tile.tile<1x1x{element}, ub>"
+    text = f"""
+func.func @f(%x: memref<1x{n}x{element}>, %out: memref<1x1x{element}>) {{
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0, %c0] : memref<1x{n}x{element}> -> {t}
+  %r = tile.reduce_{name} %t, axis = 1 : {t} -> {v}
+  tile.store %r, %out[%c0, %c0] : {v} -> memref<1x1x{element}>
+  func.return
+}}
+"""
+    x = random((1, n), element, n)
+    module = parse(text)
+    expected = poison((1, 1), element)
+    run_tile_level(module, "f", [x, expected])
+    result = run_lowered(module, "ascend910b", [x, poison((1, 1), element)])
+    # Sums in another order: within the f32 summation bound eps * sum |x|.
+    bound = float(np.sum(np.abs(x.astype(np.float64)))) * 2.0**-23
+    assert_close(expected, result.outputs[1], element, bound if name == "sum" else 0.0)
+
+
 def test_row_reduction_carried_across_column_tiles() -> None:
     """A running [rows, 1] maximum carried by scf.for (one buffer, in place)."""
     rows, cols, tn = 12, 100, 32
@@ -579,6 +609,34 @@ def test_matmul_with_tails(m: int, n: int, k: int, out: str, target: str) -> Non
     text = matmul_kernel(m, n, k, tm, tn, tk, out)
     a, b = random((m, k), "f16", m, -1, 1), random((k, n), "f16", n, -1, 1)
     check(text, [a, b, poison((m, n), out)], [2], target, out)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_int8_matmul_with_partial_tiles(target: str) -> None:
+    """i8 tails are zeroed in L1 through an i16 view of the zero buffer."""
+    m, n, k = 20, 24, 40
+    a1 = "!tile.tile<32x64xi8, l1, valid = [20, 40], layout = nz, pad = zero>"
+    b1 = "!tile.tile<64x32xi8, l1, valid = [40, 24], layout = nz, pad = zero>"
+    a0 = "!tile.tile<32x64xi8, l0a, valid = [20, 40], pad = zero>"
+    b0 = "!tile.tile<64x32xi8, l0b, valid = [40, 24], pad = zero>"
+    c = "!tile.tile<32x32xi32, l0c, valid = [20, 24]>"
+    text = f"""
+func.func @f(%a: memref<{m}x{k}xi8>, %b: memref<{k}x{n}xi8>, %out: memref<{m}x{n}xi32>) {{
+  %c0 = arith.constant 0 : index
+  %a1 = tile.load %a[%c0, %c0] : memref<{m}x{k}xi8> -> {a1}
+  %b1 = tile.load %b[%c0, %c0] : memref<{k}x{n}xi8> -> {b1}
+  %a0 = tile.move %a1 : {a1} -> {a0}
+  %b0 = tile.move %b1 : {b1} -> {b0}
+  %p = tile.matmul %a0, %b0 : {a0}, {b0} -> {c}
+  tile.store %p, %out[%c0, %c0] : {c} -> memref<{m}x{n}xi32>
+  func.return
+}}
+"""
+    rng = np.random.default_rng(12)
+    a = rng.integers(-128, 128, (m, k)).astype(np.int8)
+    b = rng.integers(-128, 128, (k, n)).astype(np.int8)
+    out = np.full((m, n), np.iinfo(np.int32).min, np.int32)
+    check(text, [a, b, out], [2], target, "i32")
 
 
 @pytest.mark.parametrize("sync", [False, True])
