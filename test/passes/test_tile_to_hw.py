@@ -759,3 +759,45 @@ def test_with_hw_insert_sync(case: int, target: str) -> None:
     _, text, inputs, output, element = sync_cases()[case]
     result = check(text, inputs, [output], target, element, sync=True)
     assert result.report.block_dim > 1
+
+
+@SETTINGS
+@given(
+    m=st.integers(1, 40),
+    n=st.integers(1, 40),
+    k=st.integers(1, 70),
+    target=st.sampled_from(TARGETS),
+)
+def test_matmul_any_shape(m: int, n: int, k: int, target: str) -> None:
+    text = matmul_kernel(m, n, k, 16, 16, 32, "f16")
+    a, b = random((m, k), "f16", m, -1, 1), random((k, n), "f16", n, -1, 1)
+    check(text, [a, b, poison((m, n), "f16")], [2], target, "f16")
+
+
+@SETTINGS
+@given(
+    rows=st.integers(1, 30),
+    cols=st.integers(1, 90),
+    kernel=st.sampled_from(["swish", "softmax"]),
+    target=st.sampled_from(TARGETS),
+)
+def test_tv_kernels_any_shape(rows: int, cols: int, kernel: str, target: str) -> None:
+    """tv -> tv-to-tile (its own tile sizes) -> tile-to-hw with hw-insert-sync."""
+    element = "f16" if kernel == "swish" else "f32"
+    tensor = f"!tv.tensor<{rows}x{cols}x{element}>"
+    body = (
+        f"%s = tv.sigmoid %x : {tensor}\n  %y = tv.mul %x, %s : {tensor}"
+        if kernel == "swish"
+        else f"%y = tv.softmax %x axis = 1 : {tensor}"
+    )
+    text = f"""
+func.func @f(%x: {tensor}) -> {tensor} {{
+  {body}
+  func.return %y : {tensor}
+}}
+"""
+    x = random((rows, cols), element, rows * cols)
+    (expected,) = run_tv_function(parse(text), "f", [x.copy()])
+    tiled = through_tv_to_tile(text, target)
+    result = run_lowered(tiled, target, [x, poison(x.shape, element)], sync=True)
+    assert_close(expected, result.outputs[-1], element)
