@@ -314,7 +314,7 @@ class AccessAnalysis:
         )
         for index, stride in zip(indices, strides, strict=True):
             start = start + affine_of(index).scaled(stride)  # pyright: ignore[reportArgumentType]
-        return Region(memory, start.scaled(e), span * e)
+        return Region(memory, start.scaled(e), span)
 
 
 def _gm_window(
@@ -880,11 +880,11 @@ class FunctionSync:
                 free = next((e for e in range(limit) if e not in used), None)
                 pair = (sync.src, sync.dst)
                 if free is None and pair not in frame.forward_pairs:
-                    for other_frame, other in placed:
-                        if (other.src, other.dst) == pair and other_frame.is_carried(
-                            other
-                        ):
-                            raise OutOfEvents(pair)
+                    holders = [(frame, sync), *placed]
+                    if any(
+                        f.is_carried(o) for f, o in holders if (o.src, o.dst) == pair
+                    ):
+                        raise OutOfEvents(pair)
                 if free is None and _squeeze(frame, sync, taken):
                     continue
                 if free is None and not sync.fenced:
@@ -1118,10 +1118,8 @@ def _emit_frame(frame: Frame, root: Frame) -> None:
     terminator = block.last_op
     assert terminator is not None
     for gap, ops in sets.items():
-        if gap == 0:
-            anchor = block.first_op
-            assert anchor is not None
-            block.insert_ops_before(ops, anchor)
+        if gap == 0:  # the top of a loop body, or a prologue
+            block.insert_ops_before(ops, frame.nodes[0].op)
         else:
             block.insert_ops_after(ops, frame.nodes[gap - 1].op)
     for gap, ops in waits.items():

@@ -348,6 +348,31 @@ def _resync_text(text: str) -> tuple[ModuleOp, list[Sync]]:
     return module, _resync(module)
 
 
+ONE_EVENT = (
+    Path(__file__).parents[1] / "filecheck/passes/hw_insert_sync/Inputs/one_event.toml"
+)
+
+
+@pytest.mark.parametrize("function", ["squeeze", "iteration_local", "fence"])
+def test_fallbacks_for_few_event_ids_run_on_that_target(function: str) -> None:
+    """The lit cases with a single event id per pipe pair (merged flags, flags
+    kept in their iteration, fences): race-free and exact on that target."""
+    text = (
+        Path(__file__).parents[1] / "filecheck/passes/hw_insert_sync/events.mlir"
+    ).read_text()
+    chunk = next(c for c in text.split("// -----") if f"@{function}(" in c)
+    chunk = chunk.replace("INPUTS/one_event.toml", str(ONE_EVENT))
+    target = load_target(str(ONE_EVENT))
+    x = _random_f16(64, 128)
+    serial = _parse(chunk)
+    _serialise(serial)
+    expected = run_hw_function(serial, function, [x.copy(), np.zeros_like(x)], target)
+    module = _parse(chunk)
+    HwInsertSyncPass().apply(default_context(), module)
+    result = run_hw_function(module, function, [x.copy(), np.zeros_like(x)], target)
+    assert _bits(result.outputs) == _bits(expected.outputs)
+
+
 # --------------------------------------------------------------------------------------
 # Random programs against a serialised run
 # --------------------------------------------------------------------------------------
