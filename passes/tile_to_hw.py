@@ -592,14 +592,31 @@ class _ValidExtents:
         self.extents: dict[SSAValue, Valid] = {}
 
     def of(self, value: SSAValue) -> Valid:
-        if value not in self.extents:
-            tile_type = value.type
-            assert isinstance(tile_type, TileType)
-            self.extents[value] = tile_type.get_shape()  # guards against cycles
+        if value in self.extents:
+            return self.extents[value]
+        tile_type = value.type
+        assert isinstance(tile_type, TileType)
+        carried = _carried(value)
+        if carried is None:
             self.extents[value] = tuple(
                 self._extent(value, dim) for dim in range(tile_type.get_num_dims())
             )
-        return self.extents[value]
+            return self.extents[value]
+        # A carried tile has the extents of the init, in every iteration.
+        loop, k = carried
+        valid = self.of(loop.iter_args[k])
+        self.extents[loop.body.block.args[k + 1]] = self.extents[loop.results[k]] = (
+            valid
+        )
+        yielded = loop.body.block.last_op
+        assert isinstance(yielded, scf.YieldOp)
+        if self.of(yielded.arguments[k]) != valid:
+            raise op_error(
+                loop,
+                f"carried tile #{k} has valid extents {list(valid)} on entry but "
+                f"{list(self.of(yielded.arguments[k]))} at the end of an iteration",
+            )
+        return valid
 
     def _extent(self, value: SSAValue, dim: int) -> int:
         tile_type = value.type
@@ -607,19 +624,6 @@ class _ValidExtents:
         static = tile_type.get_valid()[dim]
         if static != DYNAMIC_INDEX:
             return static
-        carried = _carried(value)
-        if carried is not None:
-            loop, k = carried
-            extent = self.of(loop.iter_args[k])[dim]
-            yielded = loop.body.block.last_op
-            assert isinstance(yielded, scf.YieldOp)
-            if self.of(yielded.arguments[k])[dim] != extent:
-                raise op_error(
-                    loop,
-                    f"carried tile #{k} changes its valid extent of dim {dim} "
-                    "between iterations",
-                )
-            return extent
         origin = tile.valid_extent_origin(value, dim)
         if isinstance(origin, SSAValue):
             constant = self.ranges.get(origin, Range()).constant

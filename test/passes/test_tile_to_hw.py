@@ -538,6 +538,34 @@ func.func @f(%x: memref<{rows}x{cols}xf32>, %out: memref<{rows}x{cols}xf32>, %co
     )
 
 
+@pytest.mark.parametrize("target", TARGETS)
+def test_carried_tile_with_dynamic_extents(target: str) -> None:
+    """A carried [8, 1] tile with `?` rows takes the extents of its init."""
+    text = """
+func.func @f(%x: memref<5x100xf32>, %out: memref<5x1xf32>) {
+  %c0 = arith.constant 0 : index
+  %c5 = arith.constant 5 : index
+  %c32 = arith.constant 32 : index
+  %c100 = arith.constant 100 : index
+  %init = arith.constant 0.0 : f32
+  %acc0 = tile.fill %init valid [%c5] : f32 -> !tile.tile<8x1xf32, ub, valid = [?, 1]>
+  %acc = scf.for %j = %c0 to %c100 step %c32 iter_args(%a = %acc0) -> (!tile.tile<8x1xf32, ub, valid = [?, 1]>) {
+    %left = arith.subi %c100, %j : index
+    %lt = arith.cmpi slt, %left, %c32 : index
+    %vj = arith.select %lt, %left, %c32 : index
+    %t = tile.load %x[%c0, %j] valid [%c5, %vj] : memref<5x100xf32> -> !tile.tile<8x32xf32, ub, valid = [?, ?]>
+    %p = tile.reduce_sum %t, axis = 1 : !tile.tile<8x32xf32, ub, valid = [?, ?]> -> !tile.tile<8x1xf32, ub, valid = [?, 1]>
+    %n = tile.add %a, %p : !tile.tile<8x1xf32, ub, valid = [?, 1]>
+    scf.yield %n : !tile.tile<8x1xf32, ub, valid = [?, 1]>
+  }
+  tile.store %acc, %out[%c0, %c0] : !tile.tile<8x1xf32, ub, valid = [?, 1]> -> memref<5x1xf32>
+  func.return
+}
+"""
+    x = random((5, 100), "f32", 13)
+    check(text, [x, poison((5, 1), "f32")], [1], target, "f32")
+
+
 @pytest.mark.parametrize(
     ("name", "element", "n"), [("sum", "f32", 20000), ("max", "f16", 40000)]
 )
