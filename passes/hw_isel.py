@@ -1095,7 +1095,11 @@ class Selector:
         if region.pitch == 1:
             region = Region(1, region.rows, region.rows)
         row_bytes = _round_up(region.cols * e, alignment)
-        if row_bytes != region.cols * e and (tile_type.pad_value is None):
+        # An l1 tile moved from ub was copied in whole blocks: its rows are defined.
+        copied = isinstance(value.owner, tile.MoveOp) and (
+            _tile(value.owner.source).memory_space == MemorySpace.UB
+        )
+        if row_bytes != region.cols * e and tile_type.pad_value is None and not copied:
             if spaces[0] != MemorySpace.UB:
                 raise op_error(
                     op,

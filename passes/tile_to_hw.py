@@ -70,6 +70,7 @@ from xdsl.traits import MemoryEffectKind, get_effects
 from xdsl.transforms.canonicalize import CanonicalizationRewritePattern
 from xdsl.transforms.common_subexpression_elimination import cse
 from xdsl.transforms.dead_code_elimination import region_dce
+from xdsl.utils.exceptions import VerifyException
 
 from pypto_mlir.diagnostics import op_error
 from pypto_mlir.targets import Target, load_target
@@ -668,8 +669,16 @@ def tile_values(function: func.FuncOp) -> list[SSAValue]:
 
 
 class _FunctionLowering:
-    def __init__(self, ctx: Context, function: func.FuncOp, target: Target, cores: int):
+    def __init__(
+        self,
+        ctx: Context,
+        function: func.FuncOp,
+        target: Target,
+        target_name: str,
+        cores: int,
+    ):
         self.ctx = ctx
+        self.target_name = target_name
         self.function = function
         self.target = target
         self.cores = cores
@@ -691,6 +700,13 @@ class _FunctionLowering:
                 raise op_error(
                     op, f"tile-to-hw does not lower {op.name} yielding tiles"
                 )
+        for op in function.walk():
+            for result in op.results:
+                if isinstance(result.type, TileType):
+                    try:
+                        tile.verify_tile_fits(result.type, self.target_name)
+                    except VerifyException as error:
+                        raise op_error(op, str(error)) from error
         # Extents first: splitting the loops makes their bounds dynamic.
         values = tile_values(function)
         extents = _ValidExtents(function)
@@ -886,4 +902,4 @@ class TileToHwPass(ModulePass):
             if any(
                 _is_tile(v) for o in function.walk() for v in (*o.results, *o.operands)
             ) or any(map(_is_tile, function.args)):
-                _FunctionLowering(ctx, function, target, cores).run()
+                _FunctionLowering(ctx, function, target, name, cores).run()

@@ -640,6 +640,28 @@ def test_matmul_with_tails(m: int, n: int, k: int, out: str, target: str) -> Non
 
 
 @pytest.mark.parametrize("target", TARGETS)
+def test_moves_between_ub_and_l1(target: str) -> None:
+    """ub -> l1 -> ub in whole 32-byte blocks: the bytes after the valid columns
+    (40 of 64 bytes per row) are defined before the first copy."""
+    t = "!tile.tile<8x32xf16, ub, valid = [5, 20]>"
+    l1 = "!tile.tile<8x32xf16, l1, valid = [5, 20]>"
+    text = f"""
+func.func @f(%x: memref<5x20xf16>, %out: memref<5x20xf16>) {{
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0, %c0] : memref<5x20xf16> -> {t}
+  %e = tile.exp %t : {t}
+  %l = tile.move %e : {t} -> {l1}
+  %u = tile.move %l : {l1} -> {t}
+  %r = tile.add %u, %t : {t}
+  tile.store %r, %out[%c0, %c0] : {t} -> memref<5x20xf16>
+  func.return
+}}
+"""
+    x = random((5, 20), "f16", 14)
+    check(text, [x, poison((5, 20), "f16")], [1], target, "f16")
+
+
+@pytest.mark.parametrize("target", TARGETS)
 def test_int8_matmul_with_partial_tiles(target: str) -> None:
     """i8 tails are zeroed in L1 through an i16 view of the zero buffer."""
     m, n, k = 20, 24, 40

@@ -32,6 +32,17 @@ func.func @dynamic(%x: memref<100x16xf32>, %out: memref<100x16xf32>, %n: index) 
 
 // -----
 
+// Tiles must fit the target: rows of 48 bytes are not 32-byte aligned.
+func.func @misaligned(%x: memref<8x24xf16>, %out: memref<8x24xf16>) {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{!tile.tile<8x24xf16, ub> has rows of 48 bytes, not a multiple of the 32-byte alignment of ub on target 'tiny'; pad the physical shape and use a valid shape}}
+  %t = tile.load %x[%c0, %c0] : memref<8x24xf16> -> !tile.tile<8x24xf16, ub>
+  tile.store %t, %out[%c0, %c0] : !tile.tile<8x24xf16, ub> -> memref<8x24xf16>
+  func.return
+}
+
+// -----
+
 // expected-error @+1 {{tile-to-hw lowers kernels whose arguments and results are GM memrefs and scalars, not tiles}}
 func.func @tile_argument(%t: !tile.tile<8x16xf32, ub>) {
   func.return
