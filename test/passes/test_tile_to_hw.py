@@ -640,6 +640,34 @@ def test_matmul_with_tails(m: int, n: int, k: int, out: str, target: str) -> Non
 
 
 @pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("element", ["f16", "f32"])
+def test_pads_and_fills(element: str, target: str) -> None:
+    """Loads and fills with a pad, tile.pad (in place and not), broadcasts of a
+    filled column: the valid results, with no read of an undefined byte."""
+    t = f"!tile.tile<8x32x{element}, ub, valid = [5, 20]>"
+    tp = f"!tile.tile<8x32x{element}, ub, valid = [5, 20], pad = min>"
+    tz = f"!tile.tile<8x32x{element}, ub, valid = [5, 20], pad = zero>"
+    col = f"!tile.tile<8x1x{element}, ub, valid = [5, 1], pad = max>"
+    text = f"""
+func.func @f(%x: memref<5x20x{element}>, %out: memref<5x20x{element}>) {{
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0, %c0] : memref<5x20x{element}> -> {tp}
+  %z = tile.pad %t : {tp} -> {tz}
+  %e = tile.exp %z : {tz}
+  %p = tile.pad %e : {t} -> {tz}
+  %two = arith.constant 2.0 : {element}
+  %c = tile.fill %two : {element} -> {col}
+  %m = tile.mul %p, %c : {tz}, {col}
+  %r = tile.add %m, %t : {t}, {tp}
+  tile.store %r, %out[%c0, %c0] : {t} -> memref<5x20x{element}>
+  func.return
+}}
+"""
+    x = random((5, 20), element, 15)
+    check(text, [x, poison((5, 20), element)], [1], target, element)
+
+
+@pytest.mark.parametrize("target", TARGETS)
 def test_moves_between_ub_and_l1(target: str) -> None:
     """ub -> l1 -> ub in whole 32-byte blocks: the bytes after the valid columns
     (40 of 64 bytes per row) are defined before the first copy."""
