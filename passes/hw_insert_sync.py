@@ -344,8 +344,8 @@ def _gm_window(
 # --------------------------------------------------------------------------------------
 
 # Positions in a block are keys, five per node, so that every place a flag can be
-# put is ordered: gap g (before node g) holds sets, then waits; node g starts,
-# finishes its own instructions, then (at the top level) its drain waits.
+# put is ordered: gap g (before node g) holds sets, then waits; then node g
+# starts, finishes its own instructions and ends (its nested flags included).
 _KEYS = 5
 
 
@@ -408,9 +408,8 @@ class Sync:
     """A set_flag/wait_flag pair: set at gap `set_gap`, wait at gap `wait_gap`.
 
     In a loop `set_gap` is in [0, n] (n: the end of the body); a `wait_gap` >= n
-    waits in the next
-    iteration (at gap wait_gap - n): a loop-carried flag, balanced by a set
-    before the loop and a wait after it.
+    waits in the next iteration (at gap wait_gap - n): a loop-carried flag,
+    balanced by a set before the outermost loop and a wait after it.
     """
 
     src: Pipe

@@ -27,7 +27,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.rewriter import Rewriter
 
 from pypto_mlir.cli.source import SourceChunk, default_context, load_module, parse_chunk
-from pypto_mlir.interp.ascend_hw import run_hw_function
+from pypto_mlir.interp.ascend_hw import HwRunResult, run_hw_function
 from pypto_mlir.sim import SimError
 from pypto_mlir.targets import load_target
 
@@ -79,10 +79,8 @@ def _serialise(module: ModuleOp) -> None:
             block.insert_op_after(hw.PipeBarrierOp(hw.Pipe.ALL), op)
 
 
-def _run(
-    module: ModuleOp, name: str, args: list[np.ndarray], block_dim: int | None = None
-):
-    return run_hw_function(module, name, args, TARGET, block_dim)
+def _run(module: ModuleOp, name: str, args: list) -> HwRunResult:
+    return run_hw_function(module, name, args, TARGET)
 
 
 def _bits(arrays: list[np.ndarray]) -> list[bytes]:
