@@ -8,11 +8,12 @@ records on the pipes (timing.py) and checks them for races (race.py).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
 from pypto_mlir.sim.access import (
+    _PIPES_BY_NAME,
     Access,
     GmTensor,
     Pipe,
@@ -41,62 +42,58 @@ class RecordKind:
     BARRIER = 3
 
 
-class Record:
-    """One issued instruction (or set/wait/barrier) in program order."""
+_INSTR = RecordKind.INSTR
 
-    __slots__ = (
-        "gid",
-        "core",
-        "kind",
-        "pipe",
-        "name",
-        "loc",
-        "cycles",
-        "reads",
-        "writes",
-        "path",
-        "nbytes",
-        "wire_bytes",
-        "key",
-        "scalar_cycles",
-    )
 
-    def __init__(
-        self,
-        gid: int,
-        core: int,
-        kind: int,
-        pipe: int,
-        name: str,
-        loc: str,
-        cycles: int = 0,
-        reads: tuple[Access, ...] = (),
-        writes: tuple[Access, ...] = (),
-        path: DmaPath | None = None,
-        nbytes: int = 0,
-        wire_bytes: int = 0,
-        key: tuple[int, int, int] | None = None,
-        scalar_cycles: int = 0,
-    ):
-        self.gid = gid
-        self.core = core
-        self.kind = kind
-        self.pipe = pipe
-        self.name = name
-        self.loc = loc
-        self.cycles = cycles
-        self.reads = reads
-        self.writes = writes
-        self.path = path
-        self.nbytes = nbytes
-        self.wire_bytes = wire_bytes
-        self.key = key
-        self.scalar_cycles = scalar_cycles
+class Record(NamedTuple):
+    """One issued instruction (or set/wait/barrier) in program order.
+
+    A tuple (built with `tuple.__new__` when issued): records are created once per
+    simulated instruction, so they must be cheap to make and to read.
+    """
+
+    gid: int
+    core: int
+    kind: int
+    pipe: int
+    name: str
+    loc: str
+    cycles: int = 0
+    reads: tuple[Access, ...] = ()
+    writes: tuple[Access, ...] = ()
+    path: DmaPath | None = None
+    nbytes: int = 0
+    wire_bytes: int = 0
+    key: tuple[int, int, int] | None = None
+    scalar_cycles: int = 0
 
     def describe(self) -> str:
         """`name` on `pipe` at `loc`, for error messages."""
         where = f" at {self.loc}" if self.loc else ""
         return f"'{self.name}' (core {self.core}, {Pipe(self.pipe).name}){where}"
+
+
+_new_record = tuple.__new__
+
+_PIPE_INDEX: dict[object, int] = {
+    **{p: int(p) for p in Pipe},
+    **{int(p): int(p) for p in Pipe},
+    **{name: int(pipe) for name, pipe in _PIPES_BY_NAME.items()},
+}
+"""Pipe spellings (names, Pipe members, ints) -> pipe index, for `issue`."""
+
+_ALL = int(Pipe.ALL)
+
+
+def _accesses(items: Iterable[Access | tuple]) -> tuple[Access, ...]:
+    """`items` as a tuple of Access (returned as is when it already is one)."""
+    if type(items) is tuple:
+        for a in items:
+            if type(a) is not Access:
+                break
+        else:
+            return items
+    return tuple(a if type(a) is Access else _as_access(a) for a in items)
 
 
 def _as_access(item: Access | tuple) -> Access:
@@ -129,6 +126,14 @@ class Core:
         # Sets not yet followed by a wait in program order, per (src, dst, event).
         self._unmatched_sets: dict[tuple[int, int, int], list[str]] = {}
         self._event_keys: dict[tuple[object, object, int], tuple[int, int, int]] = {}
+        # On-chip Access objects whose bytes are all written (by id; the value keeps
+        # the object alive so that its id is not reused). Written bits are never
+        # cleared, so such an access needs no range, initialisation or marking work
+        # when it is issued again: the common case of buffers reused every iteration.
+        self._known: dict[int, Access] = {}
+        self._paths: dict[tuple[object, int], DmaPath] = {}
+        # Every (DMA path, pipe) an issued record used, for the replay's GM sharing.
+        self.used_paths: dict[tuple[int, int], DmaPath] = {}
 
     # --- functional memory -----------------------------------------------------------
     def memory(self, space: str) -> np.ndarray:
@@ -250,46 +255,93 @@ class Core:
         direction (it must exist on the target and run on `pipe`), `nbytes` the payload
         and `wire_bytes` the bytes moved after granule rounding (default nbytes).
         """
-        p = Pipe.parse(pipe)
-        if p is Pipe.ALL:
+        p = _PIPE_INDEX.get(pipe)
+        if p is None or type(pipe) is int:
+            p = int(Pipe.parse(pipe))
+        if p == _ALL:
             raise SimError(
                 f"{_at(loc)}instructions cannot be issued on pipe ALL", (loc,)
             )
         if cycles < 0:
             raise SimError(f"{_at(loc)}negative cycle count {cycles}", (loc,))
-        reads = tuple(a if type(a) is Access else _as_access(a) for a in reads)
-        writes = tuple(a if type(a) is Access else _as_access(a) for a in writes)
+        reads = _accesses(reads)
+        writes = _accesses(writes)
+        known = self._known
         for access in reads:
-            self.check_initialized(access, loc)
+            if known.get(id(access)) is not access:
+                self._first_read(access, loc)
         for access in writes:
-            self.mark_written(access, loc)
+            if known.get(id(access)) is not access:
+                self._first_write(access, loc)
         info = None
         if path is not None:
-            try:
-                info = self.target.dma_path(*path)
-            except KeyError as e:
-                raise SimError(f"{_at(loc)}{e.args[0]}", (loc,)) from None
-            if info.pipe != p.name:
-                raise SimError(
-                    f"{_at(loc)}DMA {path[0]}->{path[1]} runs on {info.pipe}, not {p.name}",
-                    (loc,),
-                )
+            info = self._paths.get((path, p)) if type(path) is tuple else None
+            if info is None:
+                info = self._dma_path(path, p, loc)
         if nbytes is None:
             nbytes = sum(a.nbytes for a in writes) if info is not None else 0
         if wire_bytes is None:
             wire_bytes = nbytes
-        return self._append(
-            RecordKind.INSTR,
-            p,
-            name,
-            loc,
-            cycles=int(cycles),
-            reads=reads,
-            writes=writes,
-            path=info,
-            nbytes=int(nbytes),
-            wire_bytes=int(wire_bytes),
+        records = self.machine.records
+        gid = len(records)
+        rec = _new_record(
+            Record,
+            (
+                gid,
+                self.index,
+                _INSTR,
+                p,
+                name,
+                loc,
+                int(cycles),
+                reads,
+                writes,
+                info,
+                int(nbytes),
+                int(wire_bytes),
+                None,
+                self._pending_scalar,
+            ),
         )
+        self._pending_scalar = 0
+        records.append(rec)
+        self.records.append(rec)
+        return gid
+
+    def _first_read(self, access: Access, loc: str) -> None:
+        """Range and initialisation check of a read not known to be written."""
+        if type(access.mem) is not str:  # GM is initialised
+            if access.end > access.mem.bytes.size:
+                self._check_range(access, loc)
+            return
+        self.check_initialized(access, loc)
+        self._known[id(access)] = access
+
+    def _first_write(self, access: Access, loc: str) -> None:
+        """Range check and written marks of a write not known to be written."""
+        if type(access.mem) is not str:
+            if access.end > access.mem.bytes.size:
+                self._check_range(access, loc)
+            return
+        self.mark_written(access, loc)
+        self._known[id(access)] = access
+
+    def _dma_path(self, path: tuple[str, str], pipe: int, loc: str) -> DmaPath:
+        """The target's path `path`, checked to run on `pipe` (cached per core)."""
+        try:
+            info = self.target.dma_path(*path)
+        except KeyError as e:
+            raise SimError(f"{_at(loc)}{e.args[0]}", (loc,)) from None
+        if info.pipe != Pipe(pipe).name:
+            raise SimError(
+                f"{_at(loc)}DMA {path[0]}->{path[1]} runs on {info.pipe}, "
+                f"not {Pipe(pipe).name}",
+                (loc,),
+            )
+        if type(path) is tuple:
+            self._paths[(path, pipe)] = info
+        self.used_paths[(id(info), pipe)] = info
+        return info
 
     def dma(self, name: str, loc: str, src: Access, dst: Access) -> int:
         """Copy src to dst (same burst count and length) and record it with its cost.
@@ -392,19 +444,34 @@ class Core:
         return key
 
     def _append(
-        self, kind: int, pipe: int, name: str, loc: str, **fields: object
+        self,
+        kind: int,
+        pipe: int,
+        name: str,
+        loc: str,
+        key: tuple[int, int, int] | None = None,
     ) -> int:
+        """Append a record without operands (a flag, a barrier, trailing scalar work)."""
         records = self.machine.records
         gid = len(records)
-        rec = Record(
-            gid,
-            self.index,
-            kind,
-            int(pipe),
-            name,
-            loc,
-            scalar_cycles=self._pending_scalar,
-            **fields,  # type: ignore[arg-type]
+        rec = _new_record(
+            Record,
+            (
+                gid,
+                self.index,
+                kind,
+                int(pipe),
+                name,
+                loc,
+                0,
+                (),
+                (),
+                None,
+                0,
+                0,
+                key,
+                self._pending_scalar,
+            ),
         )
         self._pending_scalar = 0
         records.append(rec)
@@ -427,7 +494,7 @@ class Core:
 
     def _flush_scalar(self) -> None:
         if self._pending_scalar:
-            self._append(RecordKind.INSTR, Pipe.S, "scalar", "", cycles=0)
+            self._append(RecordKind.INSTR, Pipe.S, "scalar", "")
 
 
 def _space_of(mem: str | GmTensor) -> str:

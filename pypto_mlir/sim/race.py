@@ -19,13 +19,14 @@ the same GM block, one a write, race.
 
 from __future__ import annotations
 
-from operator import gt
+from operator import attrgetter, gt, itemgetter
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from pypto_mlir.sim.access import NUM_PIPES, Access, GmTensor
 from pypto_mlir.sim.errors import RaceError
+from pypto_mlir.targets import ON_CHIP_MEMORIES
 
 if TYPE_CHECKING:
     from pypto_mlir.sim.machine import Machine, Record
@@ -268,3 +269,165 @@ def _read(
     reads = list(state[_R0:])
     reads[pipe] = count
     return state[:_R_CORE] + (r_core, r_gid, r_gid2, *reads)
+
+
+# --- the vectorised check ---------------------------------------------------------------
+
+
+class ClockLog:
+    """What the fast replays record for `find_races`, per instruction record (by
+    gid): `seq`, its position in an execution order consistent with happens-before;
+    `k`, its pipe's own clock value (1 for the pipe's first record); `row`, a row of
+    `rows` (flat, NUM_PIPES per row) holding its pipe's vector clock (the entries of
+    other pipes; row 0 is all zeros)."""
+
+    __slots__ = ("seq", "k", "row", "rows")
+
+    def __init__(self, records: int):
+        self.seq = [0] * records
+        self.k = [0] * records
+        self.row = [0] * records
+        self.rows: list[int] = [0] * NUM_PIPES
+
+
+_ON_CHIP_CODES = {name: i for i, name in enumerate(ON_CHIP_MEMORIES)}
+_MEM_SHIFT = 32
+"""Global block address = memory key << _MEM_SHIFT | block (memories < 128 GiB)."""
+
+
+class AccessTable:
+    """Every access of every instruction record as numpy columns (one row per
+    Access, reads before writes within a record, records in gid order)."""
+
+    def __init__(self, machine: Machine):
+        records = machine.records
+        reads = [r[7] for r in records]
+        writes = [r[8] for r in records]
+        n_reads = np.fromiter(map(len, reads), np.int64, len(records))
+        n_writes = np.fromiter(map(len, writes), np.int64, len(records))
+        per_record = n_reads + n_writes
+        # Each record's reads then its writes: interleave the two flattened lists.
+        flat: list[Access] = []
+        for r, w in zip(reads, writes, strict=True):
+            if r:
+                flat += r
+            if w:
+                flat += w
+        n = len(flat)
+        self.gid = np.repeat(np.arange(len(records), dtype=np.int64), per_record)
+        first = np.cumsum(per_record) - per_record
+        position = np.arange(n, dtype=np.int64) - np.repeat(first, per_record)
+        self.write = position >= np.repeat(n_reads, per_record)
+        self.start = np.fromiter(map(attrgetter("start"), flat), np.int64, n)
+        self.length = np.fromiter(map(attrgetter("length"), flat), np.int64, n)
+        self.count = np.fromiter(map(attrgetter("count"), flat), np.int64, n)
+        self.stride = np.fromiter(map(attrgetter("stride"), flat), np.int64, n)
+        codes: dict[object, int] = dict(_ON_CHIP_CODES)
+        for tensor in machine.gm_tensors:
+            codes[tensor] = len(_ON_CHIP_CODES) + tensor.id
+        mems = map(attrgetter("mem"), flat)
+        self.mem = np.fromiter(map(codes.__getitem__, mems), np.int64, n)
+        self.gm = self.mem >= len(_ON_CHIP_CODES)
+        self.nbytes = self.length * self.count
+
+
+def find_races(machine: Machine, log: ClockLog, table: AccessTable) -> bool:
+    """Whether two accesses might race: False proves the replay race-free.
+
+    Equivalent to running `RaceDetector.check` on every access in `log.seq` order
+    (which is consistent with happens-before): per run of blocks with the same
+    history, each access is checked against the last write before it, and each
+    read against the next write after it (those are the pairs the shadow states
+    compare). Memories are cut into segments at every access boundary, so blocks
+    of one segment see the same accesses.
+    """
+    if not len(table.gid):
+        return False
+    records = machine.records
+    n_records = len(records)
+    rec_core = np.fromiter(map(itemgetter(1), records), np.int64, n_records)
+    rec_pipe = np.fromiter(map(itemgetter(3), records), np.int64, n_records)
+    keep = table.length > 0
+    if not keep.any():
+        return False
+    gid = table.gid[keep]
+    write = table.write[keep]
+    start = table.start[keep]
+    length = table.length[keep]
+    count = table.count[keep]
+    stride = table.stride[keep]
+    mem = np.where(
+        table.gm[keep],
+        table.mem[keep] + machine.block_dim * len(_ON_CHIP_CODES),
+        rec_core[gid] * len(_ON_CHIP_CODES) + table.mem[keep],
+    )
+    # Bursts whose gaps leave no whole block between them touch a block range;
+    # others are split into one entry per burst.
+    solid = (count == 1) | (stride - length < BLOCK)
+    lo = start // BLOCK
+    hi = (start + (count - 1) * stride + length + BLOCK - 1) // BLOCK
+    entry = np.flatnonzero(solid)
+    split = np.flatnonzero(~solid)
+    if split.size:
+        bursts = count[split]
+        which = np.repeat(split, bursts)
+        first = np.cumsum(bursts) - bursts
+        index = np.arange(int(bursts.sum()), dtype=np.int64) - np.repeat(first, bursts)
+        b_start = start[which] + index * stride[which]
+        lo = np.concatenate((lo[entry], b_start // BLOCK))
+        hi = np.concatenate((hi[entry], (b_start + length[which] + BLOCK - 1) // BLOCK))
+        entry = np.concatenate((entry, which))
+    else:
+        lo, hi = lo[entry], hi[entry]
+    base = mem[entry] << _MEM_SHIFT
+    lo = base | lo
+    hi = base | hi
+    # Elementary segments: between consecutive access boundaries.
+    bounds = np.unique(np.concatenate((lo, hi)))
+    seg_lo = np.searchsorted(bounds, lo)
+    spans = np.searchsorted(bounds, hi) - seg_lo
+    which = np.repeat(entry, spans)
+    first = np.cumsum(spans) - spans
+    seg = np.repeat(seg_lo - first, spans) + np.arange(int(spans.sum()))
+    g = gid[which]
+    w = write[which]
+    seq = np.asarray(log.seq, dtype=np.int64)[g]
+    order = np.lexsort((w, seq, seg))
+    seg, g, w = seg[order], g[order], w[order]
+    m = len(seg)
+    idx = np.arange(m, dtype=np.int64)
+    pipe = rec_pipe[g]
+    core = rec_core[g]
+    k = np.asarray(log.k, dtype=np.int64)[g]
+    row = np.asarray(log.row, dtype=np.int64)[g]
+    clocks = np.asarray(log.rows, dtype=np.int64).reshape(-1, NUM_PIPES)
+    new_seg = np.ones(m, dtype=bool)
+    new_seg[1:] = seg[1:] != seg[:-1]
+    seg_first = np.maximum.accumulate(np.where(new_seg, idx, 0))
+    last_seg = np.ones(m, dtype=bool)
+    last_seg[:-1] = new_seg[1:]
+    seg_last = np.minimum.accumulate(np.where(last_seg, idx, m)[::-1])[::-1]
+    # Each access against the last write before it.
+    last_write = np.maximum.accumulate(np.where(w, idx, -1))
+    prev = np.empty(m, dtype=np.int64)
+    prev[0] = -1
+    prev[1:] = last_write[:-1]
+    i = np.flatnonzero(prev >= seg_first)
+    a = prev[i]
+    if np.any(
+        (core[a] != core[i]) | ((pipe[a] != pipe[i]) & (k[a] > clocks[row[i], pipe[a]]))
+    ):
+        return True
+    # Each read against the next write after it.
+    next_write = np.minimum.accumulate(np.where(w, idx, m)[::-1])[::-1]
+    after = np.empty(m, dtype=np.int64)
+    after[-1] = m
+    after[:-1] = next_write[1:]
+    i = np.flatnonzero(~w & (after <= seg_last))
+    b = after[i]
+    return bool(
+        np.any(
+            (core[b] != core[i])
+            | ((pipe[b] != pipe[i]) & (k[i] > clocks[row[b], pipe[i]]))
+        )
+    )

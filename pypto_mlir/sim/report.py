@@ -6,17 +6,39 @@ The JSON schema is documented in docs/simulator.md ("Report").
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple
+from operator import itemgetter
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, overload
 
-from pypto_mlir.sim.access import NUM_PIPES, GmTensor, Pipe
-from pypto_mlir.sim.machine import RecordKind
+import numpy as np
+
+from pypto_mlir.sim.access import NUM_PIPES, Pipe
+from pypto_mlir.sim.machine import Record, RecordKind
 
 if TYPE_CHECKING:
     from pypto_mlir.sim.machine import Machine
-    from pypto_mlir.sim.timing import _Replay
+    from pypto_mlir.sim.race import AccessTable
 
 PIPE_ORDER: tuple[str, ...] = tuple(Pipe(p).name for p in range(NUM_PIPES))
+
+
+class _CoreTimes(Protocol):
+    index: int
+    recs: list[Record]
+    start: list[int]
+    end: list[int]
+    free: list[int]
+    busy: list[int]
+
+
+class _Times(Protocol):
+    """What a replay leaves for the report (timing.py's replays all have it)."""
+
+    @property
+    def cores(self) -> Sequence[_CoreTimes]: ...
+
+    gm_wire_bytes: int
 
 
 class Slice(NamedTuple):
@@ -104,7 +126,8 @@ class Report:
     gm_wire_bytes: int
     """GM-path bytes after rounding bursts to transaction granules."""
     gm_peak_bytes_per_cycle: float
-    slices: list[Slice] = field(repr=False)
+    slices: Sequence[Slice] = field(repr=False)
+    """One per instruction, in program order per core (built when first used)."""
 
     @property
     def microseconds(self) -> float:
@@ -205,40 +228,113 @@ def _union_bytes(intervals: list[tuple[int, int]]) -> int:
     return total
 
 
-def build_report(machine: Machine, replay: _Replay) -> Report:
-    target = machine.target
+class SliceList(Sequence[Slice]):
+    """The report's slices, built on first use: a long run has one per instruction,
+    and most callers only want the totals."""
+
+    def __init__(self, build: Callable[[], list[Slice]]):
+        self._build: Callable[[], list[Slice]] | None = build
+        self._slices: list[Slice] = []
+
+    def _list(self) -> list[Slice]:
+        if self._build is not None:
+            self._slices = self._build()
+            self._build = None
+        return self._slices
+
+    def __len__(self) -> int:
+        return len(self._list())
+
+    @overload
+    def __getitem__(self, index: int) -> Slice: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Slice]: ...
+    def __getitem__(self, index: int | slice) -> Slice | list[Slice]:
+        return self._list()[index]
+
+    def __iter__(self) -> Iterator[Slice]:
+        return iter(self._list())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, SliceList):
+            other = other._list()
+        return self._list() == other
+
+    def __repr__(self) -> str:
+        return repr(self._list())
+
+
+def _slices(machine: Machine, replay: _Times) -> list[Slice]:
     slices: list[Slice] = []
-    cores: list[CoreStats] = []
-    total_paths: dict[str, int] = {}
-    gm_read = gm_written = 0
-    for st, core in zip(replay.cores, machine.cores, strict=True):
-        paths: dict[str, int] = {}
-        c_read = c_written = 0
-        instructions = 0
+    for st in replay.cores:
+        start, end = st.start, st.end
         for j, rec in enumerate(st.recs):
             if rec.kind != RecordKind.INSTR:
                 continue
-            instructions += 1
-            if rec.path is not None:
-                name = f"{rec.path.src}->{rec.path.dst}"
-                paths[name] = paths.get(name, 0) + rec.nbytes
-            for a in rec.reads:
-                if isinstance(a.mem, GmTensor):
-                    c_read += a.nbytes
-            for a in rec.writes:
-                if isinstance(a.mem, GmTensor):
-                    c_written += a.nbytes
             slices.append(
                 Slice(
                     st.index,
                     PIPE_ORDER[rec.pipe],
                     rec.name,
                     rec.loc,
-                    st.start[j],
-                    st.end[j],
+                    start[j],
+                    end[j],
                     rec.nbytes,
                 )
             )
+    return slices
+
+
+def build_report(
+    machine: Machine, replay: _Times, table: AccessTable | None = None
+) -> Report:
+    """The report of a finished replay (`table`: the machine's accesses, if built)."""
+    from pypto_mlir.sim.race import AccessTable
+
+    if table is None:
+        table = AccessTable(machine)
+    target = machine.target
+    records = machine.records
+    n = len(records)
+    kind = np.fromiter(map(itemgetter(2), records), np.int64, n)
+    rec_core = np.fromiter(map(itemgetter(1), records), np.int64, n)
+    nbytes = np.fromiter(map(itemgetter(10), records), np.int64, n)
+    # Path of each instruction as an index into `path_names` (-1: none).
+    path_index: dict[int, int] = {}
+    path_names: list[str] = []
+    path_codes: list[int] = []
+    for path in map(itemgetter(9), records):
+        if path is None:
+            path_codes.append(-1)
+            continue
+        code = path_index.get(id(path))
+        if code is None:
+            code = path_index[id(path)] = len(path_names)
+            path_names.append(f"{path.src}->{path.dst}")
+        path_codes.append(code)
+    path_code = np.asarray(path_codes, dtype=np.int64)
+    instr = kind == RecordKind.INSTR
+    on_gm = table.gm & instr[table.gid]
+    access_core = rec_core[table.gid]
+    gm_read = np.zeros(machine.block_dim, np.int64)
+    gm_written = np.zeros(machine.block_dim, np.int64)
+    np.add.at(
+        gm_read, access_core[on_gm & ~table.write], table.nbytes[on_gm & ~table.write]
+    )
+    np.add.at(
+        gm_written, access_core[on_gm & table.write], table.nbytes[on_gm & table.write]
+    )
+    cores: list[CoreStats] = []
+    total_paths: dict[str, int] = {}
+    for st, core in zip(replay.cores, machine.cores, strict=True):
+        mine = instr & (rec_core == st.index)
+        with_path = np.flatnonzero(mine & (path_code >= 0))
+        codes = path_code[with_path]
+        paths: dict[str, int] = {}
+        if codes.size:
+            used, first = np.unique(codes, return_index=True)
+            for code in used[np.argsort(first)].tolist():
+                paths[path_names[code]] = int(nbytes[with_path[codes == code]].sum())
         core_cycles = max([*st.end, *st.free], default=0)
         memories = {
             name: MemoryStats(
@@ -252,18 +348,16 @@ def build_report(machine: Machine, replay: _Replay) -> Report:
             CoreStats(
                 index=st.index,
                 cycles=core_cycles,
-                instructions=instructions,
+                instructions=int(np.count_nonzero(mine)),
                 pipes={},
                 bytes_per_path=paths,
-                gm_bytes_read=c_read,
-                gm_bytes_written=c_written,
+                gm_bytes_read=int(gm_read[st.index]),
+                gm_bytes_written=int(gm_written[st.index]),
                 memories=memories,
             )
         )
         for name, b in paths.items():
             total_paths[name] = total_paths.get(name, 0) + b
-        gm_read += c_read
-        gm_written += c_written
     cycles = max((c.cycles for c in cores), default=0)
     pipes: dict[str, PipeStats] = {}
     for p, name in enumerate(PIPE_ORDER):
@@ -283,9 +377,9 @@ def build_report(machine: Machine, replay: _Replay) -> Report:
         pipes=pipes,
         cores=cores,
         bytes_per_path=total_paths,
-        gm_bytes_read=gm_read,
-        gm_bytes_written=gm_written,
+        gm_bytes_read=sum(c.gm_bytes_read for c in cores),
+        gm_bytes_written=sum(c.gm_bytes_written for c in cores),
         gm_wire_bytes=replay.gm_wire_bytes,
         gm_peak_bytes_per_cycle=target.gm_bytes_per_cycle,
-        slices=slices,
+        slices=SliceList(lambda: _slices(machine, replay)),
     )

@@ -1,4 +1,4 @@
-"""Discrete-event replay of the instruction records on the pipes of every core.
+"""Replay of the instruction records on the pipes of every core: timing and sync.
 
 The scalar pipe S walks a core's records in program order: it spends the record's
 scalar cycles, then either executes it (an S instruction, a set with source S, a wait
@@ -11,6 +11,24 @@ set has fired (the k-th wait of a (src, dst, event) matches the k-th set).
 Events are processed in time order with one heap for all cores, so DMA transfers that
 touch GM see how many other GM transfers are in flight when they start: each gets
 min(path bandwidth, GM bandwidth / transfers in flight) and is slowed accordingly.
+
+Three implementations give the same result; `replay` picks the fastest that applies:
+
+- `_Replay`, the reference: the event heap above, with the race detector (race.py)
+  checking every access as it executes. It is what reports errors: any problem the
+  faster replays see (a race, a deadlock, an event misuse) makes `replay` run it
+  from scratch, so messages are those of this one algorithm.
+- `_DataflowReplay`: when GM sharing can never slow a transfer down (too few GM
+  pipes in flight for the target's GM bandwidth to be shared below any path's
+  bandwidth), every start time is a function of the records alone: max(pipe free,
+  issue time, matching set's fire time). One pass per core in program order runs
+  each record as soon as S issues it, parks a pipe on a wait whose set has not
+  fired and resumes it when the set fires. No heap, no per-access race work.
+- `_LoggedReplay`: the reference heap order (needed when GM is shared) without the
+  per-access race checks.
+
+The last two log each instruction's clock and leave race detection to one
+vectorised pass over all accesses (`race.find_races`).
 """
 
 from __future__ import annotations
@@ -18,12 +36,13 @@ from __future__ import annotations
 import heapq
 import math
 from collections import deque
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pypto_mlir.sim.access import NUM_PIPES, Pipe
-from pypto_mlir.sim.errors import DeadlockError, EventError
+from pypto_mlir.sim.errors import DeadlockError, EventError, SimError
 from pypto_mlir.sim.machine import RecordKind
-from pypto_mlir.sim.race import RaceDetector
+from pypto_mlir.sim.race import AccessTable, ClockLog, RaceDetector, find_races
 
 if TYPE_CHECKING:
     from pypto_mlir.sim.machine import Machine, Record
@@ -381,10 +400,327 @@ def _at(loc: str) -> str:
     return f"{loc}: " if loc else ""
 
 
-def replay(machine: Machine) -> Report:
-    """Time every record, check races and sync, and build the report."""
+# --- the fast replays ---------------------------------------------------------------------
+
+# Record tuple fields (see machine.Record).
+_GID, _KIND, _PIPE, _CYCLES, _KEY, _SCALAR = 0, 2, 3, 6, 12, 13
+
+
+class _LoggedReplay(_Replay):
+    """The reference replay without per-access race checks: each executed
+    instruction logs its pipe's vector clock for `race.find_races`."""
+
+    def __init__(self, machine: Machine, log: ClockLog):
+        super().__init__(machine)
+        self.log = log
+        self.counter = 0
+
+    def tick(self, st: _CoreState, pipe: int, rec: Record) -> list[int]:
+        vc = st.vc[pipe]
+        vc[pipe] += 1
+        return vc
+
+    def execute(self, st: _CoreState, pipe: int, j: int, rec: Record, t: int) -> None:
+        vc = self.tick(st, pipe, rec)
+        log = self.log
+        gid = rec.gid
+        log.seq[gid] = self.counter
+        self.counter += 1
+        log.k[gid] = vc[pipe]
+        log.row[gid] = len(log.rows) // NUM_PIPES
+        log.rows.extend(vc)
+        duration = rec.cycles
+        path = rec.path
+        if path is not None and path.touches_gm:
+            duration += self.gm_contention(t, rec, duration)
+        end = t + duration
+        st.start[j] = t
+        st.end[j] = end
+        st.free[pipe] = end
+        st.busy[pipe] += duration
+
+
+@dataclass
+class _CoreTimes:
+    """One core's replayed times, as `report.build_report` reads them."""
+
+    index: int
+    recs: list[Record]
+    start: list[int]
+    end: list[int]
+    free: list[int]
+    busy: list[int]
+
+
+class _DataflowReplay:
+    """Replay when GM sharing never slows a transfer: see the module docstring."""
+
+    def __init__(self, machine: Machine, log: ClockLog):
+        self.machine = machine
+        self.target = machine.target
+        self.issue_cycles = self.target.scalar.issue
+        self.max_pending = self.target.sync.max_pending_sets
+        self.log = log
+        self.counter = 0
+        self.cores: list[_CoreTimes] = []
+        self.gm_wire_bytes = 0
+        # (core, src, dst, event) -> (fire times of its sets, consume times of its
+        # waits), for the pending-set limit.
+        self.history: dict[tuple[int, int, int, int], tuple[list, list]] = {}
+        self.unconsumed = False
+
+    def run(self) -> bool:
+        """Time every core; False when some core does not finish (deadlock), a set is
+        never waited for or too many sets are pending (the reference reports it)."""
+        for core in self.machine.cores:
+            if not self._run_core(core.index, core.records):
+                return False
+        if self.unconsumed:
+            return False
+        limit = self.max_pending
+        for sets, waits in self.history.values():
+            for k in range(min(len(sets) - limit, len(waits))):
+                if sets[k + limit] < waits[k]:
+                    return False
+        gm_ids = {id(p) for p in self.target.dma.values() if p.touches_gm}
+        self.gm_wire_bytes = sum(
+            rec.wire_bytes
+            for core in self.machine.cores
+            for rec in core.records
+            if rec.path is not None and (id(rec.path) in gm_ids or rec.path.touches_gm)
+        )
+        return True
+
+    def _run_core(self, index: int, recs: list[Record]) -> bool:  # noqa: C901
+        """S walks the records; every other pipe runs each record as soon as S issues
+        it, unless it is parked on a wait (then its records queue up behind it)."""
+        n = len(recs)
+        start = [0] * n
+        end = [0] * n
+        free = [0] * NUM_PIPES
+        busy = [0] * NUM_PIPES
+        vc = [[0] * NUM_PIPES for _ in range(NUM_PIPES)]
+        row = [0] * NUM_PIPES
+        backlog: list[deque[tuple[int, int]] | None] = [None] * NUM_PIPES
+        waiting: list[tuple[int, int, int] | None] = [None] * NUM_PIPES
+        fired: dict[tuple[int, int, int], deque[tuple[int, tuple[int, ...]]]] = {}
+        history = self.history
+        log = self.log
+        seq_log, k_log, row_log, rows = log.seq, log.k, log.row, log.rows
+        self.cores.append(_CoreTimes(index, recs, start, end, free, busy))
+
+        def count() -> int:
+            c = self.counter
+            self.counter = c + 1
+            return c
+
+        def fire(p: int, rec: Record, j: int, t: int) -> None:
+            """A set_flag on pipe p at t: wakes the pipe parked on its key."""
+            v = vc[p]
+            v[p] += 1
+            key = rec[_KEY]
+            q = fired.get(key)
+            if q is None:
+                q = fired[key] = deque()
+                history[(index, *key)] = ([], [])
+            q.append((t, tuple(v)))
+            history[(index, *key)][0].append(t)
+            start[j] = end[j] = t
+            free[p] = t
+            dst = key[1]
+            if waiting[dst] == key:
+                waiting[dst] = None
+                if dst != _S:
+                    drain(dst)
+
+        def consume(p: int, rec: Record, j: int, t: int) -> int:
+            """A wait_flag on pipe p at t: its start, or -1 when its set has not fired."""
+            key = rec[_KEY]
+            q = fired.get(key)
+            if not q:
+                waiting[p] = key
+                free[p] = t
+                return -1
+            set_time, clock = q.popleft()
+            v = vc[p]
+            v[p] += 1
+            changed = False
+            for i in range(NUM_PIPES):
+                if clock[i] > v[i]:
+                    v[i] = clock[i]
+                    changed = True
+            if changed:
+                row[p] = len(rows) // NUM_PIPES
+                rows.extend(v)
+            s = t if t > set_time else set_time
+            history[(index, *key)][1].append(s)
+            start[j] = end[j] = s
+            free[p] = s
+            return s
+
+        def run_on(p: int, j: int, ti: int) -> bool:
+            """Record j issued at ti on pipe p (not S); False when it parks."""
+            rec = recs[j]
+            kind = rec[_KIND]
+            t = free[p]
+            if ti > t:
+                t = ti
+            if kind == _INSTR:
+                v = vc[p]
+                v[p] += 1
+                gid = rec[_GID]
+                seq_log[gid] = count()
+                k_log[gid] = v[p]
+                row_log[gid] = row[p]
+                c = rec[_CYCLES]
+                start[j] = t
+                end[j] = free[p] = t + c
+                busy[p] += c
+            elif kind == _SET:
+                fire(p, rec, j, t)
+            elif kind == _WAIT:
+                return consume(p, rec, j, t) >= 0
+            else:  # barrier on one pipe: the pipe is in order already
+                vc[p][p] += 1
+                start[j] = end[j] = free[p] = t
+            return True
+
+        def drain(p: int) -> None:
+            """Run pipe p's queued records until it parks again or has none."""
+            q = backlog[p]
+            assert q is not None
+            while q:
+                j, ti = q[0]
+                if not run_on(p, j, ti):
+                    return
+                q.popleft()
+            backlog[p] = None
+
+        t = 0
+        s_busy = 0
+        issue = self.issue_cycles
+        for j, rec in enumerate(recs):
+            sc = rec[_SCALAR]
+            if sc:
+                t += sc
+                s_busy += sc
+            p = rec[_PIPE]
+            kind = rec[_KIND]
+            if p != _S and p != _ALL:
+                t += issue
+                s_busy += issue
+                q = backlog[p]
+                if q is not None:
+                    q.append((j, t))
+                elif kind == _INSTR:  # the common case, inline
+                    f = free[p]
+                    s = f if f > t else t
+                    v = vc[p]
+                    v[p] += 1
+                    gid = rec[_GID]
+                    seq_log[gid] = count()
+                    k_log[gid] = v[p]
+                    row_log[gid] = row[p]
+                    c = rec[_CYCLES]
+                    start[j] = s
+                    end[j] = free[p] = s + c
+                    busy[p] += c
+                elif not run_on(p, j, t):
+                    backlog[p] = deque(((j, t),))
+                continue
+            # Executed by S itself.
+            if kind == _INSTR:
+                v = vc[_S]
+                v[_S] += 1
+                gid = rec[_GID]
+                seq_log[gid] = count()
+                k_log[gid] = v[_S]
+                row_log[gid] = row[_S]
+                c = rec[_CYCLES]
+                start[j] = t
+                t += c
+                end[j] = t
+                s_busy += c
+            elif kind == _SET:
+                fire(_S, rec, j, t)
+            elif kind == _WAIT:
+                t = consume(_S, rec, j, t)
+                if t < 0:
+                    return False
+            else:  # barrier over ALL pipes: every issued record has completed
+                if any(q is not None for q in backlog):
+                    return False
+                bt = max(t, *free[1:])
+                merged = [max(col) for col in zip(*vc, strict=True)]
+                for i in range(NUM_PIPES):
+                    vc[i] = list(merged)
+                new_row = len(rows) // NUM_PIPES
+                rows.extend(merged)
+                for i in range(NUM_PIPES):
+                    row[i] = new_row
+                start[j] = end[j] = bt
+                t = bt
+        if any(q is not None for q in backlog):
+            return False
+        free[_S] = t
+        busy[_S] += s_busy
+        if any(fired.values()):
+            self.unconsumed = True
+        return True
+
+
+def _gm_sharing_possible(machine: Machine) -> bool:
+    """Whether a GM transfer could ever get less than its path's bandwidth.
+
+    Each pipe runs one instruction at a time, so at most (GM pipes of each core,
+    summed over cores) transfers are in flight; the share of each is at least the GM
+    bandwidth divided by that.
+    """
+    in_flight = 0
+    bandwidths: list[float] = []
+    for core in machine.cores:
+        gm = [(pipe, p) for (_, pipe), p in core.used_paths.items() if p.touches_gm]
+        in_flight += len({pipe for pipe, _ in gm})
+        bandwidths += [p.bytes_per_cycle for _, p in gm]
+    if not in_flight:
+        return False
+    share = machine.target.gm_bytes_per_cycle / in_flight
+    return any(share < bandwidth for bandwidth in bandwidths)
+
+
+last_replay = ""
+"""Which replay produced the last report ("dataflow", "logged" or "reference"), for
+benchmarks and the tests of the fast paths."""
+
+
+def replay(machine: Machine, *, reference: bool = False) -> Report:
+    """Time every record, check races and sync, and build the report.
+
+    `reference` runs the reference algorithm only (for tests of the fast paths).
+    """
     from pypto_mlir.sim.report import build_report
 
+    global last_replay
+    if not reference:
+        n = len(machine.records)
+        log = ClockLog(n)
+        fast: _DataflowReplay | _LoggedReplay
+        if _gm_sharing_possible(machine):
+            fast = _LoggedReplay(machine, log)
+            try:
+                fast.run()
+                ok = True
+            except SimError:
+                ok = False
+        else:
+            fast = _DataflowReplay(machine, log)
+            ok = fast.run()
+        if ok:
+            table = AccessTable(machine)
+            if not find_races(machine, log, table):
+                last_replay = "logged" if type(fast) is _LoggedReplay else "dataflow"
+                return build_report(machine, fast, table)
+    last_replay = "reference"
     state = _Replay(machine)
     state.run()
     return build_report(machine, state)
