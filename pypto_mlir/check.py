@@ -1,18 +1,22 @@
-"""Compare two levels of one kernel: the `tv` reference against its `tile` lowering.
+"""Compare levels of one kernel: the `tv` reference against its lowering.
 
 `tv-to-tile` turns `func @f(%x: !tv.tensor<...>) -> !tv.tensor<...>` into
 `func @f(%x: memref<...>, %out: memref<...>)`: tensor results become trailing
-memref arguments. `compare_levels` runs the tv function on the inputs, runs the
-tiled one on the same inputs with output buffers of the reference's shapes
-(filled with NaN / the smallest integer, so an element the tiled code forgets to
-write shows), and compares every output.
+memref arguments, and the later stages of `pypto-lower` keep that signature.
+`compare_levels` runs the tv function on the inputs, runs the lowered one (tile
+interpreter or simulator) on the same inputs with output buffers of the
+reference's shapes (filled with NaN / the smallest integer, so an element the
+lowered code forgets to write shows), and compares every output.
+`check_lowering` lowers a copy of a tv module through `pypto-lower` (or the
+prefix of it that stops at the `tile` level) and compares.
 
-Tolerances (`tolerance`): integers and the exact float ops agree bit for bit,
-but tiling may change the order of sums (reductions, matmul over K blocks,
-softmax) and the rounding of a sum of many terms, so floats are compared with a
-relative tolerance of a few units in the last place of their type, scaled by
-the largest magnitude of the reference (cancellation in a sum makes small
-results inexact in absolute terms).
+Tolerances (`tolerance`, `LEVEL_ULPS`): integers agree bit for bit. Floats are
+compared with a relative tolerance of a few units in the last place (ulps) of
+their type, scaled by the largest magnitude of the reference (cancellation in a
+sum makes small results inexact in absolute terms): tiling may change the order
+of sums (reductions, matmul over K blocks, softmax), and `ascend_hw` evaluates
+composite functions (sigmoid, tanh, gelu) and sums in the element type step by
+step. docs/pipeline.md gives the figures per level and dtype.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     ModuleOp,
+    StringAttr,
     bf16,
     f16,
 )
@@ -42,16 +47,27 @@ from pypto_mlir.interp.gm_memref import gm_interpreter, poison_array
 from pypto_mlir.interp.tensor_view import round_to_bf16, run_tv_function
 
 ULPS = 4
-"""Float outputs may differ from the reference by this many units in the last
-place of their type, relative to the largest magnitude of the reference."""
+"""Float outputs of the tile level may differ from the reference by this many
+units in the last place of their type, relative to the largest magnitude of the
+reference (docs/tiling.md)."""
+
+LEVEL_ULPS = {"tile": ULPS, "ascend_hw": 2 * ULPS}
+"""The tolerance of each level against the tv reference, in ulps. tile-to-hw
+keeps within 4 ulps of the tile interpreter (docs/tile_to_hw.md, *Numerics*),
+so the ascend_hw level is within 4 + 4 of the tv reference."""
 
 _EPSILON = {f16: 2.0**-10, bf16: 2.0**-7}
 """Machine epsilon of the narrow float types (f32 uses numpy's)."""
 
 
-def tolerance(element_type: Attribute) -> float:
+def tolerance(element_type: Attribute, ulps: int = ULPS) -> float:
     """The relative tolerance of a float output of `element_type`."""
-    return ULPS * _EPSILON.get(element_type, float(np.finfo(np.float32).eps))
+    return ulps * epsilon(element_type)
+
+
+def epsilon(element_type: Attribute) -> float:
+    """The machine epsilon (one ulp at 1.0) of a float element type."""
+    return _EPSILON.get(element_type, float(np.finfo(np.float32).eps))
 
 
 def run_tile_level(
@@ -98,6 +114,12 @@ class OutputComparison:
     mismatches: int
     worst: float
     """The largest difference, in units of the allowed one (<= 1 passes)."""
+    max_error: float = 0.0
+    """The largest absolute difference where the reference is finite."""
+    allowed: float = 0.0
+    """The absolute difference allowed (0 for integers)."""
+    ulps: int = ULPS
+    """The tolerance in ulps of the element type (floats)."""
 
     @property
     def ok(self) -> bool:
@@ -112,70 +134,192 @@ class OutputComparison:
             f"{self.worst:.3g}x the tolerance"
         )
 
+    def error_text(self) -> str:
+        """The largest error and the tolerance, e.g. `max |error| 0.00049 (0.5
+        ulp of max |ref| 1.0; allowed 8 ulps)`."""
+        if not tile.is_float(self.element_type):
+            return f"max |error| {self.max_error:.6g} (integers: exact)"
+        scale = self.allowed / tolerance(self.element_type, self.ulps)
+        in_ulps = self.max_error / (epsilon(self.element_type) * scale)
+        return (
+            f"max |error| {self.max_error:.3g} ({in_ulps:.2g} ulp of max |ref| "
+            f"{scale:.4g}; allowed {self.ulps} ulps)"
+        )
+
 
 def compare_arrays(
-    index: int, expected: np.ndarray, actual: np.ndarray, element_type: Attribute
+    index: int,
+    expected: np.ndarray,
+    actual: np.ndarray,
+    element_type: Attribute,
+    ulps: int = ULPS,
 ) -> OutputComparison:
     """Compare `actual` with `expected`: exact for integers, NaN where the
-    reference has NaN, infinities of the same sign, otherwise `tolerance`."""
+    reference has NaN, infinities of the same sign, otherwise `ulps` ulps of
+    the element type relative to the largest finite magnitude of `expected`."""
     expected = np.asarray(expected)
     actual = np.asarray(actual).reshape(expected.shape)
     if not tile.is_float(element_type):
         bad = expected != actual
         worst = float(np.max(bad, initial=0))
+        error = np.abs(expected.astype(np.float64) - actual.astype(np.float64))
         return OutputComparison(
-            index, expected, actual, element_type, int(bad.sum()), worst
+            index,
+            expected,
+            actual,
+            element_type,
+            int(bad.sum()),
+            worst,
+            float(np.max(error, initial=0.0)),
+            0.0,
+            ulps,
         )
     e = expected.astype(np.float64)
     a = actual.astype(np.float64)
     finite = np.isfinite(e)
     scale = float(np.max(np.abs(e[finite]), initial=0.0))
-    allowed = tolerance(element_type) * max(scale, np.finfo(np.float32).tiny)
+    allowed = tolerance(element_type, ulps) * max(scale, np.finfo(np.float32).tiny)
     with np.errstate(invalid="ignore"):
         difference = np.where(finite, np.abs(a - e), 0.0)
         bad = np.where(
             finite, ~(difference <= allowed), ~((a == e) | (np.isnan(a) & np.isnan(e)))
         )
-    worst = float(np.max(np.where(finite, difference, 0.0), initial=0.0)) / allowed
+    largest = float(np.max(difference, initial=0.0))
+    if np.isnan(difference).any():
+        largest = float("nan")
+    worst = largest / allowed
     if (bad & ~finite).any():
         worst = float("inf")
     return OutputComparison(
-        index, expected, actual, element_type, int(bad.sum()), worst
+        index,
+        expected,
+        actual,
+        element_type,
+        int(bad.sum()),
+        worst,
+        largest,
+        allowed,
+        ulps,
     )
 
 
+@dataclass
+class LevelRun:
+    """A lowered function run on the inputs of a check: its outputs in the order
+    of the tv function's results and, at the ascend_hw level, the simulator's
+    report."""
+
+    outputs: list[np.ndarray]
+    sim_report: Any | None = None
+
+
+def function_level(module: ModuleOp, name: str) -> str:
+    """`ascend_hw` if function `name` has ascend_hw ops, else `tile`."""
+    function = SymbolTable.lookup_symbol(module, name)
+    if not isinstance(function, func.FuncOp):
+        raise ValueError(f"no func.func @{name} in the module")
+    if any(op.name.startswith("ascend_hw.") for op in function.walk()):
+        return "ascend_hw"
+    return "tile"
+
+
 def compare_levels(
-    reference: ModuleOp, lowered: ModuleOp, name: str, inputs: Sequence[Any]
+    reference: ModuleOp,
+    lowered: ModuleOp,
+    name: str,
+    inputs: Sequence[Any],
+    target: Any | None = None,
 ) -> list[OutputComparison]:
-    """Run `name` of the tv module and of its tile lowering on `inputs` (numpy
-    arrays for tensors, numbers for scalars) and compare the results, in the
-    order of the tv function's results."""
+    """Run `name` of the tv module and of its lowering (tile or ascend_hw) on
+    `inputs` (numpy arrays for tensors, numbers for scalars) and compare the
+    results, in the order of the tv function's results."""
+    return compare_runs(reference, lowered, name, inputs, target)[0]
+
+
+def compare_runs(
+    reference: ModuleOp,
+    lowered: ModuleOp,
+    name: str,
+    inputs: Sequence[Any],
+    target: Any | None = None,
+) -> tuple[list[OutputComparison], LevelRun]:
+    """`compare_levels`, with the lowered run (and its simulator report).
+
+    An ascend_hw function runs on the simulator of `target` (a `Target`;
+    default: the module's `pypto.target`, else ascend910b) and is compared
+    with the tolerance of its level (`LEVEL_ULPS`)."""
     expected = run_tv_function(reference, name, list(inputs))
     source = SymbolTable.lookup_symbol(reference, name)
-    function = SymbolTable.lookup_symbol(lowered, name)
-    if not isinstance(function, func.FuncOp) or not isinstance(source, func.FuncOp):
-        raise ValueError(f"no func.func @{name} in both modules")
+    if not isinstance(source, func.FuncOp):
+        raise ValueError(f"no func.func @{name} in the reference module")
+    level = function_level(lowered, name)
     result_types = source.function_type.outputs.data
-    buffers: list[np.ndarray] = []
-    for value, result_type in zip(expected, result_types, strict=True):
-        if isinstance(result_type, tv.TensorViewType):
-            buffers.append(poison_array(value.shape, result_type.element_type))
     arguments = [
         round_to_bf16(np.asarray(a)) if _is_bf16_tensor(t) else a
         for a, t in zip(inputs, source.function_type.inputs.data, strict=True)
     ]
-    scalars = iter(run_tile_level(lowered, name, [*arguments, *buffers]))
-    tensors = iter(buffers)
-    comparisons: list[OutputComparison] = []
-    for index, (value, result_type) in enumerate(
-        zip(expected, result_types, strict=True)
-    ):
+    run = _run_lowered(lowered, name, arguments, expected, result_types, target)
+    ulps = LEVEL_ULPS[level]
+    comparisons = [
+        compare_arrays(index, value, actual, _element_type(result_type), ulps)
+        for index, (value, actual, result_type) in enumerate(
+            zip(expected, run.outputs, result_types, strict=True)
+        )
+    ]
+    return comparisons, run
+
+
+def _element_type(result_type: Attribute) -> Attribute:
+    if isinstance(result_type, tv.TensorViewType):
+        return result_type.element_type
+    return result_type
+
+
+def _run_lowered(
+    lowered: ModuleOp,
+    name: str,
+    arguments: Sequence[Any],
+    expected: Sequence[np.ndarray],
+    result_types: Sequence[Attribute],
+    target: Any | None,
+) -> LevelRun:
+    """Run the lowered function with poisoned output buffers."""
+    buffers: list[np.ndarray] = []
+    for value, result_type in zip(expected, result_types, strict=True):
         if isinstance(result_type, tv.TensorViewType):
-            actual, element_type = next(tensors), result_type.element_type
-        else:
-            actual, element_type = np.asarray(next(scalars)), result_type
-        comparisons.append(compare_arrays(index, value, actual, element_type))
-    return comparisons
+            buffers.append(poison_array(value.shape, result_type.element_type))
+    if function_level(lowered, name) == "tile":
+        scalars = iter(run_tile_level(lowered, name, [*arguments, *buffers]))
+        report = None
+    else:
+        if len(buffers) != len(result_types):
+            raise ValueError(
+                f"@{name} returns scalars; the ascend_hw level returns outputs "
+                "through memrefs only"
+            )
+        from pypto_mlir.interp.ascend_hw import run_hw_function
+
+        run = run_hw_function(
+            lowered, name, [*arguments, *buffers], target or module_target(lowered)
+        )
+        scalars, report = iter(()), run.report
+    tensors = iter(buffers)
+    outputs = [
+        next(tensors)
+        if isinstance(result_type, tv.TensorViewType)
+        else np.asarray(next(scalars))
+        for result_type in result_types
+    ]
+    return LevelRun(outputs, report)
+
+
+def module_target(module: ModuleOp) -> Any:
+    """The `Target` a module names (`pypto.target`), else ascend910b."""
+    from pypto_mlir.dialects.ascend_hw import DEFAULT_TARGET, TARGET_ATTR
+    from pypto_mlir.targets import load_target
+
+    attr = module.attributes.get(TARGET_ATTR)
+    return load_target(attr.data if isinstance(attr, StringAttr) else DEFAULT_TARGET)
 
 
 def _is_bf16_tensor(value_type: Attribute) -> bool:
@@ -201,3 +345,64 @@ def check_tiling(
         target=target, tile_sizes=tile_sizes, matmul_tile_sizes=matmul_tile_sizes
     ).apply(Context(), lowered)
     return compare_levels(module, lowered, name, inputs)
+
+
+@dataclass
+class LoweringCheck:
+    """The result of `check_lowering`: the lowered module, the comparison of
+    every output with the tv reference, and the simulator's report (ascend_hw)."""
+
+    level: str
+    lowered: ModuleOp
+    comparisons: list[OutputComparison]
+    sim_report: Any | None
+
+    @property
+    def ok(self) -> bool:
+        return all(c.ok for c in self.comparisons)
+
+
+def lower(
+    module: ModuleOp, level: str = "ascend_hw", pipeline: Any | None = None
+) -> ModuleOp:
+    """A copy of the tv `module` lowered by `pipeline` (a `LowerPipeline`,
+    default `pypto-lower` with its defaults) down to `level` (`tile`: the
+    stages up to the last one whose output is tile IR). A pass that refuses,
+    or output that does not verify, raises `DiagnosticError` at the op."""
+    from xdsl.utils.exceptions import DiagnosticException
+
+    from pypto_mlir.cli.source import default_context
+    from pypto_mlir.diagnostics import (
+        DiagnosticError,
+        capture_op_errors,
+        error_diagnostic,
+        verify,
+    )
+    from pypto_mlir.pipelines import LowerPipeline
+
+    pipeline = pipeline or LowerPipeline()
+    lowered = module.clone()
+    ctx = default_context()
+    with capture_op_errors():
+        for member in pipeline.stages(level):
+            try:
+                member.apply(ctx, lowered)
+            except DiagnosticException as error:
+                raise DiagnosticError(error_diagnostic(error, lowered)) from error
+            verify(lowered)
+    return lowered
+
+
+def check_lowering(
+    module: ModuleOp,
+    name: str,
+    inputs: Sequence[Any],
+    level: str = "ascend_hw",
+    pipeline: Any | None = None,
+) -> LoweringCheck:
+    """Lower a copy of the tv `module` to `level` (`lower`) and compare function
+    `name` with the tv reference on `inputs`; at the ascend_hw level it runs on
+    the simulator of the pipeline's target. The module is not changed."""
+    lowered = lower(module, level, pipeline)
+    comparisons, run = compare_runs(module, lowered, name, inputs)
+    return LoweringCheck(level, lowered, comparisons, run.sim_report)

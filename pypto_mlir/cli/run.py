@@ -56,6 +56,7 @@ from pypto_mlir.diagnostics import (
     Severity,
     SourceLocation,
     capture_op_errors,
+    diagnostic_handler,
     error_op,
     op_diagnostic,
     op_location,
@@ -620,6 +621,24 @@ def build_parser() -> argparse.ArgumentParser:
         "--timeline", metavar="FILE.png", help="draw the pipe timeline (ascend_hw only)"
     )
     parser.add_argument(
+        "--check",
+        nargs="?",
+        const="ascend_hw",
+        choices=("tile", "ascend_hw"),
+        metavar="LEVEL",
+        help="lower a tv function with pypto-lower down to LEVEL (tile, or "
+        "ascend_hw, the default: the whole pipeline, run on the simulator) and "
+        "compare every output with the tv reference; exit 1 when one is outside "
+        "the tolerance of its dtype",
+    )
+    parser.add_argument(
+        "--lower-options",
+        metavar="OPTIONS",
+        default="",
+        help="options of pypto-lower for --check, as in -p: 'tile-sizes=8,64 "
+        "max-cores=2' (the target comes from --target)",
+    )
+    parser.add_argument(
         "--debug",
         action="store_true",
         help="show the Python traceback of internal errors",
@@ -650,13 +669,27 @@ def _target_name(args: argparse.Namespace, module: ModuleOp) -> str:
 
 
 def _check_flags(args: argparse.Namespace, entry: func.FuncOp, level: Level) -> None:
-    """Simulator flags need a simulator run."""
-    if level is Level.HW:
+    """Simulator flags need a simulator run; --check needs a tv function."""
+    if args.check is not None and level is not Level.TV:
+        raise _op_error(
+            entry,
+            f"--check lowers a tv-level function and compares it with the tv "
+            f"reference, but @{entry.sym_name.data} is a {level.value}-level function",
+        )
+    if args.lower_options and args.check is None:
+        raise _op_error(entry, "--lower-options is for --check (the lowering it runs)")
+    if level is Level.HW or args.check == Level.HW.value:
         return
     given = [flag for attr, flag in _SIM_ONLY_FLAGS if getattr(args, attr) is not None]
-    if args.target is not None:
+    if args.target is not None and args.check is None:
         given.append("--target")
     if given:
+        if args.check is not None:
+            raise _op_error(
+                entry,
+                f"{', '.join(given)} need{'s' if len(given) == 1 else ''} a simulator "
+                f"run, but --check={args.check} stops at the {args.check} level",
+            )
         raise _op_error(
             entry,
             f"{', '.join(given)} need{'s' if len(given) == 1 else ''} a simulator run, "
@@ -703,6 +736,7 @@ def run(
             target = load_target(_target_name(args, module))
         except TargetError as error:
             raise _error(str(error)) from error
+    pipeline = _lower_pipeline(args, sources) if args.check is not None else None
     specs = argument_specs(entry)
     if args.inputs is not None:
         values = load_inputs(args.inputs, entry, specs)
@@ -711,6 +745,9 @@ def run(
         seed = 0 if args.random is None else args.random
         values = random_inputs(entry, specs, seed)
         inputs_from = f"random (seed {seed})" if specs else "none"
+    if pipeline is not None:
+        _run_check(args, module, entry, values, inputs_from, pipeline, stdout, stderr)
+        return
     originals = {i: v.copy() for i, v in enumerate(values) if isinstance(v, np.ndarray)}
     outcome = run_function(module, entry, level, values, target)
     outputs = output_arrays(entry, outcome)
@@ -733,6 +770,134 @@ def run(
     if args.report == "text":
         report_text: str = outcome.sim_report.to_text()  # pyright: ignore
         stdout.write(report_text if report_text.endswith("\n") else report_text + "\n")
+
+
+# --------------------------------------------------------------------------------------
+# --check: lower a tv function and compare it with the tv reference
+# --------------------------------------------------------------------------------------
+
+
+def _lower_pipeline(args: argparse.Namespace, sources: SourceManager) -> Any:
+    """`pypto-lower` with --lower-options and --target, checked like `-p` text."""
+    from pypto_mlir.cli.pass_pipeline import PIPELINE_SOURCE_NAME, build_pass_pipeline
+    from pypto_mlir.pipelines import LowerPipeline, get_all_pipelines
+
+    options = args.lower_options.strip()
+    if args.target is not None:
+        if re.search(r"(^|\s)target\s*=", options):
+            raise _error(
+                "give the target with --target or in --lower-options, not both"
+            )
+        options = f"{options} target={_quoted(args.target)}".strip()
+    text = f"{LowerPipeline.name}{{{options}}}" if options else LowerPipeline.name
+    sources.add(PIPELINE_SOURCE_NAME, text)
+    (pipeline,) = build_pass_pipeline(text, get_all_pipelines())
+    assert isinstance(pipeline, LowerPipeline)
+    return pipeline
+
+
+def _quoted(value: str) -> str:
+    """A pipeline option value: bare when it is a plain word, else quoted."""
+    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.-]*", value):
+        return value
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _run_check(
+    args: argparse.Namespace,
+    module: ModuleOp,
+    entry: func.FuncOp,
+    values: list[Any],
+    inputs_from: str,
+    pipeline: Any,
+    stdout: TextIO,
+    stderr: TextIO,
+) -> None:
+    """Lower, run both levels, print the outputs and a verdict per output;
+    a `DiagnosticError` at the entry when one is outside its tolerance."""
+    from pypto_mlir.check import compare_runs, lower
+
+    name = entry.sym_name.data
+
+    def warn(diagnostic: Diagnostic) -> None:
+        if diagnostic.severity is not Severity.REMARK:
+            DiagnosticPrinter(stderr, SourceManager(), TOOL_NAME)(diagnostic)
+
+    with diagnostic_handler(warn):
+        lowered = lower(module, args.check, pipeline)
+    target = lowered.attributes.get("pypto.target")
+    target_name = target.data if isinstance(target, StringAttr) else "?"
+    level = Level(args.check)
+    with capture_op_errors():
+        try:
+            comparisons, run = compare_runs(module, lowered, name, values)
+        except (InterpretationError, ValueError) as error:
+            raise _interpretation_diagnostic(error, entry) from error
+        except SimError as error:
+            raise DiagnosticError(sim_diagnostic(error)) from error
+    outputs = [(f"result{c.index}", c.element_type, c.actual) for c in comparisons]
+    if args.output is not None:
+        write_outputs(args.output, outputs)
+    if run.sim_report is not None:
+        _write_sim_files(args, run.sim_report)
+    lines = [
+        f"@{name}: tv level, lowered by {pipeline_text(pipeline)} to the "
+        f"{level.value} level for {target_name} and run by {level.executor}",
+        f"inputs: {inputs_from}",
+    ]
+    width = max((len(n) for n, _, _ in outputs), default=0)
+    for (output_name, element, array), comparison in zip(
+        outputs, comparisons, strict=True
+    ):
+        lines.append(
+            f"{output_name:<{width}}  {_label(element, array.shape)}  {checksum(array)}"
+        )
+        verdict = "ok" if comparison.ok else "MISMATCH"
+        lines.append(
+            f"{'':<{width}}  vs tv reference: {comparison.error_text()}: {verdict}"
+        )
+    failed = [c for c in comparisons if not c.ok]
+    lines.append(
+        f"check: {'FAILED' if failed else 'ok'} ({len(comparisons) - len(failed)} of "
+        f"{len(comparisons)} outputs within tolerance of the tv reference)"
+    )
+    if run.sim_report is not None:
+        lines.append(f"cycles: {run.sim_report.cycles} (target {target_name})")
+    text = "\n".join(lines) + "\n"
+    if args.report == "json":
+        stderr.write(text)
+        stdout.write(run.sim_report.to_json() + "\n")  # pyright: ignore
+    else:
+        stdout.write(text)
+        if args.report == "text":
+            report_text: str = run.sim_report.to_text()  # pyright: ignore
+            stdout.write(
+                report_text if report_text.endswith("\n") else report_text + "\n"
+            )
+    if failed:
+        first = failed[0]
+        raise _op_error(
+            entry,
+            f"--check: result{first.index} ({_label(first.element_type, first.expected.shape)}) "
+            f"of the {level.value} level differs from the tv reference: "
+            f"{first.mismatches} of {first.expected.size} elements outside the "
+            f"tolerance; {first.error_text()}",
+        )
+
+
+def pipeline_text(pipeline: Any) -> str:
+    """`pypto-lower{target=tiny tile-sizes=8,64}`: the pipeline with the options
+    that differ from their defaults."""
+    from dataclasses import fields
+
+    parts = []
+    for item in fields(pipeline):
+        value = getattr(pipeline, item.name)
+        if value == item.default:
+            continue
+        shown = ",".join(map(str, value)) if isinstance(value, tuple) else str(value)
+        parts.append(f"{item.name.replace('_', '-')}={shown}")
+    return f"{pipeline.name}{{{' '.join(parts)}}}" if parts else pipeline.name
 
 
 def main(argv: Sequence[str] | None = None) -> int:
