@@ -645,7 +645,9 @@ class Selector:
                 hw.BufferType([rows * plan.pitch // e], element_type, ub),
                 hw.BufferType([self.lanes_for(element_type)], i32, ub),
             ]
-        if isinstance(op, tile.LoadOp) and self._needs_zero_fill(op.result):
+        if isinstance(op, tile.LoadOp | tile.MoveOp) and self._needs_zero_fill(
+            op.result
+        ):
             tile_type = _tile(op.result)
             return [
                 hw.BufferType(
@@ -740,7 +742,7 @@ class Selector:
             case tile.StoreOp():
                 self._store(op, em, buffer)
             case tile.MoveOp():
-                self._move(op, em, buffer)
+                self._move(op, em, buffer, scratch)
             case tile.MatmulOp():
                 self._matmul(op, em, buffer)
             case tile.TileUnaryOp():
@@ -1045,12 +1047,16 @@ class Selector:
             )
         )
 
-    def _move(self, op: tile.MoveOp, em: Emitter, buffer: BufferOf) -> None:
+    def _move(
+        self, op: tile.MoveOp, em: Emitter, buffer: BufferOf, scratch: list[SSAValue]
+    ) -> None:
         source, result = _tile(op.source), _tile(op.result)
         src, dst = buffer(op.source), buffer(op.result)
         zero = em.index(0)
         spaces = (source.memory_space, result.memory_space)
         if source.memory_space == MemorySpace.L0C:
+            if scratch:  # an nz result read in whole fractals later
+                self._zero_fill_nz(op.result, em, dst, scratch[0])
             rows, cols = self.valid[op.result]
             em.emit(
                 hw.FixpipeOp(src, [zero, zero], dst, [zero, zero], rows=rows, cols=cols)

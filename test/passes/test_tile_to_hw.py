@@ -717,6 +717,37 @@ func.func @f(%a: memref<{m}x{k}xi8>, %b: memref<{k}x{n}xi8>, %out: memref<{m}x{n
     check(text, [a, b, out], [2], target, "i32")
 
 
+@pytest.mark.parametrize("target", TARGETS)
+def test_chained_matmul_through_l1(target: str) -> None:
+    """(A @ B) @ C without GM in between: the first product goes l0c -> l1 (nz,
+    f16, its 20 valid rows zeroed up to the fractal) -> l0a."""
+    a1 = "!tile.tile<32x32xf16, l1, valid = [20, 32], layout = nz>"
+    b1 = "!tile.tile<32x32xf16, l1, layout = nz>"
+    a0 = "!tile.tile<32x32xf16, l0a, valid = [20, 32]>"
+    b0 = "!tile.tile<32x32xf16, l0b>"
+    c = "!tile.tile<32x32xf32, l0c, valid = [20, 32]>"
+    text = f"""
+func.func @f(%a: memref<20x32xf16>, %b: memref<32x32xf16>, %c: memref<32x32xf16>, %out: memref<20x32xf32>) {{
+  %c0 = arith.constant 0 : index
+  %a1 = tile.load %a[%c0, %c0] : memref<20x32xf16> -> {a1}
+  %b1 = tile.load %b[%c0, %c0] : memref<32x32xf16> -> {b1}
+  %a0 = tile.move %a1 : {a1} -> {a0}
+  %b0 = tile.move %b1 : {b1} -> {b0}
+  %p = tile.matmul %a0, %b0 : {a0}, {b0} -> {c}
+  %p1 = tile.move %p : {c} -> {a1}
+  %p0 = tile.move %p1 : {a1} -> {a0}
+  %c1 = tile.load %c[%c0, %c0] : memref<32x32xf16> -> {b1}
+  %c0b = tile.move %c1 : {b1} -> {b0}
+  %q = tile.matmul %p0, %c0b : {a0}, {b0} -> {c}
+  tile.store %q, %out[%c0, %c0] : {c} -> memref<20x32xf32>
+  func.return
+}}
+"""
+    a = random((20, 32), "f16", 16, -1, 1)
+    b, cc = random((32, 32), "f16", 17, -1, 1), random((32, 32), "f16", 18, -1, 1)
+    check(text, [a, b, cc, poison((20, 32), "f32")], [3], target, "f32")
+
+
 @pytest.mark.parametrize("sync", [False, True])
 def test_matmul_on_a_grid_of_cores(sync: bool) -> None:
     """3 row blocks x 3 column blocks of C (the last of each a tail) on 9 of 24
