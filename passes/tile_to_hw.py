@@ -436,12 +436,17 @@ def _plan_split(
 
 
 def _apply_split(
-    split: _Split, core: SSAValue, count: int, terminator: Operation
+    split: _Split,
+    core: SSAValue,
+    count: int,
+    terminator: Operation,
+    point: InsertPoint | None = None,
 ) -> scf.IfOp | None:
     """Give the loops the chunk of core `core` (of `count`) and move the tail into
-    an `scf.if` on the last core, before `terminator`; returns that `scf.if`."""
+    an `scf.if` on the last core, before `terminator`; returns that `scf.if`. The
+    bounds are computed at `point` (default: before the first loop)."""
     share, extra = divmod(split.units, count)
-    point = InsertPoint.before(split.loops[0])
+    point = point or InsertPoint.before(split.loops[0])
     location = split.loops[0].location
 
     def emit(op: Operation) -> SSAValue:
@@ -570,9 +575,11 @@ def distribute(function: func.FuncOp, cores: int, alignment: int) -> int:
         yields = [loop.body.block.last_op for loop in outer.loops]
         if guard is not None:
             yields.append(guard.true_region.block.last_op)
+        # The inner bounds depend on the core only: computed once, before the loop.
+        hoisted = InsertPoint.before(outer.loops[0])
         for plan, end in zip(inner, yields, strict=True):
             assert end is not None
-            _apply_split(plan, inner_core, n_inner, end)
+            _apply_split(plan, inner_core, n_inner, end, hoisted)
     return n_outer * n_inner
 
 

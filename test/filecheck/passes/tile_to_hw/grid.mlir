@@ -10,10 +10,11 @@
 // CHECK-NEXT:    %[[THREE:.*]] = arith.constant 3 : index
 // CHECK-NEXT:    %[[ROW:.*]] = arith.divsi %[[CORE]], %[[THREE]] : index
 // CHECK-NEXT:    %[[COL:.*]] = arith.remsi %[[CORE]], %[[THREE]] : index
+// Both chunks are computed once, before the loops.
 // CHECK:         %[[NEXT_ROW:.*]] = arith.addi %[[ROW]], %{{.*}} : index
+// CHECK:         %[[NEXT_COL:.*]] = arith.addi %[[COL]], %{{.*}} : index
 // CHECK:         scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
-// CHECK-NEXT:      %[[NEXT_COL:.*]] = arith.addi %[[COL]], %{{.*}} : index
-// CHECK:           scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-NEXT:      scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
 // CHECK-NEXT:        ascend_hw.dma_load %x[%[[I]], %[[J]]]
 func.func @f(%x: memref<24x96xf32>, %out: memref<24x96xf32>) {
   %c0 = arith.constant 0 : index
