@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cache, lru_cache
+from functools import cache
 from math import prod
 from operator import itemgetter
 from time import perf_counter
@@ -36,10 +36,12 @@ from xdsl.dialects.builtin import (
     BFloat16Type,
     FloatAttr,
     IndexType,
+    IntAttr,
     IntegerAttr,
     IntegerType,
     MemRefType,
     ModuleOp,
+    Signedness,
     StridedLayoutAttr,
     bf16,
     f16,
@@ -76,7 +78,7 @@ from pypto_mlir.dialects.ascend_hw import (
 )
 from pypto_mlir.sim import Access, AccessError, GmTensor, Machine, Report, SimError
 from pypto_mlir.sim.cost import dma_cost, mmad_cycles, vector_cycles
-from pypto_mlir.sim.machine import Core
+from pypto_mlir.sim.machine import Core, gc_paused
 from pypto_mlir.targets import Target
 
 __all__ = [
@@ -309,6 +311,12 @@ class GmRef:
 
     def byte_address(self, index: Sequence[int], loc: str) -> int:
         """Byte address of element `index`; AccessError when it is outside."""
+        if len(index) == 2 and len(self.shape) == 2:  # the common case, unrolled
+            i, j = index
+            rows, cols = self.shape
+            if 0 <= i < rows and 0 <= j < cols:
+                row_stride, col_stride = self.strides
+                return (self.offset + i * row_stride + j * col_stride) * self.ebytes
         element = self.offset
         for i, d, s in zip(index, self.shape, self.strides, strict=True):
             if not 0 <= i < d:
@@ -469,9 +477,7 @@ class _Lanes:
         self._full: np.ndarray | None = None
 
     def _view(self, lo: int, hi: int) -> np.ndarray:
-        shape, strides = cast(
-            tuple[tuple[int, ...], tuple[int, ...]], self.pattern.view
-        )
+        shape, strides = self.pattern.view  # type: ignore[misc]
         if lo == 0 and hi == shape[0]:
             if self._full is None:
                 self._full = _strided(
@@ -853,12 +859,19 @@ class _BurstPlan:
         self.granule = target.dma_path(*self.path).granule
         self.costs: dict[tuple[int, int], tuple[int, int]] = {}
         self.buffer_accesses: dict[tuple[str, int, int], Access] = {}
+        self.gm_accesses: dict[tuple[GmTensor, int], Access] = {}
 
     def access(self, side: Any, index: tuple[int, ...], pitch: int) -> Access:
         """The bursts on one side; a buffer side's is the same every time."""
         if type(side) is GmRef:
             address = side.byte_address(index, self.loc)
-            return Access(side.tensor, address, self.length, self.bursts, pitch)
+            # The shape is the same every time: move the first access made.
+            shape = self.gm_accesses.get((side.tensor, pitch))
+            if shape is None or address < 0:
+                shape = Access(side.tensor, address, self.length, self.bursts, pitch)
+                self.gm_accesses[(side.tensor, pitch)] = shape
+                return shape
+            return shape.at(address)
         if type(side) is not HwBuffer:
             raise HwRunError(
                 f"{_at(self.loc)}expected a buffer or a GM memref, got {side!r}",
@@ -1337,9 +1350,14 @@ class AscendHwFunctions(InterpreterFunctions):
             nbytes=bursts * length,
             wire_bytes=wire,
         )
-        shape = (bursts, length)
         src_bytes = _bytes_of(core, src_mem)
         dst_bytes = _bytes_of(core, dst_mem)
+        if bursts == 1:
+            dst_bytes[dst_addr : dst_addr + length] = src_bytes[
+                src_addr : src_addr + length
+            ]
+            return ()
+        shape = (bursts, length)
         _strided(dst_bytes, dst_addr, shape, (plan.dst_pitch, 1), _U8)[...] = _strided(
             src_bytes, src_addr, shape, (plan.src_pitch, 1), _U8
         )
@@ -1653,21 +1671,42 @@ def _integer_op(
     return (_int_attr(value, result_type, interpreter.index_bitwidth),)
 
 
-@lru_cache(maxsize=1 << 16)
+_new_object = object.__new__
+
+
 def _int_attr(value: int, value_type: Attribute, bitwidth: int) -> IntegerAttr:
-    """`scalar_attr` of an integer, cached (attributes are immutable) and without
-    building a new storage type each time: an attribute costs more to build than
-    the instruction it indexes."""
-    return IntegerAttr(value, _int_storage(value_type, bitwidth), truncate_bits=True)
+    """`scalar_attr` of an integer: the same attribute, made without xDSL's checks.
+
+    An index value is made for every loop iteration and address computation, and
+    `IntegerAttr(...)` (parameter verification, normalisation) costs more than
+    the instruction it indexes. A value its storage type holds as it is needs no
+    normalisation and passes verification, so its two attributes are assembled
+    directly (as `ParametrizedAttribute.new` does, without `__post_init__`);
+    other values go through `IntegerAttr`.
+    """
+    storage, lo, hi = _int_storage(value_type, bitwidth)
+    if not lo <= value < hi:
+        return IntegerAttr(value, storage, truncate_bits=True)
+    data = _new_object(IntAttr)
+    data.__dict__["data"] = value
+    attr = _new_object(IntegerAttr)
+    fields = attr.__dict__
+    fields["value"] = data
+    fields["type"] = storage
+    return attr
 
 
 @cache
-def _int_storage(value_type: Attribute, bitwidth: int) -> IntegerType:
-    """The integer type `scalar_attr` stores an index or integer value as."""
+def _int_storage(value_type: Attribute, bitwidth: int) -> tuple[IntegerType, int, int]:
+    """The integer type `scalar_attr` stores an index or integer value as, and the
+    values [lo, hi) it keeps unchanged (`IntegerType.normalized_value`)."""
     if isinstance(value_type, IndexType):
-        return IntegerType(bitwidth)
+        value_type = IntegerType(bitwidth)
     assert isinstance(value_type, IntegerType)
-    return value_type
+    width = value_type.width.data
+    if value_type.signedness.data == Signedness.UNSIGNED:
+        return value_type, 0, 1 << width
+    return value_type, -(1 << (width - 1)), 1 << (width - 1)
 
 
 def _ceil_div(lhs: int, rhs: int) -> int:
@@ -2082,15 +2121,15 @@ def run_hw_function(
     interpreter = hw_interpreter(module, runtime)
     entry_work = runtime.scalar_work(func_op.body.block)
     start = perf_counter()
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"), gc_paused():
         for block_idx in range(block_dim):
             runtime.core = machine.core(block_idx)
             runtime.core.scalar(entry_work)
             interpreter.call_op(func_op, tuple(runtime_args))
-    records = len(machine.records)
-    interpreted = perf_counter()
-    report = machine.finish()
-    finished = perf_counter()
+        records = len(machine.records)
+        interpreted = perf_counter()
+        report = machine.finish()
+        finished = perf_counter()
     for write_back in write_backs:
         write_back()
     return HwRunResult(

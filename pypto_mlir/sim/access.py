@@ -119,6 +119,19 @@ class Access:
         self.count = int(count)
         self.stride = int(stride)
 
+    def at(self, start: int) -> Access:
+        """The same bursts in the same memory from `start` (the shape is not
+        checked again: an interpreter moves one access per op along a tensor)."""
+        if start < 0:
+            return Access(self.mem, start, self.length, self.count, self.stride)
+        access = _new_object(Access)
+        access.mem = self.mem
+        access.start = int(start)
+        access.length = self.length
+        access.count = self.count
+        access.stride = self.stride
+        return access
+
     @classmethod
     def range(cls, mem: str | GmTensor, lo: int, hi: int) -> Access:
         """The contiguous bytes [lo, hi)."""
@@ -166,6 +179,9 @@ class Access:
             f"Access({self.mem_name}, start={self.start}, {self.count} x {self.length} B, "
             f"stride={self.stride})"
         )
+
+
+_new_object = object.__new__
 
 
 def _mem_name(mem: str | GmTensor) -> str:
