@@ -701,12 +701,11 @@ class _FunctionLowering:
                     "GM memrefs and scalars, not tiles",
                 )
         for op in function.walk():
-            if isinstance(op, scf.IfOp | scf.WhileOp) and any(
-                map(_is_tile, op.results)
+            touches_tiles = any(map(_is_tile, (*op.operands, *op.results)))
+            if touches_tiles and not (
+                op.dialect_name() == "tile" or isinstance(op, scf.ForOp | scf.YieldOp)
             ):
-                raise op_error(
-                    op, f"tile-to-hw does not lower {op.name} yielding tiles"
-                )
+                raise op_error(op, f"tile-to-hw does not lower {op.name} on tiles")
         for op in function.walk():
             for result in op.results:
                 if isinstance(result.type, TileType):

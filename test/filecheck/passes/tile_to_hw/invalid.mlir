@@ -82,3 +82,20 @@ func.func @strided_store(%x: memref<8x16xf32>, %out: memref<8x16xf32, strided<[3
 // An unknown target is a diagnostic, not a traceback.
 // RUN: not pypto-opt %s -p 'tile-to-hw{target=no_such_chip}' 2>&1 | filecheck %s --check-prefix=TARGET
 // TARGET: error: cannot load target 'no_such_chip': no_such_chip: no such target file (builtin targets: ascend910b, tiny)
+
+// -----
+
+// Tiles flow only through tile ops and scf.for.
+func.func @if_yields_a_tile(%x: memref<8x16xf32>, %out: memref<8x16xf32>, %c: i1) {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0, %c0] : memref<8x16xf32> -> !tile.tile<8x16xf32, ub>
+  // expected-error @+1 {{tile-to-hw does not lower scf.if on tiles}}
+  %u = scf.if %c -> (!tile.tile<8x16xf32, ub>) {
+    %e = tile.exp %t : !tile.tile<8x16xf32, ub>
+    scf.yield %e : !tile.tile<8x16xf32, ub>
+  } else {
+    scf.yield %t : !tile.tile<8x16xf32, ub>
+  }
+  tile.store %u, %out[%c0, %c0] : !tile.tile<8x16xf32, ub> -> memref<8x16xf32>
+  func.return
+}
