@@ -1159,6 +1159,21 @@ _HW_IMPLS: dict[type[Operation], HwImpl] = {}
 path (`_CompiledBlock`) calls them directly instead of through xDSL's dispatch."""
 
 
+_ARITH_IMPLS: dict[type[Operation], HwImpl] = {}
+"""The integer arith functions of `HwArithFunctions`, unwrapped, for the same
+purpose (called with the `AscendHwFunctions` instance as `self`, unused)."""
+
+
+def _arith_impl(op_type: type[Operation]) -> Callable[[HwImpl], Any]:
+    """xDSL's `impl`, also recording the function in `_ARITH_IMPLS`."""
+
+    def register(function: HwImpl) -> Any:
+        _ARITH_IMPLS[op_type] = function
+        return impl(op_type)(function)
+
+    return register
+
+
 def _hw_impl(op_type: type[Operation]) -> Callable[[HwImpl], Any]:
     """xDSL's `impl`, also recording the function in `_HW_IMPLS`."""
 
@@ -1719,90 +1734,94 @@ class HwArithFunctions(ArithFunctions):
     for index arithmetic (divui, remui, ceildiv, min, max); addi, subi and muli
     with cached result attributes."""
 
-    @impl(arith.AddiOp)
+    @_arith_impl(arith.AddiOp)
     def run_addi(
         self, interpreter: Interpreter, op: arith.AddiOp, args: PythonValues
     ) -> PythonValues:
         return _integer_op(interpreter, op, args, int.__add__, True)
 
-    @impl(arith.SubiOp)
+    @_arith_impl(arith.SubiOp)
     def run_subi(
         self, interpreter: Interpreter, op: arith.SubiOp, args: PythonValues
     ) -> PythonValues:
         return _integer_op(interpreter, op, args, int.__sub__, True)
 
-    @impl(arith.MuliOp)
+    @_arith_impl(arith.MuliOp)
     def run_muli(
         self, interpreter: Interpreter, op: arith.MuliOp, args: PythonValues
     ) -> PythonValues:
         return _integer_op(interpreter, op, args, int.__mul__, True)
 
-    @impl(arith.DivUIOp)
+    @_arith_impl(arith.DivUIOp)
     def run_divui(
         self, interpreter: Interpreter, op: arith.DivUIOp, args: PythonValues
     ) -> PythonValues:
         return _integer_op(interpreter, op, args, int.__floordiv__, False)
 
-    @impl(arith.RemUIOp)
+    @_arith_impl(arith.RemUIOp)
     def run_remui(
         self, interpreter: Interpreter, op: arith.RemUIOp, args: PythonValues
     ) -> PythonValues:
         return _integer_op(interpreter, op, args, int.__mod__, False)
 
-    @impl(arith.CeilDivUIOp)
+    @_arith_impl(arith.CeilDivUIOp)
     def run_ceildivui(
         self, interpreter: Interpreter, op: arith.CeilDivUIOp, args: PythonValues
     ) -> PythonValues:
         return _integer_op(interpreter, op, args, _ceil_div, False)
 
-    @impl(arith.CeilDivSIOp)
+    @_arith_impl(arith.CeilDivSIOp)
     def run_ceildivsi(
         self, interpreter: Interpreter, op: arith.CeilDivSIOp, args: PythonValues
     ) -> PythonValues:
         return _integer_op(interpreter, op, args, _ceil_div, True)
 
-    @impl(arith.MinUIOp)
+    @_arith_impl(arith.MinUIOp)
     def run_minui(
         self, interpreter: Interpreter, op: arith.MinUIOp, args: PythonValues
     ) -> PythonValues:
         return _integer_op(interpreter, op, args, min, False)
 
-    @impl(arith.MaxUIOp)
+    @_arith_impl(arith.MaxUIOp)
     def run_maxui(
         self, interpreter: Interpreter, op: arith.MaxUIOp, args: PythonValues
     ) -> PythonValues:
         return _integer_op(interpreter, op, args, max, False)
 
-    @impl(arith.MinSIOp)
+    @_arith_impl(arith.MinSIOp)
     def run_minsi(
         self, interpreter: Interpreter, op: arith.MinSIOp, args: PythonValues
     ) -> PythonValues:
         return _integer_op(interpreter, op, args, min, True)
 
-    @impl(arith.MaxSIOp)
+    @_arith_impl(arith.MaxSIOp)
     def run_maxsi(
         self, interpreter: Interpreter, op: arith.MaxSIOp, args: PythonValues
     ) -> PythonValues:
         return _integer_op(interpreter, op, args, max, True)
 
 
-def _getter(values: Sequence[SSAValue]) -> Callable[[dict[SSAValue, Any]], tuple]:
-    """A function reading `values` from an environment, as a tuple."""
-    if not values:
+def _getter(slots: Sequence[int]) -> Callable[[list[Any]], tuple]:
+    """A function reading the values in `slots` of an environment, as a tuple."""
+    if not slots:
         return lambda env: ()
-    if len(values) == 1:
-        (value,) = values
-        return lambda env: (env[value],)
-    return itemgetter(*values)
+    if len(slots) == 1:
+        (slot,) = slots
+        return lambda env: (env[slot],)
+    return itemgetter(*slots)
 
 
 class _CompiledBlock:
     """An `scf.for` body prepared for running many times without xDSL's per-op
     dispatch (a scope per iteration, environment lookups through the scope chain,
-    result checks): ascend_hw ops call their interpreter functions directly, the
-    other ops go through `Interpreter.run_op`, in a scope holding the body's values
-    when they have regions. Values are kept in one dict across iterations (each
-    iteration redefines every value the body defines before using it)."""
+    result checks): ascend_hw ops and the integer arith ops call their interpreter
+    functions directly, the other ops go through `Interpreter.run_op`, in a scope
+    holding the body's values when they have regions.
+
+    Values live in a list (an environment) indexed by slot: the values from
+    outside the body first, then the block arguments, then each op's results. It
+    is kept across iterations (each iteration redefines every value the body
+    defines before using it)."""
 
     def __init__(self, block: Block):
         self.args = tuple(block.args)
@@ -1816,20 +1835,37 @@ class _CompiledBlock:
                     outer[value] = None
             defined.update(op.results)
         self.outer = tuple(outer)
-        self.steps = tuple(
-            (
-                op,
-                _HW_IMPLS.get(type(op)),
-                _getter(op.operands),
-                tuple(op.results),
-                bool(op.regions),
+        values = [*self.outer, *self.args]
+        for op in ops:
+            values.extend(op.results)
+        self.values = tuple(values)
+        """The SSA value of each slot."""
+        slot = {value: i for i, value in enumerate(values)}
+        self.first_arg = len(self.outer)
+        steps = []
+        defined_slots = len(self.outer) + len(self.args)
+        for op in ops:
+            steps.append(
+                (
+                    op,
+                    _HW_IMPLS.get(type(op)) or _ARITH_IMPLS.get(type(op)),
+                    _getter([slot[v] for v in op.operands]),
+                    tuple(slot[r] for r in op.results),
+                    defined_slots if op.regions else 0,
+                )
             )
-            for op in ops
-        )
-        self.yielded = _getter(terminator.operands)
+            defined_slots += len(op.results)
+        self.steps = tuple(steps)
+        self.yielded = _getter([slot[v] for v in terminator.operands])
+
+    def environment(self, interpreter: Interpreter) -> list[Any]:
+        """A new environment holding the values from outside the body."""
+        env: list[Any] = [None] * len(self.values)
+        env[: len(self.outer)] = interpreter.get_values(self.outer)
+        return env
 
     def run(
-        self, functions: AscendHwFunctions, interpreter: Interpreter, env: dict
+        self, functions: AscendHwFunctions, interpreter: Interpreter, env: list[Any]
     ) -> tuple:
         """Run the ops once; returns the values the terminator yields."""
         op: Operation | None = None
@@ -1840,7 +1876,9 @@ class _CompiledBlock:
                     outputs = function(functions, interpreter, op, inputs)
                 elif nested:
                     interpreter.push_scope("for_body")
-                    interpreter.set_values(env.items())
+                    interpreter.set_values(
+                        zip(self.values[:nested], env[:nested], strict=True)
+                    )
                     try:
                         outputs = interpreter.run_op(op, inputs)
                     finally:
@@ -1848,7 +1886,8 @@ class _CompiledBlock:
                 else:
                     outputs = interpreter.run_op(op, inputs)
                 if results:
-                    env.update(zip(results, outputs, strict=True))
+                    for slot, value in zip(results, outputs, strict=True):
+                        env[slot] = value
         except SimError:
             raise
         except Exception as error:
@@ -1885,17 +1924,24 @@ class HwScfFunctions(ScfFunctions):
         if compiled is None:
             compiled = self.blocks[body] = _CompiledBlock(body)
         work = runtime.scalar_work(body) + 1
-        index, *carried = compiled.args
-        index_type, bitwidth = index.type, interpreter.index_bitwidth
-        env = dict(
-            zip(compiled.outer, interpreter.get_values(compiled.outer), strict=True)
-        )
+        index_type = compiled.args[0].type
+        bitwidth = interpreter.index_bitwidth
+        env = compiled.environment(interpreter)
+        index = compiled.first_arg
+        carried = slice(index + 1, index + len(compiled.args))
+        n_carried = len(compiled.args) - 1
         values = tuple(loop_args)
+        run, functions = compiled.run, self.functions
         for i in range(lb.value.data, ub.value.data, step.value.data):
             runtime.core.scalar(work)
             env[index] = _int_attr(i, index_type, bitwidth)
-            env.update(zip(carried, values, strict=True))
-            values = compiled.run(self.functions, interpreter, env)
+            if n_carried:
+                if len(values) != n_carried:  # verified IR never has it
+                    raise ValueError(
+                        f"{len(values)} values yielded for {n_carried} carried ones"
+                    )
+                env[carried] = values
+            values = run(functions, interpreter, env)
         return values
 
 
