@@ -3,16 +3,12 @@
 A backend turns the traced `tv` module into something it can execute
 (`Backend.compile`, cached per kernel specialization) and executes it on numpy
 arrays. `backend="auto"` picks the available backend with the highest priority,
-so registering a better one (full lowering + the AI Core simulator, priority
-above the reference's) makes it the default without changing kernels:
+so registering a better one makes it the default without changing kernels.
 
-    class SimBackend(Backend):
-        name = "sim"; level = "ascend_hw"; priority = 10
-        def compile(self, module, entry): ...   # run the lowering pipeline
-        ...
-    register_backend(SimBackend())
-
-Today `reference` (the `tv` numpy interpreter) is the only backend.
+- `sim` (priority 10, the default): `pypto-lower{target=ascend910b}` to
+  `ascend_hw`, run on the simulated AI Core; the report has the cycles.
+- `reference` (priority 0): the `tv` numpy interpreter, the numerical ground
+  truth, no lowering and no timing.
 """
 
 from __future__ import annotations
@@ -20,13 +16,21 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects import func
+from xdsl.dialects.builtin import MemRefType, ModuleOp
 from xdsl.interpreter import InterpretationError
+from xdsl.ir import Attribute
+from xdsl.traits import SymbolTable
 
-from pypto_mlir.diagnostics import capture_op_errors, error_op, op_location
+from pypto_mlir.diagnostics import (
+    Diagnostic,
+    capture_op_errors,
+    error_op,
+    op_location,
+)
 from pypto_mlir.frontend.errors import KernelError, KernelRuntimeError, user_location
 from pypto_mlir.interp.tensor_view import run_tv_function
 
@@ -135,4 +139,104 @@ def select_backend(name: str) -> Backend:
     return backend
 
 
+class _SimCompiled(Compiled):
+    """A kernel lowered to ascend_hw; each run allocates the outputs (the
+    trailing memref arguments of the lowered function) and simulates it."""
+
+    def __init__(
+        self, lowered: ModuleOp, entry: str, inputs: int, target: Any, pipeline: str
+    ) -> None:
+        self.lowered = lowered
+        self.entry = entry
+        self.target = target
+        self.pipeline = pipeline
+        func_op = SymbolTable.lookup_symbol(lowered, entry)
+        assert isinstance(func_op, func.FuncOp)
+        self.outputs = [
+            cast(MemRefType[Attribute], t)
+            for t in func_op.function_type.inputs.data[inputs:]
+        ]
+        self.remarks: list[Diagnostic] = []
+        """What the passes reported (tile sizes...), collected while lowering."""
+
+    def run(self, args: Sequence[np.ndarray | int | float]) -> Execution:
+        from pypto_mlir.interp.ascend_hw import run_hw_function
+        from pypto_mlir.interp.gm_memref import poison_array
+        from pypto_mlir.sim import SimError
+
+        outputs = [
+            poison_array(m.get_shape(), m.get_element_type()) for m in self.outputs
+        ]
+        try:
+            result = run_hw_function(
+                self.lowered, self.entry, [*args, *outputs], self.target
+            )
+        except SimError as error:
+            from pypto_mlir.cli.run import sim_diagnostic
+
+            diagnostic = sim_diagnostic(error)
+            raise KernelRuntimeError(diagnostic.message, diagnostic.location) from error
+        return Execution(outputs, result.report)
+
+
+class SimBackend(Backend):
+    """Lower with `pypto-lower` and run on the simulated AI Core of `target`.
+
+    The report carries the simulator's `Report` (cycles, microseconds, pipes,
+    GM traffic). Another chip is another registration:
+    `register_backend(SimBackend("tiny", name="sim-tiny", priority=5))`.
+    """
+
+    level = "ascend_hw"
+
+    def __init__(
+        self, target: str = "ascend910b", name: str = "sim", priority: int = 10
+    ) -> None:
+        self.target = target
+        self.name = name
+        self.priority = priority
+
+    def unavailable_reason(self) -> str | None:
+        from pypto_mlir.targets import TargetError, load_target
+
+        try:
+            load_target(self.target)
+        except TargetError as error:
+            return str(error)
+        return None
+
+    def compile(self, module: ModuleOp, entry: str) -> Compiled:
+        from pypto_mlir.check import lower
+        from pypto_mlir.diagnostics import DiagnosticError, diagnostic_handler
+        from pypto_mlir.pipelines import LowerPipeline
+        from pypto_mlir.targets import load_target
+
+        pipeline = LowerPipeline(target=self.target)
+        remarks: list[Diagnostic] = []
+        try:
+            with diagnostic_handler(remarks.append):
+                lowered = lower(module, "ascend_hw", pipeline)
+        except DiagnosticError as error:
+            diagnostic = error.diagnostic
+            raise KernelError(
+                f"cannot lower kernel '{entry}' for {self.target}: "
+                f"{diagnostic.message} (backend='reference' runs it on the tv "
+                "interpreter)",
+                diagnostic.location,
+            ) from None
+        source = SymbolTable.lookup_symbol(module, entry)
+        assert isinstance(source, func.FuncOp)
+        compiled = _SimCompiled(
+            lowered,
+            entry,
+            len(source.function_type.inputs),
+            load_target(self.target),
+            f"pypto-lower{{target={self.target}}} to ascend_hw, run on the "
+            f"simulated {self.target}",
+        )
+        compiled.remarks = remarks
+        return compiled
+
+
 register_backend(ReferenceBackend())
+register_backend(SimBackend())

@@ -115,6 +115,16 @@ class RunReport:
         """Simulated cycles, when a simulator ran."""
         return None if self.sim is None else self.sim.cycles
 
+    @property
+    def microseconds(self) -> float | None:
+        """Simulated time at the target's clock, when a simulator ran."""
+        return None if self.sim is None else self.sim.microseconds
+
+    @property
+    def target(self) -> str | None:
+        """The simulated chip, when a simulator ran."""
+        return None if self.sim is None else self.sim.target
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "kernel": self.kernel,
@@ -128,6 +138,8 @@ class RunReport:
             "compile_seconds": self.compile_seconds,
             "run_seconds": self.run_seconds,
             "cycles": self.cycles,
+            "microseconds": self.microseconds,
+            "target": self.target,
             "sim": None if self.sim is None else self.sim.to_dict(),
         }
 
@@ -145,7 +157,11 @@ class RunReport:
         if self.sim is None:
             lines.append("  cycles:  - (no simulator ran)")
         else:
-            lines.append(f"  cycles:  {self.sim.cycles}")
+            lines.append(
+                f"  cycles:  {self.sim.cycles} ({self.sim.microseconds:.2f} us at "
+                f"{self.sim.clock_ghz:g} GHz on {self.sim.target}, "
+                f"{self.sim.block_dim} core{'s' if self.sim.block_dim != 1 else ''})"
+            )
         return "\n".join(lines) + "\n"
 
 

@@ -302,7 +302,7 @@ def test_arguments_convert_when_the_values_fit() -> None:
     def k(x: pto.Tensor[(3,), pto.f16], n: pto.Tensor[(3,), pto.i8]):
         return x + 1.0, n + 1
 
-    y, m = k([0.5, 1.5, -2], np.array([1, 2, 3], np.int64))
+    y, m = k([0.5, 1.5, -2], np.array([1, 2, 3], np.int64), backend="reference")
     assert y.dtype == np.float16 and m.dtype == np.int8
     np.testing.assert_array_equal(y, np.array([1.5, 2.5, -1], np.float16))
     np.testing.assert_array_equal(m, np.array([2, 3, 4], np.int8))

@@ -50,7 +50,7 @@ def test_run_report() -> None:
         return x * w
 
     x = np.ones((3, 4), np.float32)
-    first = k.run(x, np.ones(4, np.float32))
+    first = k.run(x, np.ones(4, np.float32), backend="reference")
     report = first.report
     assert report.kernel == "k"
     assert report.backend == "reference"
@@ -68,7 +68,7 @@ def test_run_report() -> None:
     as_json = json.loads(json.dumps(report.to_dict()))
     assert as_json["backend"] == "reference" and as_json["cycles"] is None
     assert isinstance(first.value, np.ndarray)
-    assert k.run(x, np.ones(4, np.float32)).report.cached
+    assert k.run(x, np.ones(4, np.float32), backend="reference").report.cached
 
 
 def test_specializations_are_cached_per_size() -> None:
@@ -110,11 +110,11 @@ class CountingBackend(Backend):
 
 
 def test_auto_picks_the_best_available_backend(monkeypatch: pytest.MonkeyPatch) -> None:
-    better = CountingBackend("better", priority=5)
-    broken = CountingBackend("broken", priority=9, reason="no simulator here")
+    better = CountingBackend("better", priority=15)
+    broken = CountingBackend("broken", priority=19, reason="no simulator here")
     monkeypatch.setitem(backends._BACKENDS, "better", better)  # pyright: ignore[reportPrivateUsage]
     monkeypatch.setitem(backends._BACKENDS, "broken", broken)  # pyright: ignore[reportPrivateUsage]
-    assert pto.backend_names()[:3] == ("broken", "better", "reference")
+    assert pto.backend_names()[:4] == ("broken", "better", "sim", "reference")
 
     x = np.ones((2, 4), np.float32)
     w = np.ones(4, np.float32)
