@@ -501,7 +501,8 @@ def matrix_shape(tile_type: TileType) -> tuple[int, int]:
 
 
 def matrix_valid(tile_type: TileType, valid: Valid) -> tuple[int, int]:
-    """Valid rows x columns; leading dims beyond two must be whole (or 1)."""
+    """Valid rows x columns of the matrix view: rows are the product of the
+    leading extents (callers check that all but the first are whole)."""
     if len(valid) == 1:
         return 1, valid[0]
     return prod(valid[:-1]), valid[-1]

@@ -2,13 +2,14 @@
 
 For every function that computes with tiles:
 
-1. **Multi-core.** The outermost parallel tile loop at the top of the function is
-   split over the target's cores in contiguous, balanced chunks of iterations
-   (`ascend_hw.block_idx`), and the function gets `ascend_hw.block_dim = N`
-   with `N = min(cores, iterations)`. A peeled last iteration after the loop
-   counts as one more iteration and runs on the last core.
-2. **Static extents.** Every valid extent must be a constant by now (run
-   `tile-peel-tails` first); a dynamic one is an error naming the op.
+1. **Static extents.** Every tile must fit the target, and every valid extent
+   must be a constant by now (run `tile-peel-tails` first, or a loop range that
+   divides by its step); a dynamic one is an error naming the op.
+2. **Multi-core.** The outermost parallel tile loop at the top of the function
+   is split over the target's cores in contiguous, balanced chunks of iterations
+   (`ascend_hw.block_idx`, a grid over two loop levels when one has too few), and
+   the function gets `ascend_hw.block_dim = N`. A peeled last iteration after
+   the loop counts as one more iteration and runs on the last core.
 3. **Memory planning** (`memory_plan`): every tile value gets an `ascend_hw.alloc`
    at the function entry, at an aligned offset of its memory, sharing space
    with values whose lifetimes do not overlap.
