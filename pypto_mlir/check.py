@@ -21,7 +21,7 @@ step. docs/pipeline.md gives the figures per level and dtype.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -275,6 +275,17 @@ def _element_type(result_type: Attribute) -> Attribute:
     return result_type
 
 
+def result_buffers(function: func.FuncOp) -> list[np.ndarray]:
+    """New output buffers for the tensor results of a tv function, in order:
+    the trailing memref arguments of its lowering. They hold the poison
+    pattern (NaN / the smallest integer), so elements never written show."""
+    return [
+        poison_array(t.get_shape(), t.element_type)
+        for t in function.function_type.outputs.data
+        if isinstance(t, tv.TensorViewType)
+    ]
+
+
 def _run_lowered(
     lowered: ModuleOp,
     name: str,
@@ -287,6 +298,7 @@ def _run_lowered(
     buffers: list[np.ndarray] = []
     for value, result_type in zip(expected, result_types, strict=True):
         if isinstance(result_type, tv.TensorViewType):
+            # The reference's shape: `?` sizes are bound by the inputs.
             buffers.append(poison_array(value.shape, result_type.element_type))
     if function_level(lowered, name) == "tile":
         scalars = iter(run_tile_level(lowered, name, [*arguments, *buffers]))
@@ -363,12 +375,17 @@ class LoweringCheck:
 
 
 def lower(
-    module: ModuleOp, level: str = "ascend_hw", pipeline: Any | None = None
+    module: ModuleOp,
+    level: str = "ascend_hw",
+    pipeline: Any | None = None,
+    on_stage: Callable[[Any], None] | None = None,
 ) -> ModuleOp:
     """A copy of the tv `module` lowered by `pipeline` (a `LowerPipeline`,
     default `pypto-lower` with its defaults) down to `level` (`tile`: the
-    stages up to the last one whose output is tile IR). A pass that refuses,
-    or output that does not verify, raises `DiagnosticError` at the op."""
+    stages up to the last one whose output is tile IR); `on_stage(pass)` is
+    called before each member pass (for progress displays). A pass that
+    refuses, or output that does not verify, raises `DiagnosticError` at the
+    op."""
     from xdsl.utils.exceptions import DiagnosticException
 
     from pypto_mlir.cli.source import default_context
@@ -385,6 +402,8 @@ def lower(
     ctx = default_context()
     with capture_op_errors():
         for member in pipeline.stages(level):
+            if on_stage is not None:
+                on_stage(member)
             try:
                 member.apply(ctx, lowered)
             except DiagnosticException as error:

@@ -16,18 +16,19 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import MemRefType, ModuleOp
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.interpreter import InterpretationError
-from xdsl.ir import Attribute
 from xdsl.traits import SymbolTable
 
 from pypto_mlir.diagnostics import (
     Diagnostic,
+    Severity,
     capture_op_errors,
+    emit,
     error_op,
     op_location,
 )
@@ -144,32 +145,29 @@ class _SimCompiled(Compiled):
     trailing memref arguments of the lowered function) and simulates it."""
 
     def __init__(
-        self, lowered: ModuleOp, entry: str, inputs: int, target: Any, pipeline: str
+        self,
+        source: func.FuncOp,
+        lowered: ModuleOp,
+        target: Any,
+        pipeline: str,
+        remarks: list[Diagnostic],
     ) -> None:
+        self.source = source
         self.lowered = lowered
-        self.entry = entry
         self.target = target
         self.pipeline = pipeline
-        func_op = SymbolTable.lookup_symbol(lowered, entry)
-        assert isinstance(func_op, func.FuncOp)
-        self.outputs = [
-            cast(MemRefType[Attribute], t)
-            for t in func_op.function_type.inputs.data[inputs:]
-        ]
-        self.remarks: list[Diagnostic] = []
+        self.remarks = remarks
         """What the passes reported (tile sizes...), collected while lowering."""
 
     def run(self, args: Sequence[np.ndarray | int | float]) -> Execution:
+        from pypto_mlir.check import result_buffers
         from pypto_mlir.interp.ascend_hw import run_hw_function
-        from pypto_mlir.interp.gm_memref import poison_array
         from pypto_mlir.sim import SimError
 
-        outputs = [
-            poison_array(m.get_shape(), m.get_element_type()) for m in self.outputs
-        ]
+        outputs = result_buffers(self.source)
         try:
             result = run_hw_function(
-                self.lowered, self.entry, [*args, *outputs], self.target
+                self.lowered, self.source.sym_name.data, [*args, *outputs], self.target
             )
         except SimError as error:
             from pypto_mlir.cli.run import sim_diagnostic
@@ -224,17 +222,19 @@ class SimBackend(Backend):
                 "interpreter)",
                 diagnostic.location,
             ) from None
+        for diagnostic in remarks:
+            if diagnostic.severity is Severity.WARNING:
+                emit(diagnostic)  # remarks (tile sizes) stay on the compiled kernel
         source = SymbolTable.lookup_symbol(module, entry)
         assert isinstance(source, func.FuncOp)
         compiled = _SimCompiled(
+            source,
             lowered,
-            entry,
-            len(source.function_type.inputs),
             load_target(self.target),
             f"pypto-lower{{target={self.target}}} to ascend_hw, run on the "
             f"simulated {self.target}",
+            remarks,
         )
-        compiled.remarks = remarks
         return compiled
 
 
