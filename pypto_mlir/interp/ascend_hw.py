@@ -76,7 +76,15 @@ from pypto_mlir.dialects.ascend_hw import (
     RoundMode,
     element_offset,
 )
-from pypto_mlir.sim import Access, AccessError, GmTensor, Machine, Report, SimError
+from pypto_mlir.sim import (
+    Access,
+    AccessError,
+    GmTensor,
+    Machine,
+    Pipe,
+    Report,
+    SimError,
+)
 from pypto_mlir.sim.cost import dma_cost, mmad_cycles, vector_cycles
 from pypto_mlir.sim.machine import Core, gc_paused
 from pypto_mlir.targets import Target
@@ -387,6 +395,8 @@ class LanePattern:
     """Byte extent touched by all repeats, relative to the address."""
     disjoint_repeats: bool
     """No element is touched by two different repeats."""
+    distinct: bool
+    """No element is touched twice (by two repeats or two lanes of one)."""
 
     def accesses(self, space: str, address: int) -> tuple[Access, ...]:
         """The touched bytes: one burst per run and repeat (fewer when regular)."""
@@ -429,6 +439,7 @@ def make_pattern(
         lo=int(offsets.min()) * ebytes,
         hi=(int(offsets.max()) + 1) * ebytes,
         disjoint_repeats=np.unique(offsets).size == repeat * touched.size,
+        distinct=np.unique(offsets).size == offsets.size,
     )
 
 
@@ -517,6 +528,7 @@ _INSTANCE_LIMIT = 64
 """Cached operand-address instances per op (a loop cycles through a few)."""
 
 _U8 = np.dtype(np.uint8)
+_V = int(Pipe.V)
 _I32 = np.dtype(np.int32)
 
 _BITWISE_OPS = (hw.VCopyOp, hw.VDupOp, hw.VBrcbOp, hw.VSelectOp, hw.VGatherOp)
@@ -557,6 +569,9 @@ class _VectorCall:
     writes: tuple[Access, ...]
     sequential: bool
     """Some repeat reads what an earlier one wrote: run repeat by repeat."""
+    whole: tuple[np.ndarray, ...] | None = None
+    """The (repeat, block, element) views of every lane operand, when all have
+    one, of the same shape and a float type, and dst touches no element twice."""
     scalar: Any = None
     """The scalar operand of the execution in progress."""
 
@@ -680,7 +695,35 @@ def _vector_call(
                     and plan.patterns[w].disjoint_repeats
                 )
                 sequential = sequential or not same_elements
-    return _VectorCall(tuple(lanes), reads, writes, sequential)
+    whole = None
+    views = [p.view for p in plan.patterns]
+    n_lane = len(plan.element_types)
+    if (
+        not sequential
+        and all(v is not None for v in views[:n_lane])
+        and len({v[0] for v in views[:n_lane]}) == 1  # type: ignore[index]
+        and all(d.kind == "f" for d in plan.dtypes[:n_lane])
+        and all(
+            p.distinct for p, w in zip(plan.patterns, plan.writes, strict=True) if w
+        )
+    ):
+        whole = _flattened(tuple(lane._view(0, plan.repeat) for lane in lanes[:n_lane]))
+    return _VectorCall(tuple(lanes), reads, writes, sequential, whole)
+
+
+def _flattened(views: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
+    """The views as one-dimensional views of the same elements in the same order
+    when all of them can be (contiguous runs: numpy's loops are fastest on them),
+    else as they are."""
+    flat = []
+    for view in views:
+        one = view.view()
+        try:
+            one.shape = (view.size,)  # never copies: raises if a copy were needed
+        except AttributeError:
+            return views
+        flat.append(one)
+    return tuple(flat)
 
 
 # --- numerics of the vector families ---------------------------------------------------
@@ -750,14 +793,35 @@ VectorKernel = Callable[["_VectorPlan", "_VectorCall", int, int], None]
 """Runs repeats [lo, hi) of a vector op: reads its operands, computes, writes."""
 
 
+_EXACT_UFUNCS = frozenset(
+    (np.add, np.subtract, np.multiply, np.divide, np.maximum, np.minimum)
+    + (np.abs, np.sqrt)
+)
+"""Ufuncs whose f32 result is correctly rounded (IEEE): the same whichever numpy
+loop (SIMD or not, buffered or not) computes them. exp and ln are not: their
+SIMD and scalar loops may differ in the last bit, so they keep one code path."""
+
+
 def _elementwise_kernel(fn: Callable[..., np.ndarray], inputs: int) -> VectorKernel:
     """`dst = fn(lane inputs..., [scalar])` for ops whose last lane operand is dst."""
+    exact = fn in _EXACT_UFUNCS
 
     def kernel(plan: _VectorPlan, call: _VectorCall, lo: int, hi: int) -> None:
-        args = [call.operands[i].read(lo, hi) for i in range(inputs)]
+        operands = call.operands
+        if exact and call.whole is not None and hi - lo == plan.repeat:
+            # One ufunc call on the (repeat, block, element) views: numpy casts
+            # to f32, computes, and rounds once into dst, as `_arith` does in
+            # four steps (inputs that overlap dst are read first, as numpy
+            # guarantees for ufuncs).
+            args = call.whole[:inputs]
+            if call.scalar is not None:
+                args = (*args, call.scalar)
+            fn(*args, out=call.whole[inputs], dtype=_F32)
+            return
+        args = [operands[i].read(lo, hi) for i in range(inputs)]
         if call.scalar is not None:
             args.append(call.scalar)
-        call.operands[inputs].write(lo, hi, _arith(fn, plan.dtypes[inputs], *args))
+        operands[inputs].write(lo, hi, _arith(fn, plan.dtypes[inputs], *args))
 
     return kernel
 
@@ -855,8 +919,10 @@ class _BurstPlan:
         self.src_pitch, self.dst_pitch = op.pitches(target)
         self.path = (_space(op.src_value), _space(op.dst_value))
         self.pipe = _dma_pipe(target, self.path, self.loc)
+        self.path_info = target.dma_path(*self.path)
+        self.pipe_index = int(Pipe.parse(self.pipe))
         self.target = target
-        self.granule = target.dma_path(*self.path).granule
+        self.granule = self.path_info.granule
         self.costs: dict[tuple[int, int], tuple[int, int]] = {}
         self.buffer_accesses: dict[tuple[str, int, int], Access] = {}
         self.gm_accesses: dict[tuple[GmTensor, int], Access] = {}
@@ -1354,24 +1420,28 @@ class AscendHwFunctions(InterpreterFunctions):
         dst_mem, dst_addr = dst_access.mem, dst_access.start
         bursts, length, loc = plan.bursts, plan.length, plan.loc
         cycles, wire = plan.cost(src_addr, dst_addr)
-        core.issue(
-            plan.pipe,
+        core.issue_planned(
+            plan.pipe_index,
             plan.name,
             loc,
             cycles,
-            reads=(src_access,),
-            writes=(dst_access,),
-            path=plan.path,
-            nbytes=bursts * length,
-            wire_bytes=wire,
+            (src_access,),
+            (dst_access,),
+            plan.path_info,
+            bursts * length,
+            wire,
         )
+        if bursts == 1:
+            src_view = core.byte_view(src_mem)
+            dst_view = core.byte_view(dst_mem)
+            if src_view is not None and dst_view is not None:
+                # memoryview slices copy a short burst in half numpy's time
+                dst_view[dst_addr : dst_addr + length] = src_view[
+                    src_addr : src_addr + length
+                ]
+                return ()
         src_bytes = _bytes_of(core, src_mem)
         dst_bytes = _bytes_of(core, dst_mem)
-        if bursts == 1:
-            dst_bytes[dst_addr : dst_addr + length] = src_bytes[
-                src_addr : src_addr + length
-            ]
-            return ()
         shape = (bursts, length)
         _strided(dst_bytes, dst_addr, shape, (plan.dst_pitch, 1), _U8)[...] = _strided(
             src_bytes, src_addr, shape, (plan.src_pitch, 1), _U8
@@ -1489,8 +1559,8 @@ class AscendHwFunctions(InterpreterFunctions):
             if len(plan.calls) >= _INSTANCE_LIMIT:
                 plan.calls.clear()
             plan.calls[key] = call
-        core.issue(
-            "V", plan.name, plan.loc, plan.cycles, reads=call.reads, writes=call.writes
+        core.issue_planned(
+            _V, plan.name, plan.loc, plan.cycles, call.reads, call.writes
         )
         _run_repeats(plan, call, kernel, scalar)
         return ()

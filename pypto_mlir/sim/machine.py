@@ -63,6 +63,8 @@ class RecordKind:
 
 
 _INSTR = RecordKind.INSTR
+_SET = RecordKind.SET
+_WAIT = RecordKind.WAIT
 
 
 class Record(NamedTuple):
@@ -143,6 +145,8 @@ class Core:
         }
         self._pending_scalar = 0
         self._event_ids = self.target.sync.event_ids
+        self._max_pending = self.target.sync.max_pending_sets
+        self._scalar_op = self.target.scalar.op
         # Sets not yet followed by a wait in program order, per (src, dst, event).
         self._unmatched_sets: dict[tuple[int, int, int], list[str]] = {}
         self._event_keys: dict[tuple[object, object, int], tuple[int, int, int]] = {}
@@ -152,6 +156,7 @@ class Core:
         # when it is issued again: the common case of buffers reused every iteration.
         self._known: dict[int, Access] = {}
         self._paths: dict[tuple[object, int], DmaPath] = {}
+        self._byte_views: dict[str | GmTensor, memoryview] = {}
         # Every (DMA path, pipe) an issued record used, for the replay's GM sharing.
         self.used_paths: dict[tuple[int, int], DmaPath] = {}
 
@@ -253,7 +258,7 @@ class Core:
     # --- instruction records -----------------------------------------------------------
     def scalar(self, count: int = 1) -> None:
         """Account `count` scalar ALU instructions; they delay the next issued record."""
-        self._pending_scalar += count * self.target.scalar.op
+        self._pending_scalar += count * self._scalar_op
 
     def issue(
         self,
@@ -327,6 +332,67 @@ class Core:
         records.append(rec)
         self.records.append(rec)
         return gid
+
+    def issue_planned(
+        self,
+        pipe: int,
+        name: str,
+        loc: str,
+        cycles: int,
+        reads: tuple[Access, ...],
+        writes: tuple[Access, ...],
+        path: DmaPath | None = None,
+        nbytes: int = 0,
+        wire_bytes: int = 0,
+    ) -> int:
+        """`issue` for an interpreter that checked its arguments once per op: `pipe`
+        an index (not ALL), `cycles` a non-negative int, accesses as tuples of
+        Access, `path` the target's DmaPath running on `pipe`, `nbytes` and
+        `wire_bytes` given. The accesses are checked as `issue` checks them."""
+        known = self._known
+        for access in reads:
+            if known.get(id(access)) is not access:
+                self._first_read(access, loc)
+        for access in writes:
+            if known.get(id(access)) is not access:
+                self._first_write(access, loc)
+        if path is not None:
+            self.used_paths[(id(path), pipe)] = path
+        records = self.machine.records
+        gid = len(records)
+        rec = _new_record(
+            Record,
+            (
+                gid,
+                self.index,
+                _INSTR,
+                pipe,
+                name,
+                loc,
+                cycles,
+                reads,
+                writes,
+                path,
+                nbytes,
+                wire_bytes,
+                None,
+                self._pending_scalar,
+            ),
+        )
+        self._pending_scalar = 0
+        records.append(rec)
+        self.records.append(rec)
+        return gid
+
+    def byte_view(self, mem: str | GmTensor) -> memoryview | None:
+        """A memoryview of the bytes of `mem` (for fast copies; None if read-only)."""
+        view = self._byte_views.get(mem)
+        if view is None:
+            view = memoryview(self._bytes_of(mem))
+            if view.readonly:
+                return None
+            self._byte_views[mem] = view
+        return view
 
     def _first_read(self, access: Access, loc: str) -> None:
         """Range and initialisation check of a read not known to be written."""
@@ -412,9 +478,13 @@ class Core:
         self, src: Pipe | str, dst: Pipe | str, event: int, loc: str = ""
     ) -> int:
         """Signal `dst` once every earlier instruction on `src` has completed."""
-        key = self._event_key(src, dst, event, loc)
-        unmatched = self._unmatched_sets.setdefault(key, [])
-        if len(unmatched) >= self.target.sync.max_pending_sets:
+        key = self._event_keys.get((src, dst, event))
+        if key is None:
+            key = self._event_key(src, dst, event, loc)
+        unmatched = self._unmatched_sets.get(key)
+        if unmatched is None:
+            unmatched = self._unmatched_sets[key] = []
+        if len(unmatched) >= self._max_pending:
             raise EventError(
                 f"{_at(loc)}set_flag({Pipe(key[0]).name} -> {Pipe(key[1]).name}, event "
                 f"{key[2]}) follows the set at {unmatched[0] or '?'} with no wait_flag "
@@ -423,21 +493,25 @@ class Core:
                 (loc, unmatched[0]),
             )
         unmatched.append(loc)
-        return self._append(RecordKind.SET, key[0], "set_flag", loc, key=key)
+        return self._append(_SET, key[0], "set_flag", loc, key)
 
     def wait_flag(
         self, src: Pipe | str, dst: Pipe | str, event: int, loc: str = ""
     ) -> int:
         """Block `dst` until the matching set_flag (k-th wait matches k-th set)."""
-        key = self._event_key(src, dst, event, loc)
+        key = self._event_keys.get((src, dst, event))
+        if key is None:
+            key = self._event_key(src, dst, event, loc)
         unmatched = self._unmatched_sets.get(key)
         if unmatched:
-            unmatched.pop(0)
-        return self._append(RecordKind.WAIT, key[1], "wait_flag", loc, key=key)
+            del unmatched[0]
+        return self._append(_WAIT, key[1], "wait_flag", loc, key)
 
     def barrier(self, pipe: Pipe | str, loc: str = "") -> int:
         """pipe_barrier: ALL waits for every pipe to drain and orders all of them."""
-        return self._append(RecordKind.BARRIER, Pipe.parse(pipe), "pipe_barrier", loc)
+        return self._append(
+            RecordKind.BARRIER, int(Pipe.parse(pipe)), "pipe_barrier", loc
+        )
 
     pipe_barrier = barrier
 
@@ -480,7 +554,7 @@ class Core:
                 gid,
                 self.index,
                 kind,
-                int(pipe),
+                pipe,
                 name,
                 loc,
                 0,
@@ -514,7 +588,7 @@ class Core:
 
     def _flush_scalar(self) -> None:
         if self._pending_scalar:
-            self._append(RecordKind.INSTR, Pipe.S, "scalar", "")
+            self._append(RecordKind.INSTR, int(Pipe.S), "scalar", "")
 
 
 def _space_of(mem: str | GmTensor) -> str:

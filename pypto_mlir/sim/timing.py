@@ -402,6 +402,8 @@ def _at(loc: str) -> str:
 
 # --- the fast replays ---------------------------------------------------------------------
 
+_Channel = tuple[deque[tuple[int, tuple[int, ...]]], list[int], list[int]]
+
 # Record tuple fields (see machine.Record).
 _GID, _KIND, _PIPE, _CYCLES, _KEY, _SCALAR = 0, 2, 3, 6, 12, 13
 
@@ -503,8 +505,9 @@ class _DataflowReplay:
         row = [0] * NUM_PIPES
         backlog: list[deque[tuple[int, int]] | None] = [None] * NUM_PIPES
         waiting: list[tuple[int, int, int] | None] = [None] * NUM_PIPES
-        fired: dict[tuple[int, int, int], deque[tuple[int, tuple[int, ...]]]] = {}
-        history = self.history
+        # Per (src, dst, event): the fired sets not yet consumed (time, clock), the
+        # fire times of all its sets and the consume times of all its waits.
+        channels: dict[tuple[int, int, int], _Channel] = {}
         log = self.log
         seq_log, k_log, row_log, rows = log.seq, log.k, log.row, log.rows
         self.cores.append(_CoreTimes(index, recs, start, end, free, busy))
@@ -519,12 +522,12 @@ class _DataflowReplay:
             v = vc[p]
             v[p] += 1
             key = rec[_KEY]
-            q = fired.get(key)
-            if q is None:
-                q = fired[key] = deque()
-                history[(index, *key)] = ([], [])
-            q.append((t, tuple(v)))
-            history[(index, *key)][0].append(t)
+            channel = channels.get(key)
+            if channel is None:
+                channel = channels[key] = (deque(), [], [])
+                self.history[(index, *key)] = channel[1:]
+            channel[0].append((t, tuple(v)))
+            channel[1].append(t)
             start[j] = end[j] = t
             free[p] = t
             dst = key[1]
@@ -536,12 +539,12 @@ class _DataflowReplay:
         def consume(p: int, rec: Record, j: int, t: int) -> int:
             """A wait_flag on pipe p at t: its start, or -1 when its set has not fired."""
             key = rec[_KEY]
-            q = fired.get(key)
-            if not q:
+            channel = channels.get(key)
+            if channel is None or not channel[0]:
                 waiting[p] = key
                 free[p] = t
                 return -1
-            set_time, clock = q.popleft()
+            set_time, clock = channel[0].popleft()
             v = vc[p]
             v[p] += 1
             changed = False
@@ -553,7 +556,7 @@ class _DataflowReplay:
                 row[p] = len(rows) // NUM_PIPES
                 rows.extend(v)
             s = t if t > set_time else set_time
-            history[(index, *key)][1].append(s)
+            channel[2].append(s)
             start[j] = end[j] = s
             free[p] = s
             return s
@@ -664,7 +667,7 @@ class _DataflowReplay:
             return False
         free[_S] = t
         busy[_S] += s_busy
-        if any(fired.values()):
+        if any(channel[0] for channel in channels.values()):
             self.unconsumed = True
         return True
 
