@@ -1,0 +1,256 @@
+"""The roofline bound of a `tv` kernel on a target: the fewest cycles the chip
+needs for the kernel's problem, whatever the compiler does.
+
+The bound is the slowest of the chip's resources, each working at its peak on
+the least work the problem needs (docs/pipeline.md, *Roofline*):
+
+- **cube**: the multiply-accumulates of every `tv.matmul` (batch x M x N x K) at
+  `cube.macs_per_cycle` of its input type, on every core;
+- **vector**: every other `tv` op passes over its largest operand once (softmax
+  counts its five steps: max, subtract, exp, sum, divide; sums and softmax of
+  f16/bf16 add the casts to and from f32 they accumulate in), in repeats of
+  `vector.repeat_bytes` at the target's cycles per repeat for that instruction
+  (`vector.cycles_per_repeat`, else the default), on every core;
+- **data movement, per path**: every tensor argument is read from GM once and
+  every result written once, on the path its consumer or producer needs
+  (matmul operands GM -> L1, others GM -> UB; matmul results L0C -> GM, others
+  UB -> GM); every matmul operand moves L1 -> L0A/L0B once; a matmul result
+  that a vector op reads moves L0C -> UB and a computed matmul operand UB -> L1
+  (no GM round trip). Each path at its `dma` bandwidth on every core;
+- **GM**: all GM bytes at the chip's shared HBM bandwidth
+  (`memories.gm.bandwidth`).
+
+Intermediate tensors are assumed fused (no GM traffic), so the bound is a
+lower bound on any schedule of the kernel's ops.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from math import prod
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
+from xdsl.traits import SymbolTable
+
+from pypto_mlir.dialects import tensor_view as tv
+from pypto_mlir.targets import Target
+
+_STORAGE_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "i8": 1, "i16": 2, "i32": 4}
+"""Bytes per element in GM."""
+
+_VECTOR_TYPE = {"f16": "f16", "bf16": "f32", "f32": "f32", "i8": "i16"}
+"""The type a vector op computes in, when not its own (docs/tiling.md)."""
+
+_INSTRUCTION = {"log": "ln", "neg": "muls", "fill": "dup", "transpose": "gather"}
+"""The vector instruction a tv op needs at least, when not named like it."""
+
+_SCALAR_FORM = {"add": "adds", "sub": "adds", "mul": "muls", "div": "muls"}
+_SCALAR_FORM |= {"max": "maxs", "min": "mins"}
+"""The instruction of a binary op with a scalar operand (x / s = x * (1/s))."""
+
+_SOFTMAX_STEPS = ("reduce_max", "sub", "exp", "reduce_sum", "div")
+
+_NARROW_FLOATS = ("f16", "bf16")
+
+_VIEWS = (tv.ViewOp,)
+
+
+@dataclass(frozen=True)
+class Bound:
+    """The cycles one resource needs for its share of the problem."""
+
+    resource: str
+    """`cube`, `vector`, a DMA path like `gm->ub`, or `gm` (shared HBM)."""
+    work: float
+    unit: str
+    """What `work` counts: `MAC`, `cycles` (vector, at one core), `B`."""
+    rate: float
+    """`work` per cycle of the whole chip."""
+
+    @property
+    def cycles(self) -> float:
+        return self.work / self.rate if self.work else 0.0
+
+
+@dataclass(frozen=True)
+class Roofline:
+    """Every resource's bound for one kernel on one target."""
+
+    target: str
+    clock_ghz: float
+    bounds: tuple[Bound, ...]
+
+    @property
+    def limit(self) -> Bound:
+        """The slowest resource: the roofline bound."""
+        return max(self.bounds, key=lambda b: b.cycles)
+
+    @property
+    def cycles(self) -> float:
+        return self.limit.cycles
+
+    @property
+    def microseconds(self) -> float:
+        return self.cycles / (self.clock_ghz * 1e3)
+
+    @property
+    def flops(self) -> float:
+        """2 x MACs of the cube work (for TFLOPS figures)."""
+        return sum(2 * b.work for b in self.bounds if b.resource == "cube")
+
+
+def _tensor(value_type: Attribute) -> tv.TensorViewType | None:
+    return value_type if isinstance(value_type, tv.TensorViewType) else None
+
+
+def _elements(value: SSAValue) -> int:
+    tensor = _tensor(value.type)
+    return prod(tensor.get_shape()) if tensor is not None else 1
+
+
+def _dtype(value_type: Attribute) -> str:
+    tensor = _tensor(value_type)
+    return str(tensor.element_type if tensor is not None else value_type)
+
+
+def _users(value: SSAValue) -> Iterable[tuple[Operation, int]]:
+    """The uses of `value`, looking through views (which move no data)."""
+    for use in value.uses:
+        if isinstance(use.operation, _VIEWS):
+            yield from _users(use.operation.results[0])
+        else:
+            yield use.operation, use.index
+
+
+def _source(value: SSAValue) -> SSAValue:
+    """`value` with the views it is made of looked through."""
+    while isinstance(value.owner, _VIEWS):
+        value = value.owner.operands[0]
+    return value
+
+
+class _Work:
+    """Accumulates work per resource while walking a kernel."""
+
+    def __init__(self, target: Target):
+        self.target = target
+        self.macs: dict[str, float] = {}
+        self.vector_cycles = 0.0
+        self.path_bytes: dict[tuple[str, str], float] = {}
+
+    def move(self, src: str, dst: str, nbytes: float) -> None:
+        self.path_bytes[(src, dst)] = self.path_bytes.get((src, dst), 0.0) + nbytes
+
+    def vector(self, instruction: str, elements: int, dtype: str) -> None:
+        compute = _VECTOR_TYPE.get(dtype, dtype)
+        width = _STORAGE_BYTES.get(compute, 4)
+        spec = self.target.vector
+        per_repeat = spec.cycles_per_repeat.get(8 * width, {}).get(
+            instruction, spec.default_cycles_per_repeat
+        )
+        self.vector_cycles += elements * width / spec.repeat_bytes * per_repeat
+
+
+def _is_matmul_operand(op: Operation) -> bool:
+    return isinstance(op, tv.MatmulOp)
+
+
+def _vector_op(work: _Work, op: Operation) -> None:
+    name = op.name.removeprefix("tv.")
+    tensors = [v for v in (*op.operands, *op.results) if _tensor(v.type)]
+    if not tensors:
+        return
+    elements = max(_elements(v) for v in tensors)
+    dtype = _dtype(tensors[0].type)
+    if isinstance(op, tv.CastOp):
+        widths = [_STORAGE_BYTES.get(_dtype(v.type), 4) for v in tensors]
+        dtype = _dtype(tensors[widths.index(max(widths))].type)
+    if isinstance(op, tv.ReduceSumOp | tv.SoftmaxOp) and dtype in _NARROW_FLOATS:
+        # Sums of narrow floats accumulate in f32 (docs/tensor_view.md): one
+        # cast in, the steps in f32 and, for softmax, one cast back.
+        work.vector("cast", elements, dtype)
+        dtype = "f32"
+        if isinstance(op, tv.SoftmaxOp):
+            work.vector("cast", elements, dtype)
+    if isinstance(op, tv.SoftmaxOp):
+        for step in _SOFTMAX_STEPS:
+            work.vector(step, elements, dtype)
+        return
+    if isinstance(op, tv.BinaryOp) and any(
+        _tensor(v.type) is None for v in op.operands
+    ):
+        name = _SCALAR_FORM.get(name, name)
+    work.vector(_INSTRUCTION.get(name, name), elements, dtype)
+
+
+def roofline(module: ModuleOp, name: str, target: Target) -> Roofline:
+    """The roofline of `func.func @name` (tv level) of `module` on `target`."""
+    function = SymbolTable.lookup_symbol(module, name)
+    if not isinstance(function, func.FuncOp):
+        raise ValueError(f"no func.func @{name} in the module")
+    work = _Work(target)
+    for op in function.walk():
+        if isinstance(op, tv.MatmulOp):
+            lhs, rhs = _tensor(op.lhs.type), _tensor(op.rhs.type)
+            out = _tensor(op.results[0].type)
+            assert lhs is not None and rhs is not None and out is not None
+            k = lhs.get_shape()[-2 if op.transpose_a else -1]
+            macs = prod(out.get_shape()) * k
+            dtype = str(lhs.element_type)
+            work.macs[dtype] = work.macs.get(dtype, 0.0) + macs
+            for operand, l0 in ((op.lhs, "l0a"), (op.rhs, "l0b")):
+                nbytes = _elements(operand) * _STORAGE_BYTES[_dtype(operand.type)]
+                work.move("l1", l0, nbytes)
+                if not isinstance(_source(operand), BlockArgument):
+                    work.move("ub", "l1", nbytes)  # computed on the vector unit
+            result = op.results[0]
+            size = _elements(result) * _STORAGE_BYTES[_dtype(result.type)]
+            if any(not isinstance(u, func.ReturnOp) for u, _ in _users(result)):
+                work.move("l0c", "ub", size)
+            if any(isinstance(u, func.ReturnOp) for u, _ in _users(result)):
+                work.move("l0c", "gm", size)
+        elif op.name.startswith("tv.") and not isinstance(op, tv.ViewOp | tv.DimOp):
+            _vector_op(work, op)
+            for result in op.results:
+                if any(isinstance(u, func.ReturnOp) for u, _ in _users(result)):
+                    work.move("ub", "gm", _elements(result) * _storage(result))
+    for argument in function.body.block.args:
+        if _tensor(argument.type) is None:
+            continue
+        users = [u for u, _ in _users(argument)]
+        size = _elements(argument) * _storage(argument)
+        if any(_is_matmul_operand(u) for u in users):
+            work.move("gm", "l1", size)
+        if any(not _is_matmul_operand(u) for u in users):
+            work.move("gm", "ub", size)
+    return _bounds(work, target)
+
+
+def _storage(value: SSAValue) -> int:
+    return _STORAGE_BYTES[_dtype(value.type)]
+
+
+def _bounds(work: _Work, target: Target) -> Roofline:
+    cores = target.cores
+    bounds: list[Bound] = []
+    macs = sum(work.macs.values())
+    if macs:
+        # Cycles at each input type's rate, expressed as MACs at the fp16 rate.
+        cycles = sum(m / target.cube.macs_per_cycle[t] for t, m in work.macs.items())
+        bounds.append(Bound("cube", macs, "MAC", macs / cycles * cores))
+    if work.vector_cycles:
+        bounds.append(Bound("vector", work.vector_cycles, "cycles", cores))
+    gm_bytes = 0.0
+    for (src, dst), nbytes in sorted(work.path_bytes.items()):
+        path = target.dma.get((src, dst))
+        if path is None:
+            raise ValueError(f"target {target.name} has no {src}->{dst} path")
+        bounds.append(Bound(f"{src}->{dst}", nbytes, "B", path.bytes_per_cycle * cores))
+        if "gm" in (src, dst):
+            gm_bytes += nbytes
+    if gm_bytes:
+        bounds.append(Bound("gm", gm_bytes, "B", target.gm_bytes_per_cycle))
+    return Roofline(target.name, target.clock_ghz, tuple(bounds))
