@@ -102,6 +102,8 @@ class Stage:
     options: tuple[tuple[str, str], ...] = ()
     optional: bool = False
     """Skipped when no pass of that name is registered."""
+    enabled_by: str = ""
+    """A bool field of `LowerPipeline` that switches the stage off when false."""
 
 
 LOWER_STAGES: tuple[Stage, ...] = (
@@ -114,6 +116,7 @@ LOWER_STAGES: tuple[Stage, ...] = (
     ),
     Stage("tile-peel-tails", "tile", optional=True),
     Stage("tile-to-hw", "ascend_hw", (("max_cores", "max_cores"),)),
+    Stage("hw-coalesce-dma", "ascend_hw", enabled_by="coalesce_dma"),
     Stage("hw-insert-sync", "ascend_hw"),
 )
 """The stages of `pypto-lower` in order. A new stage (tile-pipeline,
@@ -143,6 +146,9 @@ class LowerPipeline(PipelinePass):
     max_cores: int = 0
     """Use at most this many cores (tile-to-hw); 0: all cores of the target."""
 
+    coalesce_dma: bool = True
+    """Merge DMAs and bursts into fewer, longer ones (hw-coalesce-dma)."""
+
     def stages(self, level: str = "ascend_hw") -> tuple[ModulePass, ...]:
         """The member passes whose output is at `level` or above: the prefix of
         the pipeline that lowers tv to `level`."""
@@ -154,6 +160,8 @@ class LowerPipeline(PipelinePass):
             if LEVELS.index(stage.level) > last:
                 break
             if stage.optional and stage.pass_name not in _registered_passes():
+                continue
+            if stage.enabled_by and not getattr(self, stage.enabled_by):
                 continue
             options = {name: getattr(self, field) for field, name in stage.options}
             members.append(pass_by_name(stage.pass_name, **options))

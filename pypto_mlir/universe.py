@@ -74,6 +74,12 @@ def _hw_insert_sync() -> type[ModulePass]:
     return HwInsertSyncPass
 
 
+def _hw_coalesce_dma() -> type[ModulePass]:
+    from pypto_mlir.passes.hw_coalesce_dma import HwCoalesceDmaPass
+
+    return HwCoalesceDmaPass
+
+
 def _hw_strip_sync() -> type[ModulePass]:
     from pypto_mlir.passes.hw_insert_sync import HwStripSyncPass
 
@@ -87,6 +93,7 @@ def _passes() -> dict[str, Callable[[], type[ModulePass]]]:
         **get_all_pipelines(),
         "pypto-test-diagnostics": _test_diagnostics,
         "pypto-set-target": _set_target,
+        "hw-coalesce-dma": _hw_coalesce_dma,
         "hw-insert-sync": _hw_insert_sync,
         "hw-strip-sync": _hw_strip_sync,
         "tv-to-tile": _tv_to_tile,
