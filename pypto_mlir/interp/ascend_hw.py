@@ -809,10 +809,11 @@ def _elementwise_kernel(fn: Callable[..., np.ndarray], inputs: int) -> VectorKer
     def kernel(plan: _VectorPlan, call: _VectorCall, lo: int, hi: int) -> None:
         operands = call.operands
         if exact and call.whole is not None and hi - lo == plan.repeat:
-            # One ufunc call on the (repeat, block, element) views: numpy casts
-            # to f32, computes, and rounds once into dst, as `_arith` does in
-            # four steps (inputs that overlap dst are read first, as numpy
-            # guarantees for ufuncs).
+            # One ufunc call on the views: numpy casts to f32, computes and
+            # rounds once into dst, as `_arith` does in four steps (inputs that
+            # overlap dst are read first, as numpy guarantees for ufuncs). Not
+            # the f16 loop: its results are equal but when both operands are
+            # NaN it may keep the other one's payload.
             args = call.whole[:inputs]
             if call.scalar is not None:
                 args = (*args, call.scalar)

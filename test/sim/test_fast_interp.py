@@ -67,7 +67,7 @@ UNARY = ("vabs", "vsqrt", "vexp", "vrelu")
 SCALAR = ("vadds", "vmuls", "vmaxs", "vmins")
 
 
-def _vector_kernel(op: str, elem: str, size: int, dst: str) -> str:
+def _vector_kernel(op: str, elem: str, size: int, dst: str, attrs: str = "") -> str:
     """Load a, b (and d) into UB, run `op` into `dst`, store everything back."""
     mem = f"memref<{size}x{elem}>"
     buf = f"!ascend_hw.buf<{size}x{elem}, ub>"
@@ -84,11 +84,13 @@ def _vector_kernel(op: str, elem: str, size: int, dst: str) -> str:
         )
     lines += ["ascend_hw.set_flag mte2 -> v, 0", "ascend_hw.wait_flag mte2 -> v, 0"]
     if op in BINARY:
-        lines.append(f"ascend_hw.{op} %a, %b -> %{dst} : {buf}, {buf} -> {buf}")
+        lines.append(f"ascend_hw.{op} %a, %b -> %{dst} {attrs} : {buf}, {buf} -> {buf}")
     elif op in UNARY:
-        lines.append(f"ascend_hw.{op} %a -> %{dst} : {buf} -> {buf}")
+        lines.append(f"ascend_hw.{op} %a -> %{dst} {attrs} : {buf} -> {buf}")
     else:
-        lines.append(f"ascend_hw.{op} %a, %s -> %{dst} : {buf}, {elem} -> {buf}")
+        lines.append(
+            f"ascend_hw.{op} %a, %s -> %{dst} {attrs} : {buf}, {elem} -> {buf}"
+        )
     lines += ["ascend_hw.set_flag v -> mte3, 0", "ascend_hw.wait_flag v -> mte3, 0"]
     for name in "abd":
         lines.append(
@@ -107,33 +109,48 @@ def _vector_kernel(op: str, elem: str, size: int, dst: str) -> str:
 SPECIAL = [0.0, -0.0, np.inf, -np.inf, np.nan, 65504.0, 6e-8, -1.0, 1e-3]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(
     st.sampled_from(BINARY + UNARY + SCALAR),
     st.sampled_from(("f16", "f32")),
     st.sampled_from(("d", "a")),
     st.integers(1, 3),
+    st.booleans(),
     st.integers(0, 2**32 - 1),
 )
 def test_elementwise_fast_path_matches_the_general_one(
-    op: str, elem: str, dst: str, repeats: int, seed: int
+    op: str, elem: str, dst: str, repeats: int, strided: bool, seed: int
 ) -> None:
     """One ufunc call into dst (the fast path) and the f32 evaluation rounded once
-    (the general one) give the same bits, specials and in-place included."""
+    (the general one) give the same bits, specials and in-place included, on
+    contiguous and on strided (repeat, block, element) views."""
     import pypto_mlir.interp.ascend_hw as hw_interp
 
     dtype = np.dtype(np.float16 if elem == "f16" else np.float32)
     size = repeats * 256 // dtype.itemsize
+    attrs = f"{{repeat = {repeats}}}"
+    if strided:
+        size = 4096 // dtype.itemsize
+        n = 3 if op in BINARY else 2
+        attrs = (
+            f"{{repeat = {repeats}, blk_stride = array<i64: {', '.join(['2'] * n)}>, "
+            f"rep_stride = array<i64: {', '.join(['30'] * n)}>}}"
+        )
     rng = np.random.default_rng(seed)
     data = [(rng.standard_normal(size) * 8).astype(dtype) for _ in "abd"]
     for values in data[:2]:
         spots = rng.integers(0, size, 6)
         values[spots] = rng.choice(SPECIAL, 6).astype(dtype)
+        if elem == "f16":  # any bit pattern: subnormals, NaN payloads
+            spots = rng.integers(0, size, 16)
+            values.view(np.uint16)[spots] = rng.integers(0, 1 << 16, 16)
     scalar = float(rng.choice([*SPECIAL[:4], 0.5, -3.25]))
     results = []
     for exact in (hw_interp._EXACT_UFUNCS, frozenset()):
         module = parse_chunk(
-            default_context(), SourceChunk(_vector_kernel(op, elem, size, dst), 1), "k"
+            default_context(),
+            SourceChunk(_vector_kernel(op, elem, size, dst, attrs), 1),
+            "k",
         )
         verify(module)
         arrays = [d.copy() for d in data]
