@@ -115,6 +115,7 @@ LOWER_STAGES: tuple[Stage, ...] = (
         (("tile_sizes", "tile_sizes"), ("matmul_tile_sizes", "matmul_tile_sizes")),
     ),
     Stage("tile-peel-tails", "tile", optional=True),
+    Stage("tile-pipeline", "tile", optional=True, enabled_by="double_buffer"),
     Stage("tile-to-hw", "ascend_hw", (("max_cores", "max_cores"),)),
     Stage("hw-coalesce-dma", "ascend_hw", enabled_by="coalesce_dma"),
     Stage("hw-insert-sync", "ascend_hw"),
@@ -145,6 +146,9 @@ class LowerPipeline(PipelinePass):
 
     max_cores: int = 0
     """Use at most this many cores (tile-to-hw); 0: all cores of the target."""
+
+    double_buffer: bool = True
+    """Multi-buffer tile loops (tile-pipeline); false: one buffer per tile."""
 
     coalesce_dma: bool = True
     """Merge DMAs and bursts into fewer, longer ones (hw-coalesce-dma)."""

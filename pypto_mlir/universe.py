@@ -50,6 +50,12 @@ def _tile_peel_tails() -> type[ModulePass]:
     return TilePeelTailsPass
 
 
+def _tile_pipeline() -> type[ModulePass]:
+    from pypto_mlir.passes.tile_pipeline import TilePipelinePass
+
+    return TilePipelinePass
+
+
 def _tile_to_hw() -> type[ModulePass]:
     from pypto_mlir.passes.tile_to_hw import TileToHwPass
 
@@ -98,6 +104,7 @@ def _passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "hw-strip-sync": _hw_strip_sync,
         "tv-to-tile": _tv_to_tile,
         "tile-peel-tails": _tile_peel_tails,
+        "tile-pipeline": _tile_pipeline,
         "tile-to-hw": _tile_to_hw,
     }
 

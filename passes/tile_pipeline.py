@@ -1,0 +1,276 @@
+"""`tile-pipeline{stages=N}`: multi-buffering of tile loops.
+
+`tile-to-hw` gives every tile one buffer per loop, so the load of tile `i + 1`
+waits until tile `i` is stored: MTE2, V and MTE3 take turns. This pass unrolls a
+tile loop by `stages` and schedules the copies of its body in three phases:
+
+    loads of iterations i .. i+N-1   (MTE2)
+    computes of i .. i+N-1           (V / M)
+    stores of i .. i+N-1             (MTE3)
+
+All loads of one unrolled iteration are alive together, so memory planning gives
+each copy its own buffers, and the dataflow sync of `hw-insert-sync` then lets
+the load of copy `j + 1` overlap the compute of copy `j`, and the store of copy
+`j` overlap the compute of copy `j + 1` and the next iteration's first loads.
+Iterations left over (`trips mod stages`) run after the loop as straight-line
+copies in the same three phases (prologue-free: the first loads start the
+pipeline, the last stores drain it).
+
+Only loops this is safe and simple for are touched: constant bounds, no carried
+values, a body of region-free ops, and no GM tensor both loaded and stored in
+the body (loads move above earlier stores). When the buffers of `stages` copies
+would not fit a memory of the target, fewer stages are used and a remark says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pypto_mlir.dialects.tile import LoadOp, StoreOp, TileType
+from xdsl.context import Context
+from xdsl.dialects import arith, func, scf
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from pypto_mlir.diagnostics import emit_remark, op_error
+from pypto_mlir.targets import Target, load_target
+
+TARGET_ATTR = "pypto.target"
+DEFAULT_TARGET = "ascend910b"
+
+
+def _constant(value: SSAValue) -> int | None:
+    owner = value.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+        return owner.value.value.data
+    return None
+
+
+def _pipelinable(loop: scf.ForOp) -> str | None:
+    """Why `loop` cannot be pipelined, or None when it can."""
+    if loop.iter_args:
+        return "it carries values"
+    body = loop.body.block
+    ops = list(body.ops)[:-1]
+    if not any(isinstance(op, LoadOp) for op in ops):
+        return "it loads no tile"
+    if any(op.regions for op in ops):
+        return "its body has nested regions"
+    for op in ops:
+        if not op.results and not isinstance(op, StoreOp):
+            return f"'{op.name}' has effects the pass does not model"
+    loaded = {op.source for op in ops if isinstance(op, LoadOp)}
+    stored = {op.dest for op in ops if isinstance(op, StoreOp)}
+    if loaded & stored:
+        return "it loads from and stores to the same GM tensor"
+    return None
+
+
+def _phases(body: Block) -> tuple[list[Operation], list[Operation], list[Operation]]:
+    """The body's ops split into loads (with the index ops they need), the
+    computes, and the stores; each list keeps program order."""
+    ops = list(body.ops)[:-1]
+    needed: set[Operation] = set()
+    for op in reversed(ops):
+        if isinstance(op, LoadOp) or op in needed:
+            needed.add(op)
+            for operand in op.operands:
+                if isinstance(operand.owner, Operation) and operand.owner in ops:
+                    needed.add(operand.owner)
+    first = [op for op in ops if op in needed]
+    stores = [op for op in ops if isinstance(op, StoreOp)]
+    middle = [op for op in ops if op not in needed and not isinstance(op, StoreOp)]
+    return first, middle, stores
+
+
+def _stage_bytes(body: Block, stages: int) -> dict[str, int]:
+    """Peak bytes per memory of the tiles live at once in `stages` copies of
+    `body` scheduled in phases (each value from its definition to its last use,
+    no in-place reuse counted: an upper bound), plus tiles from outside."""
+    first, middle, stores = _phases(body)
+    order: list[tuple[int, Operation]] = [
+        (copy, op)
+        for phase in (first, middle, stores)
+        for copy in range(stages)
+        for op in phase
+    ]
+    position = {item: n for n, item in enumerate(order)}
+    intervals: list[tuple[str, int, int, int]] = []
+    for (copy, op), n in position.items():
+        for result in op.results:
+            if not isinstance(result.type, TileType):
+                continue
+            last = max(
+                (
+                    position[(copy, use.operation)]
+                    for use in result.uses
+                    if (copy, use.operation) in position
+                ),
+                default=n,
+            )
+            intervals.append(
+                (str(result.type.memory_space), result.type.byte_size(), n, last)
+            )
+    outside: dict[str, int] = {}
+    seen: set[SSAValue] = set()
+    for op in body.ops:
+        for operand in op.operands:
+            tile = operand.type
+            inside = operand.owner in body.ops
+            if isinstance(tile, TileType) and not inside and operand not in seen:
+                seen.add(operand)
+                space = str(tile.memory_space)
+                outside[space] = outside.get(space, 0) + tile.byte_size()
+    peak: dict[str, int] = dict(outside)
+    for n in range(len(order)):
+        live: dict[str, int] = {}
+        for space, size, start, end in intervals:
+            if start <= n <= end:
+                live[space] = live.get(space, 0) + size
+        for space, size in live.items():
+            peak[space] = max(peak.get(space, 0), size + outside.get(space, 0))
+    return peak
+
+
+def _fitting_stages(body: Block, stages: int, target: Target) -> tuple[int, str]:
+    """The most stages (<= `stages`) whose buffers fit, and why fewer if so."""
+    reason = ""
+    while stages > 1:
+        for space, size in _stage_bytes(body, stages).items():
+            memory = target.memories.get(space)
+            if memory is not None and memory.size is not None and size > memory.size:
+                reason = (
+                    f"{stages} stages need {size} bytes of {space}, "
+                    f"target has {memory.size}"
+                )
+                break
+        else:
+            return stages, reason
+        stages -= 1
+    return stages, reason
+
+
+def _emit_copies(
+    body: Block,
+    ivs: Sequence[SSAValue],
+    point: InsertPoint,
+) -> None:
+    """Copies of `body` for the induction values `ivs`, in phases, at `point`."""
+    phases = _phases(body)
+    mappings: list[dict[SSAValue, SSAValue]] = [{body.args[0]: iv} for iv in ivs]
+    for phase in phases:
+        for mapping in mappings:
+            for op in phase:
+                clone = op.clone(mapping)
+                Rewriter.insert_op(clone, point)
+                point = InsertPoint.after(clone)
+
+
+def _index_constant(value: int, like: SSAValue, point: InsertPoint) -> SSAValue:
+    constant = arith.ConstantOp(IntegerAttr(value, like.type))
+    Rewriter.insert_op(constant, point)
+    return constant.result
+
+
+def pipeline_loop(loop: scf.ForOp, stages: int, trips: int) -> None:
+    """Unroll `loop` (constant bounds, `trips` iterations) by `stages` in phases;
+    the `trips mod stages` last iterations follow it as straight-line copies."""
+    lb, step = _constant(loop.lb), _constant(loop.step)
+    assert lb is not None and step is not None
+    body = loop.body.block
+    main = trips // stages * stages
+    new_ub = _index_constant(lb + main * step, loop.lb, InsertPoint.before(loop))
+    new_step = _index_constant(step * stages, loop.lb, InsertPoint.before(loop))
+    rest = [
+        _index_constant(lb + (main + k) * step, loop.lb, InsertPoint.before(loop))
+        for k in range(trips - main)
+    ]
+    if rest:
+        _emit_copies(body, rest, InsertPoint.after(loop))
+    if main <= stages:  # at most one iteration: straight-line copies, no loop
+        first = [
+            _index_constant(lb + k * step, loop.lb, InsertPoint.before(loop))
+            for k in range(main)
+        ]
+        if first:
+            _emit_copies(body, first, InsertPoint.after(loop))
+        loop.detach()
+        loop.erase()
+        return
+    new_body = Block(arg_types=[body.args[0].type])
+    iv = new_body.args[0]
+    ivs: list[SSAValue] = [iv]
+    for k in range(1, stages):
+        offset = arith.ConstantOp(IntegerAttr(k * step, iv.type))
+        add = arith.AddiOp(iv, offset.result)
+        new_body.add_ops([offset, add])
+        ivs.append(add.result)
+    new_body.add_op(scf.YieldOp())
+    _emit_copies(body, ivs, InsertPoint.before(new_body.last_op))  # type: ignore[arg-type]
+    new_loop = scf.ForOp(loop.lb, new_ub, new_step, [], new_body)
+    Rewriter.replace_op(loop, new_loop)
+
+
+def _target_of(module: ModuleOp, name: str) -> Target:
+    if not name:
+        attr = module.attributes.get(TARGET_ATTR)
+        name = attr.data if isinstance(attr, StringAttr) else DEFAULT_TARGET
+    try:
+        return load_target(name)
+    except Exception as error:  # the loader names the file and the bad key
+        raise op_error(module, f"cannot load target '{name}': {error}") from error
+
+
+@dataclass(frozen=True)
+class TilePipelinePass(ModulePass):
+    """Multi-buffer tile loops: unroll by `stages`, loads first, stores last.
+
+    Each copy of the body gets its own buffers, so the loads of the next copy
+    and the stores of the previous one overlap the compute of the current one.
+    Falls back to fewer stages, with a remark, when the buffers do not fit.
+    """
+
+    name = "tile-pipeline"
+
+    stages: int = 2
+    """Copies of a loop body in flight (buffers per tile); 1 leaves loops alone."""
+
+    target: str = ""
+    """Target name or TOML path; empty: the module's pypto.target, else ascend910b."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.stages < 1:
+            raise op_error(op, f"stages must be >= 1, got {self.stages}")
+        if self.stages == 1:
+            return
+        target = _target_of(op, self.target)
+        loops = [
+            loop
+            for function in op.walk()
+            if isinstance(function, func.FuncOp)
+            for loop in function.walk()
+            if isinstance(loop, scf.ForOp)
+        ]
+        for loop in loops:
+            bounds = (_constant(loop.lb), _constant(loop.ub), _constant(loop.step))
+            if None in bounds:
+                continue
+            lb, ub, step = bounds
+            assert lb is not None and ub is not None and step is not None
+            if step <= 0 or _pipelinable(loop) is not None:
+                continue
+            trips = max(0, -(-(ub - lb) // step))
+            stages = min(self.stages, trips)
+            if stages < 2:
+                continue
+            fitting, reason = _fitting_stages(loop.body.block, stages, target)
+            if fitting < stages:
+                emit_remark(
+                    loop,
+                    f"tile-pipeline: {fitting} stage(s) instead of {stages}: {reason}",
+                )
+            if fitting >= 2:
+                pipeline_loop(loop, fitting, trips)
