@@ -129,8 +129,9 @@ option it takes."""
 class LowerPipeline(PipelinePass):
     """Lower tv to ascend_hw: tile, peel tails, select instructions, synchronise.
 
-    Runs canonicalize, pypto-set-target, tv-to-tile, tile-peel-tails, tile-to-hw
-    and hw-insert-sync; every stage is also a pass of its own.
+    Runs canonicalize, pypto-set-target, tv-to-tile, tile-peel-tails,
+    tile-pipeline (unless double-buffer=false), tile-to-hw and hw-insert-sync;
+    every stage is also a pass of its own.
     """
 
     name = "pypto-lower"
