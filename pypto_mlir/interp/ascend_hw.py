@@ -927,9 +927,39 @@ class _BurstPlan:
         self.costs: dict[tuple[int, int], tuple[int, int]] = {}
         self.buffer_accesses: dict[tuple[str, int, int], Access] = {}
         self.gm_accesses: dict[tuple[GmTensor, int], Access] = {}
+        # id(side) -> (side, its Access if a buffer, else the GM access to move)
+        self.src_sides: dict[int, tuple[Any, Access | None, Access | None]] = {}
+        self.dst_sides: dict[int, tuple[Any, Access | None, Access | None]] = {}
 
-    def access(self, side: Any, index: tuple[int, ...], pitch: int) -> Access:
-        """The bursts on one side; a buffer side's is the same every time."""
+    def access(
+        self,
+        side: Any,
+        index: tuple[int, ...],
+        pitch: int,
+        sides: dict[int, tuple[Any, Access | None, Access | None]],
+    ) -> Access:
+        """The bursts on one side; a buffer side's is the same every time.
+
+        `sides` remembers what `_access` gave for each side object (its caches are
+        never invalidated, so that is what it would give again).
+        """
+        entry = sides.get(id(side))
+        if entry is not None and entry[0] is side:
+            if entry[1] is not None:
+                return entry[1]
+            address = side.byte_address(index, self.loc)
+            if address >= 0:
+                return entry[2].at(address)  # type: ignore[union-attr]
+        access = self._access(side, index, pitch)
+        if len(sides) >= _INSTANCE_LIMIT:
+            sides.clear()
+        if type(side) is GmRef:
+            sides[id(side)] = (side, None, self.gm_accesses[(side.tensor, pitch)])
+        else:
+            sides[id(side)] = (side, access, None)
+        return access
+
+    def _access(self, side: Any, index: tuple[int, ...], pitch: int) -> Access:
         if type(side) is GmRef:
             address = side.byte_address(index, self.loc)
             # The shape is the same every time: move the first access made.
@@ -1355,14 +1385,16 @@ class AscendHwFunctions(InterpreterFunctions):
     def run_set_flag(
         self, interpreter: Interpreter, op: hw.SetFlagOp, args: PythonValues
     ) -> PythonValues:
-        self.runtime.core.set_flag(*self._flag(op))
+        flag = self.runtime.plans.get(op) or self._flag(op)
+        self.runtime.core.set_flag(*flag)
         return ()
 
     @_hw_impl(hw.WaitFlagOp)
     def run_wait_flag(
         self, interpreter: Interpreter, op: hw.WaitFlagOp, args: PythonValues
     ) -> PythonValues:
-        self.runtime.core.wait_flag(*self._flag(op))
+        flag = self.runtime.plans.get(op) or self._flag(op)
+        self.runtime.core.wait_flag(*flag)
         return ()
 
     def _flag(self, op: hw.FlagOp) -> tuple[str, str, int, str]:
@@ -1415,8 +1447,8 @@ class AscendHwFunctions(InterpreterFunctions):
         if plan is None:
             plan = runtime.plans[op] = _BurstPlan(op, runtime.target)
         core = runtime.core
-        src_access = plan.access(src, src_index, plan.src_pitch)
-        dst_access = plan.access(dst, dst_index, plan.dst_pitch)
+        src_access = plan.access(src, src_index, plan.src_pitch, plan.src_sides)
+        dst_access = plan.access(dst, dst_index, plan.dst_pitch, plan.dst_sides)
         src_mem, src_addr = src_access.mem, src_access.start
         dst_mem, dst_addr = dst_access.mem, dst_access.start
         bursts, length, loc = plan.bursts, plan.length, plan.loc

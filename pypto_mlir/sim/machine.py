@@ -493,7 +493,31 @@ class Core:
                 (loc, unmatched[0]),
             )
         unmatched.append(loc)
-        return self._append(_SET, key[0], "set_flag", loc, key)
+        records = self.machine.records
+        gid = len(records)
+        rec = _new_record(
+            Record,
+            (
+                gid,
+                self.index,
+                _SET,
+                key[0],
+                "set_flag",
+                loc,
+                0,
+                (),
+                (),
+                None,
+                0,
+                0,
+                key,
+                self._pending_scalar,
+            ),
+        )
+        self._pending_scalar = 0
+        records.append(rec)
+        self.records.append(rec)
+        return gid
 
     def wait_flag(
         self, src: Pipe | str, dst: Pipe | str, event: int, loc: str = ""

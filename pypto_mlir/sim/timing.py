@@ -463,7 +463,7 @@ class _DataflowReplay:
         self.issue_cycles = self.target.scalar.issue
         self.max_pending = self.target.sync.max_pending_sets
         self.log = log
-        self.counter = 0
+        self.counter = [0]
         self.cores: list[_CoreTimes] = []
         self.gm_wire_bytes = 0
         # (core, src, dst, event) -> (fire times of its sets, consume times of its
@@ -495,7 +495,11 @@ class _DataflowReplay:
 
     def _run_core(self, index: int, recs: list[Record]) -> bool:  # noqa: C901
         """S walks the records; every other pipe runs each record as soon as S issues
-        it, unless it is parked on a wait (then its records queue up behind it)."""
+        it, unless it is parked on a wait (then its records queue up behind it).
+
+        `step` runs one record on a pipe; the loop over S inlines it for the usual
+        case (the pipe is not parked), since it runs once per record.
+        """
         n = len(recs)
         start = [0] * n
         end = [0] * n
@@ -508,45 +512,20 @@ class _DataflowReplay:
         # Per (src, dst, event): the fired sets not yet consumed (time, clock), the
         # fire times of all its sets and the consume times of all its waits.
         channels: dict[tuple[int, int, int], _Channel] = {}
+        history = self.history
         log = self.log
         seq_log, k_log, row_log, rows = log.seq, log.k, log.row, log.rows
+        counter = self.counter  # [next execution number], shared by the cores
         self.cores.append(_CoreTimes(index, recs, start, end, free, busy))
 
-        def count() -> int:
-            c = self.counter
-            self.counter = c + 1
-            return c
+        def channel_of(key: tuple[int, int, int]) -> _Channel:
+            channel = channels[key] = (deque(), [], [])
+            history[(index, *key)] = channel[1:]
+            return channel
 
-        def fire(p: int, rec: Record, j: int, t: int) -> None:
-            """A set_flag on pipe p at t: wakes the pipe parked on its key."""
+        def join(p: int, clock: tuple[int, ...]) -> None:
+            """Pipe p learns what the set's clock knows; a new row if it changes."""
             v = vc[p]
-            v[p] += 1
-            key = rec[_KEY]
-            channel = channels.get(key)
-            if channel is None:
-                channel = channels[key] = (deque(), [], [])
-                self.history[(index, *key)] = channel[1:]
-            channel[0].append((t, tuple(v)))
-            channel[1].append(t)
-            start[j] = end[j] = t
-            free[p] = t
-            dst = key[1]
-            if waiting[dst] == key:
-                waiting[dst] = None
-                if dst != _S:
-                    drain(dst)
-
-        def consume(p: int, rec: Record, j: int, t: int) -> int:
-            """A wait_flag on pipe p at t: its start, or -1 when its set has not fired."""
-            key = rec[_KEY]
-            channel = channels.get(key)
-            if channel is None or not channel[0]:
-                waiting[p] = key
-                free[p] = t
-                return -1
-            set_time, clock = channel[0].popleft()
-            v = vc[p]
-            v[p] += 1
             changed = False
             for i in range(NUM_PIPES):
                 if clock[i] > v[i]:
@@ -555,24 +534,20 @@ class _DataflowReplay:
             if changed:
                 row[p] = len(rows) // NUM_PIPES
                 rows.extend(v)
-            s = t if t > set_time else set_time
-            channel[2].append(s)
-            start[j] = end[j] = s
-            free[p] = s
-            return s
 
-        def run_on(p: int, j: int, ti: int) -> bool:
-            """Record j issued at ti on pipe p (not S); False when it parks."""
+        def step(p: int, j: int, ti: int) -> bool:
+            """Record j, issued at ti, on pipe p (not S); False when it parks."""
             rec = recs[j]
             kind = rec[_KIND]
             t = free[p]
             if ti > t:
                 t = ti
+            v = vc[p]
             if kind == _INSTR:
-                v = vc[p]
                 v[p] += 1
                 gid = rec[_GID]
-                seq_log[gid] = count()
+                seq_log[gid] = counter[0]
+                counter[0] += 1
                 k_log[gid] = v[p]
                 row_log[gid] = row[p]
                 c = rec[_CYCLES]
@@ -580,21 +555,44 @@ class _DataflowReplay:
                 end[j] = free[p] = t + c
                 busy[p] += c
             elif kind == _SET:
-                fire(p, rec, j, t)
+                v[p] += 1
+                key = rec[_KEY]
+                channel = channels.get(key) or channel_of(key)
+                channel[0].append((t, tuple(v)))
+                channel[1].append(t)
+                start[j] = end[j] = free[p] = t
+                if waiting[key[1]] == key:
+                    wake(key[1])
             elif kind == _WAIT:
-                return consume(p, rec, j, t) >= 0
+                key = rec[_KEY]
+                channel = channels.get(key)
+                if channel is None or not channel[0]:
+                    waiting[p] = key
+                    free[p] = t
+                    return False
+                set_time, clock = channel[0].popleft()
+                v[p] += 1
+                join(p, clock)
+                if set_time > t:
+                    t = set_time
+                channel[2].append(t)
+                start[j] = end[j] = free[p] = t
             else:  # barrier on one pipe: the pipe is in order already
-                vc[p][p] += 1
+                v[p] += 1
                 start[j] = end[j] = free[p] = t
             return True
 
-        def drain(p: int) -> None:
-            """Run pipe p's queued records until it parks again or has none."""
+        def wake(p: int) -> None:
+            """The set pipe p is parked on has fired: run its queued records until
+            it parks again or has none (S never parks: see the loop)."""
+            waiting[p] = None
+            if p == _S:
+                return
             q = backlog[p]
             assert q is not None
             while q:
                 j, ti = q[0]
-                if not run_on(p, j, ti):
+                if not step(p, j, ti):
                     return
                 q.popleft()
             backlog[p] = None
@@ -615,28 +613,58 @@ class _DataflowReplay:
                 q = backlog[p]
                 if q is not None:
                     q.append((j, t))
-                elif kind == _INSTR:  # the common case, inline
-                    f = free[p]
-                    s = f if f > t else t
-                    v = vc[p]
+                    continue
+                # `step(p, j, t)`, inlined
+                s = free[p]
+                if t > s:
+                    s = t
+                v = vc[p]
+                if kind == _INSTR:
                     v[p] += 1
                     gid = rec[_GID]
-                    seq_log[gid] = count()
+                    seq_log[gid] = counter[0]
+                    counter[0] += 1
                     k_log[gid] = v[p]
                     row_log[gid] = row[p]
                     c = rec[_CYCLES]
                     start[j] = s
                     end[j] = free[p] = s + c
                     busy[p] += c
-                elif not run_on(p, j, t):
-                    backlog[p] = deque(((j, t),))
+                elif kind == _SET:
+                    v[p] += 1
+                    key = rec[_KEY]
+                    channel = channels.get(key) or channel_of(key)
+                    channel[0].append((s, tuple(v)))
+                    channel[1].append(s)
+                    start[j] = end[j] = free[p] = s
+                    if waiting[key[1]] == key:
+                        wake(key[1])
+                elif kind == _WAIT:
+                    key = rec[_KEY]
+                    channel = channels.get(key)
+                    if channel is None or not channel[0]:
+                        waiting[p] = key
+                        free[p] = s
+                        backlog[p] = deque(((j, t),))
+                        continue
+                    set_time, clock = channel[0].popleft()
+                    v[p] += 1
+                    join(p, clock)
+                    if set_time > s:
+                        s = set_time
+                    channel[2].append(s)
+                    start[j] = end[j] = free[p] = s
+                else:
+                    v[p] += 1
+                    start[j] = end[j] = free[p] = s
                 continue
             # Executed by S itself.
+            v = vc[_S]
             if kind == _INSTR:
-                v = vc[_S]
                 v[_S] += 1
                 gid = rec[_GID]
-                seq_log[gid] = count()
+                seq_log[gid] = counter[0]
+                counter[0] += 1
                 k_log[gid] = v[_S]
                 row_log[gid] = row[_S]
                 c = rec[_CYCLES]
@@ -645,11 +673,28 @@ class _DataflowReplay:
                 end[j] = t
                 s_busy += c
             elif kind == _SET:
-                fire(_S, rec, j, t)
+                v[_S] += 1
+                key = rec[_KEY]
+                channel = channels.get(key) or channel_of(key)
+                channel[0].append((t, tuple(v)))
+                channel[1].append(t)
+                start[j] = end[j] = t
+                if waiting[key[1]] == key:
+                    wake(key[1])
             elif kind == _WAIT:
-                t = consume(_S, rec, j, t)
-                if t < 0:
+                # Every issued record has run as far as it can: a set that has not
+                # fired never will (the reference reports the deadlock).
+                key = rec[_KEY]
+                channel = channels.get(key)
+                if channel is None or not channel[0]:
                     return False
+                set_time, clock = channel[0].popleft()
+                v[_S] += 1
+                join(_S, clock)
+                if set_time > t:
+                    t = set_time
+                channel[2].append(t)
+                start[j] = end[j] = t
             else:  # barrier over ALL pipes: every issued record has completed
                 if any(q is not None for q in backlog):
                     return False
