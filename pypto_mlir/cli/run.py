@@ -781,9 +781,14 @@ def _lower_pipeline(args: argparse.Namespace, sources: SourceManager) -> Any:
     """`pypto-lower` with --lower-options and --target, checked like `-p` text."""
     from pypto_mlir.cli.pass_pipeline import PIPELINE_SOURCE_NAME, build_pass_pipeline
     from pypto_mlir.pipelines import LowerPipeline, get_all_pipelines
+    from pypto_mlir.targets import TargetError, load_target
 
     options = args.lower_options.strip()
     if args.target is not None:
+        try:
+            load_target(args.target)
+        except TargetError as error:
+            raise _error(str(error)) from error
         if re.search(r"(^|\s)target\s*=", options):
             raise _error(
                 "give the target with --target or in --lower-options, not both"

@@ -1,0 +1,3 @@
+func.func @g(%x: memref<4xf32>) {
+  func.return
+}
