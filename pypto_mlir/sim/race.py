@@ -19,6 +19,7 @@ the same GM block, one a write, race.
 
 from __future__ import annotations
 
+from itertools import chain
 from operator import attrgetter, gt, itemgetter
 from typing import TYPE_CHECKING
 
@@ -297,22 +298,24 @@ _MEM_SHIFT = 32
 
 class AccessTable:
     """Every access of every instruction record as numpy columns (one row per
-    Access, reads before writes within a record, records in gid order)."""
+    Access, reads before writes within a record, records in gid order), and the
+    records' core, pipe and kind (one row per record)."""
 
     def __init__(self, machine: Machine):
         records = machine.records
-        reads = [r[7] for r in records]
-        writes = [r[8] for r in records]
-        n_reads = np.fromiter(map(len, reads), np.int64, len(records))
-        n_writes = np.fromiter(map(len, writes), np.int64, len(records))
+        n_records = len(records)
+        self.rec_core = np.fromiter(map(itemgetter(1), records), np.int64, n_records)
+        self.rec_kind = np.fromiter(map(itemgetter(2), records), np.int64, n_records)
+        self.rec_pipe = np.fromiter(map(itemgetter(3), records), np.int64, n_records)
+        reads = list(map(itemgetter(7), records))
+        writes = list(map(itemgetter(8), records))
+        n_reads = np.fromiter(map(len, reads), np.int64, n_records)
+        n_writes = np.fromiter(map(len, writes), np.int64, n_records)
         per_record = n_reads + n_writes
-        # Each record's reads then its writes: interleave the two flattened lists.
-        flat: list[Access] = []
-        for r, w in zip(reads, writes, strict=True):
-            if r:
-                flat += r
-            if w:
-                flat += w
+        # Each record's reads then its writes: r0, w0, r1, w1, ... flattened.
+        flat: list[Access] = list(
+            chain.from_iterable(chain.from_iterable(zip(reads, writes, strict=True)))
+        )
         n = len(flat)
         self.gid = np.repeat(np.arange(len(records), dtype=np.int64), per_record)
         first = np.cumsum(per_record) - per_record
@@ -343,10 +346,7 @@ def find_races(machine: Machine, log: ClockLog, table: AccessTable) -> bool:
     """
     if not len(table.gid):
         return False
-    records = machine.records
-    n_records = len(records)
-    rec_core = np.fromiter(map(itemgetter(1), records), np.int64, n_records)
-    rec_pipe = np.fromiter(map(itemgetter(3), records), np.int64, n_records)
+    rec_core, rec_pipe = table.rec_core, table.rec_pipe
     keep = table.length > 0
     if not keep.any():
         return False
@@ -383,7 +383,7 @@ def find_races(machine: Machine, log: ClockLog, table: AccessTable) -> bool:
     lo = base | lo
     hi = base | hi
     # Elementary segments: between consecutive access boundaries.
-    bounds = np.unique(np.concatenate((lo, hi)))
+    bounds = _sorted_unique(np.concatenate((lo, hi)))
     seg_lo = np.searchsorted(bounds, lo)
     spans = np.searchsorted(bounds, hi) - seg_lo
     which = np.repeat(entry, spans)
@@ -391,16 +391,16 @@ def find_races(machine: Machine, log: ClockLog, table: AccessTable) -> bool:
     seg = np.repeat(seg_lo - first, spans) + np.arange(int(spans.sum()))
     g = gid[which]
     w = write[which]
-    seq = np.asarray(log.seq, dtype=np.int64)[g]
+    seq = _array(log.seq)[g]
     order = np.lexsort((w, seq, seg))
     seg, g, w = seg[order], g[order], w[order]
     m = len(seg)
     idx = np.arange(m, dtype=np.int64)
     pipe = rec_pipe[g]
     core = rec_core[g]
-    k = np.asarray(log.k, dtype=np.int64)[g]
-    row = np.asarray(log.row, dtype=np.int64)[g]
-    clocks = np.asarray(log.rows, dtype=np.int64).reshape(-1, NUM_PIPES)
+    k = _array(log.k)[g]
+    row = _array(log.row)[g]
+    clocks = _array(log.rows).reshape(-1, NUM_PIPES)
     new_seg = np.ones(m, dtype=bool)
     new_seg[1:] = seg[1:] != seg[:-1]
     seg_first = np.maximum.accumulate(np.where(new_seg, idx, 0))
@@ -431,3 +431,17 @@ def find_races(machine: Machine, log: ClockLog, table: AccessTable) -> bool:
             | ((pipe[b] != pipe[i]) & (k[i] > clocks[row[b], pipe[i]]))
         )
     )
+
+
+def _array(values: list[int]) -> np.ndarray:
+    """A list of ints as an int64 array (fromiter: faster than asarray)."""
+    return np.fromiter(values, np.int64, len(values))
+
+
+def _sorted_unique(values: np.ndarray) -> np.ndarray:
+    """np.unique of an int array by sorting (numpy 2's hashing unique is slower)."""
+    values = np.sort(values)
+    keep = np.empty(len(values), dtype=bool)
+    keep[:1] = True
+    np.not_equal(values[1:], values[:-1], out=keep[1:])
+    return values[keep]

@@ -296,8 +296,7 @@ def build_report(
     target = machine.target
     records = machine.records
     n = len(records)
-    kind = np.fromiter(map(itemgetter(2), records), np.int64, n)
-    rec_core = np.fromiter(map(itemgetter(1), records), np.int64, n)
+    kind, rec_core = table.rec_kind, table.rec_core
     nbytes = np.fromiter(map(itemgetter(10), records), np.int64, n)
     # Path of each instruction as an index into `path_names` (-1: none).
     path_index: dict[int, int] = {}
