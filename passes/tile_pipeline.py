@@ -241,9 +241,14 @@ class TilePipelinePass(ModulePass):
     target: str = ""
     """Target name or TOML path; empty: the module's pypto.target, else ascend910b."""
 
+    max_cores: int = 0
+    """The cores tile-to-hw splits top-level loops over; 0: all of the target's."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.stages < 1:
             raise op_error(op, f"stages must be >= 1, got {self.stages}")
+        if self.max_cores < 0:
+            raise op_error(op, f"max_cores must be >= 0, got {self.max_cores}")
         if self.stages == 1:
             return
         target = _target_of(op, self.target)
@@ -264,6 +269,12 @@ class TilePipelinePass(ModulePass):
                 continue
             trips = max(0, -(-(ub - lb) // step))
             stages = min(self.stages, trips)
+            cores = min(target.cores, self.max_cores or target.cores)
+            if cores > 1 and isinstance(loop.parent_op(), func.FuncOp):
+                # tile-to-hw splits it over the cores in units of its (now
+                # unrolled) iterations: unless each core runs two units or more,
+                # the coarser units cost more parallelism than overlap gains.
+                stages = min(stages, -(-trips // cores) // 2)
             if stages < 2:
                 continue
             fitting, reason = _fitting_stages(loop.body.block, stages, target)

@@ -310,7 +310,12 @@ def _tail_fits(
     ranges: dict[SSAValue, Range],
 ) -> bool:
     """Every store of the tail to a memref a loop writes lies beyond the loop's
-    last iteration along the dim the loop's stores move (a peeled iteration)."""
+    last iteration along the dim the loop's stores move (a peeled iteration).
+
+    A store's last window ends at its start in the last iteration plus the
+    tile's rows along that dim (when the tile has the memref's rank), else at
+    its start in the iteration after (a loop unrolled by tile-pipeline stores
+    several windows per iteration, each shorter than the step)."""
     moving: dict[SSAValue, list[tuple[_Moving, int]]] = {}
     for loop in loops:
         lb, _, step = _bounds(loop, ranges)  # type: ignore[misc]
@@ -319,6 +324,10 @@ def _tail_fits(
                 found = _moving_dim(loop, store, ranges)
                 assert found is not None
                 end = found.coefficient * (lb + trips * step) + found.rest
+                shape = store.value.type.get_shape()
+                if len(shape) == len(store.indices):
+                    last = end - found.coefficient * step
+                    end = min(end, last + shape[found.dim])
                 moving.setdefault(_memref_root(store.dest), []).append((found, end))
     for op in tail:
         for store in op.walk():

@@ -15,8 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pypto_mlir.dialects import ascend_hw as hw
 from pypto_mlir.dialects import tile
-from xdsl.dialects import scf
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects import func, scf
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.parser import Parser
 
 from pypto_mlir.check import LoweringCheck, check_lowering, lower
@@ -144,3 +144,48 @@ def test_tile_loops_unrolled_in_phases() -> None:
         ]
         assert kinds == sorted(kinds)
         assert kinds.count(0) >= 2
+
+
+def block_dim(module: ModuleOp) -> int:
+    function = next(op for op in module.walk() if isinstance(op, func.FuncOp))
+    attr = function.attributes["ascend_hw.block_dim"]
+    assert isinstance(attr, IntegerAttr)
+    return attr.value.data
+
+
+def test_multicore_with_an_unrolled_remainder() -> None:
+    """97 trips on 24 cores: 48 units of two trips and the last trip after the
+    loop, on the last core; tile-to-hw still splits the loop over the cores."""
+    rows = 16 * 97
+    module = parse(SWISH.format(r=rows, c=64, t="f16"))
+    results = {}
+    for double in (False, True):
+        pipeline = LowerPipeline(
+            target="ascend910b", double_buffer=double, tile_sizes=(16, 64)
+        )
+        check = check_lowering(
+            module, "k", inputs(1, rows, 64, "f16"), pipeline=pipeline
+        )
+        assert check.ok
+        assert check.sim_report is not None
+        results[double] = (block_dim(check.lowered), check.sim_report.cycles)
+    assert results[True][0] > 1
+    assert results[True][1] < results[False][1]
+
+
+def test_few_trips_per_core_are_not_unrolled() -> None:
+    """40 trips on 24 cores: at most two per core; the loop stays as it is."""
+    module = parse(SWISH.format(r=16 * 40, c=64, t="f16"))
+    texts = [
+        str(
+            lower(
+                module,
+                "tile",
+                LowerPipeline(
+                    target="ascend910b", double_buffer=d, tile_sizes=(16, 64)
+                ),
+            )
+        )
+        for d in (False, True)
+    ]
+    assert texts[0] == texts[1]

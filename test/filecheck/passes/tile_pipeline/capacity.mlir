@@ -2,9 +2,9 @@
 // tile-pipeline uses fewer stages and says so; with one stage left the loop
 // stays as it was. tiny has 4096 bytes of ub: two 16x32 f32 loads (2048 bytes
 // each) plus a result do not fit, so the loop keeps one copy per trip.
-// RUN: pypto-opt %s --split-input-file --verify-diagnostics -p 'tile-pipeline{stages=2 target=tiny}' | filecheck %s
-// RUN: pypto-opt %s --split-input-file -p 'tile-pipeline{stages=4 target=tiny}' 2>/dev/null | filecheck %s --check-prefix=FOUR
-// RUN: pypto-opt %s --split-input-file -p 'tile-pipeline{stages=4 target=tiny}' 2>&1 >/dev/null | filecheck %s --check-prefix=REMARK
+// RUN: pypto-opt %s --split-input-file --verify-diagnostics -p 'tile-pipeline{stages=2 target=tiny max_cores=1}' | filecheck %s
+// RUN: pypto-opt %s --split-input-file -p 'tile-pipeline{stages=4 target=tiny max_cores=1}' 2>/dev/null | filecheck %s --check-prefix=FOUR
+// RUN: pypto-opt %s --split-input-file -p 'tile-pipeline{stages=4 target=tiny max_cores=1}' 2>&1 >/dev/null | filecheck %s --check-prefix=REMARK
 
 // CHECK-LABEL: func.func @too_big
 // CHECK:         scf.for %{{.*}} = %c0 to %c64 step %c16 {
