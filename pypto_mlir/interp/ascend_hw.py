@@ -1773,11 +1773,12 @@ def _integer_op(
 ) -> PythonValues:
     """An integer/index binary op on the operands read as signed or unsigned."""
     result_type = op.results[0].type
-    bitwidth = (
-        result_type.width.data
-        if isinstance(result_type, IntegerType)
-        else interpreter.index_bitwidth
-    )
+    if type(result_type) is IndexType:  # the usual case; isinstance on ABCs is slow
+        bitwidth = interpreter.index_bitwidth
+    elif isinstance(result_type, IntegerType):
+        bitwidth = result_type.width.data
+    else:
+        bitwidth = interpreter.index_bitwidth
     read = to_signed if signed else to_unsigned
     lhs, rhs = (read(a.value.data, bitwidth) for a in args)
     try:

@@ -331,6 +331,7 @@ class Core:
         self._pending_scalar = 0
         records.append(rec)
         self.records.append(rec)
+        self.machine.instructions.append(rec)
         return gid
 
     def issue_planned(
@@ -382,6 +383,7 @@ class Core:
         self._pending_scalar = 0
         records.append(rec)
         self.records.append(rec)
+        self.machine.instructions.append(rec)
         return gid
 
     def byte_view(self, mem: str | GmTensor) -> memoryview | None:
@@ -594,6 +596,8 @@ class Core:
         self._pending_scalar = 0
         records.append(rec)
         self.records.append(rec)
+        if kind == _INSTR:
+            self.machine.instructions.append(rec)
         return gid
 
     def _bytes_of(self, mem: str | GmTensor) -> np.ndarray:
@@ -634,6 +638,8 @@ class Machine:
         self.target = target
         self.block_dim = block_dim
         self.records: list[Record] = []
+        self.instructions: list[Record] = []
+        """The records of instructions (not flags or barriers), in gid order."""
         self.gm_tensors: list[GmTensor] = []
         self._gm_by_name: dict[str, GmTensor] = {}
         self.cores: list[Core] = [Core(self, i) for i in range(block_dim)]

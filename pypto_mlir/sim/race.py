@@ -297,15 +297,16 @@ _MEM_SHIFT = 32
 
 
 class AccessTable:
-    """Every access of every instruction record as numpy columns (one row per
-    Access, reads before writes within a record, records in gid order), and the
-    records' core, pipe and kind (one row per record)."""
+    """The instruction records (`machine.instructions`: flags and barriers have no
+    accesses) as numpy columns: `rec_*`, one row per instruction; and every access
+    of every instruction, one row per Access (reads before writes within an
+    instruction, instructions in gid order), `rec` naming its instruction's row."""
 
     def __init__(self, machine: Machine):
-        records = machine.records
+        records = machine.instructions
         n_records = len(records)
+        self.rec_gid = np.fromiter(map(itemgetter(0), records), np.int64, n_records)
         self.rec_core = np.fromiter(map(itemgetter(1), records), np.int64, n_records)
-        self.rec_kind = np.fromiter(map(itemgetter(2), records), np.int64, n_records)
         self.rec_pipe = np.fromiter(map(itemgetter(3), records), np.int64, n_records)
         reads = list(map(itemgetter(7), records))
         writes = list(map(itemgetter(8), records))
@@ -317,7 +318,7 @@ class AccessTable:
             chain.from_iterable(chain.from_iterable(zip(reads, writes, strict=True)))
         )
         n = len(flat)
-        self.gid = np.repeat(np.arange(len(records), dtype=np.int64), per_record)
+        self.rec = np.repeat(np.arange(n_records, dtype=np.int64), per_record)
         first = np.cumsum(per_record) - per_record
         position = np.arange(n, dtype=np.int64) - np.repeat(first, per_record)
         self.write = position >= np.repeat(n_reads, per_record)
@@ -344,13 +345,13 @@ def find_races(machine: Machine, log: ClockLog, table: AccessTable) -> bool:
     compare). Memories are cut into segments at every access boundary, so blocks
     of one segment see the same accesses.
     """
-    if not len(table.gid):
+    if not len(table.rec):
         return False
     rec_core, rec_pipe = table.rec_core, table.rec_pipe
     keep = table.length > 0
     if not keep.any():
         return False
-    gid = table.gid[keep]
+    rec = table.rec[keep]
     write = table.write[keep]
     start = table.start[keep]
     length = table.length[keep]
@@ -359,7 +360,7 @@ def find_races(machine: Machine, log: ClockLog, table: AccessTable) -> bool:
     mem = np.where(
         table.gm[keep],
         table.mem[keep] + machine.block_dim * len(_ON_CHIP_CODES),
-        rec_core[gid] * len(_ON_CHIP_CODES) + table.mem[keep],
+        rec_core[rec] * len(_ON_CHIP_CODES) + table.mem[keep],
     )
     # Bursts whose gaps leave no whole block between them touch a block range;
     # others are split into one entry per burst.
@@ -389,17 +390,18 @@ def find_races(machine: Machine, log: ClockLog, table: AccessTable) -> bool:
     which = np.repeat(entry, spans)
     first = np.cumsum(spans) - spans
     seg = np.repeat(seg_lo - first, spans) + np.arange(int(spans.sum()))
-    g = gid[which]
+    g = rec[which]
     w = write[which]
-    seq = _array(log.seq)[g]
+    gid = table.rec_gid[g]
+    seq = _array(log.seq)[gid]
     order = np.lexsort((w, seq, seg))
-    seg, g, w = seg[order], g[order], w[order]
+    seg, g, gid, w = seg[order], g[order], gid[order], w[order]
     m = len(seg)
     idx = np.arange(m, dtype=np.int64)
     pipe = rec_pipe[g]
     core = rec_core[g]
-    k = _array(log.k)[g]
-    row = _array(log.row)[g]
+    k = _array(log.k)[gid]
+    row = _array(log.row)[gid]
     clocks = _array(log.rows).reshape(-1, NUM_PIPES)
     new_seg = np.ones(m, dtype=bool)
     new_seg[1:] = seg[1:] != seg[:-1]

@@ -294,27 +294,23 @@ def build_report(
     if table is None:
         table = AccessTable(machine)
     target = machine.target
-    records = machine.records
+    records = machine.instructions
     n = len(records)
-    kind, rec_core = table.rec_kind, table.rec_core
+    rec_core = table.rec_core
     nbytes = np.fromiter(map(itemgetter(10), records), np.int64, n)
     # Path of each instruction as an index into `path_names` (-1: none).
-    path_index: dict[int, int] = {}
+    path_index: dict[int, int] = {id(None): -1}
     path_names: list[str] = []
     path_codes: list[int] = []
     for path in map(itemgetter(9), records):
-        if path is None:
-            path_codes.append(-1)
-            continue
         code = path_index.get(id(path))
         if code is None:
             code = path_index[id(path)] = len(path_names)
             path_names.append(f"{path.src}->{path.dst}")
         path_codes.append(code)
-    path_code = np.asarray(path_codes, dtype=np.int64)
-    instr = kind == RecordKind.INSTR
-    on_gm = table.gm & instr[table.gid]
-    access_core = rec_core[table.gid]
+    path_code = np.fromiter(path_codes, np.int64, n)
+    on_gm = table.gm
+    access_core = rec_core[table.rec]
     gm_read = np.zeros(machine.block_dim, np.int64)
     gm_written = np.zeros(machine.block_dim, np.int64)
     np.add.at(
@@ -326,7 +322,7 @@ def build_report(
     cores: list[CoreStats] = []
     total_paths: dict[str, int] = {}
     for st, core in zip(replay.cores, machine.cores, strict=True):
-        mine = instr & (rec_core == st.index)
+        mine = rec_core == st.index
         with_path = np.flatnonzero(mine & (path_code >= 0))
         codes = path_code[with_path]
         paths: dict[str, int] = {}
