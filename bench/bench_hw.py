@@ -7,8 +7,9 @@ one simulator record per instruction, then `Machine.finish()`). "Instructions" a
 the records: every ascend_hw op the core executes, set_flag/wait_flag included.
 
 Prints wall and CPU time (the machine may be shared: CPU time is the figure to
-compare), records per CPU second, the split between interpreting (execution and
-record issue) and `Machine.finish()` (replay, race detection, report), and (unless
+compare), records per CPU second, the CPU split between interpreting (execution
+and record issue) and `Machine.finish()` by phase (timing replay, race pass,
+report; the reference replay when the fast one saw a problem), and (unless
 --no-profile) where the time goes under cProfile: the xDSL interpreter's dispatch,
 numpy, the simulator's record keeping and finish, the ascend_hw interpreter
 functions. Asserts nothing.
@@ -26,6 +27,7 @@ import cProfile
 import pstats
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +37,7 @@ from xdsl.dialects.builtin import ModuleOp
 from pypto_mlir.cli.source import SourceChunk, default_context, load_module, parse_chunk
 from pypto_mlir.diagnostics import verify
 from pypto_mlir.interp.ascend_hw import HwRunResult, run_hw_function
+from pypto_mlir.sim import timing
 from pypto_mlir.targets import load_target
 
 EXAMPLES = Path(__file__).parent.parent / "examples" / "hw"
@@ -130,12 +133,29 @@ def example(file: str) -> tuple[ModuleOp, str, list[np.ndarray]]:
     return module, "vadd", [x, y, np.zeros_like(x)]
 
 
+@dataclass
+class Run:
+    """One timed run: CPU and wall seconds, and the CPU seconds of the phases of
+    `Machine.finish()` (sim.timing.last_phases) and which replay ran."""
+
+    result: HwRunResult
+    cpu: float
+    wall: float
+    phases: dict[str, float]
+    replay: str
+
+    @property
+    def finish_cpu(self) -> float:
+        return sum(self.phases.values())
+
+
 def timed(
     module: ModuleOp, name: str, args: list[np.ndarray], block_dim: int | None
-) -> tuple[HwRunResult, float, float]:
+) -> Run:
     cpu, wall = time.process_time(), time.perf_counter()
     result = run_hw_function(module, name, args, TARGET, block_dim)
-    return result, time.process_time() - cpu, time.perf_counter() - wall
+    cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+    return Run(result, cpu, wall, dict(timing.last_phases), timing.last_replay)
 
 
 def measure(
@@ -144,24 +164,27 @@ def measure(
     block_dim: int | None,
     repeats: int = 1,
 ) -> None:
-    """Run `repeats` times (on fresh copies of the inputs); print the median run."""
+    """Run `repeats` times (on fresh copies of the inputs); print the median run:
+    records per CPU second, then where its CPU time went: interpreting (executing
+    the ops and issuing their records) and `Machine.finish()` by phase."""
     module, name, args = case
     runs = sorted(
         (
             timed(module, name, [a.copy() for a in args], block_dim)
             for _ in range(repeats)
         ),
-        key=lambda run: run[1],
+        key=lambda run: run.cpu,
     )
-    result, cpu, wall = runs[len(runs) // 2]
-    n = result.records
-    interp, finish = result.interpret_seconds, result.finish_seconds
+    run = runs[len(runs) // 2]
+    n = run.result.records
+    interpret = run.cpu - run.finish_cpu
+    phases = ", ".join(f"{k} {v:.3f}" for k, v in run.phases.items())
     print(
-        f"{label:<36} {n:>7} records  CPU {cpu:6.3f} s  wall {wall:6.3f} s  "
-        f"{n / cpu / 1e3:5.1f}k records/CPU-s  "
-        f"(interpret {interp / (interp + finish):4.0%}, finish "
-        f"{finish / (interp + finish):4.0%}; {result.report.cycles} cycles on "
-        f"{result.report.block_dim} core(s))"
+        f"{label:<36} {n:>7} records  CPU {run.cpu:6.3f} s  wall {run.wall:6.3f} s  "
+        f"{n / run.cpu / 1e3:5.1f}k records/CPU-s  ({run.result.report.cycles} cycles "
+        f"on {run.result.report.block_dim} core(s))\n"
+        f"{'':<38}CPU s: interpret {interpret:.3f}, finish {run.finish_cpu:.3f} "
+        f"({run.replay} replay: {phases})"
     )
 
 
@@ -217,8 +240,8 @@ def main() -> None:
     print("examples/hw (declared block_dim; median of 5 runs):")
     for file in ("vadd_single.mlir", "vadd_double.mlir", "matmul.mlir"):
         measure(f"  {file}", example(file), None, repeats=5)
-    print("generated double-buffered vector add, 1 core:")
-    measure("  256 B tiles (1 repeat per vadd)", generated(args.records, 1), 1)
+    print("generated double-buffered vector add, 1 core (median of 3 runs):")
+    measure("  256 B tiles (1 repeat per vadd)", generated(args.records, 1), 1, 3)
     measure(
         "  16 KiB tiles (64 repeats per vadd)",
         generated(max(2_000, args.records // 10), 64),

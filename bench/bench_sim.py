@@ -4,8 +4,10 @@ CPU time is reported next to wall time because the machine may be shared.
 
 Builds a double-buffered vector-add record stream (MTE2 -> V -> MTE3 with flags, as an
 interpreter would issue it, without the numpy arithmetic) of at least 100k records and
-times issuing it and replaying it (timing + race detection + report). Prints figures;
-asserts nothing.
+times issuing it and replaying it (timing + race detection + report), with the CPU
+time of each phase of the replay and which replay ran (dataflow on one core; on 8
+cores GM bandwidth is shared, so the time-ordered one). Prints figures; asserts
+nothing.
 
     .venv/bin/python bench/bench_sim.py [--records N] [--cores C]
 """
@@ -19,7 +21,7 @@ import time
 
 import numpy as np
 
-from pypto_mlir.sim import Access, Machine
+from pypto_mlir.sim import Access, Machine, timing
 from pypto_mlir.sim.cost import dma_cost, vector_cycles, vector_repeats
 from pypto_mlir.targets import load_target
 
@@ -113,6 +115,8 @@ def measure(records: int, block_dim: int, profile: bool) -> None:
             f"  {stage:<7} CPU {cpu:.2f} s = {n / cpu / 1e3:.0f}k records/s "
             f"({cpu / n * 1e6:.1f} us/record); wall {wall:.2f} s"
         )
+    phases = ", ".join(f"{k} {v:.3f} s" for k, v in timing.last_phases.items())
+    print(f"  finish by phase ({timing.last_replay} replay), CPU: {phases}")
     if profile:
         pstats.Stats(prof).sort_stats("tottime").print_stats(12)
 

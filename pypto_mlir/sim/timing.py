@@ -37,6 +37,7 @@ import heapq
 import math
 from collections import deque
 from dataclasses import dataclass
+from time import process_time
 from typing import TYPE_CHECKING
 
 from pypto_mlir.sim.access import NUM_PIPES, Pipe
@@ -740,6 +741,11 @@ last_replay = ""
 """Which replay produced the last report ("dataflow", "logged" or "reference"), for
 benchmarks and the tests of the fast paths."""
 
+last_phases: dict[str, float] = {}
+"""CPU seconds of the last `replay` by phase ("timing": the replay, "races": the
+access table and the race pass, "reference": the reference replay when it ran,
+"report"), for benchmarks."""
+
 
 def replay(machine: Machine, *, reference: bool = False) -> Report:
     """Time every record, check races and sync, and build the report.
@@ -749,6 +755,9 @@ def replay(machine: Machine, *, reference: bool = False) -> Report:
     from pypto_mlir.sim.report import build_report
 
     global last_replay
+    phases = last_phases
+    phases.clear()
+    clock = process_time()
     if not reference:
         n = len(machine.records)
         log = ClockLog(n)
@@ -763,12 +772,27 @@ def replay(machine: Machine, *, reference: bool = False) -> Report:
         else:
             fast = _DataflowReplay(machine, log)
             ok = fast.run()
+        clock = _phase(phases, "timing", clock)
         if ok:
             table = AccessTable(machine)
-            if not find_races(machine, log, table):
+            clean = not find_races(machine, log, table)
+            clock = _phase(phases, "races", clock)
+            if clean:
                 last_replay = "logged" if type(fast) is _LoggedReplay else "dataflow"
-                return build_report(machine, fast, table)
+                report = build_report(machine, fast, table)
+                _phase(phases, "report", clock)
+                return report
     last_replay = "reference"
     state = _Replay(machine)
     state.run()
-    return build_report(machine, state)
+    clock = _phase(phases, "reference", clock)
+    report = build_report(machine, state)
+    _phase(phases, "report", clock)
+    return report
+
+
+def _phase(phases: dict[str, float], name: str, since: float) -> float:
+    """Add the CPU time since `since` to `name`; returns the time now."""
+    now = process_time()
+    phases[name] = phases.get(name, 0.0) + now - since
+    return now
