@@ -20,6 +20,9 @@ Only loops this is safe and simple for are touched: constant bounds, no carried
 values, a body of region-free ops, and no GM tensor both loaded and stored in
 the body (loads move above earlier stores). When the buffers of `stages` copies
 would not fit a memory of the target, fewer stages are used and a remark says so.
+A top-level loop, which tile-to-hw splits over the cores in units of its
+iterations, keeps at most `ceil(trips / cores) // 2` stages: each core must run
+two unrolled units or more for the overlap to pay for coarser units.
 """
 
 from __future__ import annotations
