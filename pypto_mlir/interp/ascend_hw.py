@@ -346,6 +346,9 @@ def _at(loc: str) -> str:
 
 def _indices(values: Sequence[Any]) -> tuple[int, ...]:
     """Index operands (IntegerAttr at run time) as ints."""
+    if len(values) == 2:  # the usual 2-d index, without a comprehension
+        first, second = values
+        return (first.value.data, second.value.data)
     return tuple([v.value.data for v in values])
 
 
@@ -1216,7 +1219,9 @@ class HwRuntime:
         self.machine = machine
         self.target = machine.target
         self.core: Core = machine.core(0)
-        self.plans: dict[Operation, Any] = {}
+        self.plans: dict[int, Any] = {}
+        """Per-op data by `id(op)` (the module keeps its ops alive during a run;
+        ids hash faster than ops, whose `__hash__` is Python code)."""
         self.locs: dict[Operation, str] = {}
         self.noted_allocs: set[tuple[int, Operation]] = set()
         self.scalar_ops: dict[Block, int] = {}
@@ -1297,12 +1302,12 @@ class AscendHwFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: hw.AllocOp, args: PythonValues
     ) -> PythonValues:
         runtime = self.runtime
-        buffer = runtime.plans.get(op)
+        buffer = runtime.plans.get(id(op))
         if buffer is None:
             buffer_type = cast(BufferType, op.result.type)
             space = str(buffer_type.memory_space)
             buffer = HwBuffer(space, op.byte_offset, buffer_type, runtime.target)
-            runtime.plans[op] = buffer
+            runtime.plans[id(op)] = buffer
         key = (runtime.core.index, op)
         if key not in runtime.noted_allocs:
             runtime.noted_allocs.add(key)
@@ -1317,9 +1322,9 @@ class AscendHwFunctions(InterpreterFunctions):
     ) -> PythonValues:
         source = cast(HwBuffer, args[0])
         index = _indices(args[1:])
-        views = self.runtime.plans.get(op)
+        views = self.runtime.plans.get(id(op))
         if views is None:
-            views = self.runtime.plans[op] = {}
+            views = self.runtime.plans[id(op)] = {}
         key = (source.address, index)
         buffer = views.get(key)
         if buffer is None:
@@ -1385,7 +1390,7 @@ class AscendHwFunctions(InterpreterFunctions):
     def run_set_flag(
         self, interpreter: Interpreter, op: hw.SetFlagOp, args: PythonValues
     ) -> PythonValues:
-        flag = self.runtime.plans.get(op) or self._flag(op)
+        flag = self.runtime.plans.get(id(op)) or self._flag(op)
         self.runtime.core.set_flag(*flag)
         return ()
 
@@ -1393,15 +1398,15 @@ class AscendHwFunctions(InterpreterFunctions):
     def run_wait_flag(
         self, interpreter: Interpreter, op: hw.WaitFlagOp, args: PythonValues
     ) -> PythonValues:
-        flag = self.runtime.plans.get(op) or self._flag(op)
+        flag = self.runtime.plans.get(id(op)) or self._flag(op)
         self.runtime.core.wait_flag(*flag)
         return ()
 
     def _flag(self, op: hw.FlagOp) -> tuple[str, str, int, str]:
-        plan = self.runtime.plans.get(op)
+        plan = self.runtime.plans.get(id(op))
         if plan is None:
             plan = (str(op.src_pipe), str(op.dst_pipe), op.event_id, _op_loc(op))
-            self.runtime.plans[op] = plan
+            self.runtime.plans[id(op)] = plan
         return plan
 
     @_hw_impl(hw.PipeBarrierOp)
@@ -1443,9 +1448,9 @@ class AscendHwFunctions(InterpreterFunctions):
     ) -> PythonValues:
         """Burst b copies `burst_bytes` from src + b * src_pitch to dst + b * dst_pitch."""
         runtime = self.runtime
-        plan = runtime.plans.get(op)
+        plan = runtime.plans.get(id(op))
         if plan is None:
-            plan = runtime.plans[op] = _BurstPlan(op, runtime.target)
+            plan = runtime.plans[id(op)] = _BurstPlan(op, runtime.target)
         core = runtime.core
         src_access = plan.access(src, src_index, plan.src_pitch, plan.src_sides)
         dst_access = plan.access(dst, dst_index, plan.dst_pitch, plan.dst_sides)
@@ -1505,9 +1510,9 @@ class AscendHwFunctions(InterpreterFunctions):
         """dst[d0 + r, d1 + c] = convert(src[s0 + r, s1 + c]) (or src[s0 + c, s1 + r])."""
         runtime = self.runtime
         core = runtime.core
-        plan = runtime.plans.get(op)
+        plan = runtime.plans.get(id(op))
         if plan is None:
-            plan = runtime.plans[op] = _MatrixPlan(op, runtime.target)
+            plan = runtime.plans[id(op)] = _MatrixPlan(op, runtime.target)
         n_src = plan.n_src
         src, dst = args[0], args[1 + n_src]
         src_index = _indices(args[1 : 1 + n_src])
@@ -1546,9 +1551,9 @@ class AscendHwFunctions(InterpreterFunctions):
         """C[:m, :n] = (C if accumulate else 0) + A[:m, :k] @ B[:k, :n] in f32 (i32)."""
         runtime = self.runtime
         core = runtime.core
-        plan = runtime.plans.get(op)
+        plan = runtime.plans.get(id(op))
         if plan is None:
-            plan = runtime.plans[op] = _MmadPlan(op, runtime.target)
+            plan = runtime.plans[id(op)] = _MmadPlan(op, runtime.target)
         m, n, k = plan.mnk
         frac, loc = plan.fractal_rows, plan.loc
         a = _matrix_side(core, args[0], (0, 0), (m, k), frac, loc)
@@ -1581,9 +1586,9 @@ class AscendHwFunctions(InterpreterFunctions):
         the buffers addressed per repeat (see `_side_patterns`).
         """
         runtime = self.runtime
-        plan = runtime.plans.get(op)
+        plan = runtime.plans.get(id(op))
         if plan is None:
-            plan = runtime.plans[op] = _vector_plan(op, runtime.target)
+            plan = runtime.plans[id(op)] = _vector_plan(op, runtime.target)
         core = runtime.core
         key = (core.index, *[b.address for b in operands])
         call = plan.calls.get(key)
@@ -1604,9 +1609,9 @@ class AscendHwFunctions(InterpreterFunctions):
         """dst lane = element at byte offsets[i * lanes + l] of src (data-dependent reads)."""
         runtime = self.runtime
         src, offsets, dst = cast(tuple[HwBuffer, HwBuffer, HwBuffer], args)
-        plan = runtime.plans.get(op)
+        plan = runtime.plans.get(id(op))
         if plan is None:
-            plan = runtime.plans[op] = _vector_plan(op, runtime.target)
+            plan = runtime.plans[id(op)] = _vector_plan(op, runtime.target)
         core = runtime.core
         call = _vector_call(plan, core, (dst, offsets), (src.address, src.end))
         dst_lanes, offset_lanes = call.operands
@@ -1680,7 +1685,8 @@ def _register_vector_family(
     and picks the scalar operand; `make_kernel(op)` builds the kernel (once per
     op: kernels depend on the op's class and properties only).
     """
-    kernels: dict[Operation, VectorKernel] = {}
+    kernels: dict[int, tuple[Operation, VectorKernel]] = {}
+    """id(op) -> (op, its kernel); the op is kept so that its id is not reused."""
 
     def run(
         self: AscendHwFunctions,
@@ -1688,9 +1694,12 @@ def _register_vector_family(
         op: hw.VectorOp,
         args: PythonValues,
     ) -> PythonValues:
-        kernel = kernels.get(op)
-        if kernel is None:
-            kernel = kernels[op] = make_kernel(op)
+        entry = kernels.get(id(op))
+        if entry is not None and entry[0] is op:
+            kernel = entry[1]
+        else:
+            kernel = make_kernel(op)
+            kernels[id(op)] = (op, kernel)
         buffers, scalar = operands(args)
         if scalar is not None and element_type_of_scalar is not None:
             scalar = scalar_value(scalar, element_type_of_scalar(op))
@@ -1779,8 +1788,21 @@ def _integer_op(
         bitwidth = result_type.width.data
     else:
         bitwidth = interpreter.index_bitwidth
-    read = to_signed if signed else to_unsigned
-    lhs, rhs = (read(a.value.data, bitwidth) for a in args)
+    first, second = args
+    lhs, rhs = first.value.data, second.value.data
+    # to_signed / to_unsigned, skipped for values already in their range
+    if signed:
+        half = 1 << (bitwidth - 1)
+        if not -half <= lhs < half:
+            lhs = to_signed(lhs, bitwidth)
+        if not -half <= rhs < half:
+            rhs = to_signed(rhs, bitwidth)
+    else:
+        full = 1 << bitwidth
+        if not 0 <= lhs < full:
+            lhs = to_unsigned(lhs, bitwidth)
+        if not 0 <= rhs < full:
+            rhs = to_unsigned(rhs, bitwidth)
     try:
         value = fn(lhs, rhs)
     except ZeroDivisionError:

@@ -94,7 +94,7 @@ class Access:
     Contiguous bursts (stride == length) are merged into one.
     """
 
-    __slots__ = ("mem", "start", "length", "count", "stride")
+    __slots__ = ("mem", "start", "length", "count", "stride", "end")
 
     def __init__(
         self,
@@ -118,6 +118,11 @@ class Access:
         self.length = int(length)
         self.count = int(count)
         self.stride = int(stride)
+        self.end = (
+            self.start
+            if self.length == 0
+            else self.start + (self.count - 1) * self.stride + self.length
+        )  # one past the last byte touched
 
     def at(self, start: int) -> Access:
         """The same bursts in the same memory from `start` (the shape is not
@@ -126,23 +131,17 @@ class Access:
             return Access(self.mem, start, self.length, self.count, self.stride)
         access = _new_object(Access)
         access.mem = self.mem
-        access.start = int(start)
+        access.start = start = int(start)
         access.length = self.length
         access.count = self.count
         access.stride = self.stride
+        access.end = start + self.end - self.start
         return access
 
     @classmethod
     def range(cls, mem: str | GmTensor, lo: int, hi: int) -> Access:
         """The contiguous bytes [lo, hi)."""
         return cls(mem, lo, hi - lo)
-
-    @property
-    def end(self) -> int:
-        """One past the last byte touched."""
-        if self.length == 0:
-            return self.start
-        return self.start + (self.count - 1) * self.stride + self.length
 
     @property
     def nbytes(self) -> int:
