@@ -6,8 +6,6 @@ The lit tests in test/filecheck/cli show the same behaviour end to end.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -482,18 +480,3 @@ def test_module_op_fallback_for_errors_without_an_op() -> None:
     diagnostic = error_diagnostic(PassFailedException("failed"), module)
     assert diagnostic.location == SourceLocation("k.mlir", 1, 1)
     assert diagnostic.message == "failed"
-
-
-def test_demo_runs() -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "pypto_mlir.demo"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert "$ pypto-opt examples/swish.mlir -p pypto-cleanup" in result.stdout
-    assert (
-        "error: 'tv.reduce_sum' op axis 2 is out of range for rank 2" in result.stdout
-    )
-    assert "against a float64 reference" in result.stdout

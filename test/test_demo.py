@@ -1,0 +1,173 @@
+"""`make demo` (pypto_mlir.demo) and the roofline it compares against.
+
+The demo runs once, as `make demo` does, at the real sizes; its table, files
+and figures are checked: every kernel matches numpy, the simulated cycles are
+never below the roofline (a lower bound), the timelines are written. The
+roofline is checked against the formulas of docs/pipeline.md computed here from
+the target's numbers.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pypto_mlir.cli.source import load_module
+from pypto_mlir.demo import KERNELS, DemoKernel, KernelResult, load_example, table
+from pypto_mlir.roofline import roofline
+from pypto_mlir.targets import load_target
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+@pytest.fixture(scope="module")
+def demo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
+    out = tmp_path_factory.mktemp("demo")
+    result = subprocess.run(
+        [sys.executable, "-m", "pypto_mlir.demo", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result.stdout, out
+
+
+def test_demo_prints_a_row_per_kernel(demo_run: tuple[str, Path]) -> None:
+    stdout, _ = demo_run
+    assert "at their real sizes" in stdout
+    lines = stdout.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("kernel "))
+    header, rows = lines[at], lines[at + 2 : at + 2 + len(KERNELS)]
+    for column in (
+        "shape",
+        "cycles",
+        "us",
+        "roofline us",
+        "bound by",
+        "of roofline",
+        "busiest pipe",
+        "GM BW",
+        "vs numpy",
+    ):
+        assert column in header
+    for demo in KERNELS:
+        row = next(r for r in rows if r.split()[0] == demo.kernel)
+        assert demo.shape in row and "ok (" in row, row
+        # Progress: one line per stage of every kernel (not a terminal here).
+        for stage in ("trace", "lower", "simulate", "check", "timeline"):
+            assert any(
+                line.split()[:2] == [demo.kernel, stage] for line in lines[:at]
+            ), (demo.kernel, stage)
+
+
+def test_demo_figures_respect_the_roofline(demo_run: tuple[str, Path]) -> None:
+    _, out = demo_run
+    summary = json.loads((out / "demo.json").read_text())
+    assert summary["target"] == "ascend910b"
+    kernels = {k["kernel"]: k for k in summary["kernels"]}
+    assert set(kernels) == {k.kernel for k in KERNELS}
+    target = load_target("ascend910b")
+    for name, figures in kernels.items():
+        assert figures["ok"] and figures["error"] is None, name
+        assert figures["cycles"] >= figures["roofline_cycles"] > 0, name
+        assert 0 < figures["roofline_fraction"] <= 1
+        assert figures["microseconds"] == pytest.approx(
+            figures["cycles"] / (target.clock_ghz * 1e3), rel=1e-9
+        )
+        assert 1 <= figures["cores"] <= target.cores
+        assert 0 < figures["busiest_pipe_utilization"] <= 1
+        assert 0 <= figures["gm_bandwidth_utilization"] <= 1
+
+
+def test_demo_writes_a_timeline_per_kernel(demo_run: tuple[str, Path]) -> None:
+    _, out = demo_run
+    for demo in KERNELS:
+        trace = json.loads((out / f"{demo.kernel}.trace.json").read_text())
+        slices = [e for e in trace["traceEvents"] if e.get("ph") == "X"]
+        assert slices and all(e["dur"] >= 0 for e in slices)
+        assert (out / f"{demo.kernel}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_demo_rejects_an_unknown_kernel() -> None:
+    from pypto_mlir.demo import main
+
+    assert main(["--only", "nope", "--no-timeline"]) == 2
+    assert main(["--target", "nope", "--no-timeline"]) == 2
+
+
+def test_table_shows_a_failed_kernel() -> None:
+    ok = KernelResult(KERNELS[0], cycles=2000, roofline_cycles=1000, check="ok (x)")
+    ok.busiest_pipe, ok.busiest_utilization, ok.ok = "V", 0.5, True
+    broken = KernelResult(DemoKernel("gemm", "gemm", shape="8x8x8"), error="boom")
+    text = table([ok, broken])
+    lines = text.splitlines()
+    assert lines[2].split()[0] == "swish" and "50%" in lines[2]
+    assert lines[3].split()[0] == "gemm" and lines[3].endswith("ERROR")
+
+
+# --------------------------------------------------------------------------------------
+# The roofline, from the formulas of docs/pipeline.md
+# --------------------------------------------------------------------------------------
+
+
+def test_roofline_of_gemm_is_the_cube() -> None:
+    target = load_target("ascend910b")
+    module = load_module(str(EXAMPLES / "gemm.mlir"))
+    bound = roofline(module, "gemm", target)
+    m = n = k = 1024
+    cube = m * n * k / (target.cube.macs_per_cycle["f16"] * target.cores)
+    assert bound.limit.resource == "cube"
+    assert bound.cycles == pytest.approx(cube)
+    paths = {b.resource: b for b in bound.bounds}
+    assert paths["gm->l1"].work == 2 * (m * k + k * n)
+    assert paths["l0c->gm"].work == 2 * m * n
+    assert paths["gm"].cycles == pytest.approx(
+        2 * (m * k + k * n + m * n) / target.gm_bytes_per_cycle
+    )
+    assert bound.flops == 2 * m * n * k
+
+
+def test_roofline_of_swish_is_gm_bandwidth() -> None:
+    target = load_target("ascend910b")
+    module = load_module(str(EXAMPLES / "swish.mlir"))
+    bound = roofline(module, "swish", target)
+    size = 4096 * 1024 * 2
+    b16 = target.vector.cycles_per_repeat[16]
+    repeats = size / target.vector.repeat_bytes
+    vector = repeats * (target.vector.default_cycles_per_repeat + b16["mul"])
+    paths = {b.resource: b for b in bound.bounds}
+    assert paths["vector"].cycles == pytest.approx(vector / target.cores)
+    assert paths["gm->ub"].cycles == pytest.approx(
+        size / (target.dma["gm", "ub"].bytes_per_cycle * target.cores)
+    )
+    assert bound.limit.resource == "gm"
+    assert bound.cycles == pytest.approx(2 * size / target.gm_bytes_per_cycle)
+
+
+def test_roofline_counts_softmax_as_its_steps() -> None:
+    """The op and the spelled-out form are the same problem: the same bound."""
+    example = load_example("softmax")
+    target = load_target("ascend910b")
+    bounds = [
+        roofline(kernel.module(), kernel.name, target)
+        for kernel in (example.softmax, example.softmax_by_hand)
+    ]
+    assert bounds[0].limit.resource == bounds[1].limit.resource == "vector"
+    assert bounds[0].cycles == pytest.approx(bounds[1].cycles)
+
+
+def test_roofline_of_ffn_keeps_the_hidden_tensor_on_chip() -> None:
+    example = load_example("ffn")
+    target = load_target("ascend910b")
+    bound = roofline(example.ffn.module(), "ffn", target)
+    paths = {b.resource: b.work for b in bound.bounds}
+    tokens, hidden, inner = 128, 768, 3072
+    assert paths["gm->l1"] == 2 * (tokens * hidden + 2 * hidden * inner)
+    assert paths["l0c->ub"] == paths["ub->l1"] == 2 * tokens * inner
+    assert paths["l0c->gm"] == 2 * tokens * hidden
+    assert "gm->ub" not in paths
