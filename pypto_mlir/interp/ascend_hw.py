@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 from math import prod
 from operator import itemgetter
 from time import perf_counter
@@ -927,7 +927,9 @@ class _BurstPlan:
         self.pipe_index = int(Pipe.parse(self.pipe))
         self.target = target
         self.granule = self.path_info.granule
-        self.costs: dict[tuple[int, int], tuple[int, int]] = {}
+        self.costs: dict[int, tuple[int, int]] = {}
+        """(cycles, wire bytes) by the addresses' offsets in a granule (src * granule
+        + dst)."""
         self.buffer_accesses: dict[tuple[str, int, int], Access] = {}
         self.gm_accesses: dict[tuple[GmTensor, int], Access] = {}
         # id(side) -> (side, its Access if a buffer, else the GM access to move)
@@ -987,7 +989,9 @@ class _BurstPlan:
 
     def cost(self, src_addr: int, dst_addr: int) -> tuple[int, int]:
         """(cycles, wire bytes); only the addresses' offsets in a granule matter."""
-        key = (src_addr % self.granule, dst_addr % self.granule)
+        granule = self.granule
+        src_offset, dst_offset = src_addr % granule, dst_addr % granule
+        key = src_offset * granule + dst_offset
         cost = self.costs.get(key)
         if cost is None:
             result = dma_cost(
@@ -995,8 +999,8 @@ class _BurstPlan:
                 self.path,
                 self.bursts,
                 self.length,
-                key[0],
-                key[1],
+                src_offset,
+                dst_offset,
                 self.src_pitch,
                 self.dst_pitch,
             )
@@ -1949,7 +1953,10 @@ class _CompiledBlock:
     is kept across iterations (each iteration redefines every value the body
     defines before using it)."""
 
-    def __init__(self, block: Block):
+    def __init__(
+        self, block: Block, functions: AscendHwFunctions, interpreter: Interpreter
+    ):
+        self.interpreter = interpreter
         self.args = tuple(block.args)
         ops = list(block.ops)
         terminator = ops.pop()
@@ -1971,10 +1978,13 @@ class _CompiledBlock:
         steps = []
         defined_slots = len(self.outer) + len(self.args)
         for op in ops:
+            function = _HW_IMPLS.get(type(op)) or _ARITH_IMPLS.get(type(op))
             steps.append(
                 (
                     op,
-                    _HW_IMPLS.get(type(op)) or _ARITH_IMPLS.get(type(op)),
+                    None
+                    if function is None
+                    else partial(function, functions, interpreter, op),
                     _getter([slot[v] for v in op.operands]),
                     tuple(slot[r] for r in op.results),
                     defined_slots if op.regions else 0,
@@ -1990,16 +2000,15 @@ class _CompiledBlock:
         env[: len(self.outer)] = interpreter.get_values(self.outer)
         return env
 
-    def run(
-        self, functions: AscendHwFunctions, interpreter: Interpreter, env: list[Any]
-    ) -> tuple:
+    def run(self, env: list[Any]) -> tuple:
         """Run the ops once; returns the values the terminator yields."""
+        interpreter = self.interpreter
         op: Operation | None = None
         try:
-            for op, function, get, results, nested in self.steps:
+            for op, call, get, results, nested in self.steps:
                 inputs = get(env)
-                if function is not None:
-                    outputs = function(functions, interpreter, op, inputs)
+                if call is not None:  # the op's function with its first arguments
+                    outputs = call(inputs)
                 elif nested:
                     interpreter.push_scope("for_body")
                     interpreter.set_values(
@@ -2048,7 +2057,9 @@ class HwScfFunctions(ScfFunctions):
         body = op.body.block
         compiled = self.blocks.get(body)
         if compiled is None:
-            compiled = self.blocks[body] = _CompiledBlock(body)
+            compiled = self.blocks[body] = _CompiledBlock(
+                body, self.functions, interpreter
+            )
         work = runtime.scalar_work(body) + 1
         index_type = compiled.args[0].type
         bitwidth = interpreter.index_bitwidth
@@ -2057,7 +2068,7 @@ class HwScfFunctions(ScfFunctions):
         carried = slice(index + 1, index + len(compiled.args))
         n_carried = len(compiled.args) - 1
         values = tuple(loop_args)
-        run, functions = compiled.run, self.functions
+        run = compiled.run
         for i in range(lb.value.data, ub.value.data, step.value.data):
             runtime.core.scalar(work)
             env[index] = _int_attr(i, index_type, bitwidth)
@@ -2067,7 +2078,7 @@ class HwScfFunctions(ScfFunctions):
                         f"{len(values)} values yielded for {n_carried} carried ones"
                     )
                 env[carried] = values
-            values = run(functions, interpreter, env)
+            values = run(env)
         return values
 
 
