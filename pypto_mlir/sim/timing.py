@@ -406,17 +406,142 @@ def _at(loc: str) -> str:
 _Channel = tuple[deque[tuple[int, tuple[int, ...]]], list[int], list[int]]
 
 # Record tuple fields (see machine.Record).
-_GID, _KIND, _PIPE, _CYCLES, _KEY, _SCALAR = 0, 2, 3, 6, 12, 13
+_GID, _KIND, _PIPE, _CYCLES, _PATH, _KEY, _SCALAR = 0, 2, 3, 6, 9, 12, 13
 
 
 class _LoggedReplay(_Replay):
     """The reference replay without per-access race checks: each executed
-    instruction logs its pipe's vector clock for `race.find_races`."""
+    instruction logs its pipe's vector clock for `race.find_races`.
+
+    The scheduling is the reference's, statement for statement (same heap pushes in
+    the same order, so the same tie-breaking between GM transfers); only written
+    for speed: records read by index, the clock tick and the path test inlined.
+    """
 
     def __init__(self, machine: Machine, log: ClockLog):
-        super().__init__(machine)
+        self.machine = machine
+        self.target = machine.target
+        self.issue_cycles = self.target.scalar.issue
+        self.max_pending = self.target.sync.max_pending_sets
+        self.gm_bpc = self.target.gm_bytes_per_cycle
+        self.cores = [_core_state(c.index, c.records) for c in machine.cores]
+        self.heap = []
+        self.seq = 0
+        self.pending = {}
+        self.history = {}
+        self.gm_in_flight = []
+        self.gm_wire_bytes = 0
         self.log = log
         self.counter = 0
+        self.gm_paths = {id(p) for p in self.target.dma.values() if p.touches_gm}
+
+    def step_scalar(self, st: _CoreState, time: int) -> None:
+        recs = st.recs
+        n = len(recs)
+        free = st.free
+        busy = st.busy
+        queues = st.queues
+        qpos = st.qpos
+        issue = self.issue_cycles
+        t = free[_S]
+        if time > t:
+            t = time
+        while st.s_pos < n:
+            j = st.s_pos
+            rec = recs[j]
+            if st.s_paid != j:
+                st.s_paid = j
+                t += rec[_SCALAR]
+                busy[_S] += rec[_SCALAR]
+            qp = rec[_PIPE]
+            if qp == _ALL:
+                qp = _S
+            if qp != _S:
+                t += issue
+                busy[_S] += issue
+                st.issue[j] = t
+                st.s_pos = j + 1
+                if (
+                    queues[qp][qpos[qp]] == j
+                    and not st.scheduled[qp]
+                    and st.waiting[qp] is None
+                ):
+                    f = free[qp]
+                    self.push(st, qp, f if f > t else t)
+                continue
+            kind = rec[_KIND]
+            free[_S] = t
+            if kind == _INSTR:
+                self.execute(st, _S, j, rec, t)
+            elif kind == _SET:
+                self.fire(st, _S, j, rec, t)
+            elif kind == _WAIT:
+                if not self.consume(st, _S, j, rec, t):
+                    return
+            else:  # barrier over ALL pipes
+                need = st.barrier_need[j]
+                if any(qpos[p] < need[p] for p in range(NUM_PIPES)):
+                    st.s_barrier = True
+                    return
+                st.s_barrier = False
+                bt = max(t, *free)
+                merged = [max(col) for col in zip(*st.vc, strict=True)]
+                for p in range(NUM_PIPES):
+                    st.vc[p] = list(merged)
+                st.issue[j] = st.start[j] = st.end[j] = bt
+                free[_S] = bt
+            t = free[_S]
+            st.s_pos = j + 1
+        free[_S] = t
+
+    def step_pipe(self, st: _CoreState, pipe: int, time: int) -> None:
+        q = st.queues[pipe]
+        recs = st.recs
+        free = st.free
+        qpos = st.qpos
+        issued = st.issue
+        gm_paths = self.gm_paths
+        while True:
+            pos = qpos[pipe]
+            if pos >= len(q):
+                return
+            j = q[pos]
+            if j >= st.s_pos:  # not issued yet: S schedules the pipe when it issues it
+                return
+            rec = recs[j]
+            t = free[pipe]
+            if time > t:
+                t = time
+            if issued[j] > t:
+                t = issued[j]
+            kind = rec[_KIND]
+            if kind == _INSTR:
+                path = rec[_PATH]
+                if (
+                    path is not None
+                    and (id(path) in gm_paths or path.touches_gm)
+                    and t > time
+                ):
+                    self.push(st, pipe, t)
+                    return
+                self.execute(st, pipe, j, rec, t)
+            elif kind == _SET:
+                self.fire(st, pipe, j, rec, t)
+            elif kind == _WAIT:
+                if not self.consume(st, pipe, j, rec, t):
+                    return
+            else:  # barrier on one pipe: the pipe is in order already
+                st.vc[pipe][pipe] += 1
+                st.start[j] = st.end[j] = t
+                free[pipe] = t
+            qpos[pipe] = pos + 1
+            if st.s_barrier:
+                need = st.barrier_need[st.s_pos]
+                if (
+                    all(qpos[p] >= need[p] for p in range(NUM_PIPES))
+                    and not st.scheduled[_S]
+                ):
+                    self.push(st, _S, free[_S])
 
     def tick(self, st: _CoreState, pipe: int, rec: Record) -> list[int]:
         vc = st.vc[pipe]
@@ -424,23 +549,85 @@ class _LoggedReplay(_Replay):
         return vc
 
     def execute(self, st: _CoreState, pipe: int, j: int, rec: Record, t: int) -> None:
-        vc = self.tick(st, pipe, rec)
+        vc = st.vc[pipe]
+        vc[pipe] += 1
         log = self.log
-        gid = rec.gid
+        gid = rec[_GID]
         log.seq[gid] = self.counter
         self.counter += 1
         log.k[gid] = vc[pipe]
-        log.row[gid] = len(log.rows) // NUM_PIPES
-        log.rows.extend(vc)
-        duration = rec.cycles
-        path = rec.path
-        if path is not None and path.touches_gm:
+        rows = log.rows
+        log.row[gid] = len(rows) // NUM_PIPES
+        rows.extend(vc)
+        duration = rec[_CYCLES]
+        path = rec[_PATH]
+        if path is not None and (id(path) in self.gm_paths or path.touches_gm):
             duration += self.gm_contention(t, rec, duration)
         end = t + duration
         st.start[j] = t
         st.end[j] = end
         st.free[pipe] = end
         st.busy[pipe] += duration
+
+    def fire(self, st: _CoreState, pipe: int, j: int, rec: Record, t: int) -> None:
+        vc = st.vc[pipe]
+        vc[pipe] += 1
+        src, dst, event = rec_key = rec[_KEY]
+        key = (st.index, src, dst, event)
+        fired = self.pending.get(key)
+        if fired is None:
+            fired = self.pending[key] = deque()
+            self.history[key] = ([], [])
+        fired.append((t, tuple(vc), rec))
+        self.history[key][0].append((t, rec))
+        st.start[j] = st.end[j] = t
+        st.free[pipe] = t
+        if st.waiting[dst] == rec_key:
+            st.waiting[dst] = None
+            if not st.scheduled[dst]:
+                f = st.free[dst]
+                self.push(st, dst, f if f > t else t)
+
+    def consume(self, st: _CoreState, pipe: int, j: int, rec: Record, t: int) -> bool:
+        src, dst, event = rec_key = rec[_KEY]
+        key = (st.index, src, dst, event)
+        fired = self.pending.get(key)
+        if not fired:
+            st.waiting[pipe] = rec_key
+            st.free[pipe] = t
+            return False
+        set_time, clock, _ = fired.popleft()
+        vc = st.vc[pipe]
+        vc[pipe] += 1
+        start = t if t > set_time else set_time
+        self.history[key][1].append((start, rec))
+        for p in range(NUM_PIPES):
+            if clock[p] > vc[p]:
+                vc[p] = clock[p]
+        st.issue[j] = st.start[j] = st.end[j] = start
+        st.free[pipe] = start
+        return True
+
+
+def _core_state(index: int, recs: list[Record]) -> _CoreState:
+    """`_CoreState(index, recs)`, with the records read by index."""
+    st = _CoreState(index, [])
+    st.recs = recs
+    n = len(recs)
+    queues = st.queues
+    barrier_need = st.barrier_need
+    for j, rec in enumerate(recs):
+        p = rec[_PIPE]
+        if p == _ALL:
+            barrier_need[j] = [len(q) for q in queues]
+        elif p != _S:
+            queues[p].append(j)
+        elif rec[_KIND] == _BARRIER:
+            barrier_need[j] = [len(q) for q in queues]
+    st.issue = [0] * n
+    st.start = [0] * n
+    st.end = [0] * n
+    return st
 
 
 @dataclass
