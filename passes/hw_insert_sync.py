@@ -343,6 +343,9 @@ def _gm_window(
 # Frames: the blocks of a function, their nodes, dependencies and flags
 # --------------------------------------------------------------------------------------
 
+PIPES = tuple(pipe for pipe in Pipe if pipe != Pipe.ALL)
+"""The pipes that run instructions."""
+
 # Positions in a block are keys, five per node, so that every place a flag can be
 # put is ordered: gap g (before node g) holds sets, then waits; then node g
 # starts, finishes its own instructions and ends (its nested flags included).
@@ -401,6 +404,11 @@ class Dep:
     wait_hi: int
     producer: Operation
     consumer: Operation
+    src_inner: tuple[tuple[Frame, int], ...] = ()
+    """When the producer is inside a loop or if node: the frames (loop bodies,
+    branches) down to it, outermost first, each with its node holding it."""
+    dst_inner: tuple[tuple[Frame, int], ...] = ()
+    """The same for the consumer."""
 
 
 @dataclass(eq=False)
@@ -507,6 +515,8 @@ class Frame:
         dst: Pipe,
         producer: Operation,
         consumer: Operation,
+        src_inner: tuple[tuple[Frame, int], ...] = (),
+        dst_inner: tuple[tuple[Frame, int], ...] = (),
     ) -> Dep:
         """Node a's `src` work before node b's `dst` work (b >= n: next iteration)."""
         return Dep(
@@ -520,6 +530,8 @@ class Frame:
             b,
             producer,
             consumer,
+            src_inner,
+            dst_inner,
         )
 
     # --- happens-before -------------------------------------------------------------
@@ -532,15 +544,31 @@ class Frame:
         without: Sync | None = None,
         entered: bool = False,
     ) -> bool:
-        """Whether the flags order `src` at `src_key` before `dst` at `dst_key`.
+        """Whether the flags order `src` at `src_key` before `dst` at `dst_key`."""
+        if src == dst:
+            return src_key <= dst_key
+        reached = self.propagate({src: src_key}, dst_key, without, entered)
+        return reached.get(dst, inf) <= dst_key
+
+    def propagate(
+        self,
+        start: Mapping[Pipe, float],
+        limit: int,
+        without: Sync | None = None,
+        entered: bool = False,
+    ) -> dict[Pipe, float]:
+        """The earliest key up to `limit` at which each pipe is ordered after the
+        pipes of `start` at their keys.
 
         A pipe reached at key k can use any set at a later key of that pipe;
         following flags only moves forward, so one pass in key order suffices.
         `entered`: the loop was just entered, no iteration precedes the first
         (a set at the end of the body counts only from iteration 0 on).
         """
-        if src == dst:
-            return src_key <= dst_key
+        earliest = dict(start)
+        if not earliest:
+            return earliest
+        first = min(earliest.values())
         syncs = [s for s in self.syncs if s is not without]
         base: list[tuple[Pipe | None, int, Pipe | None, int]] = [
             (s.src, _set_key(s.set_gap), s.dst, _wait_key(s.wait_gap)) for s in syncs
@@ -556,28 +584,52 @@ class Frame:
         period = self.period
         for p, set_key, q, wait_key in base:
             if period:
-                low = -((set_key - src_key) // period)  # ceil((src - set) / period)
+                low = -((set_key - first) // period)  # ceil((first - set) / period)
                 low = max(low, 0) if entered else low
-                high = (dst_key - wait_key) // period
-                shifts = range(low, high + 1)
+                shifts = range(low, (limit - wait_key) // period + 1)
             else:
-                shifts = range(1) if set_key >= src_key and wait_key <= dst_key else ()
+                shifts = range(1) if set_key >= first and wait_key <= limit else ()
             for m in shifts:
                 edges.append((set_key + m * period, wait_key + m * period, p, q))
         edges.sort(key=lambda e: (e[0], e[1]))
-        earliest: dict[Pipe, float] = {src: src_key}
         for set_key, wait_key, p, q in edges:
             if p is None or q is None:
                 if min(earliest.values()) <= set_key:
                     earliest = {
-                        pipe: min(earliest.get(pipe, inf), wait_key) for pipe in Pipe
+                        pipe: min(earliest.get(pipe, inf), wait_key) for pipe in PIPES
                     }
             elif earliest.get(p, inf) <= set_key and wait_key < earliest.get(q, inf):
                 earliest[q] = wait_key
-        return earliest.get(dst, inf) <= dst_key
+        return earliest
 
     def covers(self, dep: Dep, without: Sync | None = None) -> bool:
-        return self.reaches(dep.src, dep.src_key, dep.dst, dep.dst_key, without)
+        """Whether the flags order `dep`, also through the flags inside the loop or
+        if nodes holding its producer (in the run of the producer, up to the
+        run's end) and its consumer (in the run of the consumer, from its start).
+        """
+        # Out of the producer's nodes: the pipes each run orders before its end
+        # are ordered when the node holding it ends.
+        start: dict[Pipe, float] = {dep.src: 0}
+        key = _ops_key
+        for frame, node in reversed(dep.src_inner):
+            end = _set_key(frame.size) - 1  # key n: the top of the next iteration
+            reached = frame.propagate({p: key(node) for p in start}, end)
+            start = {p: 0 for p, k in reached.items() if k <= end}
+            key = _exit_key
+        exit_key = dep.src_key if not dep.src_inner else _exit_key(dep.set_lo - 1)
+        entry = {p: dep.src_key for p in start if p == dep.src} | {
+            p: exit_key for p in start if p != dep.src
+        }
+        reached = self.propagate(entry, dep.dst_key, without)
+        if reached.get(dep.dst, inf) <= dep.dst_key:
+            return True
+        # Into the consumer's nodes: what is ordered before a run starts.
+        limit = dep.dst_key
+        for frame, node in dep.dst_inner:
+            entered = {p: 0 for p, k in reached.items() if k <= limit}
+            limit = _start_key(node)
+            reached = frame.propagate(entered, limit, entered=True)
+        return bool(dep.dst_inner) and reached.get(dep.dst, inf) <= limit
 
     # --- flag placement ------------------------------------------------------------------
     def place(
@@ -683,7 +735,7 @@ class FunctionSync:
         for node in self.root.nodes:
             for child in node.children:
                 if child.loop is not None:
-                    child.boundary_pipes = frozenset(Pipe) - before
+                    child.boundary_pipes = frozenset(PIPES) - before
             before.update(node.pipes)
 
     # --- frames and dependencies -----------------------------------------------------------
@@ -723,18 +775,24 @@ class FunctionSync:
         return frame
 
     def dependencies(self, frame: Frame) -> list[Dep]:
-        """Every ordering the frame's nodes need, one per node pair and pipe pair.
+        """Every ordering the frame's nodes need: one per node pair, pipe pair and
+        the nodes inside loops and ifs that hold the accesses.
 
-        Pairs of accesses that flags inside a loop or if already order need none.
+        A loop node against itself needs none when its own frame orders one
+        iteration's access before the next's.
         """
-        deps: dict[tuple[int, int, Pipe, Pipe], Dep] = {}
+        deps: dict[tuple[object, ...], Dep] = {}
         n = frame.size
 
         def add(a: int, b: int, x: Access, y: Access) -> None:
-            key = (a, b, x.pipe, y.pipe)
-            if key in deps or _ordered_inside(frame.nodes[a], x, frame.nodes[b % n], y):
+            first, second = frame.nodes[a], frame.nodes[b % n]
+            src_inner, dst_inner = _inner(first, x.op), _inner(second, y.op)
+            key = (a, b, x.pipe, y.pipe, _path_key(src_inner), _path_key(dst_inner))
+            if key in deps or _loop_orders_itself(first, second, x, y):
                 return
-            deps[key] = frame.dep(a, b, x.pipe, y.pipe, x.op, y.op)
+            deps[key] = frame.dep(
+                a, b, x.pipe, y.pipe, x.op, y.op, src_inner, dst_inner
+            )
 
         for i, first in enumerate(frame.nodes):
             for j in range(i + 1, n):
@@ -754,9 +812,11 @@ class FunctionSync:
     # --- choosing flags --------------------------------------------------------------------
     def synchronise(self, frame: Frame) -> None:
         """Choose the flags of `frame` and of every frame nested in it."""
-        for node in frame.nodes:
+        for c, node in enumerate(frame.nodes):
             for child in node.children:
                 self.synchronise(child)
+            if isinstance(node.op, scf.ForOp) and _runs_at_least_once(node.op):
+                frame.edges += _through_first_iteration(node.children[0], c)
         if frame is self.root:
             self.plan_prologues()
         frame.deps = self.dependencies(frame)
@@ -971,34 +1031,55 @@ class FunctionSync:
             _emit_frame(frame, self.root)
 
 
-def _ordered_inside(first: Node, x: Access, second: Node, y: Access) -> bool:
-    """Whether flags inside a loop or if order access `x` of node `first` before
-    access `y` of the next run of node `second` (the same run when they differ).
+def _inner(node: Node, op: Operation) -> tuple[tuple[Frame, int], ...]:
+    """The frames inside loop or if `node` down to `op`, each with its node
+    holding `op` (empty for an instruction node)."""
+    for child in node.children:
+        if _inside(op, child.block):
+            index = child.index_of(op)
+            return ((child, index), *_inner(child.nodes[index], op))
+    return ()
 
-    - x in a loop or if: in the run (iteration, branch) of x, flags reach y's
-      pipe before it ends; everything after the node on that pipe follows.
-    - y in a loop or if: flags order x's pipe at the start of the run of y
-      before y; everything before the node on x's pipe precedes that start.
-    - both in one loop: its frame orders x in one iteration before y in the next;
-      loop-carried flags are set before the outermost loop and drained after it,
-      so the next iteration may be in a later run of the loop.
-    """
-    if first is second and isinstance(first.op, scf.ForOp):
-        body = first.children[0]
-        a, b = body.index_of(x.op), body.index_of(y.op)
-        if body.reaches(x.pipe, _ops_key(a), y.pipe, _start_key(b) + body.period):
-            return True
-    for child in first.children:
-        if _inside(x.op, child.block):
-            a = child.index_of(x.op)
-            if child.reaches(x.pipe, _ops_key(a), y.pipe, _set_key(child.size)):
-                return True
-    for child in second.children:
-        if _inside(y.op, child.block):
-            b = child.index_of(y.op)
-            if child.reaches(x.pipe, 0, y.pipe, _start_key(b), entered=True):
-                return True
-    return False
+
+def _path_key(path: tuple[tuple[Frame, int], ...]) -> tuple[tuple[int, int], ...]:
+    return tuple((id(frame), index) for frame, index in path)
+
+
+def _runs_at_least_once(loop: scf.ForOp) -> bool:
+    """Whether the loop's bounds are a constant distance apart, with a step that
+    does not skip the first iteration (a positive constant)."""
+    trips = affine_of(loop.ub) - affine_of(loop.lb)
+    step = _constant(loop.step)
+    return not trips.coeffs and trips.const > 0 and step is not None and step > 0
+
+
+def _through_first_iteration(
+    body: Frame, node: int
+) -> list[tuple[Pipe, int, Pipe, int]]:
+    """Orderings through a loop node that runs at least once: what its first
+    iteration orders after each pipe's position at the loop's start is ordered
+    after it when the loop ends."""
+    end = _set_key(body.size) - 1
+    edges: list[tuple[Pipe, int, Pipe, int]] = []
+    for pipe in PIPES:
+        reached = body.propagate({pipe: 0}, end, entered=True)
+        edges += [
+            (pipe, _start_key(node), other, _exit_key(node))
+            for other, key in reached.items()
+            if other != pipe and key <= end
+        ]
+    return edges
+
+
+def _loop_orders_itself(first: Node, second: Node, x: Access, y: Access) -> bool:
+    """Whether a loop node's own flags order `x` in one of its iterations before
+    `y` in the next: loop-carried flags are set before the outermost loop and
+    drained after it, so the next iteration may be in a later run of the loop."""
+    if first is not second or not isinstance(first.op, scf.ForOp):
+        return False
+    body = first.children[0]
+    a, b = body.index_of(x.op), body.index_of(y.op)
+    return body.reaches(x.pipe, _ops_key(a), y.pipe, _start_key(b) + body.period)
 
 
 def _inside(op: Operation, block: Block) -> bool:

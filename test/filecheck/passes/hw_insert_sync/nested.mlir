@@ -3,46 +3,49 @@
 // drained after it, so the first inner iteration of an outer iteration waits for
 // the last one of the previous outer iteration. The outer loop orders its own
 // accesses against the inner loop's as against one node: the inner loop's
-// loads wait for the outer load_l0 (mte1 -> mte2, 1) and mmad (m -> mte1, 1)
-// that read the tiles they overwrite.
+// loads wait for the outer load_l0 (mte1 -> mte2, 0) and mmad (m -> mte1, 0)
+// that read the tiles they overwrite. These reuse the ids of the flags at the
+// top of the body: the inner loop runs at least once (constant bounds), so its
+// own flags order the outer loads before the outer load_l0 of the next
+// iteration.
 // RUN: pypto-opt %s -p hw-insert-sync | filecheck %s
 
 // CHECK-LABEL: func.func @mm
 // CHECK:      %acc = ascend_hw.alloc
+// CHECK-NEXT: ascend_hw.set_flag mte1 -> mte2, 1
 // CHECK-NEXT: ascend_hw.set_flag mte1 -> mte2, 2
-// CHECK-NEXT: ascend_hw.set_flag mte1 -> mte2, 3
-// CHECK-NEXT: ascend_hw.set_flag m -> mte1, 2
+// CHECK-NEXT: ascend_hw.set_flag m -> mte1, 1
 // CHECK-NEXT: scf.for %m
 // CHECK:        ascend_hw.mmad %a0, %b0 -> %acc {m = 32 : i64, n = 128 : i64, k = 64 : i64}
-// CHECK-NEXT:   ascend_hw.set_flag m -> mte1, 1
-// CHECK-NEXT:   ascend_hw.wait_flag m -> mte1, 1
-// CHECK-NEXT:   ascend_hw.wait_flag mte1 -> mte2, 1
+// CHECK-NEXT:   ascend_hw.set_flag m -> mte1, 0
+// CHECK-NEXT:   ascend_hw.wait_flag m -> mte1, 0
+// CHECK-NEXT:   ascend_hw.wait_flag mte1 -> mte2, 0
 // CHECK-NEXT:   scf.for %k
-// CHECK-NEXT:     ascend_hw.wait_flag mte1 -> mte2, 2
+// CHECK-NEXT:     ascend_hw.wait_flag mte1 -> mte2, 1
 // CHECK-NEXT:     ascend_hw.nd2nz %a[%m, %k] -> %a1
 // CHECK-NEXT:     ascend_hw.set_flag mte2 -> mte1, 0
-// CHECK-NEXT:     ascend_hw.wait_flag mte1 -> mte2, 3
+// CHECK-NEXT:     ascend_hw.wait_flag mte1 -> mte2, 2
 // CHECK-NEXT:     ascend_hw.nd2nz %b[%k, %c0] -> %b1
 // CHECK-NEXT:     ascend_hw.set_flag mte2 -> mte1, 1
 // CHECK-NEXT:     ascend_hw.wait_flag mte2 -> mte1, 0
-// CHECK-NEXT:     ascend_hw.wait_flag m -> mte1, 2
+// CHECK-NEXT:     ascend_hw.wait_flag m -> mte1, 1
 // CHECK-NEXT:     ascend_hw.load_l0 %a1
-// CHECK-NEXT:     ascend_hw.set_flag mte1 -> mte2, 2
+// CHECK-NEXT:     ascend_hw.set_flag mte1 -> mte2, 1
 // CHECK-NEXT:     ascend_hw.wait_flag mte2 -> mte1, 1
 // CHECK-NEXT:     ascend_hw.load_l0 %b1
 // CHECK-NEXT:     ascend_hw.set_flag mte1 -> m, 0
-// CHECK-NEXT:     ascend_hw.set_flag mte1 -> mte2, 3
+// CHECK-NEXT:     ascend_hw.set_flag mte1 -> mte2, 2
 // CHECK-NEXT:     ascend_hw.wait_flag mte1 -> m, 0
 // CHECK-NEXT:     ascend_hw.mmad %a0, %b0 -> %acc {m = 32 : i64, n = 128 : i64, k = 64 : i64, accumulate}
-// CHECK-NEXT:     ascend_hw.set_flag m -> mte1, 2
+// CHECK-NEXT:     ascend_hw.set_flag m -> mte1, 1
 // CHECK-NEXT:   }
 // CHECK-NEXT:   ascend_hw.set_flag m -> fix, 0
 // CHECK-NEXT:   ascend_hw.wait_flag m -> fix, 0
 // CHECK-NEXT:   ascend_hw.fixpipe
 // CHECK-NEXT: }
+// CHECK-NEXT: ascend_hw.wait_flag mte1 -> mte2, 1
 // CHECK-NEXT: ascend_hw.wait_flag mte1 -> mte2, 2
-// CHECK-NEXT: ascend_hw.wait_flag mte1 -> mte2, 3
-// CHECK-NEXT: ascend_hw.wait_flag m -> mte1, 2
+// CHECK-NEXT: ascend_hw.wait_flag m -> mte1, 1
 // CHECK-NEXT: func.return
 builtin.module attributes {pypto.target = "ascend910b"} {
   func.func @mm(%a: memref<128x256xf16>, %b: memref<256x128xf16>, %c: memref<128x128xf32>) {
