@@ -746,7 +746,8 @@ def run(
         values = random_inputs(entry, specs, seed)
         inputs_from = f"random (seed {seed})" if specs else "none"
     if pipeline is not None:
-        _run_check(args, module, entry, values, inputs_from, pipeline, stdout, stderr)
+        printer = DiagnosticPrinter(stderr, sources, TOOL_NAME)
+        _run_check(args, module, entry, values, inputs_from, pipeline, stdout, printer)
         return
     originals = {i: v.copy() for i, v in enumerate(values) if isinstance(v, np.ndarray)}
     outcome = run_function(module, entry, level, values, target)
@@ -816,17 +817,19 @@ def _run_check(
     inputs_from: str,
     pipeline: Any,
     stdout: TextIO,
-    stderr: TextIO,
+    printer: DiagnosticPrinter,
 ) -> None:
     """Lower, run both levels, print the outputs and a verdict per output;
-    a `DiagnosticError` at the entry when one is outside its tolerance."""
+    a `DiagnosticError` at the entry when one is outside its tolerance. The
+    passes' warnings go to `printer`, their remarks (tile sizes) are dropped."""
     from pypto_mlir.check import compare_runs, lower
 
     name = entry.sym_name.data
+    stderr = printer.stream
 
     def warn(diagnostic: Diagnostic) -> None:
         if diagnostic.severity is not Severity.REMARK:
-            DiagnosticPrinter(stderr, SourceManager(), TOOL_NAME)(diagnostic)
+            printer(diagnostic)
 
     with diagnostic_handler(warn):
         lowered = lower(module, args.check, pipeline)
@@ -900,7 +903,12 @@ def pipeline_text(pipeline: Any) -> str:
         value = getattr(pipeline, item.name)
         if value == item.default:
             continue
-        shown = ",".join(map(str, value)) if isinstance(value, tuple) else str(value)
+        if isinstance(value, bool):
+            shown = "true" if value else "false"
+        elif isinstance(value, tuple):
+            shown = ",".join(map(str, value))
+        else:
+            shown = str(value)
         parts.append(f"{item.name.replace('_', '-')}={shown}")
     return f"{pipeline.name}{{{' '.join(parts)}}}" if parts else pipeline.name
 
