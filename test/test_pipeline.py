@@ -181,6 +181,15 @@ func.func @f(%x: !tv.tensor<23x50xf16>) -> !tv.tensor<23x50xf16> {
   func.return %y : !tv.tensor<23x50xf16>
 }
 """,
+    "strided and rank-reducing views": """
+func.func @f(%x: !tv.tensor<20x30xf32>) -> (!tv.tensor<5x7xf32>, !tv.tensor<30xf32>) {
+  %v = tv.view %x[4, 3][5, 7][2, 3] : !tv.tensor<20x30xf32> to !tv.tensor<5x7xf32>
+  %e = tv.exp %v : !tv.tensor<5x7xf32>
+  %r = tv.view %x[7, 0][1, 30][1, 1] : !tv.tensor<20x30xf32> to !tv.tensor<30xf32>
+  %n = tv.neg %r : !tv.tensor<30xf32>
+  func.return %e, %n : !tv.tensor<5x7xf32>, !tv.tensor<30xf32>
+}
+""",
     "matmul with an epilogue": """
 func.func @f(%a: !tv.tensor<40x70xf16>, %b: !tv.tensor<70x37xf16>) -> !tv.tensor<40x37xf16> {
   %c = tv.matmul %a, %b acc(f32) : !tv.tensor<40x70xf16>, !tv.tensor<70x37xf16> -> !tv.tensor<40x37xf16>
@@ -195,6 +204,25 @@ func.func @f(%a: !tv.tensor<40x70xf16>, %b: !tv.tensor<70x37xf16>) -> !tv.tensor
 @pytest.mark.parametrize("name", list(OTHER_KERNELS))
 def test_other_kernels_through_the_pipeline(name: str, target: str) -> None:
     check_through_pipeline(OTHER_KERNELS[name], target)
+
+
+@pytest.mark.parametrize("level", ["tile", "ascend_hw"])
+def test_pypto_run_executes_the_gm_memref_ops_of_each_level(
+    level: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Views (memref.subview), broadcasts (memref.expand_shape) and GM
+    temporaries (memref.alloc) run in the tile interpreter and the simulator."""
+    views = OTHER_KERNELS["strided and rank-reducing views"]
+    for text in (views, EXAMPLE_KERNELS[3].ir(5, 40), EXAMPLE_KERNELS[5].ir(3, 20)):
+        with diagnostic_handler(lambda _: None):
+            lowered = lower(parse(text), level, LowerPipeline(target="tiny"))
+        assert {"memref.subview", "memref.expand_shape", "memref.alloc"} & {
+            op.name for op in lowered.walk()
+        }
+        path = tmp_path / "lowered.mlir"
+        path.write_text(printed(lowered))
+        assert run.main([str(path)]) == 0, capsys.readouterr().err
+        assert f"{level} level, run by" in capsys.readouterr().out
 
 
 def test_explicit_tiles_and_cores_are_forwarded() -> None:
