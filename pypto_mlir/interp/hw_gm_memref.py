@@ -93,9 +93,11 @@ class HwGmMemRefFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: memref.DimOp, args: PythonValues
     ) -> PythonValues:
         ref = _ref(args[0], op)
-        dim = mixed_indices([DYNAMIC_INDEX], args[1:2])[0]
+        (dim,) = mixed_indices([DYNAMIC_INDEX], args[1:])  # the index operand
         if not 0 <= dim < len(ref.shape):
-            raise HwRunError(f"memref.dim: dimension {dim} of a rank-{len(ref.shape)}")
+            raise HwRunError(
+                f"memref.dim: dimension {dim} of a rank-{len(ref.shape)} memref"
+            )
         return (scalar_attr(ref.shape[dim], IndexType(), interpreter.index_bitwidth),)
 
     @impl(memref.SubviewOp)
