@@ -213,7 +213,7 @@ class LevelRun:
     sim_report: Any | None = None
 
 
-def function_level(module: ModuleOp, name: str) -> str:
+def lowered_level(module: ModuleOp, name: str) -> str:
     """`ascend_hw` if function `name` has ascend_hw ops, else `tile`."""
     function = SymbolTable.lookup_symbol(module, name)
     if not isinstance(function, func.FuncOp):
@@ -252,7 +252,7 @@ def compare_runs(
     source = SymbolTable.lookup_symbol(reference, name)
     if not isinstance(source, func.FuncOp):
         raise ValueError(f"no func.func @{name} in the reference module")
-    level = function_level(lowered, name)
+    level = lowered_level(lowered, name)
     result_types = source.function_type.outputs.data
     arguments = [
         round_to_bf16(np.asarray(a)) if _is_bf16_tensor(t) else a
@@ -300,7 +300,7 @@ def _run_lowered(
         if isinstance(result_type, tv.TensorViewType):
             # The reference's shape: `?` sizes are bound by the inputs.
             buffers.append(poison_array(value.shape, result_type.element_type))
-    if function_level(lowered, name) == "tile":
+    if lowered_level(lowered, name) == "tile":
         scalars = iter(run_tile_level(lowered, name, [*arguments, *buffers]))
         report = None
     else:
