@@ -1394,23 +1394,28 @@ class AscendHwFunctions(InterpreterFunctions):
     def run_set_flag(
         self, interpreter: Interpreter, op: hw.SetFlagOp, args: PythonValues
     ) -> PythonValues:
-        flag = self.runtime.plans.get(id(op)) or self._flag(op)
-        self.runtime.core.set_flag(*flag)
+        runtime = self.runtime
+        key, loc = runtime.plans.get(id(op)) or self._flag(op)
+        runtime.core.set_flag_key(key, loc)
         return ()
 
     @_hw_impl(hw.WaitFlagOp)
     def run_wait_flag(
         self, interpreter: Interpreter, op: hw.WaitFlagOp, args: PythonValues
     ) -> PythonValues:
-        flag = self.runtime.plans.get(id(op)) or self._flag(op)
-        self.runtime.core.wait_flag(*flag)
+        runtime = self.runtime
+        key, loc = runtime.plans.get(id(op)) or self._flag(op)
+        runtime.core.wait_flag_key(key, loc)
         return ()
 
-    def _flag(self, op: hw.FlagOp) -> tuple[str, str, int, str]:
-        plan = self.runtime.plans.get(id(op))
-        if plan is None:
-            plan = (str(op.src_pipe), str(op.dst_pipe), op.event_id, _op_loc(op))
-            self.runtime.plans[id(op)] = plan
+    def _flag(self, op: hw.FlagOp) -> tuple[tuple[int, int, int], str]:
+        """The op's checked event key (EventError at the op if bad) and its loc."""
+        runtime = self.runtime
+        loc = _op_loc(op)
+        key = runtime.core.event_key(
+            str(op.src_pipe), str(op.dst_pipe), op.event_id, loc
+        )
+        plan = runtime.plans[id(op)] = (key, loc)
         return plan
 
     @_hw_impl(hw.PipeBarrierOp)

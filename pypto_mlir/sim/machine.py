@@ -483,6 +483,10 @@ class Core:
         key = self._event_keys.get((src, dst, event))
         if key is None:
             key = self._event_key(src, dst, event, loc)
+        return self.set_flag_key(key, loc)
+
+    def set_flag_key(self, key: tuple[int, int, int], loc: str = "") -> int:
+        """`set_flag` of a key `event_key` made (src pipe, dst pipe, event)."""
         unmatched = self._unmatched_sets.get(key)
         if unmatched is None:
             unmatched = self._unmatched_sets[key] = []
@@ -528,6 +532,10 @@ class Core:
         key = self._event_keys.get((src, dst, event))
         if key is None:
             key = self._event_key(src, dst, event, loc)
+        return self.wait_flag_key(key, loc)
+
+    def wait_flag_key(self, key: tuple[int, int, int], loc: str = "") -> int:
+        """`wait_flag` of a key `event_key` made (src pipe, dst pipe, event)."""
         unmatched = self._unmatched_sets.get(key)
         if unmatched:
             del unmatched[0]
@@ -540,6 +548,12 @@ class Core:
         )
 
     pipe_barrier = barrier
+
+    def event_key(
+        self, src: Pipe | str, dst: Pipe | str, event: int, loc: str = ""
+    ) -> tuple[int, int, int]:
+        """The checked (src pipe, dst pipe, event) of a flag; EventError if bad."""
+        return self._event_key(src, dst, event, loc)
 
     # --- internals ---------------------------------------------------------------------
     def _event_key(
