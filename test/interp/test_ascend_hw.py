@@ -1244,9 +1244,9 @@ def test_bad_arguments(args: list[object], message: str) -> None:
 
 
 def test_unsupported_op_is_located() -> None:
-    text = dma_kernel("%m = memref.alloc() : memref<4xf32>", "")
-    with pytest.raises(HwRunError, match="cannot execute 'memref.alloc'") as info:
-        run_hw_function(parse(text), "k", [], TARGET)
+    text = dma_kernel("%v = memref.load %m[%c0] : memref<4xf32>", "%m: memref<4xf32>")
+    with pytest.raises(HwRunError, match="cannot execute 'memref.load'") as info:
+        run_hw_function(parse(text), "k", [np.zeros(4, np.float32)], TARGET)
     assert info.value.locs == (f"{FILE}:4:3",)
 
 
