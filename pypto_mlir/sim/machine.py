@@ -140,6 +140,9 @@ class Core:
             name: np.zeros(buf.size, dtype=bool) for name, buf in self.memories.items()
         }
         self.records: list[Record] = []
+        # The machine's record lists, appended to for every record of this core.
+        self._all_records = machine.records
+        self._instructions = machine.instructions
         self.allocs: dict[str, list[tuple[int, int]]] = {
             name: [] for name in ON_CHIP_MEMORIES
         }
@@ -157,8 +160,9 @@ class Core:
         self._known: dict[int, Access] = {}
         self._paths: dict[tuple[object, int], DmaPath] = {}
         self._byte_views: dict[str | GmTensor, memoryview] = {}
-        # Every (DMA path, pipe) an issued record used, for the replay's GM sharing.
-        self.used_paths: dict[tuple[int, int], DmaPath] = {}
+        # Every DMA path an issued record used (by id; a path runs on one pipe), for
+        # the replay's GM sharing.
+        self.used_paths: dict[int, DmaPath] = {}
 
     # --- functional memory -----------------------------------------------------------
     def memory(self, space: str) -> np.ndarray:
@@ -307,7 +311,7 @@ class Core:
             nbytes = sum(a.nbytes for a in writes) if info is not None else 0
         if wire_bytes is None:
             wire_bytes = nbytes
-        records = self.machine.records
+        records = self._all_records
         gid = len(records)
         rec = _new_record(
             Record,
@@ -331,7 +335,7 @@ class Core:
         self._pending_scalar = 0
         records.append(rec)
         self.records.append(rec)
-        self.machine.instructions.append(rec)
+        self._instructions.append(rec)
         return gid
 
     def issue_planned(
@@ -357,9 +361,9 @@ class Core:
         for access in writes:
             if known.get(id(access)) is not access:
                 self._first_write(access, loc)
-        if path is not None:
-            self.used_paths[(id(path), pipe)] = path
-        records = self.machine.records
+        if path is not None and id(path) not in self.used_paths:
+            self.used_paths[id(path)] = path
+        records = self._all_records
         gid = len(records)
         rec = _new_record(
             Record,
@@ -383,7 +387,7 @@ class Core:
         self._pending_scalar = 0
         records.append(rec)
         self.records.append(rec)
-        self.machine.instructions.append(rec)
+        self._instructions.append(rec)
         return gid
 
     def byte_view(self, mem: str | GmTensor) -> memoryview | None:
@@ -428,7 +432,7 @@ class Core:
             )
         if type(path) is tuple:
             self._paths[(path, pipe)] = info
-        self.used_paths[(id(info), pipe)] = info
+        self.used_paths[id(info)] = info
         return info
 
     def dma(self, name: str, loc: str, src: Access, dst: Access) -> int:
@@ -499,7 +503,7 @@ class Core:
                 (loc, unmatched[0]),
             )
         unmatched.append(loc)
-        records = self.machine.records
+        records = self._all_records
         gid = len(records)
         rec = _new_record(
             Record,
@@ -586,7 +590,7 @@ class Core:
         key: tuple[int, int, int] | None = None,
     ) -> int:
         """Append a record without operands (a flag, a barrier, trailing scalar work)."""
-        records = self.machine.records
+        records = self._all_records
         gid = len(records)
         rec = _new_record(
             Record,
@@ -611,7 +615,7 @@ class Core:
         records.append(rec)
         self.records.append(rec)
         if kind == _INSTR:
-            self.machine.instructions.append(rec)
+            self._instructions.append(rec)
         return gid
 
     def _bytes_of(self, mem: str | GmTensor) -> np.ndarray:

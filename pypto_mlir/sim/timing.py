@@ -915,9 +915,9 @@ def _gm_sharing_possible(machine: Machine) -> bool:
     in_flight = 0
     bandwidths: list[float] = []
     for core in machine.cores:
-        gm = [(pipe, p) for (_, pipe), p in core.used_paths.items() if p.touches_gm]
-        in_flight += len({pipe for pipe, _ in gm})
-        bandwidths += [p.bytes_per_cycle for _, p in gm]
+        gm = [p for p in core.used_paths.values() if p.touches_gm]
+        in_flight += len({p.pipe for p in gm})
+        bandwidths += [p.bytes_per_cycle for p in gm]
     if not in_flight:
         return False
     share = machine.target.gm_bytes_per_cycle / in_flight
