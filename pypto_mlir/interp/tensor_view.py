@@ -618,10 +618,14 @@ def _result(value: Any) -> np.ndarray:
 
 
 def run_tv_function(
-    module: ModuleOp, name: str, args: Sequence[np.ndarray | int | float]
+    module: ModuleOp,
+    name: str,
+    args: Sequence[np.ndarray | int | float],
+    listeners: tuple[Interpreter.Listener, ...] = (),
 ) -> list[np.ndarray]:
     """Run `func.func @name` of `module` on numpy arrays (scalars for scalar
-    arguments) and return its results as numpy arrays.
+    arguments) and return its results as numpy arrays; `listeners` observe
+    every op it interprets.
 
     Raises ValueError for a missing function or arguments that do not match its
     signature, InterpretationError for errors while running.
@@ -633,6 +637,7 @@ def run_tv_function(
     if len(args) != len(input_types):
         raise ValueError(f"@{name} takes {len(input_types)} arguments, got {len(args)}")
     interpreter = tv_interpreter(module)
+    interpreter.listeners = listeners
     values = tuple(
         _argument(i, value, arg_type, interpreter.index_bitwidth)
         for i, (value, arg_type) in enumerate(zip(args, input_types, strict=True))

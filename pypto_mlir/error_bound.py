@@ -1,0 +1,197 @@
+"""First-order forward error bounds of a `tv` function's values.
+
+A lowering may round differently from the reference: it reorders sums (tiles,
+K blocks, passes) and evaluates composite functions step by step. The error that
+causes is proportional to the magnitude of what was summed, not to the result:
+`sum([1e4, 1, -1e4])` is 1, but a reordered f32 sum may be off by an ulp of
+1e4. `pypto_mlir.check` therefore allows, per element, a few ulps of the larger
+of the output's largest magnitude and the bound computed here.
+
+The bound `E(v)` of a value is an absolute error, in units of "one rounding":
+each op adds its own rounding (`eps(type) * |v|`, and `eps(f32) * sum|x|` for the
+terms a sum or matmul accumulates) to the errors of its operands carried through
+its derivative (`|f'(x)| * E(x)` for a unary op, `E(a) * |b| + |a| * E(b)` for a
+product, ...). Inputs and constants are exact. Integer values have no bound
+(they are compared exactly).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, bf16, f16, f32
+from xdsl.interpreter import Interpreter, PythonValues
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.traits import SymbolTable
+
+from pypto_mlir.dialects import tensor_view as tv
+from pypto_mlir.interp.tensor_view import (
+    _resolve_dynamic,
+    _result,
+    run_tv_function,
+    view,
+)
+
+_EPSILON = {f16: 2.0**-10, bf16: 2.0**-7}
+"""Machine epsilon of the narrow float types (f32 uses numpy's)."""
+
+
+def epsilon(element_type: Attribute) -> float:
+    """The machine epsilon (one ulp at 1.0) of a float element type."""
+    return _EPSILON.get(element_type, float(np.finfo(np.float32).eps))
+
+
+def _derivative(op: tv.UnaryOp, x: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """|f'(x)| of a unary op at its operand `x` with result `v` (float64)."""
+    bounds: dict[type[tv.UnaryOp], Callable[[], np.ndarray | float]] = {
+        tv.NegOp: lambda: 1.0,
+        tv.AbsOp: lambda: 1.0,
+        tv.ReluOp: lambda: 1.0,
+        tv.ExpOp: lambda: np.abs(v),
+        tv.LogOp: lambda: 1.0 / np.abs(x),
+        tv.SqrtOp: lambda: 0.5 / np.abs(v),
+        tv.RsqrtOp: lambda: 0.5 * np.abs(v) / np.abs(x),
+        tv.ReciprocalOp: lambda: v * v,
+        tv.SigmoidOp: lambda: np.abs(v * (1.0 - v)),
+        tv.TanhOp: lambda: np.abs(1.0 - v * v),
+        tv.GeluOp: lambda: 1.13,  # max |gelu'| ~ 1.129
+        tv.SiluOp: lambda: 1.1,  # max |silu'| ~ 1.0998
+    }
+    return np.asarray(bounds.get(type(op), lambda: 1.0)(), dtype=np.float64)
+
+
+_EXACT = (
+    tv.NegOp,
+    tv.AbsOp,
+    tv.ReluOp,
+    tv.MaxOp,
+    tv.MinOp,
+    tv.ReduceMaxOp,
+    tv.ReduceMinOp,
+    tv.TransposeOp,
+    tv.ViewOp,
+    tv.FillOp,
+)
+"""Ops whose result is one of their operands' values: they do not round."""
+
+
+class ErrorBounds(Interpreter.Listener):
+    """Computes `E(v)` for every tensor value while the tv interpreter runs."""
+
+    def __init__(self) -> None:
+        self.values: dict[SSAValue, np.ndarray] = {}
+        self.bounds: dict[SSAValue, np.ndarray] = {}
+        self._args: PythonValues = ()
+
+    def bound(self, value: SSAValue) -> np.ndarray | float:
+        return self.bounds.get(value, 0.0)
+
+    def magnitude(self, value: SSAValue, runtime: Any) -> np.ndarray:
+        if value in self.values:
+            return self.values[value]
+        return np.abs(np.asarray(_result(runtime), dtype=np.float64))
+
+    def will_interpret_op(self, op: Operation, args: PythonValues) -> None:
+        self._args = args
+
+    def did_interpret_op(self, op: Operation, results: PythonValues) -> None:
+        if len(op.results) != 1 or not isinstance(
+            op.results[0].type, tv.TensorViewType
+        ):
+            return
+        result = op.results[0]
+        element_type = result.type.element_type
+        v = np.asarray(results[0], dtype=np.float64)
+        self.values[result] = np.abs(v)
+        if not tv.is_float_element_type(element_type):
+            return
+        rounding = 0.0 if isinstance(op, _EXACT) else epsilon(element_type)
+        with np.errstate(all="ignore"):
+            bound = np.abs(v) * rounding + self._carried(op, v)
+        self.bounds[result] = np.broadcast_to(np.nan_to_num(bound, nan=np.inf), v.shape)
+
+    def _carried(self, op: Operation, v: np.ndarray) -> np.ndarray | float:
+        """The operands' errors through the op, plus accumulation errors."""
+        args = self._args
+        operands = list(op.operands)
+        mags = [self.magnitude(o, a) for o, a in zip(operands, args, strict=True)]
+        errs = [self.bound(o) for o in operands]
+        acc = epsilon(f32)
+        if isinstance(op, tv.UnaryOp):
+            x = np.asarray(args[0], dtype=np.float64)
+            return _derivative(op, x, v) * errs[0]
+        if isinstance(op, tv.AddOp | tv.SubOp):
+            return errs[0] + errs[1]
+        if isinstance(op, tv.MulOp):
+            return errs[0] * mags[1] + mags[0] * errs[1]
+        if isinstance(op, tv.DivOp):
+            return errs[0] / mags[1] + mags[0] * errs[1] / (mags[1] * mags[1])
+        if isinstance(op, tv.MaxOp | tv.MinOp):
+            return np.maximum(errs[0], errs[1])
+        if isinstance(op, tv.CastOp):
+            return errs[0]
+        if isinstance(op, tv.ReduceOp):
+            axes = tuple(op.axes.get_values())
+            keep = op.keepdims is not None
+            err = np.broadcast_to(errs[0], mags[0].shape)
+            if isinstance(op, tv.ReduceSumOp):
+                total = np.sum(mags[0], axis=axes, keepdims=keep)
+                return np.sum(err, axis=axes, keepdims=keep) + acc * total
+            return np.max(err, axis=axes, keepdims=keep, initial=0.0)
+        if isinstance(op, tv.MatmulOp):
+            a_err = np.broadcast_to(errs[0], mags[0].shape)
+            b_err = np.broadcast_to(errs[1], mags[1].shape)
+            a, b, ea, eb = mags[0], mags[1], a_err, b_err
+            if op.transpose_a:
+                a, ea = np.swapaxes(a, -1, -2), np.swapaxes(ea, -1, -2)
+            if op.transpose_b:
+                b, eb = np.swapaxes(b, -1, -2), np.swapaxes(eb, -1, -2)
+            return ea @ b + a @ eb + acc * (a @ b)
+        if isinstance(op, tv.SoftmaxOp):
+            axis = op.axis.value.data
+            err = np.broadcast_to(errs[0], mags[0].shape)
+            return 2.0 * np.abs(v) * np.max(err, axis=axis, keepdims=True, initial=0.0)
+        if isinstance(op, tv.TransposeOp):
+            err = np.broadcast_to(errs[0], mags[0].shape)
+            return np.transpose(err, op.permutation.get_values())
+        if isinstance(op, tv.ViewOp):
+            return self._view(op, np.broadcast_to(errs[0], mags[0].shape))
+        return 0.0
+
+    def _view(self, op: tv.ViewOp, err: np.ndarray) -> np.ndarray:
+        _, *dynamic = self._args
+        n_off, n_size = len(op.offsets), len(op.sizes)
+        offsets = _resolve_dynamic(op.static_offsets.get_values(), dynamic[:n_off])
+        sizes = _resolve_dynamic(
+            op.static_sizes.get_values(), dynamic[n_off : n_off + n_size]
+        )
+        strides = _resolve_dynamic(
+            op.static_strides.get_values(), dynamic[n_off + n_size :]
+        )
+        return view(err, offsets, sizes, strides, op.dropped_dims())
+
+
+def run_with_error_bounds(
+    module: ModuleOp, name: str, args: Sequence[Any]
+) -> tuple[list[np.ndarray], list[np.ndarray | None]]:
+    """`run_tv_function`, with the error bound of each result (None for
+    integer and scalar results)."""
+    listener = ErrorBounds()
+    outputs = run_tv_function(module, name, args, listeners=(listener,))
+    func_op = SymbolTable.lookup_symbol(module, name)
+    assert isinstance(func_op, func.FuncOp)
+    returned = func_op.body.block.last_op
+    assert isinstance(returned, func.ReturnOp)
+    bounds: list[np.ndarray | None] = []
+    for value, output in zip(returned.arguments, outputs, strict=True):
+        if not isinstance(
+            value.type, tv.TensorViewType
+        ) or not tv.is_float_element_type(value.type.element_type):
+            bounds.append(None)
+        else:  # an argument returned as it is has no error
+            bound = listener.bounds.get(value, np.zeros(np.shape(output)))
+            bounds.append(np.asarray(bound))
+    return outputs, bounds
