@@ -17,8 +17,10 @@ starts from it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from bisect import bisect_left, bisect_right
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from math import inf
 
 from pypto_mlir.dialects.ascend_hw import (
@@ -86,12 +88,6 @@ class Affine:
         return Affine(
             self.const * factor, {s: c * factor for s, c in self.coeffs.items()}
         )
-
-    def renamed(self, rename: Callable[[Hashable], Hashable]) -> Affine:
-        coeffs: dict[Hashable, int] = {}
-        for s, c in self.coeffs.items():
-            coeffs[rename(s)] = coeffs.get(rename(s), 0) + c
-        return Affine(self.const, coeffs)
 
 
 def _symbol_value(symbol: Hashable) -> SSAValue:
@@ -200,24 +196,23 @@ def may_overlap(first: Region, second: Region, later: LoopShift | None) -> bool:
         return False
     if first.start is None or second.start is None:
         return True
+    # The starts differ by a constant when their symbols and coefficients are the
+    # same; in a later iteration, when no symbol but the loop index varies (one
+    # that does is a fresh symbol there).
+    if first.start.coeffs != second.start.coeffs:
+        return True
+    delta = second.start.const - first.start.const
     if later is None:
-        diff = second.start - first.start
-        return bool(diff.coeffs) or _intersects(first.size, diff.const, second.size)
+        return _intersects(first.size, delta, second.size)
     iv = later.iv
-    shifted = second.start.renamed(
-        lambda s: ("next", s) if s != iv and later.varies(s) else s
-    )
-    diff = shifted - first.start
-    if diff.coeffs:  # a run-time difference, or the index scales differently
+    if any(s != iv and later.varies(s) for s in second.start.coeffs):
         return True
     per_iteration = second.start.coeffs.get(iv, 0)
     if per_iteration == 0:
-        return _intersects(first.size, diff.const, second.size)
+        return _intersects(first.size, delta, second.size)
     if later.step is None:
         return True
-    return _intersects_later(
-        first.size, diff.const, second.size, per_iteration * later.step
-    )
+    return _intersects_later(first.size, delta, second.size, per_iteration * later.step)
 
 
 def _gm_root(value: SSAValue) -> tuple[SSAValue, bool]:
@@ -442,6 +437,59 @@ class Sync:
     """For a loop-carried flag: the top-level gap of its last wait."""
 
 
+Ordering = tuple[int, int, Pipe | None, Pipe | None, Sync | None, int]
+"""(set key, wait key, source pipe, destination pipe, flag, iteration): once the
+source pipe is reached at the set key, the destination is at the wait key. Pipes
+None: the fence of a flag (orders every pipe); flag None: an ordering of the
+frame's `edges`."""
+
+
+class Timeline:
+    """A frame's orderings sorted by set key, those of a loop repeated for every
+    iteration with set keys in [lo, hi]: a propagation visits only the orderings
+    between its start and its limit, and the frame sorts them once per state of
+    its flags instead of once per question.
+
+    Ties keep the order the orderings are listed in (flags, edges, fences; earlier
+    iterations first), so every propagation sees them in one fixed order.
+    """
+
+    __slots__ = ("lo", "hi", "orderings", "set_keys", "answers")
+
+    def __init__(self, frame: Frame, lo: float, hi: float):
+        period = frame.period
+        self.lo, self.hi = (lo, hi) if period else (-inf, inf)
+        base: list[tuple[Pipe | None, int, Pipe | None, int, Sync | None]] = [
+            (s.src, _set_key(s.set_gap), s.dst, _wait_key(s.wait_gap), s)
+            for s in frame.syncs
+        ]
+        base += [(p, k1, q, k2, None) for p, k1, q, k2 in frame.edges]
+        # A fence (pipe_barrier all) before a set orders everything before it.
+        base += [
+            (None, _set_key(s.set_gap), None, _set_key(s.set_gap), s)
+            for s in frame.syncs
+            if s.fenced
+        ]
+        orderings: list[Ordering] = []
+        for p, set_key, q, wait_key, sync in base:
+            shifts = range(1)
+            if period:  # the iterations m with lo <= set_key + m * period <= hi
+                shifts = range(
+                    -int((set_key - lo) // period), int((hi - set_key) // period) + 1
+                )
+            orderings += [
+                (set_key + m * period, wait_key + m * period, p, q, sync, m)
+                for m in shifts
+            ]
+        orderings.sort(key=lambda o: (o[0], o[1]))
+        self.orderings = orderings
+        self.set_keys = [o[0] for o in orderings]
+        self.answers: dict[
+            tuple[frozenset[tuple[Pipe, float]], int, bool], Mapping[Pipe, float]
+        ] = {}
+        """`Frame.propagate` results by (start, limit, entered), with all flags."""
+
+
 @dataclass(eq=False)
 class Frame:
     """A block with its nodes; a loop body when `loop` is set."""
@@ -463,6 +511,8 @@ class Frame:
     forward_pairs: frozenset[tuple[Pipe, Pipe]] = frozenset()
     """Pipe pairs whose flags never cross an iteration boundary (when their event
     ids run out: a loop-carried flag is live around its outermost loop)."""
+    _timeline: Timeline | None = None
+    """`syncs` and `edges` as orderings sorted by key; None when they changed."""
 
     @property
     def size(self) -> int:
@@ -486,26 +536,47 @@ class Frame:
             parent = op.parent_op()
             assert parent is not None
             op = parent
-        return next(i for i, node in enumerate(self.nodes) if node.op is op)
+        return self.positions[id(op)]
 
-    def _node(self, index: int) -> Node:
-        return self.nodes[index % self.size]
+    @cached_property
+    def positions(self) -> dict[int, int]:
+        """Node indices by `id` of their op (asked once the frame is built)."""
+        return {id(node.op): i for i, node in enumerate(self.nodes)}
+
+    @cached_property
+    def users(self) -> dict[Pipe, list[int]]:
+        """The nodes using each pipe, in order (asked once the frame is built)."""
+        users: dict[Pipe, list[int]] = {}
+        for i, node in enumerate(self.nodes):
+            for pipe in node.pipes:
+                users.setdefault(pipe, []).append(i)
+        return users
 
     def next_with(self, pipe: Pipe, index: int) -> int:
-        """The first node after `index` using `pipe` (the block's end if none)."""
-        last = index + self.size if self.loop is not None else self.size - 1
-        for i in range(index + 1, last + 1):
-            if pipe in self._node(i).pipes:
-                return i
-        return self.size
+        """The first node after `index` using `pipe` (the block's end if none); in
+        a loop, in the next iteration when none follows in this one."""
+        users = self.users.get(pipe, [])
+        if self.loop is None or not users:
+            after = bisect_right(users, index)
+            return users[after] if after < len(users) else self.size
+        iteration = index - index % self.size
+        after = bisect_right(users, index - iteration)
+        if after < len(users):
+            return iteration + users[after]
+        return iteration + self.size + users[0]
 
     def prev_with(self, pipe: Pipe, index: int) -> int:
-        """The last node before `index` using `pipe` (-1 if none)."""
-        first = index - self.size if self.loop is not None else 0
-        for i in range(index - 1, first - 1, -1):
-            if pipe in self._node(i).pipes:
-                return i
-        return -1
+        """The last node before `index` using `pipe` (-1 if none); in a loop, in
+        the previous iteration when none precedes in this one."""
+        users = self.users.get(pipe, [])
+        if self.loop is None or not users:
+            before = bisect_left(users, index)
+            return users[before - 1] if before else -1
+        iteration = index - index % self.size
+        before = bisect_left(users, index - iteration)
+        if before:
+            return iteration + users[before - 1]
+        return iteration - self.size + users[-1]
 
     def dep(
         self,
@@ -556,7 +627,8 @@ class Frame:
         limit: int,
         without: Sync | None = None,
         entered: bool = False,
-    ) -> dict[Pipe, float]:
+        carriers: set[Sync | None] | None = None,
+    ) -> Mapping[Pipe, float]:
         """The earliest key up to `limit` at which each pipe is ordered after the
         pipes of `start` at their keys.
 
@@ -564,48 +636,75 @@ class Frame:
         following flags only moves forward, so one pass in key order suffices.
         `entered`: the loop was just entered, no iteration precedes the first
         (a set at the end of the body counts only from iteration 0 on).
+        `carriers` receives the flags whose orderings moved a pipe earlier: without
+        any other flag, the result is the same. Answers with all flags are
+        remembered until the flags change.
         """
+        if not start:
+            return {}
+        first = min(start.values())
+        timeline = self.timeline(first, limit)
+        remember = without is None and carriers is None
+        if remember:
+            question = (frozenset(start.items()), limit, entered)
+            if (known := timeline.answers.get(question)) is not None:
+                return known
         earliest = dict(start)
-        if not earliest:
-            return earliest
-        first = min(earliest.values())
-        syncs = [s for s in self.syncs if s is not without]
-        base: list[tuple[Pipe | None, int, Pipe | None, int]] = [
-            (s.src, _set_key(s.set_gap), s.dst, _wait_key(s.wait_gap)) for s in syncs
-        ]
-        base += self.edges
-        # A fence (pipe_barrier all) before a set orders everything before it.
-        base += [
-            (None, _set_key(s.set_gap), None, _set_key(s.set_gap))
-            for s in syncs
-            if s.fenced
-        ]
-        edges: list[tuple[int, int, Pipe | None, Pipe | None]] = []
-        period = self.period
-        for p, set_key, q, wait_key in base:
-            if period:
-                low = -((set_key - first) // period)  # ceil((first - set) / period)
-                low = max(low, 0) if entered else low
-                shifts = range(low, (limit - wait_key) // period + 1)
-            else:
-                shifts = range(1) if set_key >= first and wait_key <= limit else ()
-            for m in shifts:
-                edges.append((set_key + m * period, wait_key + m * period, p, q))
-        edges.sort(key=lambda e: (e[0], e[1]))
-        for set_key, wait_key, p, q in edges:
+        orderings = timeline.orderings
+        for index in range(bisect_left(timeline.set_keys, first), len(orderings)):
+            set_key, wait_key, p, q, sync, shift = orderings[index]
+            if set_key > limit:
+                break
+            if (
+                wait_key > limit
+                or (entered and shift < 0)
+                or (sync is without and without is not None)
+            ):
+                continue
             if p is None or q is None:
                 if min(earliest.values()) <= set_key:
-                    earliest = {
+                    fenced = {
                         pipe: min(earliest.get(pipe, inf), wait_key) for pipe in PIPES
                     }
+                    if carriers is not None and fenced != earliest:
+                        carriers.add(sync)
+                    earliest = fenced
             elif earliest.get(p, inf) <= set_key and wait_key < earliest.get(q, inf):
                 earliest[q] = wait_key
+                if carriers is not None:
+                    carriers.add(sync)
+        if remember:
+            timeline.answers[question] = earliest  # pyright: ignore[reportPossiblyUnboundVariable]
         return earliest
 
-    def covers(self, dep: Dep, without: Sync | None = None) -> bool:
+    def timeline(self, lo: float, hi: int) -> Timeline:
+        """The frame's orderings, in a loop for every iteration with keys in
+        [lo, hi] at least (built once per state of the flags)."""
+        timeline = self._timeline
+        if timeline is None or lo < timeline.lo or hi > timeline.hi:
+            if timeline is not None:
+                lo, hi = min(lo, timeline.lo), max(hi, timeline.hi)
+            # Keys of the body and the next iteration cover most queries.
+            timeline = Timeline(self, min(lo, 0), max(hi, 2 * self.period))
+            self._timeline = timeline
+        return timeline
+
+    def flags_changed(self) -> None:
+        """Forget the sorted orderings: `syncs` or `edges` changed."""
+        self._timeline = None
+
+    def covers(
+        self,
+        dep: Dep,
+        without: Sync | None = None,
+        carriers: set[Sync | None] | None = None,
+    ) -> bool:
         """Whether the flags order `dep`, also through the flags inside the loop or
         if nodes holding its producer (in the run of the producer, up to the
         run's end) and its consumer (in the run of the consumer, from its start).
+
+        `carriers` receives the flags of this frame the answer depends on (see
+        `propagate`): without any other one, it is the same.
         """
         # Out of the producer's nodes: the pipes each run orders before its end
         # are ordered when the node holding it ends.
@@ -620,7 +719,7 @@ class Frame:
         entry = {p: dep.src_key for p in start if p == dep.src} | {
             p: exit_key for p in start if p != dep.src
         }
-        reached = self.propagate(entry, dep.dst_key, without)
+        reached = self.propagate(entry, dep.dst_key, without, carriers=carriers)
         if reached.get(dep.dst, inf) <= dep.dst_key:
             return True
         # Into the consumer's nodes: what is ordered before a run starts.
@@ -783,11 +882,19 @@ class FunctionSync:
         """
         deps: dict[tuple[object, ...], Dep] = {}
         n = frame.size
+        # Per op: its frames and nodes below the frame's node, and those by id.
+        paths: dict[int, tuple[tuple[tuple[Frame, int], ...], tuple[object, ...]]] = {}
+
+        def inner(node: Node, op: Operation) -> tuple[tuple[Frame, int], ...]:
+            if (known := paths.get(id(op))) is None:
+                path = _inner(node, op)
+                known = paths[id(op)] = path, tuple((id(f), i) for f, i in path)
+            return known[0]
 
         def add(a: int, b: int, x: Access, y: Access) -> None:
             first, second = frame.nodes[a], frame.nodes[b % n]
-            src_inner, dst_inner = _inner(first, x.op), _inner(second, y.op)
-            key = (a, b, x.pipe, y.pipe, _path_key(src_inner), _path_key(dst_inner))
+            src_inner, dst_inner = inner(first, x.op), inner(second, y.op)
+            key = (a, b, x.pipe, y.pipe, paths[id(x.op)][1], paths[id(y.op)][1])
             if key in deps or _loop_orders_itself(first, second, x, y):
                 return
             deps[key] = frame.dep(
@@ -817,6 +924,7 @@ class FunctionSync:
                 self.synchronise(child)
             if isinstance(node.op, scf.ForOp) and _runs_at_least_once(node.op):
                 frame.edges += _through_first_iteration(node.children[0], c)
+                frame.flags_changed()
         if frame is self.root:
             self.plan_prologues()
         frame.deps = self.dependencies(frame)
@@ -848,6 +956,7 @@ class FunctionSync:
             ):
                 continue
             if sync.wait_gap + 1 > next_set - 1:
+                frame.flags_changed()
                 if sync.wait_gap - 1 < sync.set_gap:
                     sync.fenced = True
                     continue
@@ -914,6 +1023,7 @@ class FunctionSync:
                         last = frame.prev_with(sync.src, frame.size)
                         if frame.loop is node.op and sync.set_gap > last:
                             root.edges.append((sync.src, _ops_key(t), sync.dst, drain))
+        root.flags_changed()
 
     # --- event ids -------------------------------------------------------------------------
     def allocate_events(self) -> None:
@@ -950,6 +1060,7 @@ class FunctionSync:
                     # Order every earlier wait before the set: ids of flags that
                     # end before it become free.
                     sync.fenced = True
+                    frame.flags_changed()
                     used = {
                         other.event
                         for other in taken
@@ -1039,10 +1150,6 @@ def _inner(node: Node, op: Operation) -> tuple[tuple[Frame, int], ...]:
             index = child.index_of(op)
             return ((child, index), *_inner(child.nodes[index], op))
     return ()
-
-
-def _path_key(path: tuple[tuple[Frame, int], ...]) -> tuple[tuple[int, int], ...]:
-    return tuple((id(frame), index) for frame, index in path)
 
 
 def _runs_at_least_once(loop: scf.ForOp) -> bool:
@@ -1139,6 +1246,7 @@ def _squeeze(frame: Frame, sync: Sync, live: Sequence[Sync]) -> bool:
     other.set_lo = other.set_hi = set_gap
     other.wait_lo = other.wait_hi = wait_gap
     frame.syncs.remove(sync)
+    frame.flags_changed()
     return True
 
 
@@ -1150,7 +1258,8 @@ def _ancestry(frame: Frame) -> list[Frame]:
 
 
 def _select(frame: Frame, deps: Sequence[Dep]) -> None:
-    """Cover `deps` with flags: shortest first, each only if not yet ordered."""
+    """Cover `deps` with flags: shortest first, each only if not yet ordered; then
+    drop the flags the others make redundant."""
     for dep in sorted(
         deps, key=lambda d: (d.dst_key - d.src_key, d.src_key, d.dst_key)
     ):
@@ -1161,9 +1270,68 @@ def _select(frame: Frame, deps: Sequence[Dep]) -> None:
                 break
         else:
             frame.syncs.append(frame.new_sync(dep))
+        frame.flags_changed()
+    _drop_redundant(frame, deps)
+
+
+def _drop_redundant(frame: Frame, deps: Sequence[Dep]) -> None:
+    """Remove, last placed first, every flag without which the others still order
+    all of `deps`.
+
+    Only the dependencies no other one implies are asked (`_tightest`), and about
+    a flag only those whose last answer it carried: the answers of the others stay
+    the same without it. A dependency no flag orders keeps every flag (each
+    removal would have to order it).
+    """
+    checked = _tightest(deps)
+    carried: list[set[Sync | None]] = []  # per checked dependency
+    for dep in checked:
+        carried.append(set())
+        if not frame.covers(dep, carriers=carried[-1]):
+            return
     for sync in list(reversed(frame.syncs)):
-        if all(frame.covers(dep, without=sync) for dep in deps):
+        answers: dict[int, set[Sync | None]] = {}
+        for i, dep in enumerate(checked):
+            if sync not in carried[i]:
+                continue
+            answers[i] = set()
+            if not frame.covers(dep, without=sync, carriers=answers[i]):
+                break
+        else:
             frame.syncs.remove(sync)
+            frame.flags_changed()
+            for i, carriers in answers.items():
+                carried[i] = carriers
+
+
+def _tightest(deps: Sequence[Dep]) -> list[Dep]:
+    """The dependencies no other one implies.
+
+    A dependency whose ends are instructions of the frame (no `src_inner` or
+    `dst_inner`) is implied by itself alone; ordered, it orders every dependency
+    of its pipes with a producer no later and a consumer no earlier: the flags that
+    carry it carry those too, and nested ends only add ways to be ordered.
+    """
+    tightest: list[Dep] = []
+    earliest_end: dict[tuple[Pipe, Pipe], int] = {}
+    # Per pipe pair, the latest producer first; of equal spans the plain one.
+    for dep in sorted(
+        deps,
+        key=lambda d: (
+            d.src,
+            d.dst,
+            -d.src_key,
+            d.dst_key,
+            bool(d.src_inner or d.dst_inner),
+        ),
+    ):
+        pair = (dep.src, dep.dst)
+        if earliest_end.get(pair, inf) <= dep.dst_key:
+            continue
+        tightest.append(dep)
+        if not dep.src_inner and not dep.dst_inner:
+            earliest_end[pair] = dep.dst_key
+    return tightest
 
 
 def _emit_frame(frame: Frame, root: Frame) -> None:
