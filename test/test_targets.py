@@ -31,6 +31,8 @@ def test_ascend910b_figures() -> None:
     assert t.memories["gm"].size is None
     banks = t.memories["ub"].banks
     assert (banks.count, banks.groups, banks.width) == (48, 16, 32)
+    assert (banks.rows, banks.slice_bytes, banks.conflict_cycles) == (128, 65536, 1)
+    assert t.sources["memories.ub.banks.conflict_cycles"].startswith("Ascend C")
     assert t.dma[("gm", "ub")].pipe == "MTE2"
     assert t.dma[("ub", "gm")].pipe == "MTE3"
     assert t.dma[("l1", "l0a")].pipe == "MTE1"
@@ -65,6 +67,15 @@ def test_tiny_is_small_with_the_same_costs() -> None:
     assert tiny.dma == big.dma
     assert tiny.cube == big.cube and tiny.vector == big.vector
     assert tiny.sources["memories.ub.size"].startswith("assumed")
+    # 16 groups of one 8-row bank: one bank slice, the A2 cost per conflict.
+    banks = tiny.memories["ub"].banks
+    assert (banks.count, banks.groups, banks.rows, banks.slice_bytes) == (
+        16,
+        16,
+        8,
+        4096,
+    )
+    assert banks.conflict_cycles == big.memories["ub"].banks.conflict_cycles
     for name in ON_CHIP_MEMORIES:
         assert tiny.memories[name].alignment == big.memories[name].alignment
 
@@ -144,6 +155,16 @@ BAD_OVERRIDES = [
         '[memories.ub.banks]\ncount = { value = 7, source = "x" }\n',
         "memories.ub.banks.groups",
         "groups",
+    ),
+    (
+        "[memories.ub.banks]\nconflict_cycles = { value = 1 }\n",
+        "memories.ub.banks.conflict_cycles",
+        "source",
+    ),
+    (
+        '[memories.ub.banks]\nconflict_cycles = { value = 0.5, source = "x" }\n',
+        "memories.ub.banks.conflict_cycles",
+        "whole",
     ),
     ('[sync]\nevent_ids = { value = 0, source = "x" }\n', "sync.event_ids", "positive"),
     ('[cube]\nstartup = { value = 1.5, source = "x" }\n', "cube.startup", "whole"),

@@ -85,7 +85,12 @@ from pypto_mlir.sim import (
     Report,
     SimError,
 )
-from pypto_mlir.sim.cost import dma_cost, mmad_cycles, vector_cycles
+from pypto_mlir.sim.cost import (
+    bank_conflict_cycles,
+    dma_cost,
+    mmad_cycles,
+    vector_cycles,
+)
 from pypto_mlir.sim.machine import Core, gc_paused
 from pypto_mlir.targets import Target
 
@@ -561,6 +566,11 @@ class _VectorPlan:
     writes: tuple[bool, ...]
     element_types: tuple[Attribute, ...]
     calls: dict[tuple[int, ...], _VectorCall]
+    target: Target
+    bank_cycles: dict[tuple[int, ...], int]
+    """Operand addresses -> cycles lost to UB bank conflicts (any core)."""
+    blocks: dict[tuple[int, int], np.ndarray]
+    """(operand, address mod bank row) -> `_pattern_rows` of that operand."""
 
 
 @dataclass(eq=False)
@@ -570,6 +580,9 @@ class _VectorCall:
     operands: tuple[_Lanes, ...]
     reads: tuple[Access, ...]
     writes: tuple[Access, ...]
+    cycles: int
+    """The plan's cycles plus `bank_cycles`."""
+    bank_cycles: int
     sequential: bool
     """Some repeat reads what an earlier one wrote: run repeat by repeat."""
     whole: tuple[np.ndarray, ...] | None = None
@@ -623,7 +636,60 @@ def _vector_plan(op: hw.VectorOp, target: Target) -> _VectorPlan:
         writes=tuple(writes),
         element_types=lane_types,
         calls={},
+        target=target,
+        bank_cycles={},
+        blocks={},
     )
+
+
+def _pattern_rows(pattern: LanePattern, misalign: int, width: int) -> np.ndarray:
+    """(repeat, k) byte offsets of the `width`-byte bank rows each repeat of
+    `pattern` touches, from an address `misalign` bytes past a row start rounded
+    down to that row (-1 pads repeats that touch fewer rows)."""
+    if pattern.pitch % width == 0:  # every repeat: repeat 0's rows, shifted
+        first = np.unique((misalign + pattern.offsets[0] * pattern.ebytes) // width)
+        shift = np.arange(pattern.repeat, dtype=np.int64)[:, None] * pattern.pitch
+        return first[None, :] * width + shift
+    rows = (misalign + pattern.offsets * pattern.ebytes) // width
+    rows = np.sort(rows, axis=1)
+    first = np.ones(rows.shape, dtype=bool)
+    first[:, 1:] = rows[:, 1:] != rows[:, :-1]
+    order = np.argsort(~first, axis=1, kind="stable")
+    k = int(first.sum(axis=1).max())
+    compact = np.take_along_axis(rows, order, axis=1)[:, :k]
+    keep = np.take_along_axis(first, order, axis=1)[:, :k]
+    return np.where(keep, compact * width, -1)
+
+
+def _bank_cycles(plan: _VectorPlan, operands: Sequence[HwBuffer]) -> int:
+    """Cycles the op loses to UB bank conflicts at these operand addresses
+    (`cost.bank_conflict_cycles` of the rows each repeat touches; cached)."""
+    addresses = tuple(b.address for b in operands)
+    cycles = plan.bank_cycles.get(addresses)
+    if cycles is not None:
+        return cycles
+    banks = plan.target.memories["ub"].banks
+    cycles = 0
+    if banks is not None and banks.conflict_cycles:
+        width = banks.width
+        reads: list[np.ndarray] = []
+        writes: list[np.ndarray] = []
+        for i, (address, pattern) in enumerate(
+            zip(addresses, plan.patterns, strict=False)
+        ):
+            key = (i, address % width)
+            rows = plan.blocks.get(key)
+            if rows is None:
+                rows = plan.blocks[key] = _pattern_rows(pattern, key[1], width)
+            base = address - key[1]
+            (writes if plan.writes[i] else reads).append(
+                np.where(rows >= 0, rows + base, -1)
+            )
+        cycles = bank_conflict_cycles(plan.target, reads, writes)
+    if len(plan.bank_cycles) >= _INSTANCE_LIMIT:
+        plan.bank_cycles.clear()
+    plan.bank_cycles[addresses] = cycles
+    return cycles
 
 
 def _side_patterns(
@@ -711,7 +777,10 @@ def _vector_call(
         )
     ):
         whole = _flattened(tuple(lane._view(0, plan.repeat) for lane in lanes[:n_lane]))
-    return _VectorCall(tuple(lanes), reads, writes, sequential, whole)
+    bank = _bank_cycles(plan, operands)
+    return _VectorCall(
+        tuple(lanes), reads, writes, plan.cycles + bank, bank, sequential, whole
+    )
 
 
 def _flattened(views: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
@@ -1607,7 +1676,13 @@ class AscendHwFunctions(InterpreterFunctions):
                 plan.calls.clear()
             plan.calls[key] = call
         core.issue_planned(
-            _V, plan.name, plan.loc, plan.cycles, call.reads, call.writes
+            _V,
+            plan.name,
+            plan.loc,
+            call.cycles,
+            call.reads,
+            call.writes,
+            bank_cycles=call.bank_cycles,
         )
         _run_repeats(plan, call, kernel, scalar)
         return ()
@@ -1631,7 +1706,13 @@ class AscendHwFunctions(InterpreterFunctions):
         touched = make_pattern(np.unique(byte_offsets) // e, 0, 1, e)
         reads = call.reads + touched.accesses(src.space, src.address)
         core.issue(
-            "V", plan.name, plan.loc, plan.cycles, reads=reads, writes=call.writes
+            "V",
+            plan.name,
+            plan.loc,
+            call.cycles,
+            reads=reads,
+            writes=call.writes,
+            bank_cycles=call.bank_cycles,
         )
         elements = core.memories[src.space].view(plan.dtypes[0])
         base = src.address // e

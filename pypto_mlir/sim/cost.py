@@ -6,14 +6,17 @@ The formulas (and their sources) are documented in docs/simulator.md ("Cost mode
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from pypto_mlir.targets import DmaPath, Target
+from pypto_mlir.targets import BankLayout, DmaPath, Target
 
 __all__ = [
     "DmaCost",
+    "bank_access_cycles",
+    "bank_conflict_cycles",
     "dma_cost",
     "dma_cycles",
     "dtype_key",
@@ -179,6 +182,80 @@ def vector_cycles(
     table = vec.cycles_per_repeat.get(bits) or vec.cycles_per_repeat.get(16, {})
     per_repeat = table.get(op, vec.default_cycles_per_repeat)
     return instructions * vec.startup + math.ceil(repeats * per_repeat)
+
+
+def _distinct_rows(blocks: Sequence[np.ndarray], width: int) -> np.ndarray:
+    """The bank rows of each repeat's blocks, (repeats, k), each row once (-1 pads)."""
+    rows = np.concatenate([np.asarray(b, dtype=np.int64) for b in blocks], axis=1)
+    rows = np.where(rows >= 0, rows // width, -1)
+    rows.sort(axis=1)
+    rows[:, 1:][rows[:, 1:] == rows[:, :-1]] = -1
+    return rows
+
+
+def _counts(keys: np.ndarray, buckets: int) -> np.ndarray:
+    """(repeats, buckets): how many entries of each repeat's row of `keys` (-1:
+    none) fall into each bucket (keys past the last bucket, outside the memory,
+    are left out: the access itself is an error the simulator reports)."""
+    n = keys.shape[0]
+    valid = (keys >= 0) & (keys < buckets)
+    flat = (np.arange(n, dtype=np.int64)[:, None] * buckets + keys)[valid]
+    return np.bincount(flat, minlength=n * buckets).reshape(n, buckets)
+
+
+def bank_access_cycles(
+    banks: BankLayout, reads: Sequence[np.ndarray], writes: Sequence[np.ndarray]
+) -> np.ndarray:
+    """Cycles of bank row access of each repeat of a vector instruction.
+
+    `reads`, `writes`: one (repeats, blocks) integer array per operand, the byte
+    addresses of the `banks.width`-byte blocks it touches in each repeat (-1
+    where a repeat touches fewer). The blocks of one repeat are accessed in the
+    same cycle; a bank group delivers one row per cycle to the reads and takes
+    one from the writes, and a bank cannot be read and written in one cycle:
+
+        cycles = max(max over groups of the rows read there,
+                     max over groups of the rows written there,
+                     max over banks both read and written of reads + writes)
+
+    A row read by two operands is read once; a row written where the same repeat
+    reads it (in place) is not a read/write conflict.
+    """
+    repeats = max((b.shape[0] for b in (*reads, *writes)), default=0)
+    empty = np.full((repeats, 1), -1, np.int64)
+    read_rows = _distinct_rows([*reads, empty], banks.width)
+    write_rows = _distinct_rows([*writes, empty], banks.width)
+    groups, per_slice = banks.groups, banks.groups * banks.rows
+    cycles = np.maximum(
+        _counts(np.where(read_rows >= 0, read_rows % groups, -1), groups).max(1),
+        _counts(np.where(write_rows >= 0, write_rows % groups, -1), groups).max(1),
+    )
+    if reads and writes:
+        in_place = (write_rows[:, :, None] == read_rows[:, None, :]).any(2)
+        other = np.where(in_place, -1, write_rows)
+
+        def bank(rows: np.ndarray) -> np.ndarray:
+            return np.where(rows >= 0, rows % groups + groups * (rows // per_slice), -1)
+
+        read_banks = _counts(bank(read_rows), banks.count)
+        write_banks = _counts(bank(other), banks.count)
+        both = (read_banks > 0) & (write_banks > 0)
+        cycles = np.maximum(cycles, np.where(both, read_banks + write_banks, 0).max(1))
+    return cycles
+
+
+def bank_conflict_cycles(
+    target: Target, reads: Sequence[np.ndarray], writes: Sequence[np.ndarray]
+) -> int:
+    """Cycles a vector instruction loses to UB bank conflicts: `conflict_cycles`
+    (from the target) per row access cycle beyond the first of each repeat
+    (`bank_access_cycles`). The per-op cycles per repeat are the conflict-free
+    cost; this is added to them."""
+    banks = target.memories["ub"].banks
+    if banks is None or not banks.conflict_cycles or not (reads or writes):
+        return 0
+    cycles = bank_access_cycles(banks, reads, writes)
+    return int(np.maximum(cycles - 1, 0).sum()) * banks.conflict_cycles
 
 
 def scalar_cycles(target: Target, count: int = 1) -> int:

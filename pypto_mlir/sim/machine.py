@@ -163,6 +163,10 @@ class Core:
         # Every DMA path an issued record used (by id; a path runs on one pipe), for
         # the replay's GM sharing.
         self.used_paths: dict[int, DmaPath] = {}
+        self.bank_conflict_cycles = 0
+        """Cycles of the issued instructions lost to UB bank conflicts."""
+        self.bank_conflict_instructions = 0
+        """Issued instructions that lost cycles to UB bank conflicts."""
 
     # --- functional memory -----------------------------------------------------------
     def memory(self, space: str) -> np.ndarray:
@@ -276,6 +280,7 @@ class Core:
         path: tuple[str, str] | None = None,
         nbytes: int | None = None,
         wire_bytes: int | None = None,
+        bank_cycles: int = 0,
     ) -> int:
         """Record one instruction executed on `pipe`; returns its record id.
 
@@ -283,6 +288,8 @@ class Core:
         initialised, writes mark bytes initialised. For a DMA, `path` names the
         direction (it must exist on the target and run on `pipe`), `nbytes` the payload
         and `wire_bytes` the bytes moved after granule rounding (default nbytes).
+        `bank_cycles`: how many of `cycles` are lost to UB bank conflicts (counted
+        in the report).
         """
         p = _PIPE_INDEX.get(pipe)
         if p is None or type(pipe) is int:
@@ -293,6 +300,14 @@ class Core:
             )
         if cycles < 0:
             raise SimError(f"{_at(loc)}negative cycle count {cycles}", (loc,))
+        if not 0 <= bank_cycles <= cycles:
+            raise SimError(
+                f"{_at(loc)}bank conflict cycles {bank_cycles} not in 0..{cycles}",
+                (loc,),
+            )
+        if bank_cycles:
+            self.bank_conflict_cycles += bank_cycles
+            self.bank_conflict_instructions += 1
         reads = _accesses(reads)
         writes = _accesses(writes)
         known = self._known
@@ -349,11 +364,16 @@ class Core:
         path: DmaPath | None = None,
         nbytes: int = 0,
         wire_bytes: int = 0,
+        bank_cycles: int = 0,
     ) -> int:
         """`issue` for an interpreter that checked its arguments once per op: `pipe`
         an index (not ALL), `cycles` a non-negative int, accesses as tuples of
         Access, `path` the target's DmaPath running on `pipe`, `nbytes` and
-        `wire_bytes` given. The accesses are checked as `issue` checks them."""
+        `wire_bytes` given, `bank_cycles` in 0..cycles. The accesses are checked
+        as `issue` checks them."""
+        if bank_cycles:
+            self.bank_conflict_cycles += bank_cycles
+            self.bank_conflict_instructions += 1
         known = self._known
         for access in reads:
             if known.get(id(access)) is not access:

@@ -96,6 +96,11 @@ class CoreStats:
     gm_bytes_read: int
     gm_bytes_written: int
     memories: dict[str, MemoryStats]
+    bank_conflict_cycles: int = 0
+    """Cycles of this core's instructions lost to UB bank conflicts (part of the
+    V pipe's busy cycles)."""
+    bank_conflict_instructions: int = 0
+    """This core's instructions that lost cycles to UB bank conflicts."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -106,6 +111,8 @@ class CoreStats:
             "bytes_per_path": dict(self.bytes_per_path),
             "gm_bytes_read": self.gm_bytes_read,
             "gm_bytes_written": self.gm_bytes_written,
+            "bank_conflict_cycles": self.bank_conflict_cycles,
+            "bank_conflict_instructions": self.bank_conflict_instructions,
             "memories": {name: m.to_dict() for name, m in self.memories.items()},
         }
 
@@ -132,6 +139,15 @@ class Report:
     @property
     def microseconds(self) -> float:
         return self.cycles / (self.clock_ghz * 1e3)
+
+    @property
+    def bank_conflict_cycles(self) -> int:
+        """Cycles lost to UB bank conflicts, summed over the cores."""
+        return sum(c.bank_conflict_cycles for c in self.cores)
+
+    @property
+    def bank_conflict_instructions(self) -> int:
+        return sum(c.bank_conflict_instructions for c in self.cores)
 
     @property
     def gm_bandwidth_gbps(self) -> float:
@@ -165,6 +181,8 @@ class Report:
             "gm_wire_bytes": self.gm_wire_bytes,
             "gm_bandwidth_gbps": round(self.gm_bandwidth_gbps, 6),
             "gm_bandwidth_utilization": round(self.gm_bandwidth_utilization, 6),
+            "bank_conflict_cycles": self.bank_conflict_cycles,
+            "bank_conflict_instructions": self.bank_conflict_instructions,
             "cores": [c.to_dict() for c in self.cores],
         }
 
@@ -192,6 +210,14 @@ class Report:
                 "bytes per path: "
                 + ", ".join(f"{p} {b}" for p, b in sorted(self.bytes_per_path.items()))
             )
+        v_busy = self.pipes["V"].busy_cycles if "V" in self.pipes else 0
+        share = (
+            f" ({self.bank_conflict_cycles / v_busy:.1%} of V busy)" if v_busy else ""
+        )
+        lines.append(
+            f"UB bank conflicts: {self.bank_conflict_cycles} cycles in "
+            f"{self.bank_conflict_instructions} instructions{share}"
+        )
         peak: dict[str, MemoryStats] = {}
         for core in self.cores:
             for name, m in core.memories.items():
@@ -207,13 +233,18 @@ class Report:
         if self.block_dim > 1:
             lines.append("")
             lines.append(
-                f"{'core':<6}{'cycles':>10}  " + "".join(f"{p:>7}" for p in PIPE_ORDER)
+                f"{'core':<6}{'cycles':>10}  "
+                + "".join(f"{p:>7}" for p in PIPE_ORDER)
+                + f"{'bank conflict cycles':>22}"
             )
             for core in self.cores:
                 utils = "".join(
                     f"{core.pipes[p].utilization:>7.0%}" for p in PIPE_ORDER
                 )
-                lines.append(f"{core.index:<6}{core.cycles:>10}  {utils}")
+                lines.append(
+                    f"{core.index:<6}{core.cycles:>10}  {utils}"
+                    f"{core.bank_conflict_cycles:>22}"
+                )
         return "\n".join(lines)
 
 
@@ -349,6 +380,8 @@ def build_report(
                 gm_bytes_read=int(gm_read[st.index]),
                 gm_bytes_written=int(gm_written[st.index]),
                 memories=memories,
+                bank_conflict_cycles=core.bank_conflict_cycles,
+                bank_conflict_instructions=core.bank_conflict_instructions,
             )
         )
         for name, b in paths.items():

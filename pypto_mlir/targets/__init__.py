@@ -71,15 +71,40 @@ class TargetError(ValueError):
 
 @dataclass(frozen=True)
 class BankLayout:
-    """Bank structure of a memory (used for bank-conflict modelling)."""
+    """Bank structure of a memory (used for bank-conflict modelling).
+
+    Consecutive `width`-byte rows go to consecutive bank groups; bank `g + groups *
+    k` of group `g` holds the k-th of the `count / groups` equal slices of the
+    memory (the mapping of the Ascend C bank-conflict guide, where 0x10000 is in
+    bank 16, 0x10020 in bank 17 and 0x20020 in bank 33).
+    """
 
     count: int
     groups: int
     width: int
+    rows: int = 0
+    """Rows of one bank (the memory size / (count * width))."""
+    conflict_cycles: int = 0
+    """Cycles each further row queued on one bank or bank group costs a vector
+    instruction (0: conflicts are not modelled)."""
 
     @property
     def banks_per_group(self) -> int:
         return self.count // self.groups
+
+    @property
+    def slice_bytes(self) -> int:
+        """Bytes of one slice: the rows of every bank with the same index in its
+        group (64 KiB on Atlas A2)."""
+        return self.groups * self.rows * self.width
+
+    def group_of(self, address: Any) -> Any:
+        """The bank group of a byte address (ints or numpy arrays)."""
+        return address // self.width % self.groups
+
+    def bank_of(self, address: Any) -> Any:
+        """The bank of a byte address (ints or numpy arrays)."""
+        return self.group_of(address) + self.groups * (address // self.slice_bytes)
 
 
 @dataclass(frozen=True)
@@ -401,11 +426,27 @@ def _load_file(path: Path) -> Target:
             )
         banks = None
         if "banks" in r.table(key):
-            r.check_keys(f"{key}.banks", {"count", "groups", "width"})
+            r.check_keys(
+                f"{key}.banks", {"count", "groups", "width", "conflict_cycles"}
+            )
+            count = int(r.number(f"{key}.banks.count", "count", integer=True))
+            width = r.power_of_two(f"{key}.banks.width")
+            conflict = 0
+            if "conflict_cycles" in r.table(f"{key}.banks"):
+                conflict = int(
+                    r.number(
+                        f"{key}.banks.conflict_cycles",
+                        "cycles",
+                        integer=True,
+                        allow_zero=True,
+                    )
+                )
             banks = BankLayout(
-                count=int(r.number(f"{key}.banks.count", "count", integer=True)),
+                count=count,
                 groups=int(r.number(f"{key}.banks.groups", "count", integer=True)),
-                width=r.power_of_two(f"{key}.banks.width"),
+                width=width,
+                rows=size // (count * width),
+                conflict_cycles=conflict,
             )
             if banks.count % banks.groups:
                 raise r.error(

@@ -14,12 +14,15 @@
 // CHECK:      pipe     busy cycles  utilization
 // CHECK:      MTE2           30784
 // CHECK:      MTE3            8032
-// CHECK:      V               4752
+// 4752 cycles of vadd plus one bank conflict cycle per repeat: x and y tiles
+// both start in bank group 0, so every repeat reads two rows of groups 0-7.
+// CHECK:      V               6800
 // CHECK:      GM: 1048576 B read, 524288 B written
 // CHECK:      bytes per path: gm->ub 1048576, ub->gm 524288
+// CHECK:      UB bank conflicts: 2048 cycles in 16 instructions (30.1% of V busy)
 // CHECK:      ub 131072/196608 B (67%)
-// CHECK:      core      cycles
-// CHECK-NEXT: 0
-// CHECK-NEXT: 1
+// CHECK:      core      cycles {{.*}} bank conflict cycles
+// CHECK-NEXT: 0 {{.*}} 1024{{$}}
+// CHECK-NEXT: 1 {{.*}} 1024{{$}}
 
 // SUM: True
