@@ -22,6 +22,14 @@ the loop exits (every iteration needs it). Values are then grouped (the required
 and in-place sharing), and groups are placed first-fit, aligned as the target
 requires. When no placement fits, the diagnostic names the memory, the bytes the
 tiles live at the worst point need and the bytes the target has.
+
+With `bank_offset`, a UB buffer that a vector op reads or writes together with
+buffers already placed goes to the aligned offset, among a few near its
+first-fit one (and the starts of the memory's bank slices), where the op's
+first repeat loses the fewest cycles to bank conflicts by the simulator's
+formula (`sim.cost.bank_access_cycles`): two sources in different bank groups,
+a destination in other banks than its sources. When that placement does not
+fit, the plain first-fit one is used (so the capacity diagnostic is the same).
 """
 
 from __future__ import annotations
@@ -29,12 +37,14 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from pypto_mlir.dialects.tile import MatmulOp, TileType
+import numpy as np
+from pypto_mlir.dialects.tile import LoadOp, MatmulOp, MoveOp, TileType, element_bytes
 from xdsl.dialects import func, scf
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 
 from pypto_mlir.diagnostics import op_error
-from pypto_mlir.targets import Target
+from pypto_mlir.sim.cost import bank_access_cycles
+from pypto_mlir.targets import BankLayout, Target
 
 Interval = tuple[int, int]
 """Closed interval of program points."""
@@ -60,6 +70,24 @@ class _Group:
 
     def start(self) -> int:
         return min(lo for lo, _ in self.intervals)
+
+
+_Stream = tuple[_Group, int]
+"""A buffer an op's vector instructions go through, and the bytes of it one
+repeat touches."""
+
+
+@dataclass
+class _BankUse:
+    """The buffers an op's vector instructions read together and write."""
+
+    reads: list[_Stream]
+    writes: list[_Stream]
+    repeats: int
+    """Repeats of one pass over the largest of them."""
+
+    def groups(self) -> list[_Group]:
+        return _distinct(g for g, _ in (*self.reads, *self.writes))
 
 
 @dataclass
@@ -161,14 +189,16 @@ def plan_memory(
     tile_values: Sequence[SSAValue],
     inplace: Callable[[Operation], Collection[int]],
     scratch: Callable[[Operation], Sequence[ScratchRequest]],
+    bank_offset: bool = False,
 ) -> MemoryPlan:
     """Place every value of `tile_values` (all tile values of `function`, in
     program order) and the scratch buffers its ops request.
 
     `inplace(op)` lists the operand numbers whose value may share the buffer of
     op's result when it dies at op; `scratch(op)` lists the scratch buffers op
-    needs. Raises a located diagnostic when a memory overflows or a required
-    sharing is impossible.
+    needs; `bank_offset` moves UB buffers a vector op uses together apart in
+    the UB banks where space allows. Raises a located diagnostic when a memory
+    overflows or a required sharing is impossible.
     """
     live = _Liveness(function, inplace)
     groups: dict[SSAValue, _Group] = {}
@@ -257,7 +287,15 @@ def plan_memory(
 
     high_water: dict[str, int] = {}
     for space in dict.fromkeys(g.space for g in unique):
-        placed = _place([g for g in unique if g.space == space], target, space, live)
+        banks = target.memories[space].banks
+        uses = (
+            _bank_uses(function, groups, scratch_groups, space, target)
+            if bank_offset and banks is not None and banks.conflict_cycles
+            else []
+        )
+        placed = _place(
+            [g for g in unique if g.space == space], target, space, live, uses
+        )
         high_water[space] = placed
     return MemoryPlan(
         {v: g.offset for v, g in groups.items()},
@@ -272,10 +310,153 @@ def _round_up(value: int, unit: int) -> int:
     return -(-value // unit) * unit
 
 
-def _first_fit(groups: Sequence[_Group], alignment: int) -> int:
+def _distinct(groups: Iterable[_Group]) -> list[_Group]:
+    unique: list[_Group] = []
+    for group in groups:
+        if all(group is not g for g in unique):
+            unique.append(group)
+    return unique
+
+
+def _bank_uses(
+    function: func.FuncOp,
+    groups: dict[SSAValue, _Group],
+    scratch_groups: dict[Operation, list[_Group]],
+    space: str,
+    target: Target,
+) -> list[_BankUse]:
+    """What each vector op (an op other than a DMA or matmul with a result in
+    `space`) reads and writes there, as streams: a repeat covers `lanes`
+    elements of a tile (lanes = repeat bytes / the widest element), one element
+    of a per-row `[M, 1]` tile, one 32-byte block of a scratch buffer."""
+    uses: list[_BankUse] = []
+    repeat_bytes = target.vector.repeat_bytes
+    banks = target.memories[space].banks
+    block = banks.width if banks is not None else repeat_bytes
+    for op in function.walk():
+        if op.regions or isinstance(op, LoadOp | MoveOp | MatmulOp):
+            continue
+        results = [r for r in op.results if r in groups and groups[r].space == space]
+        if not results:
+            continue
+        operands = [v for v in op.operands if v in groups and groups[v].space == space]
+        types = [v.type for v in (*operands, *results)]
+        widest = max(element_bytes(t.element_type) for t in types)  # type: ignore[attr-defined]
+        lanes = repeat_bytes // widest
+
+        reads = [_stream(groups, v, lanes) for v in operands] + [
+            (g, block) for g in scratch_groups.get(op, []) if g.space == space
+        ]
+        writes = [_stream(groups, r, lanes) for r in results]
+        repeats = max(-(-g.size // pitch) for g, pitch in (*reads, *writes))
+        uses.append(_BankUse(reads, writes, repeats))
+    return uses
+
+
+def _stream(groups: dict[SSAValue, _Group], value: SSAValue, lanes: int) -> _Stream:
+    tile = value.type
+    assert isinstance(tile, TileType)
+    e = element_bytes(tile.element_type)
+    return groups[value], e if tile.get_shape()[-1] == 1 else lanes * e
+
+
+@dataclass
+class _BankChoice:
+    """Picks offsets with the fewest bank conflicts for groups with bank uses."""
+
+    banks: BankLayout
+    uses: dict[int, list[_BankUse]]
+    """id(group) -> the uses it takes part in."""
+    limit: int
+    alignment: int
+    far: bool
+    """Also try the later gaps and the starts of the bank slices."""
+
+    def candidates(self, size: int, busy: list[Interval]) -> list[int]:
+        """Aligned offsets clear of `busy`: a phase window (one row per bank
+        group) from the start of each free gap (the first one only unless
+        `far`) and of each bank slice inside it."""
+        window = self.banks.groups * self.banks.width
+        gaps: list[Interval] = []
+        end = 0
+        for lo, hi in busy:
+            if lo > end:
+                gaps.append((end, lo))
+            end = max(end, hi)
+        gaps.append((end, self.limit))
+        found: list[int] = []
+        for lo, hi in gaps:
+            if lo + size > hi:
+                continue
+            slice_bytes = self.banks.slice_bytes
+            starts = [lo, *range(_round_up(lo + 1, slice_bytes), hi, slice_bytes)]
+            for start in starts if self.far else starts[:1]:
+                found += [
+                    c
+                    for c in range(start, min(start + window, hi), self.alignment)
+                    if c + size <= hi
+                ]
+            if not self.far:
+                break
+        return sorted(set(found))
+
+    def cost(self, group: _Group, offsets: np.ndarray, placed: set[int]) -> np.ndarray:
+        """Conflict cycles of the uses of `group` at each of `offsets`, with the
+        groups placed so far: `bank_access_cycles` of the first repeats of each
+        stream (enough to see every phase of one against another), scaled to
+        the use's repeats."""
+        total = np.zeros(offsets.size, dtype=np.float64)
+        width = self.banks.width
+        sample = self.banks.groups
+        n = offsets.size
+
+        def blocks(g: _Group, pitch: int) -> np.ndarray:
+            """(candidates * sample, blocks) block addresses of `sample` repeats
+            (wrapping around inside the buffer)."""
+            pitch = min(pitch, g.size)
+            starts = np.arange(sample, dtype=np.int64) * pitch % g.size
+            rows = -(-pitch // width) + 1
+            first = starts // width * width
+            block = first[:, None] + width * np.arange(rows)[None, :]
+            ends = starts + pitch
+            block = np.where(block < ends[:, None], block, -1)
+            base = offsets if g is group else np.full(n, g.offset, dtype=np.int64)
+            out = base[:, None, None] + block[None, :, :]
+            return np.where(block[None, :, :] >= 0, out, -1).reshape(n * sample, rows)
+
+        for use in self.uses.get(id(group), []):
+            if not any(id(g) in placed for g in use.groups() if g is not group):
+                continue
+
+            def known(g: _Group) -> bool:
+                return g is group or id(g) in placed
+
+            reads = [blocks(g, p) for g, p in use.reads if known(g)]
+            writes = [blocks(g, p) for g, p in use.writes if known(g)]
+            cycles = bank_access_cycles(self.banks, reads, writes).reshape(n, sample)
+            extra = (np.maximum(cycles, 1) - 1).sum(axis=1)
+            total += extra * (use.repeats / sample)
+        return total
+
+    def choose(self, group: _Group, busy: list[Interval], placed: set[int]) -> int:
+        """The candidate with the least conflict cost (the lowest one of those),
+        or -1 when `group` has no bank uses or nothing fits."""
+        if not self.uses.get(id(group)):
+            return -1
+        offsets = np.asarray(self.candidates(group.size, busy), dtype=np.int64)
+        if not offsets.size:
+            return -1
+        return int(offsets[int(np.argmin(self.cost(group, offsets, placed)))])
+
+
+def _first_fit(
+    groups: Sequence[_Group], alignment: int, bank: _BankChoice | None = None
+) -> int:
     """Give each group the lowest aligned offset clear of the groups placed before
-    it that are live at the same time; returns the highest end."""
+    it that are live at the same time (with `bank`, the one it picks); returns
+    the highest end."""
     placed: list[_Group] = []
+    placed_ids: set[int] = set()
     high = 0
     for group in groups:
         busy = sorted(
@@ -283,30 +464,56 @@ def _first_fit(groups: Sequence[_Group], alignment: int) -> int:
             for g in placed
             if _overlap(g.intervals, group.intervals, True)
         )
-        offset = 0
-        for lo, hi in busy:
-            if offset + group.size <= lo:
-                break
-            offset = max(offset, hi)
+        offset = bank.choose(group, busy, placed_ids) if bank is not None else -1
+        if offset < 0:
+            offset = 0
+            for lo, hi in busy:
+                if offset + group.size <= lo:
+                    break
+                offset = max(offset, hi)
         group.offset = offset
         placed.append(group)
+        placed_ids.add(id(group))
         high = max(high, offset + group.size)
     return high
 
 
-def _place(groups: list[_Group], target: Target, space: str, live: _Liveness) -> int:
+def _place(
+    groups: list[_Group],
+    target: Target,
+    space: str,
+    live: _Liveness,
+    uses: Sequence[_BankUse] = (),
+) -> int:
     memory = target.memories[space]
     assert memory.size is not None
     orders = (
         sorted(groups, key=lambda g: (g.start(), -g.size)),
         sorted(groups, key=lambda g: (-g.size, g.start())),
     )
+    # Bank-aware placements first (far moves, then near ones), each kept only
+    # when it fits; the plain first fit last (its failure is the diagnostic).
+    choices: list[_BankChoice | None] = [None]
+    if uses and memory.banks is not None:
+        by_group: dict[int, list[_BankUse]] = {}
+        for use in uses:
+            for g in use.groups():
+                by_group.setdefault(id(g), []).append(use)
+        choices = [
+            _BankChoice(memory.banks, by_group, memory.size, memory.alignment, far)
+            for far in (True, False)
+        ] + choices
     best: tuple[int, list[int]] | None = None
-    for order in orders:
-        high = _first_fit(order, memory.alignment)
-        if best is None or high < best[0]:
-            best = (high, [g.offset for g in groups])
-        if high <= memory.size:
+    for bank in choices:
+        best = None
+        for order in orders:
+            high = _first_fit(order, memory.alignment, bank)
+            if best is None or high < best[0]:
+                best = (high, [g.offset for g in groups])
+            if high <= memory.size:
+                break
+        assert best is not None
+        if best[0] <= memory.size:
             break
     assert best is not None
     high, offsets = best

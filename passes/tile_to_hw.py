@@ -693,12 +693,14 @@ class _FunctionLowering:
         target: Target,
         target_name: str,
         cores: int,
+        bank_offset: bool = True,
     ):
         self.ctx = ctx
         self.target_name = target_name
         self.function = function
         self.target = target
         self.cores = cores
+        self.bank_offset = bank_offset
 
     def run(self) -> None:
         function = self.function
@@ -742,6 +744,7 @@ class _FunctionLowering:
                 ScratchRequest(str(t.memory_space), t.byte_size())
                 for t in scratch_types.get(op, [])
             ],
+            self.bank_offset,
         )
         entry = function.body.block
         self._allocs: dict[tuple[int, hw.BufferType], SSAValue] = {}
@@ -901,6 +904,10 @@ class TileToHwPass(ModulePass):
     max_cores: int = 0
     """Use at most this many cores; 0: all cores of the target."""
 
+    bank_offset: bool = True
+    """Place UB buffers one vector instruction uses together in different banks
+    where space allows (memory_plan.py)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         name = self.target
         if not name:
@@ -918,4 +925,6 @@ class TileToHwPass(ModulePass):
             if any(
                 _is_tile(v) for o in function.walk() for v in (*o.results, *o.operands)
             ) or any(map(_is_tile, function.args)):
-                _FunctionLowering(ctx, function, target, name, cores).run()
+                _FunctionLowering(
+                    ctx, function, target, name, cores, self.bank_offset
+                ).run()

@@ -122,7 +122,11 @@ LOWER_STAGES: tuple[Stage, ...] = (
         optional=True,
         enabled_by="double_buffer",
     ),
-    Stage("tile-to-hw", "ascend_hw", (("max_cores", "max_cores"),)),
+    Stage(
+        "tile-to-hw",
+        "ascend_hw",
+        (("max_cores", "max_cores"), ("bank_offset", "bank_offset")),
+    ),
     Stage("hw-coalesce-dma", "ascend_hw", enabled_by="coalesce_dma"),
     Stage("hw-insert-sync", "ascend_hw"),
 )
@@ -136,8 +140,9 @@ class LowerPipeline(PipelinePass):
     """Lower tv to ascend_hw: tile, peel tails, select instructions, synchronise.
 
     Runs canonicalize, pypto-set-target, tv-to-tile, tile-peel-tails,
-    tile-pipeline (unless double-buffer=false), tile-to-hw and hw-insert-sync;
-    every stage is also a pass of its own.
+    tile-pipeline (unless double-buffer=false), tile-to-hw (bank-offset),
+    hw-coalesce-dma (unless coalesce-dma=false) and hw-insert-sync; every stage
+    is also a pass of its own.
     """
 
     name = "pypto-lower"
@@ -159,6 +164,10 @@ class LowerPipeline(PipelinePass):
 
     coalesce_dma: bool = True
     """Merge DMAs and bursts into fewer, longer ones (hw-coalesce-dma)."""
+
+    bank_offset: bool = True
+    """Place UB buffers a vector instruction uses together in different banks
+    (tile-to-hw's memory planning)."""
 
     def stages(self, level: str = "ascend_hw") -> tuple[ModulePass, ...]:
         """The member passes whose output is at `level` or above: the prefix of

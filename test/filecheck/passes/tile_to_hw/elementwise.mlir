@@ -31,8 +31,10 @@ func.func @f(%x: memref<20x40xf16>, %out: memref<20x40xf16>) {
 // CHECK:      builtin.module attributes {pypto.target = "ascend910b"} {
 // CHECK-NEXT:   func.func @f(%x: memref<20x40xf16>, %out: memref<20x40xf16>) attributes {ascend_hw.block_dim = 1 : i64} {
 // Two tiles live at once (%t is still needed by the add), the add computes in place.
+// %e starts 256 bytes past the first free offset (bank-offset): each repeat of
+// the exp and the add then reads and writes the bank groups the other does not.
 // CHECK-NEXT:     %[[T:.*]] = ascend_hw.alloc [0, 512) : !ascend_hw.buf<8x32xf16, ub>
-// CHECK-NEXT:     %[[E:.*]] = ascend_hw.alloc [512, 1024) : !ascend_hw.buf<8x32xf16, ub>
+// CHECK-NEXT:     %[[E:.*]] = ascend_hw.alloc [768, 1280) : !ascend_hw.buf<8x32xf16, ub>
 // CHECK-NOT:      ascend_hw.alloc
 // CHECK:          scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
 // Full 8x32 tile: 8 bursts of 64 bytes, 16 bytes apart in GM, packed in UB.
