@@ -1,6 +1,6 @@
 """UB bank-conflict avoidance: the demo kernels with bank offsets off vs on (prints, no asserts).
 
-For swish, softmax and layernorm at their demo sizes (pypto_mlir/demo.py), lowered
+For swish, softmax, layernorm and ffn at their demo sizes (pypto_mlir/demo.py), lowered
 by `pypto-lower{bank-offset=false}` and by `pypto-lower` (bank offsets on), on the
 simulated ascend910b: cycles, the ratio off/on, the cycles the vector
 instructions lose to UB bank conflicts (the report's `bank_conflict_cycles`, over
@@ -25,7 +25,7 @@ from pypto_mlir.interp.ascend_hw import run_hw_function
 from pypto_mlir.pipelines import LowerPipeline
 from pypto_mlir.targets import load_target
 
-NAMES = ("swish", "softmax", "layernorm")
+NAMES = ("swish", "softmax", "layernorm", "ffn")
 
 
 def run(demo: DemoKernel, target_name: str, bank_offset: bool) -> tuple[Any, list]:
@@ -63,7 +63,7 @@ def main() -> None:
     wanted = args.only.split(",")
     demos = [k for k in KERNELS if k.kernel in wanted]
     print(
-        f"{'kernel':<11}{'shape':<15}{'offsets':<8}{'cycles':>9}{'bank cyc':>10}"
+        f"{'kernel':<17}{'shape':<20}{'offsets':<8}{'cycles':>9}{'bank cyc':>10}"
         f"{'of V busy':>10}{'V util':>8}{'ub high':>9}"
     )
     for demo in demos:
@@ -77,7 +77,7 @@ def main() -> None:
             v = r.pipes["V"]
             share = r.bank_conflict_cycles / v.busy_cycles if v.busy_cycles else 0.0
             print(
-                f"{demo.kernel:<11}{demo.shape:<15}{'on' if on else 'off':<8}"
+                f"{demo.kernel:<17}{demo.shape:<20}{'on' if on else 'off':<8}"
                 f"{r.cycles:>9}{r.bank_conflict_cycles:>10}{share:>10.1%}"
                 f"{v.utilization:>8.1%}{ub_high_water(r):>9}"
             )
@@ -87,7 +87,7 @@ def main() -> None:
         )
         ratio = reports[False].cycles / reports[True].cycles
         print(
-            f"{'':<11}off/on {ratio:.3f}x, outputs identical: {same} "
+            f"{'':<17}off/on {ratio:.3f}x, outputs identical: {same} "
             f"({time.perf_counter() - start:.1f} s)"
         )
 

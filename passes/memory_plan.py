@@ -36,6 +36,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 from pypto_mlir.dialects.tile import LoadOp, MatmulOp, MoveOp, TileType, element_bytes
@@ -340,8 +341,10 @@ def _bank_uses(
         if not results:
             continue
         operands = [v for v in op.operands if v in groups and groups[v].space == space]
-        types = [v.type for v in (*operands, *results)]
-        widest = max(element_bytes(t.element_type) for t in types)  # type: ignore[attr-defined]
+        widest = max(
+            element_bytes(cast(TileType, v.type).element_type)
+            for v in (*operands, *results)
+        )
         lanes = repeat_bytes // widest
 
         reads = [_stream(groups, v, lanes) for v in operands] + [
