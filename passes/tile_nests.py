@@ -22,7 +22,9 @@ group's root op:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import cast
 
@@ -43,6 +45,7 @@ from xdsl.dialects.builtin import (
     MemRefType,
     NoneAttr,
     StridedLayoutAttr,
+    UnknownLoc,
     bf16,
     f16,
     f32,
@@ -85,14 +88,33 @@ def op_suffix(op: Operation) -> str:
     return op.name.split(".", 1)[1]
 
 
+_LOCATION: ContextVar[Attribute | None] = ContextVar("nest_location", default=None)
+"""The location given to the ops a `Cursor` inserts (that of the tv op they
+implement), so that a later pass that refuses one reports the kernel's op."""
+
+
+@contextmanager
+def located(location: Attribute) -> Iterator[None]:
+    """Ops inserted inside get `location` (unless they already have one)."""
+    token = _LOCATION.set(location)
+    try:
+        yield
+    finally:
+        _LOCATION.reset(token)
+
+
 class Cursor:
-    """Inserts ops at the end of a block, or before an anchor op."""
+    """Inserts ops at the end of a block, or before an anchor op; they get the
+    location of the tv op being lowered (`located`)."""
 
     def __init__(self, block: Block, before: Operation | None = None):
         self.block = block
         self.before = before
 
     def insert(self, op: Operation) -> Operation:
+        location = _LOCATION.get()
+        if location is not None and isinstance(op.location, UnknownLoc):
+            op.location = location
         if self.before is None:
             self.block.add_op(op)
         else:
@@ -511,7 +533,12 @@ class NestEmitter:
         return mapping[len(mapping) - rank :]
 
     def compute(self, cursor: Cursor, op: Operation, mapping: Mapping) -> SSAValue:
-        """Emit the tile ops of group member `op`, whose result has `mapping`."""
+        """Emit the tile ops of group member `op`, whose result has `mapping`
+        (located at `op`)."""
+        with located(op.location):
+            return self._compute(cursor, op, mapping)
+
+    def _compute(self, cursor: Cursor, op: Operation, mapping: Mapping) -> SSAValue:
         result_type = tensor_type(op.results[0]).element_type
         if isinstance(op, tv.UnaryOp):
             ctype = compute_type(result_type)

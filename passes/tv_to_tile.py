@@ -54,7 +54,7 @@ from xdsl.passes import ModulePass
 from pypto_mlir.diagnostics import emit_remark, op_error
 from pypto_mlir.targets import Target, TargetError, load_target
 
-from .tile_nests import Cursor, GmBuffers, NestEmitter, memref_strides
+from .tile_nests import Cursor, GmBuffers, NestEmitter, located, memref_strides
 from .tiling_model import (
     BUFFERING,
     LiveProfile,
@@ -191,10 +191,13 @@ class FunctionLowering:
         # can go there, in an order where each reads what earlier ones wrote.
         end = Cursor(self.block, return_op)
         for item in _schedule(ops, analysis):
-            if isinstance(item, tv.ViewOp):
-                self._view(item, end)
-            else:
-                self._emit_group(item, end)
+            with located(
+                item.location if isinstance(item, tv.ViewOp) else item.root.location
+            ):
+                if isinstance(item, tv.ViewOp):
+                    self._view(item, end)
+                else:
+                    self._emit_group(item, end)
         self._copy_returned_gm_values(analysis, outputs, return_op)
         for buffer in self.allocs:
             Cursor(self.block, return_op).insert(memref.DeallocOp.get(buffer))

@@ -24,12 +24,12 @@ from hypothesis import strategies as st
 from pypto_mlir.dialects import tensor_view as tv
 from pypto_mlir.passes.tv_to_tile import TvToTilePass
 from xdsl.dialects import func
-from xdsl.dialects.builtin import IndexType, IntegerType, ModuleOp
+from xdsl.dialects.builtin import FileLineColLoc, IndexType, IntegerType, ModuleOp
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import PassFailedException
 
 from pypto_mlir.check import compare_levels
-from pypto_mlir.cli.source import default_context
+from pypto_mlir.cli.source import SourceChunk, default_context, parse_chunk
 from pypto_mlir.diagnostics import verify
 from pypto_mlir.interp.tensor_view import numpy_dtype
 
@@ -45,6 +45,11 @@ SETTINGS = settings(max_examples=12, deadline=None)
 
 def parse(text: str) -> ModuleOp:
     return Parser(default_context(), text).parse_module()
+
+
+def parse_located(text: str) -> ModuleOp:
+    """Parsed with op locations (`k.mlir:LINE:COL`), as pypto-opt does."""
+    return parse_chunk(default_context(), SourceChunk(text, 1), "k.mlir")
 
 
 def lower(text: str, target: str, **options: object) -> ModuleOp:
@@ -173,6 +178,26 @@ def test_swish_example_is_one_loop() -> None:
     names = [op.name for op in lowered.walk() if op.name.startswith("tile.")]
     assert len(loops) == 1
     assert names == ["tile.load", "tile.sigmoid", "tile.mul", "tile.store"]
+
+
+def test_nest_ops_are_located_at_their_tv_ops() -> None:
+    """Every op tv-to-tile emits has the location of a tv op (the one it
+    implements), so that a refusal of a later pass names the kernel's line."""
+    module = parse_located(example_ir("layernorm", "layernorm", {"N": 37}, {768: 45}))
+    lines = {
+        op.location.line.data
+        for op in module.walk()
+        if op.dialect_name() == "tv" and isinstance(op.location, FileLineColLoc)
+    }
+    TvToTilePass(target="tiny").apply(default_context(), module)
+    function = next(op for op in module.walk() if isinstance(op, func.FuncOp))
+    emitted = [
+        o for o in function.walk() if o.dialect_name() in ("tile", "scf", "memref")
+    ]
+    assert emitted
+    for op in emitted:
+        assert isinstance(op.location, FileLineColLoc), op
+        assert op.location.line.data in lines, op
 
 
 # --------------------------------------------------------------------------------------
