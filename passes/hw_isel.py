@@ -482,8 +482,18 @@ def pad_scalar(element_type: Attribute, pad: PadValue) -> float | int:
 
 @dataclass(frozen=True)
 class _StridedLoad:
-    """A GM window with non-contiguous rows, staged in UB before a gather."""
+    """A GM window whose elements are not contiguous along a row of the tile's
+    buffer, staged in UB before a gather packs them.
 
+    Its geometry is that of the buffer: `rows` of `cols` valid elements, `stride`
+    GM elements apart within a row and `row_stride` apart from row to row. A
+    column tile (`[M, 1]`, contiguous in UB) is one row of M elements whose GM
+    stride is the window's row stride (a column of a matrix)."""
+
+    rows: int
+    cols: int
+    stride: int
+    row_stride: int
     step: int
     """Bytes between consecutive elements of a row in the staging buffer."""
     pitch: int
@@ -640,10 +650,9 @@ class Selector:
             return self._reduce_scratch(op)
         if isinstance(op, tile.LoadOp) and (plan := self._strided_load(op)) is not None:
             element_type = _tile(op.result).element_type
-            rows, _ = matrix_valid(_tile(op.result), self.valid[op.result])
             e = tile.element_bytes(element_type)
             return [
-                hw.BufferType([rows * plan.pitch // e], element_type, ub),
+                hw.BufferType([plan.rows * plan.pitch // e], element_type, ub),
                 hw.BufferType([self.lanes_for(element_type)], i32, ub),
             ]
         if isinstance(op, tile.LoadOp | tile.MoveOp) and self._needs_zero_fill(
@@ -790,13 +799,13 @@ class Selector:
         rank = tile_type.get_num_dims()
         if strides is None or any(s is None for s in strides[-rank:]):
             raise op_error(op, f"a DMA needs static strides, got {memref}")
-        if strides[-1] != 1:
+        region = self.region(value)
+        if strides[-1] != 1 and region.cols > 1:
             raise op_error(
                 op,
                 f"a DMA moves contiguous rows: the innermost stride of {memref} "
                 "must be 1",
             )
-        region = self.region(value)
         alignment = self.target.memories[str(tile_type.memory_space)].alignment
         row_stride = strides[-2] if rank >= 2 else 0
         assert row_stride is not None
@@ -816,8 +825,9 @@ class Selector:
         if region.pitch == 1:
             raise op_error(
                 op,
-                f"a column tile needs contiguous GM elements, {memref} has "
-                f"row stride {row_stride}",
+                f"a column tile scatters to GM elements {row_stride} apart in "
+                f"{memref}: ascend_hw stores contiguous bursts from 32-byte "
+                "aligned UB rows",
             )
         if row_stride < region.cols:
             raise op_error(op, f"rows of {memref} overlap (stride {row_stride})")
@@ -866,21 +876,32 @@ class Selector:
         )
 
     def _strided_load(self, op: tile.LoadOp) -> _StridedLoad | None:
-        """How to load a GM window whose rows are not contiguous (innermost stride
-        s > 1), or None when they are. Each row goes to a UB scratch row either as
-        its whole span `((n - 1) s + 1) e` bytes or one element per 32-byte block,
-        whichever is smaller; a gather then packs the elements."""
+        """How to load a GM window whose elements are not contiguous along the
+        rows of the tile's buffer (innermost stride s > 1, or a column tile of a
+        matrix), or None when they are. Each row goes to a UB staging row either
+        as its whole span `((n - 1) s + 1) e` bytes or one element per 32-byte
+        block, whichever is smaller (the DMA writes bursts at 32-byte aligned UB
+        addresses, from any GM byte); a gather then packs the elements."""
+        tile_type = _tile(op.result)
+        if tile_type.layout_kind == Layout.NZ:  # nd2nz follows any layout
+            return None
         memref = _memref(op.source)
         strides = memref.get_strides()
-        if (
-            strides is None
-            or strides[-1] in (None, 1)
-            or _tile(op.result).layout_kind == Layout.NZ  # nd2nz follows any layout
-        ):
+        if strides is None or any(s is None for s in strides):
+            return None  # _gm_bursts names the problem
+        region = self.region(op.result)
+        rank = tile_type.get_num_dims()
+        row_stride = int(strides[-2] or 0) if rank >= 2 else 0
+        if region.pitch == 1 and region.rows > 1:
+            if rank > 2 and any(v != 1 for v in self.valid[op.result][:-2]):
+                return None
+            if row_stride == 1:
+                return None
+            rows, cols, stride, row_stride = 1, region.rows, row_stride, 0
+        elif strides[-1] == 1 or region.cols == 1:
             return None
-        stride = strides[-1]
-        assert stride is not None
-        tile_type = _tile(op.result)
+        else:
+            rows, cols, stride = region.rows, region.cols, int(strides[-1] or 0)
         if tile_type.memory_space != MemorySpace.UB or stride < 1:
             raise op_error(
                 op,
@@ -888,11 +909,12 @@ class Selector:
                 "must be 1 (strided rows are gathered into ub tiles only)",
             )
         e = tile.element_bytes(tile_type.element_type)
-        _, cols = matrix_valid(tile_type, self.valid[op.result])
         span = _round_up(((cols - 1) * stride + 1) * e, self.block)
         if span <= cols * self.block:
-            return _StridedLoad(stride * e, span, spread=False)
-        return _StridedLoad(self.block, cols * self.block, spread=True)
+            return _StridedLoad(rows, cols, stride, row_stride, stride * e, span, False)
+        return _StridedLoad(
+            rows, cols, stride, row_stride, self.block, cols * self.block, True
+        )
 
     def _fill_offsets(
         self, em: Emitter, table: SSAValue, count: int, step: int
@@ -927,15 +949,13 @@ class Selector:
         scratch: list[SSAValue],
     ) -> None:
         tile_type = _tile(op.result)
-        memref = _memref(op.source)
-        strides = memref.get_strides()
-        assert strides is not None
         e = tile.element_bytes(tile_type.element_type)
-        rows, cols = matrix_valid(tile_type, self.valid[op.result])
-        stride = strides[-1]
-        row_stride = strides[-2] if tile_type.get_num_dims() >= 2 else 0
-        if stride is None or row_stride is None:
-            raise op_error(op, f"a DMA needs static strides, got {memref}")
+        rows, cols, stride, row_stride = (
+            plan.rows,
+            plan.cols,
+            plan.stride,
+            plan.row_stride,
+        )
         rows_buffer, offsets = scratch[0], scratch[1]
         if plan.spread:
             per_row = {"bursts": cols, "burst_bytes": e, "src_gap": (stride - 1) * e}
@@ -968,7 +988,7 @@ class Selector:
                     )
                 )
         lanes = self.lanes_for(tile_type.element_type)
-        self._fill_offsets(em, offsets, lanes, plan.step)
+        self._fill_offsets(em, offsets, min(lanes, cols), plan.step)
         _, pitch = matrix_shape(tile_type)
         for row in range(rows):
             for column in range(0, cols, lanes):
