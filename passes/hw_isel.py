@@ -611,7 +611,7 @@ class Selector:
     def scratch(self, op: Operation) -> list[hw.BufferType]:
         """The scratch buffers `op` needs while it executes, in `lower`'s order."""
         ub = str(MemorySpace.UB)
-        if isinstance(op, tile.TransposeOp):
+        if isinstance(op, tile.TransposeOp) and not self._transpose_copies(op):
             lanes, rows = self._gather_shape(op)
             return [hw.BufferType([rows * lanes], i32, ub)] + (
                 [hw.BufferType([lanes], i32, ub)] if rows == 1 else []
@@ -1576,6 +1576,12 @@ class Selector:
                 rows,
             )
 
+    @staticmethod
+    def _transpose_copies(op: tile.TransposeOp) -> bool:
+        """Whether the transpose is a copy: a row `[1, N]` and a column `[N, 1]`
+        are both N contiguous elements."""
+        return 1 in matrix_shape(_tile(op.source))
+
     def _gather_shape(self, op: tile.TransposeOp) -> tuple[int, int]:
         """Lanes of a gather into the result, and the rows of the offset table: one
         per element of a 32-byte block of the source, or a single row rebuilt for
@@ -1606,6 +1612,9 @@ class Selector:
         src, dst = buffer(op.source), buffer(op.result)
         _, pitch = matrix_shape(source)
         region = self.region(op.result)  # rows = source columns, cols = source rows
+        if self._transpose_copies(op):
+            self._copy_flat(em, src, dst, region.rows * region.cols)
+            return
         lanes, table_rows = self._gather_shape(op)
         per_block = self.per_block(element_type)
         table = scratch[0]

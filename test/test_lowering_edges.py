@@ -64,3 +64,23 @@ COLUMN_VIEWS: dict[str, tuple[tuple[int, ...], Callable[[Any], Any]]] = {
 def test_column_views(case: str) -> None:
     shape, body = COLUMN_VIEWS[case]
     check_kernel(f32_kernel(shape, body), arange(shape))
+
+
+# --------------------------------------------------------------------------------------
+# Transposes of rows and columns
+# --------------------------------------------------------------------------------------
+
+TRANSPOSES: dict[str, tuple[tuple[int, ...], Callable[[Any], Any]]] = {
+    "row (1, 2)": ((1, 2), lambda x: x.T),
+    "column (5, 1)": ((5, 1), lambda x: x.T),
+    "(1, 70)": ((1, 70), lambda x: x.T * 2.0),
+    "(1, 1, 7) to (7, 1, 1)": ((1, 1, 7), lambda x: x.transpose(2, 0, 1)),
+    "(3, 1, 9) by (2, 1, 0)": ((3, 1, 9), lambda x: x.T),
+    "broadcast against a transposed row": ((1, 8), lambda x: x.T + x[0, :3]),
+}
+
+
+@pytest.mark.parametrize("case", list(TRANSPOSES))
+def test_transposes_of_rows_and_columns(case: str) -> None:
+    shape, body = TRANSPOSES[case]
+    check_kernel(f32_kernel(shape, body), arange(shape))
