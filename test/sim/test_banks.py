@@ -124,14 +124,13 @@ def reference_cycles(reads: list[list[int]], writes: list[list[int]]) -> int:
     def bank(row: int) -> int:
         return row % 16 + 16 * (row * 32 // 65536)
 
-    cycles = max(
-        [1],
-        *(list(Counter(map(group, rows)).values()) for rows in (read_rows, write_rows)),
-    )
+    cycles = 1
+    for rows in (read_rows, write_rows):
+        cycles = max(cycles, *Counter(map(group, rows)).values(), 1)
     rb = Counter(map(bank, read_rows))
     wb = Counter(map(bank, write_rows - read_rows))
     both = [rb[k] + wb[k] for k in rb if wb[k]]
-    return max([max(cycles), *both])
+    return max([cycles, *both])
 
 
 operand = st.lists(
