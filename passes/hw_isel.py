@@ -33,6 +33,7 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntegerAttr,
     MemRefType,
+    bf16,
     f16,
     f32,
     i8,
@@ -431,26 +432,123 @@ EXACT_CASTS: frozenset[tuple[Attribute, Attribute]] = frozenset(
 """vcast conversions that are exact (round mode none)."""
 
 
-def cast_steps(
-    source: Attribute, dest: Attribute
-) -> list[tuple[Attribute, Attribute]] | None:
-    """The vcast conversions that implement `tile.cast` source -> dest.
+@dataclass(frozen=True)
+class Convert:
+    """One `vcast`."""
 
-    One conversion, or exact widenings followed by one rounding conversion (so the
-    value is rounded once, as `tile.cast` does); i32 -> f16 goes through f32,
-    which is exact for every i32 that f16 does not round to infinity.
-    """
+    source: Attribute
+    dest: Attribute
+    mode: hw.RoundMode
+
+
+@dataclass(frozen=True)
+class Clamp:
+    """Saturate integers to [low, high] in place (`vmaxs`, `vmins`)."""
+
+    type: Attribute
+    low: int
+    high: int
+
+    @property
+    def source(self) -> Attribute:
+        return self.type
+
+    @property
+    def dest(self) -> Attribute:
+        return self.type
+
+
+@dataclass(frozen=True)
+class LowHalves:
+    """i32 -> i16 keeping the low 16 bits (int -> int casts wrap): a 16-bit
+    `vgather` of the even halfwords of the i32 bytes (little-endian)."""
+
+    source: Attribute = i32
+    dest: Attribute = i16
+
+
+@dataclass(frozen=True)
+class WrapToI8:
+    """i16 -> i8 keeping the low 8 bits, `x - 256 floor((x + 128) / 256)`,
+    computed exactly in f32 (vcast has no i16 -> f16 or i16 -> i8; f16 -> i8
+    then converts the value, in [-128, 127])."""
+
+    source: Attribute = i16
+    dest: Attribute = i8
+
+
+@dataclass(frozen=True)
+class I32ToBf16:
+    """i32 -> bf16 rounded once: `t = trunc_f32(x)` loses `e = x - t`; when
+    `e != 0`, x lies strictly beyond t (bf16 midpoints are f32 values), so the
+    result is t rounded with ties away from zero, else t rounded to even."""
+
+    source: Attribute = i32
+    dest: Attribute = bf16
+
+
+CastStep = Convert | Clamp | LowHalves | WrapToI8 | I32ToBf16
+
+
+@dataclass(frozen=True)
+class _CastLayout:
+    """The scratch buffers of a cast: their types, the one each step writes
+    (None: the result), and the temporaries of each composite step."""
+
+    types: list[hw.BufferType]
+    outputs: list[int | None]
+    internals: list[list[int]]
+
+
+def cast_plan(
+    source: Attribute,
+    dest: Attribute,
+    round_mode: tile.RoundMode = tile.RoundMode.TRUNC,
+) -> list[CastStep] | None:
+    """The steps that implement `tile.cast` source -> dest, rounding once as
+    `tv.cast` does: one vcast; exact widenings (to f16 for i8, to f32 for
+    i16 and bf16) then a conversion; float -> narrow int through i32 with a
+    clamp (f32 -> i32 saturates, then the range of the result); int -> narrow
+    int by keeping the low bits. i32 -> f16 goes through f32, which is exact
+    for every i32 that f16 does not round to infinity. None: no such steps."""
+
+    def convert(a: Attribute, b: Attribute) -> Convert:
+        return Convert(a, b, cast_mode(a, b, round_mode))
+
     if source == dest:
         return []
     if (source, dest) in hw.CAST_MODES:
-        return [(source, dest)]
-    if (source, dest) == (i32, f16):
-        return [(i32, f32), (f32, f16)]
-    for middle in (f16, f32):
-        if (source, middle) in EXACT_CASTS:
-            rest = cast_steps(middle, dest)
-            if rest is not None and all(step in EXACT_CASTS for step in rest[:-1]):
-                return [(source, middle), *rest]
+        return [convert(source, dest)]
+    if source == bf16 or (tile.is_float(source) and tile.is_float(dest)):
+        rest = cast_plan(f32, dest, round_mode)
+        return None if rest is None else [convert(source, f32), *rest]
+    if source == f32 and dest in (i8, i16):
+        low, high = (-(2**15), 2**15 - 1) if dest == i16 else (-128, 127)
+        steps: list[CastStep] = [convert(f32, i32), Clamp(i32, low, high)]
+        if dest == i16:
+            return [*steps, LowHalves()]
+        return [
+            *steps,  # the clamped integer, exact in f32 and f16
+            Convert(i32, f32, hw.RoundMode.RINT),
+            Convert(f32, f16, hw.RoundMode.RINT),
+            Convert(f16, i8, hw.RoundMode.TRUNC),
+        ]
+    if tile.is_float(source):
+        return None
+    if (source, dest) == (i32, bf16):
+        return [I32ToBf16()]
+    if tile.is_float(dest):
+        middle = f16 if source == i8 else f32
+        rest = cast_plan(middle, dest, round_mode)
+        return None if rest is None else [convert(source, middle), *rest]
+    if source == i8:  # exact through f16
+        return [convert(i8, f16), Convert(f16, dest, hw.RoundMode.TRUNC)]
+    if (source, dest) == (i16, i32):
+        return [convert(i16, f32), Convert(f32, i32, hw.RoundMode.TRUNC)]
+    if (source, dest) == (i16, i8):
+        return [WrapToI8()]
+    if source == i32:
+        return [LowHalves()] + ([WrapToI8()] if dest == i8 else [])
     return None
 
 
@@ -638,14 +736,7 @@ class Selector:
                 return self._row_block_scratch(element_type, count)
             return []
         if isinstance(op, tile.CastOp):
-            steps = cast_steps(
-                _tile(op.source).element_type, _tile(op.result).element_type
-            )
-            rows, cols = matrix_shape(_tile(op.source))
-            return [
-                hw.BufferType([rows * cols], middle, ub)
-                for _, middle in (steps or [])[:-1]
-            ]
+            return self._cast_layout(op).types
         if isinstance(op, tile.TileReduceOp):
             return self._reduce_scratch(op)
         if isinstance(op, tile.LoadOp) and (plan := self._strided_load(op)) is not None:
@@ -1340,21 +1431,69 @@ class Selector:
             return em.emit(arith.MulfOp(value, minus_one)).results[0]
         return em.emit(arith.MuliOp(value, minus_one)).results[0]
 
-    def _cast(
-        self, op: tile.CastOp, em: Emitter, buffer: BufferOf, scratch: list[SSAValue]
-    ) -> None:
+    def _cast_plan(self, op: tile.CastOp) -> list[CastStep]:
         source, result = _tile(op.source), _tile(op.result)
-        steps = cast_steps(source.element_type, result.element_type)
-        if steps is None:
+        plan = cast_plan(source.element_type, result.element_type, op.round_mode)
+        if plan is None:
             raise op_error(
                 op,
                 f"ascend_hw has no conversion {source.element_type} -> "
-                f"{result.element_type} (vcast converts "
-                f"{', '.join(f'{a}->{b}' for a, b in hw.CAST_MODES)})",
+                f"{result.element_type}",
             )
+        return plan
+
+    def _cast_layout(self, op: tile.CastOp) -> _CastLayout:
+        """Where each step of a cast writes (a scratch buffer, or the result for
+        the last step; a same-width conversion of an intermediate writes over
+        it, a clamp works in place) and the temporaries of composite steps."""
+        source, result = _tile(op.source), _tile(op.result)
+        plan = cast_plan(source.element_type, result.element_type, op.round_mode) or []
+        rows, cols = matrix_shape(_tile(op.source))
+        count = rows * cols
+        ub = str(MemorySpace.UB)
+        layout = _CastLayout([], [], [])
+
+        def new(element_type: Attribute, size: int = count) -> int:
+            layout.types.append(hw.BufferType([size], element_type, ub))
+            return len(layout.types) - 1
+
+        previous: int | None = None  # the scratch holding the last step's output
+        for number, step in enumerate(plan):
+            last = number == len(plan) - 1
+            if isinstance(step, Clamp):
+                output = previous
+            elif last:
+                output = None
+            elif (
+                isinstance(step, Convert)
+                and previous is not None
+                and tile.element_bytes(layout.types[previous].element_type)
+                == tile.element_bytes(step.dest)
+            ):
+                output = previous  # in place: each repeat reads before it writes
+            else:
+                output = new(step.dest)
+            match step:
+                case LowHalves():
+                    internal = [new(i32, self.lanes_for(i16))]
+                case WrapToI8():
+                    internal = [new(f32), new(f32)]
+                case I32ToBf16():
+                    internal = [new(f32), new(i32), new(i32), new(bf16)]
+                case _:
+                    internal = []
+            layout.outputs.append(output)
+            layout.internals.append(internal)
+            previous = output
+        return layout
+
+    def _cast(
+        self, op: tile.CastOp, em: Emitter, buffer: BufferOf, scratch: list[SSAValue]
+    ) -> None:
+        plan = self._cast_plan(op)
         region = self.region(op.result)
         current = region.lanes(buffer(op.source))
-        if not steps:
+        if not plan:
             em.vector(
                 unary(hw.VCopyOp),
                 [current, region.lanes(buffer(op.result))],
@@ -1363,18 +1502,128 @@ class Selector:
                 region.cols,
             )
             return
-        for number, (a, b) in enumerate(steps):
-            last = number == len(steps) - 1
-            target = buffer(op.result) if last else scratch[number]
-            out = region.lanes(target)
-            em.vector(
-                cast(cast_mode(a, b, op.round_mode)),
-                [current, out],
-                region.rows,
-                0,
-                region.cols,
-            )
+        layout = self._cast_layout(op)
+
+        def lanes_of(index: int | None, element_type: Attribute) -> Lanes:
+            if index is None:
+                return region.lanes(buffer(op.result))
+            target = scratch[index]
+            if _buf(target).element_type != element_type:
+                target = em.alias(target, element_type)
+            return region.lanes(target)
+
+        for step, output, internal in zip(
+            plan, layout.outputs, layout.internals, strict=True
+        ):
+            out = lanes_of(output, step.dest)
+            temporaries = [scratch[i] for i in internal]
+            match step:
+                case Convert():
+                    em.vector(
+                        cast(step.mode), [current, out], region.rows, 0, region.cols
+                    )
+                case Clamp():
+                    for op_type, bound in (
+                        (hw.VMaxsOp, step.low),
+                        (hw.VMinsOp, step.high),
+                    ):
+                        em.vector(
+                            scalar_op(op_type, em.scalar(bound, step.type)),
+                            [out, out],
+                            region.rows,
+                            0,
+                            region.cols,
+                        )
+                case LowHalves():
+                    self._low_halves(em, current, out, region, temporaries[0])
+                case WrapToI8():
+                    self._wrap_to_i8(em, current, out, region, temporaries)
+                case I32ToBf16():
+                    self._i32_to_bf16(em, current, out, region, temporaries)
             current = out
+
+    def _low_halves(
+        self, em: Emitter, x: Lanes, y: Lanes, region: Region, table: SSAValue
+    ) -> None:
+        """y (i16) = the low halfword of each x (i32): a gather of every other
+        halfword of x's bytes, `lanes` results per instruction."""
+        lanes = self.lanes_for(i16)
+        rows, cols = region.rows, region.cols
+        if rows == 1 or region.pitch == cols:
+            rows, cols = 1, rows * cols
+        self._fill_offsets(em, table, min(lanes, cols), 4)
+        halves = em.alias(x.buffer, i16)
+        for row in range(rows):
+            for column in range(0, cols, lanes):
+                start = x.offset + row * x.pitch + column
+                em.emit(
+                    hw.VGatherOp(
+                        em.subview(halves, 2 * start),
+                        table,
+                        em.subview(y.buffer, y.offset + row * y.pitch + column),
+                        mask=_lane_mask(0, min(lanes, cols - column), lanes),
+                    )
+                )
+
+    def _wrap_to_i8(
+        self,
+        em: Emitter,
+        x: Lanes,
+        y: Lanes,
+        region: Region,
+        temporaries: Sequence[SSAValue],
+    ) -> None:
+        """y (i8) = x (i16) wrapped: `x - 256 q` with `q = floor((x + 128) / 256)`,
+        every step exact in f32 (and the result exact in f16)."""
+        a, b = (region.lanes(t) for t in temporaries)
+        q = region.lanes(em.alias(temporaries[1], i32))
+        h = region.lanes(em.alias(temporaries[0], f16))
+
+        def step(make: MakeOp, *lanes: Lanes) -> None:
+            em.vector(make, lanes, region.rows, 0, region.cols)
+
+        step(cast(hw.RoundMode.NONE), x, a)
+        step(scalar_op(hw.VAddsOp, em.scalar(128.0, f32)), a, b)
+        step(scalar_op(hw.VMulsOp, em.scalar(1 / 256, f32)), b, b)
+        step(cast(hw.RoundMode.FLOOR), b, q)
+        step(cast(hw.RoundMode.RINT), q, b)
+        step(scalar_op(hw.VMulsOp, em.scalar(-256.0, f32)), b, b)
+        step(binary(hw.VAddOp), a, b, b)
+        step(cast(hw.RoundMode.RINT), b, h)
+        step(cast(hw.RoundMode.TRUNC), h, y)
+
+    def _i32_to_bf16(
+        self,
+        em: Emitter,
+        x: Lanes,
+        y: Lanes,
+        region: Region,
+        temporaries: Sequence[SSAValue],
+    ) -> None:
+        """y (bf16) = x (i32) rounded once (`I32ToBf16`): with `t = trunc_f32(x)`,
+        `m = min(|x - t|, 1)`, `y = rint(t) + m (round(t) - rint(t))`, exact in f32."""
+        t, e, other, rounded = (region.lanes(v) for v in temporaries)
+        m = region.lanes(em.alias(temporaries[1], f32))
+        away = region.lanes(em.alias(temporaries[2], f32))
+
+        def step(make: MakeOp, *lanes: Lanes) -> None:
+            em.vector(make, lanes, region.rows, 0, region.cols)
+
+        step(cast(hw.RoundMode.TRUNC), x, t)
+        step(cast(hw.RoundMode.TRUNC), t, e)
+        step(binary(hw.VSubOp), x, e, e)
+        step(scalar_op(hw.VMulsOp, em.scalar(-1, i32)), e, other)
+        step(binary(hw.VMaxOp), e, other, e)
+        step(scalar_op(hw.VMinsOp, em.scalar(1, i32)), e, e)
+        step(cast(hw.RoundMode.RINT), e, m)
+        step(cast(hw.RoundMode.ROUND), t, rounded)
+        step(cast(hw.RoundMode.NONE), rounded, away)
+        step(cast(hw.RoundMode.RINT), t, rounded)
+        step(cast(hw.RoundMode.NONE), rounded, t)
+        step(binary(hw.VSubOp), away, t, away)
+        step(binary(hw.VMulOp), away, m, away)
+        step(binary(hw.VAddOp), t, away, t)
+        step(cast(hw.RoundMode.RINT), t, y)
 
     def _reduce(
         self,

@@ -84,3 +84,49 @@ TRANSPOSES: dict[str, tuple[tuple[int, ...], Callable[[Any], Any]]] = {
 def test_transposes_of_rows_and_columns(case: str) -> None:
     shape, body = TRANSPOSES[case]
     check_kernel(f32_kernel(shape, body), arange(shape))
+
+
+# --------------------------------------------------------------------------------------
+# Casts between every pair of dtypes
+# --------------------------------------------------------------------------------------
+
+DTYPES = {d.name: d for d in (pto.f16, pto.bf16, pto.f32, pto.i8, pto.i16, pto.i32)}
+
+
+def cast_inputs(dtype: str, count: int) -> np.ndarray:
+    """Values at the edges of every conversion: halves (ties), the limits of the
+    integer types, out-of-range values, infinities and NaN; then random ones."""
+    rng = np.random.default_rng(7)
+    numpy_dtype = DTYPES[dtype].numpy_dtype
+    if DTYPES[dtype].is_float:
+        edges = [0.0, -0.0, 0.5, -0.5, 1.5, -2.5, 127.9, 128.0, -128.5, -129.0]
+        edges += [255.7, 300.2, -3e4, 32767.5, 32768.0, -32769.0, 65000.0]
+        edges += [3e9, -3e9, np.inf, -np.inf, np.nan]
+        if dtype == "f16":
+            edges = [e for e in edges if not abs(e) > 65504 or not np.isfinite(e)]
+        values = np.array(edges + list(rng.uniform(-300, 300, count)))
+    else:
+        info = np.iinfo(numpy_dtype)
+        edges = [0, 1, -1, int(info.min), int(info.max), 127, 128, -128, -129, 255]
+        edges += [256, 2**15, -(2**15) - 1, 2**25 + 2**17 + 1, -(2**25 + 2**17 + 1)]
+        edges += [2**24 + 1, 2**31 - 1]
+        edges = [e for e in edges if info.min <= e <= info.max]
+        values = np.array(edges + list(rng.integers(info.min, info.max, count)))
+    return values.astype(numpy_dtype)
+
+
+@pytest.mark.parametrize("source", list(DTYPES))
+@pytest.mark.parametrize("dest", list(DTYPES))
+def test_casts(source: str, dest: str) -> None:
+    """Every pair rounds (float), saturates (float -> int) and wraps (int -> int)
+    exactly as tv.cast does, on a row and on rows with a pitch."""
+    if source == dest:
+        return
+    values = cast_inputs(source, 90)
+    for shape in ((len(values),), (3, len(values) // 3)):
+
+        @pto.kernel(backend="reference")
+        def convert(x: pto.Tensor[shape, DTYPES[source]]):
+            return x.astype(DTYPES[dest])
+
+        check_kernel(convert, values[: int(np.prod(shape))].reshape(shape))

@@ -41,7 +41,7 @@ from pypto_mlir.check import (
 )
 from pypto_mlir.cli import run
 from pypto_mlir.cli.source import SourceChunk, default_context, parse_chunk
-from pypto_mlir.diagnostics import DiagnosticError, diagnostic_handler
+from pypto_mlir.diagnostics import DiagnosticError, diagnostic_handler, op_error
 from pypto_mlir.frontend import backends
 from pypto_mlir.pipelines import LowerPipeline, pass_by_name
 from pypto_mlir.roofline import roofline
@@ -467,7 +467,22 @@ def test_another_target_is_another_backend(monkeypatch: pytest.MonkeyPatch) -> N
     assert backends.SimBackend("nope").unavailable_reason() is not None
 
 
-def test_a_kernel_the_lowering_refuses_names_the_kernel_line() -> None:
+@dataclass(frozen=True)
+class RefuseCasts(ModulePass):
+    """A lowering stage that refuses every tv.cast, at the op."""
+
+    name = "test-refuse-casts"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for cast in [o for o in op.walk() if isinstance(o, tv.CastOp)]:
+            raise op_error(cast, "test-refuse-casts: no casts")
+
+
+def test_a_kernel_the_lowering_refuses_names_the_kernel_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    wrong_pipeline(monkeypatch, RefuseCasts(), "canonicalize")
+
     @pto.kernel
     def narrow(n: pto.Tensor[(3, 16), pto.i16]):
         return n.astype(pto.i8)
