@@ -130,3 +130,24 @@ def test_casts(source: str, dest: str) -> None:
             return x.astype(DTYPES[dest])
 
         check_kernel(convert, values[: int(np.prod(shape))].reshape(shape))
+
+
+# --------------------------------------------------------------------------------------
+# Rank 0
+# --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", ["f16", "bf16", "f32"])
+def test_rank0_tensors(dtype: str) -> None:
+    """A sum over every dim and a rank-0 argument (bf16 ones were left as poison:
+    the simulator's GM wrote to a copy of a rank-0 bf16 array)."""
+
+    @pto.kernel(backend="reference")
+    def total(x: pto.Tensor[(13, 3), DTYPES[dtype]], s: pto.Tensor[(), DTYPES[dtype]]):
+        return x.sum() + s, -s
+
+    check_kernel(
+        total,
+        arange((13, 3), DTYPES[dtype].numpy_dtype),
+        np.asarray(2, DTYPES[dtype].numpy_dtype),
+    )

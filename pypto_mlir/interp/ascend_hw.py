@@ -201,9 +201,10 @@ def round_float(values: np.ndarray, fmt: str, mode: RoundMode) -> np.ndarray:
 
 
 def bf16_bits(values: np.ndarray, mode: RoundMode = RoundMode.RINT) -> np.ndarray:
-    """The bf16 bit patterns (uint16) of float values, rounded with `mode`."""
-    exact = round_float(values, "bf16", mode).astype(np.float32)
-    return (exact.view(np.uint32) >> 16).astype(np.uint16)
+    """The bf16 bit patterns (uint16) of float values, rounded with `mode`
+    (an array, also for a rank-0 one: GM writes land in it)."""
+    exact = np.asarray(round_float(values, "bf16", mode), dtype=np.float32)
+    return np.asarray((exact.view(np.uint32) >> 16).astype(np.uint16))
 
 
 def bf16_values(bits: np.ndarray) -> np.ndarray:
