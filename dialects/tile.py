@@ -36,6 +36,7 @@ from xdsl.dialects.builtin import (
     ArrayAttr,
     BFloat16Type,
     ContainerType,
+    DenseArrayBase,
     Float16Type,
     Float32Type,
     IndexType,
@@ -708,29 +709,52 @@ class MoveOp(IRDLOperation):
     f32 -> f16/bf16 conversion). The valid shape is kept (swapped with
     `transpose`). The result may keep the source's pad value or drop it.
 
+    l1 -> l0a/l0b may move a `window` of the source instead of all of it: the
+    block of the result's shape (before `transpose`) at the static offsets, on
+    fractal boundaries, so that an L1 tile deeper than L0 feeds several cube
+    steps. Its valid extent along a dim is the source's valid extent past the
+    offset, clamped to the window (a `?` extent only passes through a dim the
+    window covers whole).
+
         %a = tile.move %a1 : !tile.tile<64x64xf16, l1, layout = nz> -> !tile.tile<64x64xf16, l0a>
+        %k = tile.move %a1 window [0, 32] : !tile.tile<64x64xf16, l1, layout = nz>
+               -> !tile.tile<64x32xf16, l0a>
     """
 
     name = "tile.move"
 
     source = operand_def(TileType)
+    window = opt_prop_def(DenseArrayBase.constr(i64))
     transpose = opt_prop_def(UnitAttr)
     result = result_def(TileType)
 
     traits = traits_def(Pure(), TilesFitTarget())
-    assembly_format = "$source (`transpose` $transpose^)? attr-dict `:` type($source) `->` type($result)"
+    assembly_format = (
+        "$source (`window` $window^)? (`transpose` $transpose^)? attr-dict `:` "
+        "type($source) `->` type($result)"
+    )
 
     def __init__(
         self,
         source: SSAValue | Operation,
         result_type: TileType,
         transpose: bool = False,
+        window: Sequence[int] | None = None,
     ):
+        properties: dict[str, Attribute] = {}
+        if transpose:
+            properties["transpose"] = UnitAttr()
+        if window is not None:
+            properties["window"] = DenseArrayBase.from_list(i64, list(window))
         super().__init__(
-            operands=[source],
-            result_types=[result_type],
-            properties={"transpose": UnitAttr()} if transpose else {},
+            operands=[source], result_types=[result_type], properties=properties
         )
+
+    def window_offsets(self) -> tuple[int, ...]:
+        """Where the moved block starts in the source (zeros without a window)."""
+        if self.window is None:
+            return (0,) * _tile_type(self.source).get_num_dims()
+        return tuple(self.window.get_values())
 
     def verify_(self) -> None:
         src, dst = _tile_type(self.source), _tile_type(self.result)
@@ -745,12 +769,16 @@ class MoveOp(IRDLOperation):
                 f"{src.memory_space} -> {dst.memory_space} needs a source in the "
                 f"{'/'.join(MOVE_PATHS[path])} layout, got {src.layout_kind}"
             )
+        to_l0 = dst.memory_space in (MemorySpace.L0A, MemorySpace.L0B)
+        if self.transpose is not None and not to_l0:
+            raise VerifyException("transposes only on the way into l0a/l0b")
+        shape, valid = src.get_shape(), src.get_valid()
+        if self.window is not None:
+            if not to_l0:
+                raise VerifyException("only moves into l0a/l0b take a window")
+            shape, valid = self._window_extents(src, dst)
         if self.transpose is not None:
-            if dst.memory_space not in (MemorySpace.L0A, MemorySpace.L0B):
-                raise VerifyException("transposes only on the way into l0a/l0b")
-            shape, valid = src.get_shape()[::-1], src.get_valid()[::-1]
-        else:
-            shape, valid = src.get_shape(), src.get_valid()
+            shape, valid = shape[::-1], valid[::-1]
         if dst.get_shape() != shape or dst.get_valid() != valid:
             raise VerifyException(
                 f"result must have shape {'x'.join(map(str, shape))} and valid "
@@ -769,6 +797,48 @@ class MoveOp(IRDLOperation):
                 f"result pad {dst.pad_value} differs from the source's "
                 f"({src.pad_value or 'none'}); use tile.pad"
             )
+
+    def _window_extents(
+        self, src: TileType, dst: TileType
+    ) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """The window's shape (the result's, in source order) and valid shape."""
+        offsets = self.window_offsets()
+        window = dst.get_shape()
+        if self.transpose is not None:
+            window = window[::-1]
+        if len(offsets) != len(window):
+            raise VerifyException(
+                f"window has {len(offsets)} offsets for a rank-{len(window)} tile"
+            )
+        valid: list[int] = []
+        for dim, (offset, size, extent, v) in enumerate(
+            zip(offsets, window, src.get_shape(), src.get_valid(), strict=True)
+        ):
+            if offset < 0 or offset + size > extent:
+                raise VerifyException(
+                    f"window [{offset}, {offset + size}) of dim {dim} is outside the "
+                    f"source's {extent} elements"
+                )
+            if v == DYNAMIC_INDEX:
+                if offset or size != extent:
+                    raise VerifyException(
+                        f"dim {dim} of the source has a dynamic valid extent: the "
+                        "window must cover it whole"
+                    )
+                valid.append(v)
+            else:
+                valid.append(max(0, min(size, v - offset)))
+        fractal = fractal_edge(src.element_type)
+        if any(o % fractal for o in offsets[-2:]):
+            raise VerifyException(
+                f"window offsets {list(offsets)} must be multiples of the "
+                f"{fractal}-element fractal"
+            )
+        if 0 in valid:
+            raise VerifyException(
+                f"window at {list(offsets)} holds no valid element of the source"
+            )
+        return tuple(window), tuple(valid)
 
 
 def _format_valid(valid: Sequence[int]) -> str:

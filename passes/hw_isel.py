@@ -710,7 +710,7 @@ class Selector:
         """The scratch buffers `op` needs while it executes, in `lower`'s order."""
         ub = str(MemorySpace.UB)
         if isinstance(op, tile.TransposeOp) and not self._transpose_copies(op):
-            lanes, rows = self._gather_shape(op)
+            lanes, rows = self._gather_shape(_tile(op.result).element_type)
             return [hw.BufferType([rows * lanes], i32, ub)] + (
                 [hw.BufferType([lanes], i32, ub)] if rows == 1 else []
             )
@@ -1176,10 +1176,11 @@ class Selector:
         elif result.memory_space in (MemorySpace.L0A, MemorySpace.L0B):
             rows, cols = self.valid[op.result]
             c0 = hw.nz_c0(result.element_type, self.target)
+            origin = [em.index(o) for o in op.window_offsets()]
             em.emit(
                 hw.LoadL0Op(
                     src,
-                    [zero, zero],
+                    origin,
                     dst,
                     [zero, zero],
                     rows=_round_up(rows, self.target.cube.fractal_m),
@@ -1831,11 +1832,10 @@ class Selector:
         are both N contiguous elements."""
         return 1 in matrix_shape(_tile(op.source))
 
-    def _gather_shape(self, op: tile.TransposeOp) -> tuple[int, int]:
+    def _gather_shape(self, element_type: Attribute) -> tuple[int, int]:
         """Lanes of a gather into the result, and the rows of the offset table: one
         per element of a 32-byte block of the source, or a single row rebuilt for
         every result row when that table would take more than 1/16 of UB."""
-        element_type = _tile(op.result).element_type
         lanes = self.lanes_for(element_type)
         rows = self.per_block(element_type)
         ub = self.target.memories[str(MemorySpace.UB)]
@@ -1857,27 +1857,48 @@ class Selector:
         `j mod (32 / e)`: a table of those rows serves every block of result rows."""
         source = _tile(op.source)
         element_type = source.element_type
-        e = tile.element_bytes(element_type)
         src, dst = buffer(op.source), buffer(op.result)
         _, pitch = matrix_shape(source)
         region = self.region(op.result)  # rows = source columns, cols = source rows
         if self._transpose_copies(op):
             self._copy_flat(em, src, dst, region.rows * region.cols)
             return
-        lanes, table_rows = self._gather_shape(op)
+        self._gather_transpose(
+            em, src, pitch, dst, region, element_type, scratch[0], scratch[1:]
+        )
+
+    def _gather_transpose(
+        self,
+        em: Emitter,
+        src: SSAValue,
+        pitch: int,
+        dst: SSAValue,
+        region: Region,
+        element_type: Attribute,
+        table: SSAValue,
+        offsets_scratch: Sequence[SSAValue],
+    ) -> None:
+        """dst[j, i] = src[i, j] for the result `region` (its rows are the source's
+        columns); `pitch` is the source's row pitch, `table` (and, for a
+        one-row table, `offsets_scratch[0]`) the scratch of `_gather_shape`."""
+        e = tile.element_bytes(element_type)
+        lanes, table_rows = self._gather_shape(element_type)
         per_block = self.per_block(element_type)
-        table = scratch[0]
-        self._fill_offsets(em, table, lanes, pitch * e)
+        self._fill_offsets(em, table, min(lanes, region.cols), pitch * e)
         # Row i = row 0 + i * e, doubling again.
+        used = min(lanes, region.cols)
         rows_done = 1
         while rows_done < table_rows:
             count = min(rows_done, table_rows - rows_done)
             em.vector(
                 scalar_op(hw.VAddsOp, em.scalar(rows_done * e, i32)),
-                [Lanes(table), Lanes(table, Kind.FULL, rows_done * lanes)],
-                1,
+                [
+                    Lanes(table, pitch=lanes),
+                    Lanes(table, Kind.FULL, rows_done * lanes, lanes),
+                ],
+                count,
                 0,
-                count * lanes,
+                used,
             )
             rows_done += count
         dst_stride = region.pitch * e // self.block
@@ -1888,7 +1909,7 @@ class Selector:
                 block_start = row - row % per_block
                 src_view = em.subview(src, column * pitch + block_start)
                 if table_rows == 1:
-                    offsets = scratch[1]
+                    offsets = offsets_scratch[0]
                     em.vector(
                         scalar_op(hw.VAddsOp, em.scalar((row - block_start) * e, i32)),
                         [Lanes(table), Lanes(offsets)],

@@ -1011,36 +1011,25 @@ class NestEmitter:
         row_blocks: list[tuple[SSAValue, Valid]],
         col_blocks: list[tuple[SSAValue, Valid]],
     ) -> list[list[SSAValue]]:
-        """Accumulate A @ B over K for every base block of the L1 block in l0c."""
+        """Accumulate A @ B over K for every base block of the L1 block in l0c:
+        L1 chunks `k1` deep, each feeding `k1 / k0` cube steps. The first chunk
+        starts the accumulators; with `k1 > k0` (static K) the full chunks are a
+        loop and a partial last chunk follows it, else every chunk is a loop
+        iteration with a run-time tail (tile-peel-tails makes it static)."""
         k_extent = self.extents.of(op.lhs)[-2 if op.transpose_a is not None else -1]
-        k0 = tiling.k0
+        k0, k1 = tiling.k0, tiling.k1
         pad = not (isinstance(k_extent, int) and k_extent % k0 == 0)
-        first_valid = self.tail(cursor, k_extent, 0, k0, True)
-        first = self._multiply(
-            cursor,
-            op,
-            tiling,
-            row_blocks,
-            col_blocks,
-            self.constant(0),
-            first_valid,
-            pad,
-            None,
-        )
-        if isinstance(k_extent, int) and k_extent <= k0:
-            return first
-        flat = [acc for row in first for acc in row]
+        if k1 > k0:
+            assert isinstance(k_extent, int), "deep L1 chunks need a static K"
+        width = len(col_blocks)
 
-        def body(
-            inner: Cursor, p: Valid, accumulators: list[SSAValue]
-        ) -> list[SSAValue]:
-            valid = self.tail(inner, k_extent, p, k0, True)
-            width = len(col_blocks)
-            grid = [
-                accumulators[a * width : (a + 1) * width]
-                for a in range(len(row_blocks))
-            ]
-            result = self._multiply(
+        def chunk(
+            inner: Cursor,
+            p: Valid,
+            valid: Valid,
+            accumulators: list[list[SSAValue]] | None,
+        ) -> list[list[SSAValue]]:
+            return self._k_chunk(
                 inner,
                 op,
                 tiling,
@@ -1049,15 +1038,43 @@ class NestEmitter:
                 self.index_value(p),
                 valid,
                 pad,
-                grid,
+                accumulators,
             )
-            return [acc for row in result for acc in row]
 
-        results = self.loop(cursor, k0, k_extent, k0, flat, body)
-        width = len(col_blocks)
-        return [results[a * width : (a + 1) * width] for a in range(len(row_blocks))]
+        def grid(flat: Sequence[SSAValue]) -> list[list[SSAValue]]:
+            return [
+                list(flat[a * width : (a + 1) * width]) for a in range(len(row_blocks))
+            ]
 
-    def _multiply(
+        result = chunk(cursor, 0, self.tail(cursor, k_extent, 0, k1, True), None)
+        if isinstance(k_extent, int) and k_extent <= k1:
+            return result
+        full_end: Valid = k_extent
+        if isinstance(k_extent, int) and k1 > k0:
+            full_end = k_extent - k_extent % k1
+
+        def body(
+            inner: Cursor, p: Valid, accumulators: list[SSAValue]
+        ) -> list[SSAValue]:
+            # The loop covers whole chunks only when there is a static tail.
+            valid = (
+                k1 if full_end != k_extent else self.tail(inner, k_extent, p, k1, True)
+            )
+            return [
+                acc for row in chunk(inner, p, valid, grid(accumulators)) for acc in row
+            ]
+
+        flat = self.loop(cursor, k1, full_end, k1, [a for r in result for a in r], body)
+        result = grid(flat)
+        if (
+            isinstance(k_extent, int)
+            and isinstance(full_end, int)
+            and full_end < k_extent
+        ):
+            result = chunk(cursor, full_end, k_extent - full_end, result)
+        return result
+
+    def _k_chunk(
         self,
         cursor: Cursor,
         op: tv.MatmulOp,
@@ -1069,16 +1086,19 @@ class NestEmitter:
         pad: bool,
         accumulators: list[list[SSAValue]] | None,
     ) -> list[list[SSAValue]]:
-        """One K step: load the L1 blocks, move base blocks to L0, multiply."""
+        """One L1 chunk: load its blocks, then its cube steps in a skewed order
+        (the L0 moves of step s + 1 before the matmuls of step s), so that two
+        steps' L0 tiles are live at once and MTE1 runs ahead of the cube."""
+        ta, tb = op.transpose_a is not None, op.transpose_b is not None
         lhs_l1 = [
             self._operand_l1(
                 cursor,
                 op.lhs,
-                op.transpose_a is not None,
+                ta,
                 row,
                 (k_offset, k_valid),
                 tiling.m0,
-                tiling.k0,
+                tiling.k1,
                 pad,
                 True,
             )
@@ -1088,30 +1108,50 @@ class NestEmitter:
             self._operand_l1(
                 cursor,
                 op.rhs,
-                op.transpose_b is not None,
+                tb,
                 col,
                 (k_offset, k_valid),
                 tiling.n0,
-                tiling.k0,
+                tiling.k1,
                 pad,
                 False,
             )
             for col in col_blocks
         ]
-        result: list[list[SSAValue]] = []
-        for a, lhs in enumerate(lhs_l1):
-            lhs_l0 = self._to_l0(
-                cursor, lhs, MemorySpace.L0A, op.transpose_a is not None
+        steps = -(-k_valid // tiling.k0) if tiling.k1 > tiling.k0 else 1
+        assert isinstance(steps, int)
+        windowed = tiling.k1 > tiling.k0
+
+        def moves(step: int) -> tuple[list[SSAValue], list[SSAValue]]:
+            depth = (step * tiling.k0, tiling.k0) if windowed else None
+            return (
+                [
+                    self._to_l0(cursor, t, MemorySpace.L0A, ta, depth, not ta)
+                    for t in lhs_l1
+                ],
+                [
+                    self._to_l0(cursor, t, MemorySpace.L0B, tb, depth, tb)
+                    for t in rhs_l1
+                ],
             )
-            row: list[SSAValue] = []
-            for b, rhs in enumerate(rhs_l1):
-                rhs_l0 = self._to_l0(
-                    cursor, rhs, MemorySpace.L0B, op.transpose_b is not None
-                )
-                acc = None if accumulators is None else accumulators[a][b]
-                row.append(cursor.value(tile.MatmulOp(lhs_l0, rhs_l0, acc)))
-            result.append(row)
-        return result
+
+        acc = accumulators
+        ahead = moves(0)
+        for step in range(steps):
+            lhs_l0, rhs_l0 = ahead
+            if step + 1 < steps:
+                ahead = moves(step + 1)
+            acc = [
+                [
+                    cursor.value(
+                        tile.MatmulOp(lhs, rhs, None if acc is None else acc[a][b])
+                    )
+                    for b, rhs in enumerate(rhs_l0)
+                ]
+                for a, lhs in enumerate(lhs_l0)
+            ]
+        assert acc is not None
+        return acc
 
     def _operand_l1(
         self,
@@ -1151,16 +1191,31 @@ class NestEmitter:
 
     @staticmethod
     def _to_l0(
-        cursor: Cursor, source: SSAValue, space: MemorySpace, transpose: bool
+        cursor: Cursor,
+        source: SSAValue,
+        space: MemorySpace,
+        transpose: bool,
+        depth: tuple[int, int] | None = None,
+        k_is_column: bool = True,
     ) -> SSAValue:
+        """Move an L1 block to L0, or with `depth` = (offset, size) the window of
+        it along K (its columns when `k_is_column`, else its rows)."""
         source_type = cast(TileType, source.type)
-        shape, valid = source_type.get_shape(), source_type.get_valid()
+        shape, valid = list(source_type.get_shape()), list(source_type.get_valid())
+        window = None
+        if depth is not None:
+            k_dim = 1 if k_is_column else 0
+            offset, size = depth
+            window = [0, 0]
+            window[k_dim] = offset
+            shape[k_dim] = size
+            valid[k_dim] = min(size, valid[k_dim] - offset)
         if transpose:
             shape, valid = shape[::-1], valid[::-1]
         result_type = TileType(
             shape, source_type.element_type, space, valid, pad=source_type.pad_value
         )
-        return cursor.value(tile.MoveOp(source, result_type, transpose))
+        return cursor.value(tile.MoveOp(source, result_type, transpose, window))
 
     def epilogue(
         self,

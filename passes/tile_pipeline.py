@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pypto_mlir.dialects.tile import LoadOp, StoreOp, TileType
+from pypto_mlir.dialects.tile import LoadOp, MatmulOp, StoreOp, TileType
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr
@@ -54,12 +54,13 @@ def _constant(value: SSAValue) -> int | None:
 
 def _pipelinable(loop: scf.ForOp) -> str | None:
     """Why `loop` cannot be pipelined, or None when it can."""
-    if loop.iter_args:
-        return "it carries values"
     body = loop.body.block
     ops = list(body.ops)[:-1]
     if not any(isinstance(op, LoadOp) for op in ops):
         return "it loads no tile"
+    carried = set(body.args[1:])
+    if any(operand in carried for op in _phases(body)[0] for operand in op.operands):
+        return "its loads depend on the values it carries"
     if any(op.regions for op in ops):
         return "its body has nested regions"
     for op in ops:
@@ -103,6 +104,8 @@ def _stage_bytes(body: Block, stages: int) -> dict[str, int]:
     position = {item: n for n, item in enumerate(order)}
     intervals: list[tuple[str, int, int, int]] = []
     for (copy, op), n in position.items():
+        if isinstance(op, MatmulOp) and op.acc is not None:
+            continue  # accumulates in its accumulator's buffer
         for result in op.results:
             if not isinstance(result.type, TileType):
                 continue
@@ -160,16 +163,32 @@ def _emit_copies(
     body: Block,
     ivs: Sequence[SSAValue],
     point: InsertPoint,
-) -> None:
-    """Copies of `body` for the induction values `ivs`, in phases, at `point`."""
+    carried: Sequence[SSAValue] = (),
+) -> list[SSAValue]:
+    """Copies of `body` for the induction values `ivs`, in phases, at `point`;
+    the first copy gets the `carried` values, each later one what the one
+    before yields. Returns what the last copy yields."""
     phases = _phases(body)
     mappings: list[dict[SSAValue, SSAValue]] = [{body.args[0]: iv} for iv in ivs]
-    for phase in phases:
-        for mapping in mappings:
+    yielded = list(body.last_op.operands) if body.last_op is not None else []
+    for phase_index, phase in enumerate(phases):
+        for copy, mapping in enumerate(mappings):
+            if phase_index == 1:  # loads never read carried values (_pipelinable)
+                inputs = carried if copy == 0 else _mapped(yielded, mappings[copy - 1])
+                mapping.update(zip(body.args[1:], inputs, strict=True))
             for op in phase:
                 clone = op.clone(mapping)
                 Rewriter.insert_op(clone, point)
                 point = InsertPoint.after(clone)
+    if not mappings:
+        return list(carried)
+    return _mapped(yielded, mappings[-1])
+
+
+def _mapped(
+    values: Sequence[SSAValue], mapping: dict[SSAValue, SSAValue]
+) -> list[SSAValue]:
+    return [mapping.get(v, v) for v in values]
 
 
 def _index_constant(value: int, like: SSAValue, point: InsertPoint) -> SSAValue:
@@ -185,25 +204,20 @@ def pipeline_loop(loop: scf.ForOp, stages: int, trips: int) -> None:
     assert lb is not None and step is not None
     body = loop.body.block
     main = trips // stages * stages
-    new_ub = _index_constant(lb + main * step, loop.lb, InsertPoint.before(loop))
-    new_step = _index_constant(step * stages, loop.lb, InsertPoint.before(loop))
-    rest = [
-        _index_constant(lb + (main + k) * step, loop.lb, InsertPoint.before(loop))
-        for k in range(trips - main)
-    ]
-    if rest:
-        _emit_copies(body, rest, InsertPoint.after(loop))
+    before = InsertPoint.before(loop)
+
+    def ivs_of(trips: range) -> list[SSAValue]:
+        return [_index_constant(lb + k * step, loop.lb, before) for k in trips]
+
     if main <= stages:  # at most one iteration: straight-line copies, no loop
-        first = [
-            _index_constant(lb + k * step, loop.lb, InsertPoint.before(loop))
-            for k in range(main)
-        ]
-        if first:
-            _emit_copies(body, first, InsertPoint.after(loop))
-        loop.detach()
-        loop.erase()
+        first, rest = ivs_of(range(main)), ivs_of(range(main, trips))
+        carried = _emit_copies(body, first, before, loop.iter_args)
+        _replace_loop(loop, _emit_copies(body, rest, before, carried))
         return
-    new_body = Block(arg_types=[body.args[0].type])
+    new_ub = _index_constant(lb + main * step, loop.lb, before)
+    new_step = _index_constant(step * stages, loop.lb, before)
+    rest = ivs_of(range(main, trips))
+    new_body = Block(arg_types=[a.type for a in body.args])
     iv = new_body.args[0]
     ivs: list[SSAValue] = [iv]
     for k in range(1, stages):
@@ -212,9 +226,49 @@ def pipeline_loop(loop: scf.ForOp, stages: int, trips: int) -> None:
         new_body.add_ops([offset, add])
         ivs.append(add.result)
     new_body.add_op(scf.YieldOp())
-    _emit_copies(body, ivs, InsertPoint.before(new_body.last_op))  # type: ignore[arg-type]
-    new_loop = scf.ForOp(loop.lb, new_ub, new_step, [], new_body)
-    Rewriter.replace_op(loop, new_loop)
+    yielded = _emit_copies(
+        body,
+        ivs,
+        InsertPoint.before(new_body.last_op),
+        new_body.args[1:],  # type: ignore[arg-type]
+    )
+    new_body.last_op.operands = yielded  # type: ignore[union-attr]
+    new_loop = scf.ForOp(loop.lb, new_ub, new_step, loop.iter_args, new_body)
+    Rewriter.insert_op(new_loop, InsertPoint.before(loop))
+    results = _emit_copies(body, rest, InsertPoint.after(new_loop), new_loop.results)
+    _replace_loop(loop, results)
+
+
+def _replace_loop(loop: scf.ForOp, results: Sequence[SSAValue]) -> None:
+    """Erase `loop`, its results replaced by `results`."""
+    for old, new in zip(loop.results, results, strict=True):
+        old.replace_all_uses_with(new)
+    loop.detach()
+    loop.erase()
+
+
+def _trips(loop: scf.ForOp) -> int | None:
+    lb, ub, step = _constant(loop.lb), _constant(loop.ub), _constant(loop.step)
+    if lb is None or ub is None or step is None or step <= 0:
+        return None
+    return max(0, -(-(ub - lb) // step))
+
+
+def _split_cores(loop: scf.ForOp, cores: int) -> int:
+    """The cores tile-to-hw may spread `loop`'s iterations over: all of them for
+    a top-level loop, the cores a top-level loop of fewer trips leaves per
+    iteration for a loop in its body (the grid of tile-to-hw), else 1 (also
+    for a loop that carries values, which tile-to-hw never splits)."""
+    if loop.iter_args:
+        return 1
+    parent = loop.parent_op()
+    if isinstance(parent, func.FuncOp):
+        return cores
+    if isinstance(parent, scf.ForOp) and isinstance(parent.parent_op(), func.FuncOp):
+        outer = _trips(parent)
+        if outer is not None and 0 < outer < cores:
+            return cores // outer
+    return 1
 
 
 def _target_of(module: ModuleOp, name: str) -> Target:
@@ -272,8 +326,10 @@ class TilePipelinePass(ModulePass):
                 continue
             trips = max(0, -(-(ub - lb) // step))
             stages = min(self.stages, trips)
-            cores = min(target.cores, self.max_cores or target.cores)
-            if cores > 1 and isinstance(loop.parent_op(), func.FuncOp):
+            cores = _split_cores(
+                loop, min(target.cores, self.max_cores or target.cores)
+            )
+            if cores > 1:
                 # tile-to-hw splits it over the cores in units of its (now
                 # unrolled) iterations: unless each core runs two units or more,
                 # the coarser units cost more parallelism than overlap gains.

@@ -317,13 +317,19 @@ def explicit_vector_tiling(
 
 @dataclass(frozen=True)
 class MatmulTiling:
-    """L0 base block m0 x n0 x k0 and L1 block (fa * m0) x (fb * n0) x k0."""
+    """L0 base block m0 x n0 x k0 and L1 block (fa * m0) x (fb * n0) x k1, where
+    the L1 depth k1 is a multiple of k0 (0: k1 = k0)."""
 
     m0: int
     n0: int
     k0: int
     fa: int = 1
     fb: int = 1
+    k1: int = 0
+
+    def __post_init__(self) -> None:
+        if self.k1 == 0:
+            object.__setattr__(self, "k1", self.k0)
 
     @property
     def m1(self) -> int:
@@ -345,21 +351,52 @@ class MatmulRequest:
     """Edge of the cube's fractal in elements of the input type."""
     epilogue: Callable[[int, int], int] | None
     """Peak UB bytes of the epilogue on an m0 x n0 block, when there is one."""
+    in_type: str = "f16"
+    """The operands' element type (the cube's rate), e.g. "f16"."""
+    out_bytes: int = 2
+    """Bytes of one element of the result."""
+    transpose_a: bool = False
+    transpose_b: bool = False
+    batch: int = 1
+    """Product of the leading (batch) extents."""
+    cores: int = 1
+    """The cores the nest's blocks are spread over."""
 
 
 def matmul_footprint(
     target: Target, request: MatmulRequest, tiling: MatmulTiling
 ) -> dict[str, int]:
-    """Bytes each memory holds once (without double buffering) for `tiling`."""
+    """Bytes each memory holds once (without double buffering) for `tiling`.
+
+    UB holds the epilogue and, when an L1 tile's rows may end inside a fractal,
+    the zeros copied below them (tile-to-hw zero-fills what the cube reads but
+    nd2nz does not write: up to a fractal's rows less one, across the tile)."""
     t, r = tiling, request
+
+    def tail(extent: int | None, step: int) -> bool:
+        return extent is None or extent % step != 0
+
+    # Each operand tile as stored: (rows may have a tail, row length).
+    a = (tail(r.k, t.k1), t.m0) if r.transpose_a else (tail(r.m, t.m0), t.k1)
+    b = (tail(r.n, t.n0), t.k1) if r.transpose_b else (tail(r.k, t.k1), t.n0)
+    zero_fill = (
+        max(
+            (r.fractal - 1) * length * r.in_bytes
+            for partial, length in (a, b)
+            if partial
+        )
+        if a[0] or b[0]
+        else 0
+    )
     footprint = {
-        "l0a": t.m0 * t.k0 * r.in_bytes,
-        "l0b": t.k0 * t.n0 * r.in_bytes,
+        "l0a": t.fa * t.m0 * t.k0 * r.in_bytes,
+        "l0b": t.fb * t.k0 * t.n0 * r.in_bytes,
         "l0c": t.fa * t.fb * t.m0 * t.n0 * r.acc_bytes,
-        "l1": (t.fa * t.m0 + t.fb * t.n0) * t.k0 * r.in_bytes,
+        "l1": (t.fa * t.m0 + t.fb * t.n0) * t.k1 * r.in_bytes,
     }
-    if r.epilogue is not None:
-        footprint["ub"] = r.epilogue(t.m0, t.n0)
+    ub = zero_fill + (r.epilogue(t.m0, t.n0) if r.epilogue is not None else 0)
+    if ub:
+        footprint["ub"] = ub
     return footprint
 
 
@@ -382,8 +419,10 @@ def matmul_fits(
 def auto_matmul_tiling(
     target: Target, request: MatmulRequest, buffering: int = BUFFERING
 ) -> MatmulTiling | None:
-    """The tiling that fits with `buffering` copies of every tile and moves the
-    least GM traffic (see the module doc); None if none fits."""
+    """The tiling with the fewest estimated cycles (`_CycleEstimate`) among
+    those whose tiles fit (`_fits`: `buffering` copies of the L0 tiles, which the
+    skewed cube steps keep live); None if none fits. Ties go to less GM traffic, less
+    padded cube work, fewer accumulators, then deeper k0."""
     r = request
     f = r.fractal
     m = r.m if r.m is not None else ASSUMED_DYNAMIC_EXTENT
@@ -391,34 +430,144 @@ def auto_matmul_tiling(
     k = r.k if r.k is not None else ASSUMED_DYNAMIC_EXTENT
     l0a, l0b = target.memories["l0a"].size, target.memories["l0b"].size
     assert l0a is not None and l0b is not None
-    best: tuple[tuple[int, ...], MatmulTiling] | None = None
+    estimate = _CycleEstimate(target, r)
+    best: tuple[tuple[float, ...], MatmulTiling] | None = None
     for m0 in _block_candidates(m, f):
         for n0 in _block_candidates(n, f):
-            k_room = min(
-                l0a // (buffering * m0 * r.in_bytes),
-                l0b // (buffering * n0 * r.in_bytes),
-            )
-            k0 = min(k_room // f * f, round_up(k, f))
-            if k0 < f:
-                continue
-            base = MatmulTiling(m0, n0, k0)
-            if matmul_fits(target, r, base, buffering) is not None:
-                continue
             for fa in range(1, MAX_L1_FACTOR + 1):
                 if fa > 1 and r.m is not None and fa * m0 > r.m:
                     break
                 for fb in range(1, MAX_L1_FACTOR + 1):
                     if fb > 1 and r.n is not None and fb * n0 > r.n:
                         break
-                    tiling = MatmulTiling(m0, n0, k0, fa, fb)
-                    if matmul_fits(target, r, tiling, buffering) is not None:
-                        continue
-                    traffic = m * k * -(-n // tiling.n1) + k * n * -(-m // tiling.m1)
-                    padded = round_up(m, m0) * round_up(n, n0) * round_up(k, k0)
-                    key = (traffic, padded, fa * fb, -k0, -m0 * n0)
-                    if best is None or key < best[0]:
-                        best = (key, tiling)
+                    k_room = min(
+                        l0a // (buffering * fa * m0 * r.in_bytes),
+                        l0b // (buffering * fb * n0 * r.in_bytes),
+                    )
+                    deepest = min(k_room // f * f, round_up(k, f))
+                    for k0 in _depths(deepest, f):
+                        for k1 in _depths(round_up(k, f), k0, r.k is not None):
+                            tiling = MatmulTiling(m0, n0, k0, fa, fb, k1)
+                            if not _fits(target, r, tiling, buffering):
+                                continue
+                            traffic = m * k * -(-n // tiling.n1) + k * n * -(
+                                -m // tiling.m1
+                            )
+                            padded = round_up(m, m0) * round_up(n, n0) * round_up(k, k0)
+                            key = (
+                                estimate.cycles(tiling),
+                                traffic,
+                                padded,
+                                fa * fb,
+                                -k0,
+                                -k1,
+                                -m0 * n0,
+                            )
+                            if best is None or key < best[0]:
+                                best = (key, tiling)
     return None if best is None else best[1]
+
+
+def _depths(deepest: int, unit: int, deeper: bool = True) -> list[int]:
+    """K depths worth trying: `deepest` and its halvings down to `unit` (with
+    `deeper` false, only `unit`: a `?` K keeps L1 chunks one cube step deep)."""
+    if deepest < unit:
+        return []
+    if not deeper:
+        return [unit]
+    depths = []
+    depth = deepest
+    while depth >= unit and len(depths) < 4:
+        depths.append(depth - depth % unit)
+        depth //= 2
+    return sorted(set(depths))
+
+
+def _fits(
+    target: Target, request: MatmulRequest, tiling: MatmulTiling, buffering: int
+) -> bool:
+    """Whether L0A/L0B (and the epilogue in UB) hold `buffering` copies, and L1
+    and L0C one (a second copy there is a matter of speed, `_CycleEstimate`)."""
+    for space, needed in matmul_footprint(target, request, tiling).items():
+        available = target.memories[space].size
+        assert available is not None
+        copies = 1 if space in ("l0c", "l1") else buffering
+        if needed * copies > available:
+            return False
+    return True
+
+
+class _CycleEstimate:
+    """`cycles(tiling)`: a matmul nest's cycles on the target, estimated from the
+    simulator's own cost formulas (pypto_mlir.sim.cost) for one L1 block and the
+    GM bandwidth the cores share:
+
+        max(rounds * block, wire bytes of all blocks / GM bytes per cycle)
+
+    where rounds = ceil(blocks / cores) and a block takes the busiest of MTE2
+    (its L1 loads), MTE1 (its L0 moves) and the cube, plus one chunk of the
+    lesser of MTE2 and cube (filling the pipeline), when the K loop is
+    pipelined (two copies of its L1 chunk fit and there are two chunks or
+    more); MTE2 then the busier of MTE1 and cube otherwise. The fixpipe adds
+    to it unless two sets of accumulators fit L0C (then it overlaps too)."""
+
+    def __init__(self, target: Target, request: MatmulRequest):
+        self.target = target
+        self.r = request
+        self._dma: dict[tuple[object, ...], tuple[int, int]] = {}
+
+    def dma(
+        self, path: tuple[str, str], rows: int, row_bytes: int, pitch: int
+    ) -> tuple[int, int]:
+        key = (path, rows, row_bytes, pitch)
+        if key not in self._dma:
+            from pypto_mlir.sim.cost import dma_cost
+
+            cost = dma_cost(self.target, path, rows, row_bytes, 0, 0, pitch, pitch)
+            self._dma[key] = (cost.cycles, cost.wire_bytes)
+        return self._dma[key]
+
+    def cycles(self, t: MatmulTiling) -> float:
+        from pypto_mlir.sim.cost import mmad_cycles
+
+        r, target = self.r, self.target
+        m = r.m if r.m is not None else ASSUMED_DYNAMIC_EXTENT
+        n = r.n if r.n is not None else ASSUMED_DYNAMIC_EXTENT
+        k = r.k if r.k is not None else ASSUMED_DYNAMIC_EXTENT
+        e = r.in_bytes
+        chunks = -(-k // t.k1)
+        steps = -(-k // t.k0)
+        # Loads as stored: A [m, k] (or [k, m]), B [k, n] (or [n, k]).
+        a_rows, a_cols, a_pitch = (t.k1, t.m0, m) if r.transpose_a else (t.m0, t.k1, k)
+        b_rows, b_cols, b_pitch = (t.n0, t.k1, k) if r.transpose_b else (t.k1, t.n0, n)
+        a_cycles, a_wire = self.dma(("gm", "l1"), a_rows, a_cols * e, a_pitch * e)
+        b_cycles, b_wire = self.dma(("gm", "l1"), b_rows, b_cols * e, b_pitch * e)
+        mte2 = chunks * (t.fa * a_cycles + t.fb * b_cycles)
+        mte1 = steps * (
+            t.fa * self.dma(("l1", "l0a"), 1, t.m0 * t.k0 * e, 0)[0]
+            + t.fb * self.dma(("l1", "l0b"), 1, t.k0 * t.n0 * e, 0)[0]
+        )
+        cube = steps * t.fa * t.fb * mmad_cycles(target, t.m0, t.n0, t.k0, r.in_type)
+        out = ("l0c", "ub") if r.epilogue is not None else ("l0c", "gm")
+        fix_cycles, fix_wire = self.dma(out, t.m0, t.n0 * r.out_bytes, n * r.out_bytes)
+        fix = t.fa * t.fb * fix_cycles
+        footprint = matmul_footprint(target, r, t)
+        l1 = target.memories["l1"].size
+        l0c = target.memories["l0c"].size
+        assert l1 is not None and l0c is not None
+        if 2 * footprint["l1"] <= l1 and chunks > 1:
+            # Pipelined: one chunk's load (or cube work) is not overlapped.
+            block = max(mte2, mte1, cube) + min(mte2, cube) / chunks
+        else:
+            block = mte2 + max(mte1, cube)
+        block = max(block, fix) if 2 * footprint["l0c"] <= l0c else block + fix
+        blocks = r.batch * -(-m // t.m1) * -(-n // t.n1)
+        rounds = -(-blocks // max(1, r.cores))
+        wire = blocks * (
+            chunks * (t.fa * a_wire + t.fb * b_wire)
+            + (t.fa * t.fb * fix_wire if out[1] == "gm" else 0)
+        )
+        return max(rounds * block, wire / target.gm_bytes_per_cycle)
 
 
 def _block_candidates(extent: int, fractal: int) -> list[int]:
@@ -436,16 +585,20 @@ def _block_candidates(extent: int, fractal: int) -> list[int]:
 def explicit_matmul_tiling(
     target: Target, request: MatmulRequest, sizes: Sequence[int]
 ) -> MatmulTiling:
-    """`matmul-tile-sizes=m0,n0,k0` or `m1,n1,m0,n0,k0`; raises TilingError."""
+    """`matmul-tile-sizes=m0,n0,k0`, `m1,n1,m0,n0,k0` or `m1,n1,k1,m0,n0,k0`;
+    raises TilingError."""
     if len(sizes) == 3:
         m0, n0, k0 = sizes
-        m1, n1 = m0, n0
+        m1, n1, k1 = m0, n0, k0
     elif len(sizes) == 5:
         m1, n1, m0, n0, k0 = sizes
+        k1 = k0
+    elif len(sizes) == 6:
+        m1, n1, k1, m0, n0, k0 = sizes
     else:
         raise TilingError(
-            f"matmul-tile-sizes takes 3 values (m0,n0,k0) or 5 (m1,n1,m0,n0,k0), "
-            f"got {len(sizes)}"
+            f"matmul-tile-sizes takes 3 values (m0,n0,k0), 5 (m1,n1,m0,n0,k0) or 6 "
+            f"(m1,n1,k1,m0,n0,k0), got {len(sizes)}"
         )
     f = request.fractal
     for name, value in (("m0", m0), ("n0", n0), ("k0", k0)):
@@ -459,7 +612,16 @@ def explicit_matmul_tiling(
             f"matmul-tile-sizes: the L1 block {m1}x{n1} is not made of {m0}x{n0} "
             "base blocks"
         )
-    tiling = MatmulTiling(m0, n0, k0, m1 // m0, n1 // n0)
+    if k1 <= 0 or k1 % k0:
+        raise TilingError(
+            f"matmul-tile-sizes: the L1 depth k1 = {k1} is not a multiple of k0 = {k0}"
+        )
+    if k1 > k0 and request.k is None:
+        raise TilingError(
+            f"matmul-tile-sizes: an L1 depth k1 = {k1} deeper than k0 = {k0} needs a "
+            "static K"
+        )
+    tiling = MatmulTiling(m0, n0, k0, m1 // m0, n1 // n0, k1)
     problem = matmul_fits(target, request, tiling, 1)
     if problem is not None:
         raise TilingError(f"matmul-tile-sizes {','.join(map(str, sizes))}: {problem}")

@@ -56,6 +56,7 @@ from pypto_mlir.targets import Target, TargetError, load_target
 
 from .tile_nests import Cursor, GmBuffers, NestEmitter, located, memref_strides
 from .tiling_model import (
+    ASSUMED_DYNAMIC_EXTENT,
     BUFFERING,
     LiveProfile,
     MatmulRequest,
@@ -97,7 +98,8 @@ class TvToTilePass(ModulePass):
     Sizes are chosen from the target unless given: `tile-sizes=ROWS,COLS` for
     the UB tiles of elementwise, reduction, softmax and transpose nests (a 1-d
     nest uses COLS); `matmul-tile-sizes=M0,N0,K0` (L0 base block, L1 block the
-    same) or `M1,N1,M0,N0,K0` (L1 block of base blocks).
+    same), `M1,N1,M0,N0,K0` (L1 block of base blocks) or `M1,N1,K1,M0,N0,K0`
+    (L1 chunks K1 deep, each feeding K1/K0 cube steps).
     """
 
     name = "tv-to-tile"
@@ -109,7 +111,12 @@ class TvToTilePass(ModulePass):
     """ROWS,COLS of vector-nest tiles; empty: chosen from the target."""
 
     matmul_tile_sizes: tuple[int, ...] = ()
-    """M0,N0,K0 or M1,N1,M0,N0,K0 of matmul nests; empty: chosen from the target."""
+    """M0,N0,K0, M1,N1,M0,N0,K0 or M1,N1,K1,M0,N0,K0 of matmul nests; empty:
+    chosen from the target."""
+
+    max_cores: int = 0
+    """The cores tile-to-hw spreads the nests over (0: all of the target's);
+    the matmul model sizes blocks for them."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         target_name = self.target
@@ -132,11 +139,15 @@ class TvToTilePass(ModulePass):
                 "tv-to-tile: tile-sizes takes two positive numbers ROWS,COLS, got "
                 f"{','.join(map(str, self.tile_sizes))}",
             )
-        if self.matmul_tile_sizes and len(self.matmul_tile_sizes) not in (3, 5):
+        if self.max_cores < 0:
+            raise op_error(
+                op, f"tv-to-tile: max-cores must be >= 0, got {self.max_cores}"
+            )
+        if self.matmul_tile_sizes and len(self.matmul_tile_sizes) not in (3, 5, 6):
             raise op_error(
                 op,
-                "tv-to-tile: matmul-tile-sizes takes M0,N0,K0 or M1,N1,M0,N0,K0, got "
-                f"{','.join(map(str, self.matmul_tile_sizes))}",
+                "tv-to-tile: matmul-tile-sizes takes M0,N0,K0, M1,N1,M0,N0,K0 or "
+                f"M1,N1,K1,M0,N0,K0, got {','.join(map(str, self.matmul_tile_sizes))}",
             )
         for function in list(op.walk()):
             if isinstance(function, func.FuncOp) and _uses_tensors(function):
@@ -533,6 +544,12 @@ class FunctionLowering:
         if group.members != [op]:
             profile = self._epilogue_profile(group)
             epilogue = profile.peak_of
+        batch = 1
+        for extent in group.frame[:-2]:
+            batch *= static_extent(extent) or ASSUMED_DYNAMIC_EXTENT
+        cores = self.target.cores
+        if self.options.max_cores:
+            cores = min(cores, self.options.max_cores)
         request = MatmulRequest(
             m=static_extent(group.frame[-2]),
             n=static_extent(group.frame[-1]),
@@ -541,6 +558,12 @@ class FunctionLowering:
             acc_bytes=element_bytes(MATMUL_TYPES[element_type]),
             fractal=fractal_edge(element_type),
             epilogue=epilogue,
+            in_type=str(element_type),
+            out_bytes=element_bytes(tensor_type(op.result).element_type),
+            transpose_a=op.transpose_a is not None,
+            transpose_b=op.transpose_b is not None,
+            batch=batch,
+            cores=cores,
         )
         buffering = BUFFERING
         if self.options.matmul_tile_sizes:
@@ -599,7 +622,7 @@ class FunctionLowering:
         frame = group.frame
         text = (
             f"tiled tv.matmul {show(frame[-2])}x{show(frame[-1])}x{show(k_extent)}: "
-            f"L1 blocks {tiling.m1}x{tiling.n1}x{tiling.k0}, L0 base blocks "
+            f"L1 blocks {tiling.m1}x{tiling.n1}x{tiling.k1}, L0 base blocks "
             f"{tiling.m0}x{tiling.n0}x{tiling.k0}, {tiling.fa * tiling.fb} "
             f"accumulator(s) in l0c"
         )
@@ -715,7 +738,7 @@ def _effective(tiling: MatmulTiling, request: MatmulRequest) -> MatmulTiling:
     """`tiling` without L1 factors that a static extent leaves no whole L1 block for."""
     fa = 1 if request.m is not None and request.m < tiling.m1 else tiling.fa
     fb = 1 if request.n is not None and request.n < tiling.n1 else tiling.fb
-    return MatmulTiling(tiling.m0, tiling.n0, tiling.k0, fa, fb)
+    return MatmulTiling(tiling.m0, tiling.n0, tiling.k0, fa, fb, tiling.k1)
 
 
 def _memref_type(tensor: tv.TensorViewType) -> MemRefType[Attribute]:

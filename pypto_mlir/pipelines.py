@@ -112,7 +112,11 @@ LOWER_STAGES: tuple[Stage, ...] = (
     Stage(
         "tv-to-tile",
         "tile",
-        (("tile_sizes", "tile_sizes"), ("matmul_tile_sizes", "matmul_tile_sizes")),
+        (
+            ("tile_sizes", "tile_sizes"),
+            ("matmul_tile_sizes", "matmul_tile_sizes"),
+            ("max_cores", "max_cores"),
+        ),
     ),
     Stage("tile-peel-tails", "tile", optional=True),
     Stage(

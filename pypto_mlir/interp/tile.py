@@ -309,6 +309,15 @@ class TileFunctions(InterpreterFunctions):
     ) -> PythonValues:
         source = cast(TileValue, args[0])
         values, valid = source.valid_data(), source.valid
+        if op.window is not None:
+            window = _result_type(op).get_shape()
+            if op.transpose is not None:
+                window = window[::-1]
+            offsets = op.window_offsets()
+            values = values[
+                tuple(slice(o, o + w) for o, w in zip(offsets, window, strict=True))
+            ]
+            valid = values.shape
         if op.transpose is not None:
             values, valid = values.T, valid[::-1]
         return (new_tile(_result_type(op), valid, values),)

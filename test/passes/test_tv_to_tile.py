@@ -288,6 +288,25 @@ func.func @f(%x: {t}) -> {t} {{
     assert_levels_agree(text, "f", target, seed=rows * 1000 + cols)
 
 
+def matmul_kernel(
+    m: int, n: int, k: int, element: str, transpose_a: bool, transpose_b: bool
+) -> str:
+    """`@f(a, b) = a @ b` of m x k by k x n (operands stored transposed on request)."""
+    a = tensor((k, m) if transpose_a else (m, k), element)
+    b = tensor((n, k) if transpose_b else (k, n), element)
+    out = "i32" if element == "i8" else element
+    acc = "i32" if element == "i8" else "f32"
+    c = tensor((m, n), out)
+    flags = (" transpose_a" if transpose_a else "") + (
+        " transpose_b" if transpose_b else ""
+    )
+    return f"""
+func.func @f(%a: {a}, %b: {b}) -> {c} {{
+  %c = tv.matmul %a, %b{flags} acc({acc}) : {a}, {b} -> {c}
+  func.return %c : {c}
+}}"""
+
+
 @SETTINGS
 @given(
     m=extents,
@@ -307,19 +326,7 @@ def test_matmul(
     transpose_b: bool,
     element: str,
 ) -> None:
-    a = tensor((k, m) if transpose_a else (m, k), element)
-    b = tensor((n, k) if transpose_b else (k, n), element)
-    out = "i32" if element == "i8" else element
-    acc = "i32" if element == "i8" else "f32"
-    c = tensor((m, n), out)
-    flags = (" transpose_a" if transpose_a else "") + (
-        " transpose_b" if transpose_b else ""
-    )
-    text = f"""
-func.func @f(%a: {a}, %b: {b}) -> {c} {{
-  %c = tv.matmul %a, %b{flags} acc({acc}) : {a}, {b} -> {c}
-  func.return %c : {c}
-}}"""
+    text = matmul_kernel(m, n, k, element, transpose_a, transpose_b)
     assert_levels_agree(text, "f", target, seed=m * 10000 + n * 100 + k)
 
 
@@ -406,6 +413,34 @@ func.func @f(%a: {a}, %b: {b}, %bias: {tensor((n,), "f16")}) -> {c} {{
   %r = tv.relu %y : {c}
   func.return %r : {c}
 }}"""
+    assert_levels_agree(text, "f", "ascend910b", matmul_tile_sizes=sizes)
+
+
+@pytest.mark.parametrize(
+    ("m", "n", "k"), [(1, 1, 1), (16, 16, 64), (20, 33, 100), (33, 17, 129)]
+)
+@pytest.mark.parametrize("transposes", [(False, False), (True, False), (False, True)])
+@pytest.mark.parametrize(
+    ("element", "sizes"),
+    [
+        ("f16", (32, 32, 64, 16, 16, 32)),
+        ("f32", (16, 32, 48, 16, 16, 16)),
+        ("i8", (32, 32, 128, 32, 32, 64)),
+    ],
+)
+def test_deep_l1_chunks(
+    m: int,
+    n: int,
+    k: int,
+    transposes: tuple[bool, bool],
+    element: str,
+    sizes: tuple[int, ...],
+) -> None:
+    """L1 chunks K1 deep feeding K1/K0 cube steps through windows (M1,N1,K1,M0,N0,K0):
+    a K of one partial chunk, whole chunks, and whole chunks with a partial one
+    after them; operands as stored and transposed."""
+    transpose_a, transpose_b = transposes
+    text = matmul_kernel(m, n, k, element, transpose_a, transpose_b)
     assert_levels_agree(text, "f", "ascend910b", matmul_tile_sizes=sizes)
 
 

@@ -144,3 +144,59 @@ func.func @f(%t: !tile.tile<16x16xf16, l1, layout = nz>) {
   %a = tile.move %t : !tile.tile<16x16xf16, l1, layout = nz> -> !tile.tile<16x16xf16, l0a, pad = zero>
   func.return
 }
+
+// -----
+
+// CHECK: 'tile.move' op only moves into l0a/l0b take a window
+func.func @f(%t: !tile.tile<16x64xf16, l1>) {
+  %u = tile.move %t window [0, 32] : !tile.tile<16x64xf16, l1> -> !tile.tile<16x32xf16, ub>
+  func.return
+}
+
+// -----
+
+// CHECK: 'tile.move' op window [48, 80) of dim 1 is outside the source's 64 elements
+func.func @f(%t: !tile.tile<16x64xf16, l1, layout = nz>) {
+  %a = tile.move %t window [0, 48] : !tile.tile<16x64xf16, l1, layout = nz> -> !tile.tile<16x32xf16, l0a>
+  func.return
+}
+
+// -----
+
+// CHECK: 'tile.move' op window offsets [0, 8] must be multiples of the 16-element fractal
+func.func @f(%t: !tile.tile<16x64xf16, l1, layout = nz>) {
+  %a = tile.move %t window [0, 8] : !tile.tile<16x64xf16, l1, layout = nz> -> !tile.tile<16x32xf16, l0a>
+  func.return
+}
+
+// -----
+
+// CHECK: 'tile.move' op dim 1 of the source has a dynamic valid extent: the window must cover it whole
+func.func @f(%t: !tile.tile<16x64xf16, l1, valid = [16, ?], layout = nz>) {
+  %a = tile.move %t window [0, 32] : !tile.tile<16x64xf16, l1, valid = [16, ?], layout = nz> -> !tile.tile<16x32xf16, l0a, valid = [16, ?]>
+  func.return
+}
+
+// -----
+
+// CHECK: 'tile.move' op window at [0, 48] holds no valid element of the source
+func.func @f(%t: !tile.tile<16x64xf16, l1, valid = [16, 40], layout = nz>) {
+  %a = tile.move %t window [0, 48] : !tile.tile<16x64xf16, l1, valid = [16, 40], layout = nz> -> !tile.tile<16x16xf16, l0a>
+  func.return
+}
+
+// -----
+
+// CHECK: 'tile.move' op window has 1 offsets for a rank-2 tile
+func.func @f(%t: !tile.tile<16x64xf16, l1, layout = nz>) {
+  %a = tile.move %t window [0] : !tile.tile<16x64xf16, l1, layout = nz> -> !tile.tile<16x32xf16, l0a>
+  func.return
+}
+
+// -----
+
+// CHECK: 'tile.move' op result must have shape 16x32 and valid [16, 8], got !tile.tile<16x32xf16, l0a>
+func.func @f(%t: !tile.tile<16x64xf16, l1, valid = [16, 40], layout = nz>) {
+  %a = tile.move %t window [0, 32] : !tile.tile<16x64xf16, l1, valid = [16, 40], layout = nz> -> !tile.tile<16x32xf16, l0a>
+  func.return
+}

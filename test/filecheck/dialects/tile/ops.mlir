@@ -32,6 +32,7 @@ func.func @types(%a: !tile.tile<64x1024xf16, ub>,
 // CHECK-LABEL: func.func @movement
 func.func @movement(%x: memref<100x1000xf16>, %y: memref<4x100x1000xf16>,
                     %v: memref<64x64xf16, strided<[1000, 1], offset: ?>>,
+                    %deep: !tile.tile<64x128xf16, l1, valid = [?, 100], layout = nz, pad = zero>,
                     %i: index, %rows: index, %cols: index) {
   %c0 = arith.constant 0 : index
   // CHECK: %[[T:.*]] = tile.load %{{.*}}[%{{.*}}, %{{.*}}] valid [%{{.*}}] : memref<100x1000xf16> -> !tile.tile<64x1008xf16, ub, valid = [?, 1000]>
@@ -49,6 +50,12 @@ func.func @movement(%x: memref<100x1000xf16>, %y: memref<4x100x1000xf16>,
   %a = tile.move %l1 : !tile.tile<64x64xf16, l1, valid = [?, ?], layout = nz, pad = zero> -> !tile.tile<64x64xf16, l0a, valid = [?, ?], pad = zero>
   // CHECK: tile.move %{{.*}} transpose : !tile.tile<64x64xf16, l1, valid = [?, ?], layout = nz, pad = zero> -> !tile.tile<64x64xf16, l0b, valid = [?, ?]>
   %b = tile.move %l1 transpose : !tile.tile<64x64xf16, l1, valid = [?, ?], layout = nz, pad = zero> -> !tile.tile<64x64xf16, l0b, valid = [?, ?]>
+  // A window along K of a deeper L1 tile: its valid extent is what the source
+  // has past the offset (a ? only where the window covers the dim whole).
+  // CHECK: tile.move %{{.*}} window [0, 64] : !tile.tile<64x128xf16, l1, valid = [?, 100], layout = nz, pad = zero> -> !tile.tile<64x64xf16, l0a, valid = [?, 36], pad = zero>
+  %w = tile.move %deep window [0, 64] : !tile.tile<64x128xf16, l1, valid = [?, 100], layout = nz, pad = zero> -> !tile.tile<64x64xf16, l0a, valid = [?, 36], pad = zero>
+  // CHECK: tile.move %{{.*}} window [0, 32] transpose : !tile.tile<64x128xf16, l1, valid = [?, 100], layout = nz, pad = zero> -> !tile.tile<32x64xf16, l0b, valid = [32, ?]>
+  %wt = tile.move %deep window [0, 32] transpose : !tile.tile<64x128xf16, l1, valid = [?, 100], layout = nz, pad = zero> -> !tile.tile<32x64xf16, l0b, valid = [32, ?]>
   // CHECK: tile.move %{{.*}} : !tile.tile<64x1008xf16, ub, valid = [?, 1000]> -> !tile.tile<64x1008xf16, l1, valid = [?, 1000]>
   %u2l = tile.move %t : !tile.tile<64x1008xf16, ub, valid = [?, 1000]> -> !tile.tile<64x1008xf16, l1, valid = [?, 1000]>
   // CHECK: tile.move %{{.*}} : !tile.tile<64x1008xf16, l1, valid = [?, 1000]> -> !tile.tile<64x1008xf16, ub, valid = [?, 1000]>

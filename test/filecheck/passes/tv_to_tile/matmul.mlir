@@ -9,21 +9,26 @@
 // RUN: pypto-opt %s -p 'tv-to-tile{target=ascend910b}' --split-input-file --verify-diagnostics
 
 func.func @gemm(%a: !tv.tensor<40x70xf16>, %b: !tv.tensor<70x45xf16>) -> !tv.tensor<40x45xf16> {
-  // expected-remark@below {{tiled tv.matmul 40x45x70: L1 blocks 48x48x80, L0 base blocks 48x48x80, 1 accumulator(s) in l0c; double-buffered}}
+  // expected-remark@below {{tiled tv.matmul 40x45x70: L1 blocks 16x16x80, L0 base blocks 16x16x80, 1 accumulator(s) in l0c; double-buffered}}
   %c = tv.matmul %a, %b acc(f32) : !tv.tensor<40x70xf16>, !tv.tensor<70x45xf16> -> !tv.tensor<40x45xf16>
   func.return %c : !tv.tensor<40x45xf16>
 }
 
 // CHECK-LABEL: func.func @gemm(%a: memref<40x70xf16>, %b: memref<70x45xf16>, %out: memref<40x45xf16>) {
-// The whole 32x32 L1 block: two A and two B base blocks in l1, four matmuls.
+// The whole 32x32 L1 block: two A and two B base blocks in l1, each moved to
+// l0a/l0b once, four matmuls.
 // CHECK:         %[[A0:.*]] = tile.load %a[%[[C0:.*]], %[[C0]]] : memref<40x70xf16> -> !tile.tile<16x32xf16, l1, layout = nz, pad = zero>
 // CHECK-NEXT:    %[[A1:.*]] = tile.load %a[%[[C16:.*]], %[[C0]]] : memref<40x70xf16> -> !tile.tile<16x32xf16, l1, layout = nz, pad = zero>
 // CHECK-NEXT:    %[[B0:.*]] = tile.load %b[%[[C0]], %[[C0]]] : memref<70x45xf16> -> !tile.tile<32x16xf16, l1, layout = nz, pad = zero>
 // CHECK-NEXT:    %[[B1:.*]] = tile.load %b[%[[C0]], %[[C16]]] : memref<70x45xf16> -> !tile.tile<32x16xf16, l1, layout = nz, pad = zero>
 // CHECK-NEXT:    %[[L0A:.*]] = tile.move %[[A0]] : !tile.tile<16x32xf16, l1, layout = nz, pad = zero> -> !tile.tile<16x32xf16, l0a, pad = zero>
+// CHECK-NEXT:    %[[L0A1:.*]] = tile.move %[[A1]] : !tile.tile<16x32xf16, l1, layout = nz, pad = zero> -> !tile.tile<16x32xf16, l0a, pad = zero>
 // CHECK-NEXT:    %[[L0B:.*]] = tile.move %[[B0]] : !tile.tile<32x16xf16, l1, layout = nz, pad = zero> -> !tile.tile<32x16xf16, l0b, pad = zero>
+// CHECK-NEXT:    %[[L0B1:.*]] = tile.move %[[B1]] : !tile.tile<32x16xf16, l1, layout = nz, pad = zero> -> !tile.tile<32x16xf16, l0b, pad = zero>
 // CHECK-NEXT:    %[[P00:.*]] = tile.matmul %[[L0A]], %[[L0B]] : !tile.tile<16x32xf16, l0a, pad = zero>, !tile.tile<32x16xf16, l0b, pad = zero> -> !tile.tile<16x16xf32, l0c>
-// CHECK-COUNT-3: tile.matmul
+// CHECK-NEXT:    tile.matmul %[[L0A]], %[[L0B1]]
+// CHECK-NEXT:    tile.matmul %[[L0A1]], %[[L0B]]
+// CHECK-NEXT:    tile.matmul %[[L0A1]], %[[L0B1]]
 // CHECK:         %[[R0:.*]], %[[R1:.*]], %{{.*}}, %{{.*}} = scf.for %[[K:.*]] = %[[C32:.*]] to %[[C70:.*]] step %[[C32]] iter_args(%[[X:.*]] = %[[P00]], {{.*}}) -> (!tile.tile<16x16xf32, l0c>, !tile.tile<16x16xf32, l0c>, !tile.tile<16x16xf32, l0c>, !tile.tile<16x16xf32, l0c>) {
 // CHECK:           %[[VK:.*]] = arith.select
 // CHECK-NEXT:      tile.load %a[%[[C0]], %[[K]]] valid [%[[VK]]] : memref<40x70xf16> -> !tile.tile<16x32xf16, l1, valid = [16, ?], layout = nz, pad = zero>
