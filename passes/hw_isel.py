@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from enum import Enum, auto
+from itertools import pairwise
 from math import gcd, prod
 
 import numpy as np
@@ -785,6 +786,11 @@ class Selector:
         shape_rows, shape_cols = matrix_shape(source)
         lanes, per_block = self.lanes_for(element_type), self.per_block(element_type)
         along_rows = self._reduces_rows(op)
+        if not tile.is_float(element_type):
+            if along_rows and shape_cols > 1:
+                return self._int_reduce_scratch(element_type, rows, cols)
+            if not along_rows and shape_rows > 1 and shape_cols == 1:
+                return self._int_reduce_scratch(element_type, 1, rows)
         if along_rows and shape_cols > 1 and rows > 1 and cols > lanes:
             chunks = -(-cols // lanes)
             return [
@@ -1639,9 +1645,12 @@ class Selector:
         rows, cols = matrix_valid(source, self.valid[op.source])
         shape_rows, shape_cols = matrix_shape(source)
         combine = binary(REDUCE_COMBINE[type(op)])
+        integer = not tile.is_float(element_type)
         if self._reduces_rows(op):
             if shape_cols == 1:
                 self._copy_flat(em, src, dst, rows)
+            elif integer:
+                self._reduce_int_rows(op, em, src, dst, rows, cols, shape_cols, scratch)
             elif rows == 1:
                 self._reduce_flat(op, em, src, dst, cols, scratch)
             else:
@@ -1649,6 +1658,8 @@ class Selector:
             return
         if shape_rows == 1:
             self._copy_flat(em, src, dst, cols)
+        elif shape_cols == 1 and integer:
+            self._reduce_int_rows(op, em, src, dst, 1, rows, rows, scratch)
         elif shape_cols == 1:
             self._reduce_flat(op, em, src, dst, rows, scratch)
         elif rows == 1:
@@ -1763,6 +1774,114 @@ class Selector:
                 0,
                 1,
             )
+
+    def _int_folds(self, element_type: Attribute, cols: int) -> list[int]:
+        """The widths an integer row reduction folds `cols` columns through: each
+        combines columns [h, w) into [0, w - h) with h the half rounded up to a
+        32-byte block, until a row fits in one block."""
+        per_block = self.per_block(element_type)
+        widths = [cols]
+        while widths[-1] > per_block:
+            widths.append(_round_up(-(-widths[-1] // 2), per_block))
+        return widths
+
+    def _int_reduce_scratch(
+        self, element_type: Attribute, rows: int, cols: int
+    ) -> list[hw.BufferType]:
+        """The folded rows (when longer than a block), their transpose and the
+        gather's offset tables (`_reduce_int_rows`)."""
+        ub = str(MemorySpace.UB)
+        per_block = self.per_block(element_type)
+        widths = self._int_folds(element_type, cols)
+        types: list[hw.BufferType] = []
+        if len(widths) > 1:
+            types.append(hw.BufferType([rows * widths[1]], element_type, ub))
+        types.append(
+            hw.BufferType([widths[-1] * _round_up(rows, per_block)], element_type, ub)
+        )
+        lanes, table_rows = self._gather_shape(element_type)
+        types.append(hw.BufferType([lanes * table_rows], i32, ub))
+        if table_rows == 1:
+            types.append(hw.BufferType([lanes], i32, ub))
+        return types
+
+    def _reduce_int_rows(
+        self,
+        op: tile.TileReduceOp,
+        em: Emitter,
+        src: SSAValue,
+        dst: SSAValue,
+        rows: int,
+        cols: int,
+        pitch: int,
+        scratch: list[SSAValue],
+    ) -> None:
+        """Reduce each of `rows` integer rows of `cols` elements to dst[row]
+        (vreduce is float-only): fold each row with vadd/vmax/vmin into one 32-byte
+        block (`_int_folds`), transpose the blocks (a gather) so that a row's
+        values lie in one column, then combine those rows pairwise."""
+        element_type = _buf(src).element_type
+        combine = binary(REDUCE_COMBINE[type(op)])
+        per_block = self.per_block(element_type)
+        widths = self._int_folds(element_type, cols)
+        pending = list(scratch)
+        current, current_pitch = src, pitch
+        if len(widths) > 1:
+            folded, folded_pitch = pending.pop(0), widths[1]
+            for number, (width, half) in enumerate(pairwise(widths)):
+                source = Lanes(current, Kind.FULL, 0, current_pitch)
+                em.vector(
+                    combine,
+                    [
+                        source,
+                        replace(source, offset=half),
+                        Lanes(folded, Kind.FULL, 0, folded_pitch),
+                    ],
+                    rows,
+                    0,
+                    width - half,
+                )
+                if number == 0 and width - half < half:
+                    em.vector(
+                        unary(hw.VCopyOp),
+                        [source, Lanes(folded, Kind.FULL, 0, folded_pitch)],
+                        rows,
+                        width - half,
+                        half,
+                    )
+                current, current_pitch = folded, folded_pitch
+        width = widths[-1]
+        transposed = pending.pop(0)
+        t_pitch = _round_up(rows, per_block)
+        self._gather_transpose(
+            em,
+            current,
+            current_pitch,
+            transposed,
+            Region(width, rows, t_pitch),
+            element_type,
+            pending[0],
+            pending[1:],
+        )
+        if width == 1:
+            self._copy_flat(em, transposed, dst, rows)
+        count = width
+        while count > 1:
+            half = count // 2
+            keep = count - half
+            target = dst if keep == 1 else transposed
+            em.vector(
+                combine,
+                [
+                    Lanes(transposed, Kind.FULL, 0, t_pitch),
+                    Lanes(transposed, Kind.FULL, keep * t_pitch, t_pitch),
+                    Lanes(target, Kind.FULL, 0, t_pitch),
+                ],
+                half,
+                0,
+                rows,
+            )
+            count = keep
 
     def _reduce_rows(
         self,

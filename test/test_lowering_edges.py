@@ -137,7 +137,7 @@ def test_casts(source: str, dest: str) -> None:
 # --------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("dtype", ["f16", "bf16", "f32"])
+@pytest.mark.parametrize("dtype", ["f16", "bf16", "f32", "i16", "i32"])
 def test_rank0_tensors(dtype: str) -> None:
     """A sum over every dim and a rank-0 argument (bf16 ones were left as poison:
     the simulator's GM wrote to a copy of a rank-0 bf16 array)."""
@@ -151,3 +151,40 @@ def test_rank0_tensors(dtype: str) -> None:
         arange((13, 3), DTYPES[dtype].numpy_dtype),
         np.asarray(2, DTYPES[dtype].numpy_dtype),
     )
+
+
+# --------------------------------------------------------------------------------------
+# Integer reductions
+# --------------------------------------------------------------------------------------
+
+INT_REDUCTIONS = [
+    ((70,), None),
+    ((1,), None),
+    ((5, 70), 1),
+    ((33, 17), 1),
+    ((64, 8), 1),
+    ((3, 9), 0),
+    ((65, 1), 0),
+    ((3, 129), 1),
+    ((2, 5, 7), 2),
+    ((200,), 0),
+]
+
+
+@pytest.mark.parametrize("dtype", ["i8", "i16", "i32"])
+@pytest.mark.parametrize("kind", ["sum", "max", "min"])
+@pytest.mark.parametrize(("shape", "axis"), INT_REDUCTIONS)
+def test_integer_reductions(
+    dtype: str, kind: str, shape: tuple[int, ...], axis: int | None
+) -> None:
+    """vreduce is float-only: integer rows are folded into a block, transposed
+    and combined pairwise (sums wrap, as in tv)."""
+    rng = np.random.default_rng(3)
+    info = np.iinfo(DTYPES[dtype].numpy_dtype)
+
+    @pto.kernel(backend="reference")
+    def reduce(x: pto.Tensor[shape, DTYPES[dtype]]):
+        return getattr(x, kind)(axis=axis, keepdims=True), getattr(x, kind)()
+
+    values = rng.integers(info.min, info.max, shape, endpoint=True)
+    check_kernel(reduce, values.astype(DTYPES[dtype].numpy_dtype))
