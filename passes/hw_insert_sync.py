@@ -490,6 +490,19 @@ class Timeline:
         """`Frame.propagate` results by (start, limit, entered), with all flags."""
 
 
+Conflict = tuple[
+    tuple[object, ...],
+    int,
+    int,
+    Access,
+    Access,
+    tuple[tuple["Frame", int], ...],
+    tuple[tuple["Frame", int], ...],
+]
+"""(key, a, b, access of node a, access of node b, `src_inner`, `dst_inner`): the
+key names a dependency (nodes, pipes and the nodes inside them holding the ops)."""
+
+
 @dataclass(eq=False)
 class Frame:
     """A block with its nodes; a loop body when `loop` is set."""
@@ -542,6 +555,60 @@ class Frame:
     def positions(self) -> dict[int, int]:
         """Node indices by `id` of their op (asked once the frame is built)."""
         return {id(node.op): i for i, node in enumerate(self.nodes)}
+
+    @cached_property
+    def conflicts(self) -> list[Conflict]:
+        """The pairs of conflicting accesses that name the frame's dependencies,
+        in program order (in a loop, then node `a` against node `b` - n of the
+        next iteration): the first pair of each key, except that a loop node
+        against itself keeps every pair (`_loop_orders_itself` depends on the
+        flags of its body).
+
+        Outside loops only those no earlier one implies are kept (`_tightest`): a
+        flag there only gains orderings as `_select` goes on (a merge moves its set
+        later and its wait earlier), so they would be ordered when their turn
+        comes. Depends only on the IR: kept when the function is synchronised
+        again.
+        """
+        n = self.size
+        conflicts: list[Conflict] = []
+        keys: set[tuple[object, ...]] = set()
+        # Per op: its frames and nodes below the frame's node, and those by id.
+        paths: dict[int, tuple[tuple[tuple[Frame, int], ...], tuple[object, ...]]] = {}
+
+        def add(a: int, b: int, x: Access, y: Access) -> None:
+            for node, op in ((self.nodes[a], x.op), (self.nodes[b % n], y.op)):
+                if id(op) not in paths:
+                    path = _inner(node, op)
+                    paths[id(op)] = path, tuple((id(f), i) for f, i in path)
+            (src_inner, src_key), (dst_inner, dst_key) = (
+                paths[id(x.op)],
+                paths[id(y.op)],
+            )
+            key = (a, b, x.pipe, y.pipe, src_key, dst_key)
+            if key not in keys or b == a + n:
+                keys.add(key)
+                conflicts.append((key, a, b, x, y, src_inner, dst_inner))
+
+        for i, first in enumerate(self.nodes):
+            for j in range(i + 1, n):
+                for x, y in _conflicts(first, self.nodes[j], None):
+                    add(i, j, x, y)
+        if self.loop is None:
+            spans = [
+                (x.pipe, y.pipe, _ops_key(a), _start_key(b), not src and not dst)
+                for _, a, b, x, y, src, dst in conflicts
+            ]
+            return [conflicts[i] for i in _tightest(spans)]
+        later = LoopShift(self.loop, _constant(self.loop.step))
+        for i, first in enumerate(self.nodes):
+            for j, second in enumerate(self.nodes):
+                if i == j and not first.children:
+                    continue
+                for x, y in _conflicts(first, second, later):
+                    # i < j: ordered in one iteration, hence also across two.
+                    add(i, j if i < j else j + n, x, y)
+        return conflicts
 
     @cached_property
     def users(self) -> dict[Pipe, list[int]]:
@@ -606,19 +673,18 @@ class Frame:
         )
 
     # --- happens-before -------------------------------------------------------------
-    def reaches(
-        self,
-        src: Pipe,
-        src_key: int,
-        dst: Pipe,
-        dst_key: int,
-        without: Sync | None = None,
-        entered: bool = False,
-    ) -> bool:
-        """Whether the flags order `src` at `src_key` before `dst` at `dst_key`."""
+    def reaches(self, src: Pipe, src_key: int, dst: Pipe, dst_key: int) -> bool:
+        """Whether the flags order `src` at `src_key` before `dst` at `dst_key`.
+
+        Asked up to a horizon past the block's end (in a loop, the next
+        iteration's), so that one remembered propagation answers for every later
+        key: a key up to a limit does not depend on the limit, as an ordering
+        only leads to later ones.
+        """
         if src == dst:
             return src_key <= dst_key
-        reached = self.propagate({src: src_key}, dst_key, without, entered)
+        horizon = self.period + _KEYS * (self.size + 1)
+        reached = self.propagate({src: src_key}, max(dst_key, horizon))
         return reached.get(dst, inf) <= dst_key
 
     def propagate(
@@ -819,23 +885,24 @@ def _has_instructions(op: Operation) -> bool:
 class FunctionSync:
     """Builds the frames of a function, chooses its flags and writes them."""
 
-    def __init__(
-        self,
-        func_op: func.FuncOp,
-        target: Target,
-        forward_pairs: frozenset[tuple[Pipe, Pipe]] = frozenset(),
-    ):
+    def __init__(self, func_op: func.FuncOp, target: Target):
         self.target = target
         self.analysis = AccessAnalysis(target)
         self.root = self.build(func_op.body.block, None, None, -1)
-        for frame in self.root.frames():
-            frame.forward_pairs = forward_pairs
         before: set[Pipe] = set()
         for node in self.root.nodes:
             for child in node.children:
                 if child.loop is not None:
                     child.boundary_pipes = frozenset(PIPES) - before
             before.update(node.pipes)
+
+    def restart(self, pair: tuple[Pipe, Pipe]) -> None:
+        """Forget every flag, to synchronise again with `pair` among the
+        `forward_pairs` (the frames and their conflicts stay)."""
+        for frame in self.root.frames():
+            frame.forward_pairs |= {pair}
+            frame.deps, frame.syncs, frame.edges = [], [], []
+            frame.flags_changed()
 
     # --- frames and dependencies -----------------------------------------------------------
     def build(
@@ -875,46 +942,24 @@ class FunctionSync:
 
     def dependencies(self, frame: Frame) -> list[Dep]:
         """Every ordering the frame's nodes need: one per node pair, pipe pair and
-        the nodes inside loops and ifs that hold the accesses.
+        the nodes inside loops and ifs that hold the accesses (`Frame.conflicts`).
 
         A loop node against itself needs none when its own frame orders one
         iteration's access before the next's.
         """
-        deps: dict[tuple[object, ...], Dep] = {}
         n = frame.size
-        # Per op: its frames and nodes below the frame's node, and those by id.
-        paths: dict[int, tuple[tuple[tuple[Frame, int], ...], tuple[object, ...]]] = {}
-
-        def inner(node: Node, op: Operation) -> tuple[tuple[Frame, int], ...]:
-            if (known := paths.get(id(op))) is None:
-                path = _inner(node, op)
-                known = paths[id(op)] = path, tuple((id(f), i) for f, i in path)
-            return known[0]
-
-        def add(a: int, b: int, x: Access, y: Access) -> None:
-            first, second = frame.nodes[a], frame.nodes[b % n]
-            src_inner, dst_inner = inner(first, x.op), inner(second, y.op)
-            key = (a, b, x.pipe, y.pipe, paths[id(x.op)][1], paths[id(y.op)][1])
-            if key in deps or _loop_orders_itself(first, second, x, y):
-                return
-            deps[key] = frame.dep(
-                a, b, x.pipe, y.pipe, x.op, y.op, src_inner, dst_inner
+        keys: set[tuple[object, ...]] = set()
+        deps: list[Dep] = []
+        for key, a, b, x, y, src_inner, dst_inner in frame.conflicts:
+            if key in keys or _loop_orders_itself(
+                frame.nodes[a], frame.nodes[b % n], x, y
+            ):
+                continue
+            keys.add(key)
+            deps.append(
+                frame.dep(a, b, x.pipe, y.pipe, x.op, y.op, src_inner, dst_inner)
             )
-
-        for i, first in enumerate(frame.nodes):
-            for j in range(i + 1, n):
-                for x, y in _conflicts(first, frame.nodes[j], None):
-                    add(i, j, x, y)
-        if frame.loop is not None:
-            later = LoopShift(frame.loop, _constant(frame.loop.step))
-            for i, first in enumerate(frame.nodes):
-                for j, second in enumerate(frame.nodes):
-                    if i == j and not first.children:
-                        continue
-                    for x, y in _conflicts(first, second, later):
-                        # i < j: ordered in one iteration, hence also across two.
-                        add(i, j if i < j else j + n, x, y)
-        return list(deps.values())
+        return deps
 
     # --- choosing flags --------------------------------------------------------------------
     def synchronise(self, frame: Frame) -> None:
@@ -1260,9 +1305,8 @@ def _ancestry(frame: Frame) -> list[Frame]:
 def _select(frame: Frame, deps: Sequence[Dep]) -> None:
     """Cover `deps` with flags: shortest first, each only if not yet ordered; then
     drop the flags the others make redundant."""
-    for dep in sorted(
-        deps, key=lambda d: (d.dst_key - d.src_key, d.src_key, d.dst_key)
-    ):
+    ordered = sorted(deps, key=lambda d: (d.dst_key - d.src_key, d.src_key, d.dst_key))
+    for dep in ordered:
         if frame.covers(dep):
             continue
         for sync in frame.syncs:
@@ -1271,7 +1315,7 @@ def _select(frame: Frame, deps: Sequence[Dep]) -> None:
         else:
             frame.syncs.append(frame.new_sync(dep))
         frame.flags_changed()
-    _drop_redundant(frame, deps)
+    _drop_redundant(frame, ordered)
 
 
 def _drop_redundant(frame: Frame, deps: Sequence[Dep]) -> None:
@@ -1283,7 +1327,11 @@ def _drop_redundant(frame: Frame, deps: Sequence[Dep]) -> None:
     the same without it. A dependency no flag orders keeps every flag (each
     removal would have to order it).
     """
-    checked = _tightest(deps)
+    spans = [
+        (d.src, d.dst, d.src_key, d.dst_key, not d.src_inner and not d.dst_inner)
+        for d in deps
+    ]
+    checked = [deps[i] for i in _tightest(spans)]
     carried: list[set[Sync | None]] = []  # per checked dependency
     for dep in checked:
         carried.append(set())
@@ -1304,34 +1352,29 @@ def _drop_redundant(frame: Frame, deps: Sequence[Dep]) -> None:
                 carried[i] = carriers
 
 
-def _tightest(deps: Sequence[Dep]) -> list[Dep]:
-    """The dependencies no other one implies.
+def _tightest(spans: Sequence[tuple[Pipe, Pipe, int, int, bool]]) -> list[int]:
+    """The indices of the dependencies no earlier one implies, given as (source
+    pipe, destination pipe, producer key, consumer key, whether both ends are
+    instructions of the frame).
 
-    A dependency whose ends are instructions of the frame (no `src_inner` or
-    `dst_inner`) is implied by itself alone; ordered, it orders every dependency
-    of its pipes with a producer no later and a consumer no earlier: the flags that
-    carry it carry those too, and nested ends only add ways to be ordered.
+    One whose ends are instructions (no `src_inner` or `dst_inner`) implies every
+    one of its pipes with a producer no later and a consumer no earlier: ordered,
+    the flags that carry it carry those too, and nested ends only add ways to be
+    ordered. A shorter span comes earlier in `_select`'s order; of equal spans,
+    the one listed first implies the others.
     """
-    tightest: list[Dep] = []
+    implied: set[int] = set()
     earliest_end: dict[tuple[Pipe, Pipe], int] = {}
-    # Per pipe pair, the latest producer first; of equal spans the plain one.
-    for dep in sorted(
-        deps,
-        key=lambda d: (
-            d.src,
-            d.dst,
-            -d.src_key,
-            d.dst_key,
-            bool(d.src_inner or d.dst_inner),
-        ),
+    # Per pipe pair, the latest producer first, then the earliest consumer.
+    for i in sorted(
+        range(len(spans)), key=lambda i: (*spans[i][:2], -spans[i][2], spans[i][3])
     ):
-        pair = (dep.src, dep.dst)
-        if earliest_end.get(pair, inf) <= dep.dst_key:
-            continue
-        tightest.append(dep)
-        if not dep.src_inner and not dep.dst_inner:
-            earliest_end[pair] = dep.dst_key
-    return tightest
+        src, dst, src_key, dst_key, plain = spans[i]
+        if earliest_end.get((src, dst), inf) <= dst_key:
+            implied.add(i)
+        elif plain:
+            earliest_end[src, dst] = dst_key
+    return [i for i in range(len(spans)) if i not in implied]
 
 
 def _emit_frame(frame: Frame, root: Frame) -> None:
@@ -1390,14 +1433,13 @@ class OutOfEvents(Exception):
 def insert_sync(func_op: func.FuncOp) -> list[Sync]:
     """Synchronise one function; returns the flags placed (`Sync.ops` are their ops)."""
     target, _ = target_of(func_op)
-    forward_pairs: frozenset[tuple[Pipe, Pipe]] = frozenset()
+    function = FunctionSync(func_op, target)
     while True:
-        function = FunctionSync(func_op, target, forward_pairs)
         function.synchronise(function.root)
         try:
             function.allocate_events()
         except OutOfEvents as e:
-            forward_pairs |= {e.pair}
+            function.restart(e.pair)
             continue
         function.emit()
         return [sync for frame in function.root.frames() for sync in frame.syncs]
