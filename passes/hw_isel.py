@@ -564,6 +564,18 @@ def cast_mode(
     return hw.RoundMode.RINT
 
 
+def _gathered(element_type: Attribute) -> Attribute:
+    """The element type a gather moves `element_type` as (vgather is 16/32-bit:
+    bytes go as the halfwords that start with them)."""
+    return i16 if tile.element_bytes(element_type) == 1 else element_type
+
+
+def _byte_pair(value: int) -> int:
+    """The i16 whose two bytes are the 8-bit `value`."""
+    pattern = (value & 0xFF) * 257
+    return pattern - (1 << 16) if pattern >= 1 << 15 else pattern
+
+
 def pad_scalar(element_type: Attribute, pad: PadValue) -> float | int:
     """The value a tile's pad stands for."""
     if pad == PadValue.ZERO:
@@ -655,7 +667,11 @@ class Selector:
     def per_block(self, element_type: Attribute) -> int:
         return self.block // tile.element_bytes(element_type)
 
-    def _check_vector_shape(self, op: Operation, value: SSAValue) -> None:
+    def _check_vector_shape(
+        self, op: Operation, value: SSAValue, bytes_ok: bool = False
+    ) -> None:
+        """Vector ops cover 2-D regions of 16/32-bit elements (`bytes_ok`: the op
+        moves 8-bit ones through 16-bit instructions)."""
         tile_type = _tile(value)
         shape, valid = tile_type.get_shape(), self.valid[value]
         if len(shape) > 2 and any(
@@ -666,7 +682,7 @@ class Selector:
                 f"a {len(shape)}-D tile needs whole inner dims: valid "
                 f"{list(valid)} of shape {list(shape)}",
             )
-        if tile.element_bytes(tile_type.element_type) == 1:
+        if tile.element_bytes(tile_type.element_type) == 1 and not bytes_ok:
             raise op_error(
                 op, f"the vector unit has no {tile_type.element_type} instructions"
             )
@@ -710,11 +726,8 @@ class Selector:
     def scratch(self, op: Operation) -> list[hw.BufferType]:
         """The scratch buffers `op` needs while it executes, in `lower`'s order."""
         ub = str(MemorySpace.UB)
-        if isinstance(op, tile.TransposeOp) and not self._transpose_copies(op):
-            lanes, rows = self._gather_shape(_tile(op.result).element_type)
-            return [hw.BufferType([rows * lanes], i32, ub)] + (
-                [hw.BufferType([lanes], i32, ub)] if rows == 1 else []
-            )
+        if isinstance(op, tile.TransposeOp):
+            return self._transpose_scratch(op)
         if isinstance(op, tile.TileBinaryOp):
             types: list[hw.BufferType] = []
             element_type = _tile(op.result).element_type
@@ -743,10 +756,15 @@ class Selector:
         if isinstance(op, tile.LoadOp) and (plan := self._strided_load(op)) is not None:
             element_type = _tile(op.result).element_type
             e = tile.element_bytes(element_type)
-            return [
+            types = [
                 hw.BufferType([plan.rows * plan.pitch // e], element_type, ub),
-                hw.BufferType([self.lanes_for(element_type)], i32, ub),
+                hw.BufferType([self.lanes_for(_gathered(element_type))], i32, ub),
             ]
+            if e == 1:  # gathered as halfwords, then wrapped to bytes
+                rows, cols = matrix_shape(_tile(op.result))
+                types.append(hw.BufferType([rows * cols], i16, ub))
+                types += [hw.BufferType([rows * cols], f32, ub)] * 2
+            return types
         if isinstance(op, tile.LoadOp | tile.MoveOp) and self._needs_zero_fill(
             op.result
         ):
@@ -872,13 +890,13 @@ class Selector:
                 self._check_vector_shape(op, op.result)
                 self._broadcast(op, em, buffer, scratch)
             case tile.FillOp():
-                self._check_vector_shape(op, op.result)
+                self._check_vector_shape(op, op.result, bytes_ok=True)
                 self._fill(op, em, buffer)
             case tile.PadOp():
                 self._check_vector_shape(op, op.result)
                 self._pad(op, em, buffer)
             case tile.TransposeOp():
-                self._check_vector_shape(op, op.result)
+                self._check_vector_shape(op, op.result, bytes_ok=True)
                 self._transpose(op, em, buffer, scratch)
             case _:
                 raise op_error(op, f"tile-to-hw cannot lower {op.name}")
@@ -1007,7 +1025,7 @@ class Selector:
             )
         e = tile.element_bytes(tile_type.element_type)
         span = _round_up(((cols - 1) * stride + 1) * e, self.block)
-        if span <= cols * self.block:
+        if span <= cols * self.block and e > 1:
             return _StridedLoad(rows, cols, stride, row_stride, stride * e, span, False)
         return _StridedLoad(
             rows, cols, stride, row_stride, self.block, cols * self.block, True
@@ -1054,6 +1072,11 @@ class Selector:
             plan.row_stride,
         )
         rows_buffer, offsets = scratch[0], scratch[1]
+        if e == 1:
+            # Halfword gathers read the byte after each element: zero them first.
+            zeros = em.alias(rows_buffer, i16)
+            count = _buf(zeros).element_count()
+            em.vector(dup(em.scalar(0, i16)), [Lanes(zeros)], 1, 0, count)
         if plan.spread:
             per_row = {"bursts": cols, "burst_bytes": e, "src_gap": (stride - 1) * e}
             together = row_stride == cols * stride
@@ -1084,21 +1107,31 @@ class Selector:
                         **per_row,  # type: ignore[arg-type]
                     )
                 )
-        lanes = self.lanes_for(tile_type.element_type)
+        gathered = _gathered(tile_type.element_type)
+        lanes = self.lanes_for(gathered)
         self._fill_offsets(em, offsets, min(lanes, cols), plan.step)
         _, pitch = matrix_shape(tile_type)
+        staging, packed = rows_buffer, dst
+        if e == 1:
+            staging, packed = em.alias(rows_buffer, i16), scratch[2]
+        g = tile.element_bytes(gathered)
         for row in range(rows):
             for column in range(0, cols, lanes):
                 em.emit(
                     hw.VGatherOp(
                         em.subview(
-                            rows_buffer, (row * plan.pitch + column * plan.step) // e
+                            staging, (row * plan.pitch + column * plan.step) // g
                         ),
                         offsets,
-                        em.subview(dst, row * pitch + column),
+                        em.subview(packed, row * pitch + column),
                         mask=_lane_mask(0, min(lanes, cols - column), lanes),
                     )
                 )
+        if e == 1:  # each halfword holds an element's byte (unsigned): wrap it
+            region = self.region(op.result)
+            self._wrap_to_i8(
+                em, region.lanes(packed), region.lanes(dst), region, scratch[3:5]
+            )
 
     def _fully_valid(self, value: SSAValue) -> bool:
         return self.valid[value] == _tile(value).get_shape()
@@ -1273,7 +1306,11 @@ class Selector:
     ) -> None:
         """Every element of a tile's buffer holds the pad value."""
         element_type = tile_type.element_type
-        value = em.scalar(pad_scalar(element_type, pad), element_type)
+        if tile.element_bytes(element_type) == 1:
+            dst = em.alias(dst, i16)
+            value = em.scalar(_byte_pair(int(pad_scalar(element_type, pad))), i16)
+        else:
+            value = em.scalar(pad_scalar(element_type, pad), element_type)
         count = _buf(dst).element_count()
         em.vector(dup(value), [Lanes(dst)], 1, 0, count)
 
@@ -1305,13 +1342,14 @@ class Selector:
             else:
                 step(unary(hw.VReluOp), x, d)
         elif isinstance(op, tile.SigmoidOp | tile.SiluOp):
-            # 1 / (1 + e^-x); silu multiplies by x
+            # 1 / (1 + e^-x); silu is x / (1 + e^-x), one step fewer than x * it
             step(scalar_op(hw.VMulsOp, constant(-1)), x, d)
             step(unary(hw.VExpOp), d, d)
             step(scalar_op(hw.VAddsOp, constant(1)), d, d)
-            step(unary(hw.VReciprocalOp), d, d)
             if isinstance(op, tile.SiluOp):
-                step(binary(hw.VMulOp), x, d, d)
+                step(binary(hw.VDivOp), x, d, d)
+            else:
+                step(unary(hw.VReciprocalOp), d, d)
         elif isinstance(op, tile.TanhOp):
             # 2 / (1 + e^-2x) - 1: no overflow to inf - inf for any x
             step(scalar_op(hw.VMulsOp, constant(-2)), x, d)
@@ -1799,11 +1837,7 @@ class Selector:
         types.append(
             hw.BufferType([widths[-1] * _round_up(rows, per_block)], element_type, ub)
         )
-        lanes, table_rows = self._gather_shape(element_type)
-        types.append(hw.BufferType([lanes * table_rows], i32, ub))
-        if table_rows == 1:
-            types.append(hw.BufferType([lanes], i32, ub))
-        return types
+        return types + self._gather_tables(element_type, rows)[2]
 
     def _reduce_int_rows(
         self,
@@ -1951,17 +1985,28 @@ class Selector:
         are both N contiguous elements."""
         return 1 in matrix_shape(_tile(op.source))
 
-    def _gather_shape(self, element_type: Attribute) -> tuple[int, int]:
-        """Lanes of a gather into the result, and the rows of the offset table: one
-        per element of a 32-byte block of the source, or a single row rebuilt for
-        every result row when that table would take more than 1/16 of UB."""
+    def _gather_tables(
+        self, element_type: Attribute, used: int
+    ) -> tuple[int, int, list[hw.BufferType]]:
+        """Lanes of a gather into a transpose's result, the rows of its offset
+        table (one per element of a 32-byte block of the source, or a single row
+        rebuilt for every result row when that table would take more than 1/16 of
+        UB) and the scratch buffers: the table, then for a one-row table the row
+        rebuilt. `used` lanes (the result's valid columns) are filled."""
+        ub = str(MemorySpace.UB)
         lanes = self.lanes_for(element_type)
+        used = min(used, lanes)
         rows = self.per_block(element_type)
-        ub = self.target.memories[str(MemorySpace.UB)]
-        assert ub.size is not None
-        if rows * lanes * tile.element_bytes(i32) > ub.size // 16:
-            rows = 1
-        return lanes, rows
+        entries = (rows - 1) * lanes + used
+        size = self.target.memories[ub].size
+        assert size is not None
+        if entries * tile.element_bytes(i32) > size // 16:
+            rows, entries = 1, used
+        entries = _round_up(entries, self.per_block(i32))
+        types = [hw.BufferType([entries], i32, ub)]
+        if rows == 1:
+            types.append(hw.BufferType([entries], i32, ub))
+        return lanes, rows, types
 
     def _transpose(
         self,
@@ -1979,11 +2024,61 @@ class Selector:
         src, dst = buffer(op.source), buffer(op.result)
         _, pitch = matrix_shape(source)
         region = self.region(op.result)  # rows = source columns, cols = source rows
+        if tile.element_bytes(element_type) == 1:
+            self._transpose_bytes(op, em, src, dst, scratch)
+            return
         if self._transpose_copies(op):
             self._copy_flat(em, src, dst, region.rows * region.cols)
             return
         self._gather_transpose(
             em, src, pitch, dst, region, element_type, scratch[0], scratch[1:]
+        )
+
+    def _transpose_scratch(self, op: tile.TransposeOp) -> list[hw.BufferType]:
+        """The gather's offset tables; for 8-bit elements, which the vector unit
+        moves only by conversion, f16 copies of the source and the result."""
+        ub = str(MemorySpace.UB)
+        element_type = _tile(op.result).element_type
+        types: list[hw.BufferType] = []
+        if tile.element_bytes(element_type) == 1:
+            element_type = f16
+            for value in (op.source, op.result):
+                region = self.region(value)
+                types.append(hw.BufferType([region.rows * region.pitch], f16, ub))
+        if self._transpose_copies(op):
+            return types[:1]
+        return types + self._gather_tables(element_type, self.region(op.result).cols)[2]
+
+    def _transpose_bytes(
+        self,
+        op: tile.TransposeOp,
+        em: Emitter,
+        src: SSAValue,
+        dst: SSAValue,
+        scratch: list[SSAValue],
+    ) -> None:
+        """An 8-bit transpose: to f16 (exact), transposed, back (exact)."""
+        source, result = self.region(op.source), self.region(op.result)
+        wide = scratch[0]
+        em.vector(
+            cast(hw.RoundMode.NONE),
+            [source.lanes(src), source.lanes(wide)],
+            source.rows,
+            0,
+            source.cols,
+        )
+        if not self._transpose_copies(op):
+            transposed = scratch[1]
+            self._gather_transpose(
+                em, wide, source.pitch, transposed, result, f16, scratch[2], scratch[3:]
+            )
+            wide = transposed
+        em.vector(
+            cast(hw.RoundMode.TRUNC),
+            [result.lanes(wide), result.lanes(dst)],
+            result.rows,
+            0,
+            result.cols,
         )
 
     def _gather_transpose(
@@ -1999,13 +2094,13 @@ class Selector:
     ) -> None:
         """dst[j, i] = src[i, j] for the result `region` (its rows are the source's
         columns); `pitch` is the source's row pitch, `table` (and, for a
-        one-row table, `offsets_scratch[0]`) the scratch of `_gather_shape`."""
+        one-row table, `offsets_scratch[0]`) the scratch of `_gather_tables`."""
         e = tile.element_bytes(element_type)
-        lanes, table_rows = self._gather_shape(element_type)
+        lanes, table_rows, _ = self._gather_tables(element_type, region.cols)
         per_block = self.per_block(element_type)
-        self._fill_offsets(em, table, min(lanes, region.cols), pitch * e)
-        # Row i = row 0 + i * e, doubling again.
         used = min(lanes, region.cols)
+        self._fill_offsets(em, table, used, pitch * e)
+        # Row i = row 0 + i * e, doubling again.
         rows_done = 1
         while rows_done < table_rows:
             count = min(rows_done, table_rows - rows_done)
@@ -2083,7 +2178,31 @@ class Selector:
         if tile_type.pad_value is not None and not self._fully_valid(op.result):
             self._fill_all(em, dst, tile_type, tile_type.pad_value)
         region = self.region(op.result)
-        em.vector(dup(op.value), [region.lanes(dst)], region.rows, 0, region.cols)
+        if tile.element_bytes(tile_type.element_type) > 1:
+            em.vector(dup(op.value), [region.lanes(dst)], region.rows, 0, region.cols)
+            return
+        # vdup writes 16/32-bit elements: the byte twice, over halfwords.
+        halves = em.alias(dst, i16)
+        pattern = self._byte_pattern(em, op.value)
+        if region.pitch == 1:
+            em.vector(dup(pattern), [Lanes(halves)], 1, 0, -(-region.rows // 2))
+        else:
+            em.vector(
+                dup(pattern),
+                [Lanes(halves, Kind.FULL, 0, region.pitch // 2)],
+                region.rows,
+                0,
+                -(-region.cols // 2),
+            )
+
+    @staticmethod
+    def _byte_pattern(em: Emitter, value: SSAValue) -> SSAValue:
+        """The i16 whose two bytes are the i8 `value` (`(v & 0xff) * 257`)."""
+        owner = value.owner
+        if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+            return em.scalar(_byte_pair(owner.value.value.data), i16)
+        widened = em.emit(arith.ExtUIOp(value, i16)).results[0]
+        return em.emit(arith.MuliOp(widened, em.scalar(257, i16))).results[0]
 
     def _pad(self, op: tile.PadOp, em: Emitter, buffer: BufferOf) -> None:
         tile_type = _tile(op.result)

@@ -502,7 +502,8 @@ class NestEmitter:
     def scalar_as(
         self, cursor: Cursor, scalar: SSAValue, element_type: Attribute
     ) -> SSAValue:
-        """A scalar operand in `element_type`: itself, a constant, or a one-element
+        """A scalar operand in `element_type`: itself, a constant, a sign-extended
+        integer (an i8 scalar of an i8 tensor computed in i16), or a one-element
         tile converted by `tile.cast` (which rounds as tv does)."""
         if scalar.type == element_type:
             return scalar
@@ -511,6 +512,10 @@ class NestEmitter:
             owner.value, FloatAttr | IntegerAttr
         ):
             return self.constant(owner.value.value.data, element_type)
+        if isinstance(scalar.type, IntegerType) and isinstance(
+            element_type, IntegerType
+        ):
+            return cursor.value(arith.ExtSIOp(scalar, element_type))
         ones = TileType([1] * len(self.tile_dims), scalar.type, MemorySpace.UB)
         filled = cursor.value(tile.FillOp(scalar, ones))
         return cursor.value(tile.CastOp(filled, element_type))

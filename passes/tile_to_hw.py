@@ -790,10 +790,12 @@ class _FunctionLowering:
         return self._allocs[key]
 
     def _alias(self, buffer: SSAValue, element_type: Attribute) -> SSAValue:
-        """Another alloc of the bytes of `buffer`, as a flat buffer of `element_type`."""
+        """Another alloc of the bytes of `buffer`, as a flat buffer of `element_type`
+        (rounded up to whole elements: allocs are aligned, so the last one lies in
+        the padding before the next buffer)."""
         alloc = buffer.owner
         assert isinstance(alloc, hw.AllocOp) and isinstance(buffer.type, hw.BufferType)
-        count = buffer.type.byte_size() // hw.element_bytes(element_type)
+        count = -(-buffer.type.byte_size() // hw.element_bytes(element_type))
         return self._alloc(
             alloc.byte_offset,
             hw.BufferType([count], element_type, buffer.type.memory_space),

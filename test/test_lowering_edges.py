@@ -21,14 +21,14 @@ from pypto_mlir.pipelines import LowerPipeline
 TARGETS = ("ascend910b", "tiny")
 
 
-def check_kernel(kernel: Any, *inputs: Any) -> None:
+def check_kernel(kernel: Any, *inputs: Any, level: str = "ascend_hw") -> None:
     """`kernel` lowers for both targets and agrees with the tv reference."""
     module = kernel.module()
     name = next(op.sym_name.data for op in module.walk() if isinstance(op, func.FuncOp))
     for target in TARGETS:
         with diagnostic_handler(lambda _: None):
             result = check_lowering(
-                module, name, list(inputs), "ascend_hw", LowerPipeline(target=target)
+                module, name, list(inputs), level, LowerPipeline(target=target)
             )
         problems = [c.describe() for c in result.comparisons if not c.ok]
         assert not problems, f"{target}: {problems}"
@@ -188,3 +188,36 @@ def test_integer_reductions(
 
     values = rng.integers(info.min, info.max, shape, endpoint=True)
     check_kernel(reduce, values.astype(DTYPES[dtype].numpy_dtype))
+
+
+# --------------------------------------------------------------------------------------
+# 8-bit tensors (the vector unit moves 16/32-bit elements)
+# --------------------------------------------------------------------------------------
+
+I8_KERNELS: dict[str, tuple[tuple[int, ...], Callable[[Any, Any], Any]]] = {
+    "fill": ((5, 40), lambda x, s: pto.full((5, 40), -7, pto.i8) + x),
+    "a full row": ((5, 40), lambda x, s: pto.minimum(x, pto.full((40,), 3, pto.i8))),
+    "a full element": ((35,), lambda x, s: pto.minimum(x, pto.full((1,), -7, pto.i8))),
+    "scalar argument": ((5, 40), lambda x, s: x * s),
+    "scalar argument first": ((5, 40), lambda x, s: s - x),
+    "transpose": ((3, 20), lambda x, s: x.T),
+    "transpose of a row": ((1, 20), lambda x, s: x.T),
+    "every third column": ((32, 22), lambda x, s: x[2:19:3, -6:21:3]),
+    "a column": ((32, 22), lambda x, s: x[:, 5:6]),
+    "a column, then arithmetic": ((32, 22), lambda x, s: x[:, 5:6] + 1),
+    "a column broadcast": ((5, 40), lambda x, s: x + x[:, :1]),
+    "neg, abs, relu": ((5, 40), lambda x, s: (-x, abs(x), pto.relu(x))),
+}
+
+
+@pytest.mark.parametrize("case", list(I8_KERNELS))
+def test_i8_kernels(case: str) -> None:
+    shape, body = I8_KERNELS[case]
+
+    @pto.kernel(backend="reference")
+    def kernel(x: pto.Tensor[shape, pto.i8], s: pto.i8):
+        return body(x, s)
+
+    values = np.random.default_rng(5).integers(-128, 128, shape).astype(np.int8)
+    check_kernel(kernel, values, -3)
+    check_kernel(kernel, values, -3, level="tile")  # arith.extsi of the i8 scalar

@@ -2191,11 +2191,13 @@ def hw_interpreter(module: ModuleOp, runtime: HwRuntime) -> Interpreter:
     """An interpreter of `module` with ascend_hw, scf, arith, math, func, builtin
     and the memref ops on GM that tv-to-tile emits (`interp.hw_gm_memref`)."""
     from pypto_mlir.interp.hw_gm_memref import HwGmMemRefFunctions  # imports this
+    from pypto_mlir.interp.scalar_casts import ScalarCastFunctions
 
     interpreter = _HwInterpreter(module, index_bitwidth=64)
     hw_functions = AscendHwFunctions(runtime)
     for functions in (
         HwArithFunctions(),
+        ScalarCastFunctions(),
         BuiltinFunctions(),
         FuncFunctions(),
         MathFunctions(),

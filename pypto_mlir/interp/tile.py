@@ -562,6 +562,7 @@ def tile_interpreter(module: ModuleOp, index_bitwidth: int = 64) -> Interpreter:
     and builtin functions registered; memref ops on GM buffers (numpy arrays)
     run as `interp.gm_memref` defines them."""
     from pypto_mlir.interp.gm_memref import GmMemRefFunctions  # imports this module
+    from pypto_mlir.interp.scalar_casts import ScalarCastFunctions
 
     interpreter = Interpreter(module, index_bitwidth=cast(Any, index_bitwidth))
     for functions in (
@@ -575,6 +576,7 @@ def tile_interpreter(module: ModuleOp, index_bitwidth: int = 64) -> Interpreter:
     ):
         interpreter.register_implementations(functions)
     interpreter.register_implementations(GmMemRefFunctions(), override=True)
+    interpreter.register_implementations(ScalarCastFunctions())
     return interpreter
 
 
