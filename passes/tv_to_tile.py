@@ -248,9 +248,14 @@ class FunctionLowering:
         """A matmul operand transposed in its last two dims becomes the matmul's
         transpose flag (as tv's canonicalization does; in place, so the op keeps
         its location), so that the cube reads it as stored instead of through a
-        transposed copy in GM."""
-        for op in self.block.ops:
+        transposed copy in GM. The cube moves only 16-bit operands transposed
+        into L0 (`tile.move` transpose): an f32 or i8 operand with a flag is
+        transposed in UB by a nest of its own (a `tv.transpose` into GM)."""
+        for op in list(self.block.ops):
             if not isinstance(op, tv.MatmulOp):
+                continue
+            if element_bytes(tensor_type(op.lhs).element_type) != 2:
+                self._unfold_transposes(op)
                 continue
             for index, flag in ((0, "transpose_a"), (1, "transpose_b")):
                 source = op.operands[index].owner
@@ -263,6 +268,19 @@ class FunctionLowering:
                     else:
                         op.properties[flag] = UnitAttr()
                     source = op.operands[index].owner
+
+    def _unfold_transposes(self, op: tv.MatmulOp) -> None:
+        """Replace `op`'s transpose flags by `tv.transpose` ops of its operands."""
+        for index, flag in ((0, "transpose_a"), (1, "transpose_b")):
+            if flag not in op.properties:
+                continue
+            rank = tensor_type(op.operands[index]).get_num_dims()
+            permutation = [*range(rank - 2), rank - 1, rank - 2]
+            transpose = tv.TransposeOp(op.operands[index], permutation)
+            transpose.location = op.location
+            self.block.insert_op_before(transpose, op)
+            op.operands[index] = transpose.result
+            del op.properties[flag]
 
     def _erase_dead_ops(self) -> None:
         for op in reversed(list(self.block.ops)):
