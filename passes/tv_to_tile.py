@@ -595,6 +595,9 @@ class FunctionLowering:
             if found is None:
                 buffering = 1
                 found = auto_matmul_tiling(self.target, request, 1)
+            if found is None and epilogue is not None:
+                self._split_epilogue(group, cursor)
+                return
             if found is None:
                 raise TilingError(
                     f"no matmul tiling fits target '{self.target.name}': even one "
@@ -605,6 +608,37 @@ class FunctionLowering:
         tiling = _effective(tiling, request)
         NestEmitter(group, self.extents, self.gm, cursor).emit_matmul(tiling)
         emit_remark(group.root, self._matmul_remark(group, tiling, k_extent, buffering))
+
+    def _split_epilogue(self, group: Group, cursor: Cursor) -> None:
+        """A matmul whose epilogue does not fit UB next to a base block (an i8
+        matmul's 32x32 i32 block on tiny): its result goes to GM and the epilogue
+        becomes a vector nest of its own, which tiles it smaller."""
+        op = group.matmul
+        assert op is not None
+        result = op.result
+        matmul = Group(
+            GroupKind.MATMUL,
+            op,
+            group.frame,
+            members=[op],
+            mapping={result: group.mapping[result]},
+            matmul=op,
+            outputs=[result],
+        )
+        epilogue = Group(
+            GroupKind.MAP,
+            group.root,
+            group.frame,
+            members=[m for m in group.members if m is not op],
+            mapping={v: m for v, m in group.mapping.items() if v is not result},
+            outputs=[v for v in group.outputs if v is not result],
+        )
+        if result not in self.gm.source:
+            targets = self.gm.targets.get(result) or []
+            self.gm.source[result] = targets[0] if targets else result
+            self.gm.targets[result] = targets
+        self._emit_group(matmul, cursor)
+        self._emit_group(epilogue, cursor)
 
     def _epilogue_profile(self, group: Group) -> _EpilogueProfile:
         op = group.matmul

@@ -253,3 +253,28 @@ def test_transposed_matmul_operands(
     a = rng.integers(-4, 5, a_shape).astype(numpy_dtype)
     b = rng.integers(-4, 5, b_shape).astype(numpy_dtype)
     check_kernel(mm, a, b)
+
+
+def test_a_matmul_epilogue_that_does_not_fit_is_a_nest_of_its_own() -> None:
+    """An i8 matmul's 32x32 i32 block fills tiny's UB: its epilogue was refused."""
+
+    @pto.kernel(backend="reference")
+    def mm(
+        a: pto.Tensor[(64, 33), pto.i8],
+        b: pto.Tensor[(33, 13), pto.i8],
+        y: pto.Tensor[(64, 13), pto.i32],
+        z: pto.Tensor[(1, 13), pto.i32],
+    ):
+        c = a @ b
+        return z + pto.minimum(y, c * 2), c
+
+    rng = np.random.default_rng(0)
+    shapes = [(64, 33), (33, 13), (64, 13), (1, 13)]
+    types = [np.int8, np.int8, np.int32, np.int32]
+    check_kernel(
+        mm,
+        *(
+            rng.integers(-100, 100, s).astype(t)
+            for s, t in zip(shapes, types, strict=True)
+        ),
+    )

@@ -53,8 +53,7 @@ class HwGmMemRefFunctions(InterpreterFunctions):
 
     def __init__(self, runtime: HwRuntime):
         self.runtime = runtime
-        # Shared by the interpreters of the cores (one per core with sync_all).
-        self.workspaces: dict[Operation, GmRef] = runtime.workspaces
+        self.workspaces: dict[Operation, GmRef] = {}
 
     @impl(memref.AllocOp)
     def run_alloc(
