@@ -48,6 +48,7 @@ from functools import cache
 from math import prod
 from typing import TYPE_CHECKING, ClassVar
 
+from xdsl.dialects import scf
 from xdsl.dialects.arith import ConstantOp
 from xdsl.dialects.builtin import (
     I64,
@@ -75,8 +76,10 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects.utils.enum_attribute import EnumAttribute
 from xdsl.ir import (
     Attribute,
+    BlockArgument,
     Dialect,
     Operation,
+    OpResult,
     ParametrizedAttribute,
     SpacedOpaqueSyntaxAttribute,
     SSAValue,
@@ -2489,6 +2492,73 @@ class BlockDimOp(HwInstruction):
         return Pipe.S
 
 
+@irdl_op_definition
+class SyncAllOp(HwInstruction):
+    """`sync_all`: a barrier of all cores of the launch through GM (Ascend C `SyncAll`).
+
+    The core's pipes drain (as for `pipe_barrier all`), then the core waits until
+    every core of the launch has reached the same `sync_all`; GM bytes any core
+    wrote before it are visible to every core after it. Every core must execute
+    it equally often: it may not sit in an `scf.if` whose condition, or an
+    `scf.for` whose bounds, depend on `block_idx` (a core that never arrives
+    leaves the others waiting forever).
+
+    Its pipe is `all`: like `pipe_barrier all` it orders every pipe of the core
+    (the scalar unit runs the cross-core handshake once they have drained), so
+    a pass reading `op.pipe` sees that nothing overtakes it. It reads and writes
+    no buffer.
+    """
+
+    name = "ascend_hw.sync_all"
+
+    assembly_format = "attr-dict"
+
+    def __init__(self):
+        super().__init__()
+
+    @property
+    def pipe(self) -> Pipe:
+        return Pipe.ALL
+
+    def verify_(self) -> None:
+        op = self.parent_op()
+        while op is not None:
+            if isinstance(op, scf.IfOp) and _depends_on_block_idx([op.cond]):
+                raise VerifyException(
+                    "every core must reach it equally often, but it is inside an "
+                    "scf.if whose condition depends on ascend_hw.block_idx"
+                )
+            if isinstance(op, scf.ForOp) and _depends_on_block_idx(
+                [op.lb, op.ub, op.step]
+            ):
+                raise VerifyException(
+                    "every core must reach it equally often, but it is inside an "
+                    "scf.for whose bounds depend on ascend_hw.block_idx"
+                )
+            op = op.parent_op()
+
+
+def _depends_on_block_idx(values: Sequence[SSAValue]) -> bool:
+    """Whether any of `values` is computed from `block_idx` (through the operands
+    of their defining ops, and through the bounds and inits of the loops whose
+    block arguments they are)."""
+    stack, seen = list(values), set[SSAValue]()
+    while stack:
+        value = stack.pop()
+        if value in seen:
+            continue
+        seen.add(value)
+        if isinstance(value, OpResult):
+            if isinstance(value.op, BlockIdxOp):
+                return True
+            stack.extend(value.op.operands)
+        elif isinstance(value, BlockArgument):
+            loop = value.block.parent_op()
+            if isinstance(loop, scf.ForOp):
+                stack.extend(loop.operands)
+    return False
+
+
 ASCEND_HW = Dialect(
     "ascend_hw",
     [
@@ -2534,6 +2604,7 @@ ASCEND_HW = Dialect(
         PipeBarrierOp,
         BlockIdxOp,
         BlockDimOp,
+        SyncAllOp,
     ],
     [
         MemorySpaceAttr,

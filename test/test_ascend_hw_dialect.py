@@ -284,6 +284,7 @@ def test_sync_and_core_ops():
         hw.PipeBarrierOp("all"),
         hw.BlockIdxOp(),
         hw.BlockDimOp(),
+        hw.SyncAllOp(),
     ]
     module, _ = build([], lambda args: ops)
     module.verify()
@@ -293,12 +294,14 @@ def test_sync_and_core_ops():
         hw.Pipe.ALL,
         hw.Pipe.S,
         hw.Pipe.S,
+        hw.Pipe.ALL,
     ]
     assert ops[0].event_id == 3
     assert (ops[1].src_pipe, ops[1].dst_pipe) == (hw.Pipe.MTE2, hw.Pipe.V)
     assert isinstance(ops[3].result.type, IndexType)
     assert str(ops[0]) == "ascend_hw.set_flag mte2 -> v, 3"
     assert str(ops[2]) == "ascend_hw.pipe_barrier all"
+    assert str(ops[5]) == "ascend_hw.sync_all"
     assert all(op.read_buffers() == op.write_buffers() == () for op in ops)
 
 

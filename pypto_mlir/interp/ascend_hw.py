@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from functools import cache, partial
 from math import prod
 from operator import itemgetter
+from threading import Condition, Thread
 from time import perf_counter
 from typing import Any, cast
 
@@ -1299,6 +1300,10 @@ class HwRuntime:
         self.locs: dict[Operation, str] = {}
         self.noted_allocs: set[tuple[int, Operation]] = set()
         self.scalar_ops: dict[Block, int] = {}
+        self.workspaces: dict[Operation, Any] = {}
+        """The GM workspace of each `memref.alloc`, shared by the cores."""
+        self.threads: _CoreThreads | None = None
+        """Set while the cores of a kernel with `sync_all` run epoch by epoch."""
 
     def loc(self, op: Operation) -> str:
         loc = self.locs.get(op)
@@ -1493,6 +1498,16 @@ class AscendHwFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: hw.PipeBarrierOp, args: PythonValues
     ) -> PythonValues:
         self.runtime.core.barrier(str(op.pipe), self.runtime.loc(op))
+        return ()
+
+    @_hw_impl(hw.SyncAllOp)
+    def run_sync_all(
+        self, interpreter: Interpreter, op: hw.SyncAllOp, args: PythonValues
+    ) -> PythonValues:
+        runtime = self.runtime
+        runtime.core.sync_all(runtime.loc(op))
+        if runtime.threads is not None:  # the other cores run up to it first
+            runtime.threads.sync_all()
         return ()
 
     # --- burst DMA -----------------------------------------------------------------------
@@ -2224,6 +2239,99 @@ class HwRunResult:
     """Wall time of `Machine.finish()`: replay, race detection, report."""
 
 
+class _Abandoned(BaseException):
+    """Unwinds the thread of a core whose run was stopped (a BaseException, so
+    that no handler of the interpreter turns it into an error of the op)."""
+
+
+class _CoreThreads:
+    """The cores of a kernel with `sync_all`, each calling the kernel in a thread
+    of its own, one thread running at a time, epoch by epoch: every core runs to
+    its next sync_all (or its end), core 0 first, before any goes past it. So
+    what a core writes to GM before a sync_all is there when any core reads it
+    after (program order per core, as without barriers).
+
+    When some cores finish while others wait at a sync_all, the waiting cores
+    are stopped there: `Machine.finish()` reports the deadlock.
+    """
+
+    def __init__(self, runtime: HwRuntime, run_core: Callable[[int], None]):
+        self.runtime = runtime
+        self.run_core = run_core
+        cores = runtime.machine.block_dim
+        self.turn = Condition()
+        self.current: int | None = None
+        """The core whose thread may run; None: the scheduler's."""
+        self.stopping = False
+        self.done = [False] * cores
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        cores = len(self.done)
+        threads = [
+            Thread(target=self._main, args=(c,), daemon=True) for c in range(cores)
+        ]
+        for thread in threads:
+            thread.start()
+        try:
+            while not all(self.done):
+                for c in range(cores):
+                    if not self.done[c]:
+                        self._hand(c)
+                        if self.error is not None:
+                            raise self.error
+                if any(self.done):
+                    break  # the others wait at a sync_all these never reach
+        finally:
+            self.stopping = True
+            for c in range(cores):
+                if threads[c].is_alive() and not self.done[c]:
+                    self._hand(c)
+            for thread in threads:
+                thread.join()
+
+    def sync_all(self) -> None:
+        """In a core's thread: let the other cores run up to this barrier."""
+        core = self.current
+        assert core is not None
+        self._give_back()
+        self._wait_turn(core)
+
+    def _main(self, core: int) -> None:
+        try:
+            self._wait_turn(core)
+            with np.errstate(all="ignore"):  # numpy's error state is per thread
+                self.run_core(core)
+        except _Abandoned:
+            pass
+        except BaseException as error:  # raised again by the scheduler
+            self.error = error
+        finally:
+            self.done[core] = True
+            self._give_back()
+
+    def _hand(self, core: int) -> None:
+        """Run `core`'s thread until it reaches a sync_all or ends."""
+        self.runtime.core = self.runtime.machine.core(core)
+        with self.turn:
+            self.current = core
+            self.turn.notify_all()
+            while self.current is not None:
+                self.turn.wait()
+
+    def _give_back(self) -> None:
+        with self.turn:
+            self.current = None
+            self.turn.notify_all()
+
+    def _wait_turn(self, core: int) -> None:
+        with self.turn:
+            while self.current != core:
+                self.turn.wait()
+        if self.stopping:
+            raise _Abandoned
+
+
 def declared_block_dim(func_op: func.FuncOp) -> int | None:
     """The `ascend_hw.block_dim` attribute of a kernel, if it declares one."""
     attr = func_op.attributes.get(BLOCK_DIM_ATTR)
@@ -2344,8 +2452,9 @@ def run_hw_function(
     `args`: a numpy array per memref argument (GM; written in place), a number per
     index/integer/float argument. `block_dim` defaults to the function's
     `ascend_hw.block_dim` attribute, else 1. Each core runs the function with its
-    own `block_idx`, one after the other; `Machine.finish()` then replays every
-    record. Raises `SimError` (races, deadlocks, out-of-range and uninitialised
+    own `block_idx`, one after the other (epoch by epoch when the kernel has
+    `sync_all`: every core up to its next sync_all before any goes past it);
+    `Machine.finish()` then replays every record. Raises `SimError` (races, deadlocks, out-of-range and uninitialised
     accesses, bad arguments...) whose `locs` name the ops involved.
     """
     func_op = SymbolTable.lookup_symbol(module, name)
@@ -2394,10 +2503,25 @@ def run_hw_function(
     entry_work = runtime.scalar_work(func_op.body.block)
     start = perf_counter()
     with np.errstate(all="ignore"), gc_paused():
-        for block_idx in range(block_dim):
-            runtime.core = machine.core(block_idx)
-            runtime.core.scalar(entry_work)
-            interpreter.call_op(func_op, tuple(runtime_args))
+        if block_dim > 1 and any(isinstance(op, hw.SyncAllOp) for op in module.walk()):
+            interpreters = [interpreter] + [
+                hw_interpreter(module, runtime) for _ in range(block_dim - 1)
+            ]
+
+            def run_core(block_idx: int) -> None:
+                runtime.core.scalar(entry_work)
+                interpreters[block_idx].call_op(func_op, tuple(runtime_args))
+
+            runtime.threads = _CoreThreads(runtime, run_core)
+            try:
+                runtime.threads.run()
+            finally:
+                runtime.threads = None
+        else:
+            for block_idx in range(block_dim):
+                runtime.core = machine.core(block_idx)
+                runtime.core.scalar(entry_work)
+                interpreter.call_op(func_op, tuple(runtime_args))
         records = len(machine.records)
         interpreted = perf_counter()
         report = machine.finish()

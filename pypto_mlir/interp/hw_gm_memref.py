@@ -53,7 +53,8 @@ class HwGmMemRefFunctions(InterpreterFunctions):
 
     def __init__(self, runtime: HwRuntime):
         self.runtime = runtime
-        self.workspaces: dict[Operation, GmRef] = {}
+        # Shared by the interpreters of the cores (one per core with sync_all).
+        self.workspaces: dict[Operation, GmRef] = runtime.workspaces
 
     @impl(memref.AllocOp)
     def run_alloc(

@@ -14,7 +14,14 @@ from pypto_mlir.sim.errors import (
     UninitializedReadError,
 )
 from pypto_mlir.sim.machine import Core, Machine, Record
-from pypto_mlir.sim.report import CoreStats, MemoryStats, PipeStats, Report, Slice
+from pypto_mlir.sim.report import (
+    CoreStats,
+    MemoryStats,
+    PipeStats,
+    Report,
+    Slice,
+    SyncAllStats,
+)
 from pypto_mlir.sim.trace import chrome_trace, write_chrome_trace, write_timeline_png
 
 __all__ = [
@@ -34,6 +41,7 @@ __all__ = [
     "Report",
     "SimError",
     "Slice",
+    "SyncAllStats",
     "UninitializedReadError",
     "burst_view",
     "chrome_trace",

@@ -60,6 +60,7 @@ class RecordKind:
     SET = 1
     WAIT = 2
     BARRIER = 3
+    SYNC_ALL = 4
 
 
 _INSTR = RecordKind.INSTR
@@ -167,6 +168,8 @@ class Core:
         """Cycles of the issued instructions lost to UB bank conflicts."""
         self.bank_conflict_instructions = 0
         """Issued instructions that lost cycles to UB bank conflicts."""
+        self.syncs: list[int] = []
+        """Positions in `records` of this core's `sync_all` records, in order."""
 
     # --- functional memory -----------------------------------------------------------
     def memory(self, space: str) -> np.ndarray:
@@ -572,6 +575,13 @@ class Core:
         )
 
     pipe_barrier = barrier
+
+    def sync_all(self, loc: str = "") -> int:
+        """A barrier of all cores: this core's pipes drain, then it waits until every
+        core has reached its sync_all of the same rank; GM accesses before it are
+        ordered before every core's accesses after it."""
+        self.syncs.append(len(self.records))
+        return self._append(RecordKind.SYNC_ALL, _ALL, "sync_all", loc)
 
     def event_key(
         self, src: Pipe | str, dst: Pipe | str, event: int, loc: str = ""

@@ -13,8 +13,11 @@ stored clock value exceeds vc[p]. Blocks are a numpy array of state ids; an acce
 usually covers blocks of a single state (a buffer written by one DMA), which is
 detected with one byte comparison, so the check is a few Python operations.
 
-Cores never synchronise with each other, so any two accesses of different cores to
-the same GM block, one a write, race.
+Cores synchronise only at `sync_all`: it cuts each core's records into epochs
+(the records between two sync_alls), and everything of epoch e on every core is
+ordered before everything of epoch e + 1. So two accesses of different cores to
+the same GM block, one a write, race when they are in the same epoch; within a
+core the sync_all orders everything, like `barrier("all")`.
 """
 
 from __future__ import annotations
@@ -62,6 +65,12 @@ class RaceDetector:
         self.executed: list[list[list[int]]] = [
             [[] for _ in range(NUM_PIPES)] for _ in range(machine.block_dim)
         ]
+
+    def release(self) -> None:
+        """A sync_all released every core: each access so far is ordered before
+        every later one, so no stored access can race any more."""
+        for shadow in self._shadow.values():
+            shadow.fill(0)
 
     def _shadow_of(self, core: int, mem: str | GmTensor) -> np.ndarray:
         key: object = mem.id if isinstance(mem, GmTensor) else (core, mem)
@@ -231,7 +240,7 @@ class RaceDetector:
         )
         if cross:
             where = f"between cores {first.core} and {second.core}"
-            why = "cores never synchronise"
+            why = "no sync_all separates them"
         else:
             where = f"(core {rec.core})"
             why = "they are not ordered by set_flag/wait_flag or pipe_barrier"
@@ -343,7 +352,8 @@ def find_races(machine: Machine, log: ClockLog, table: AccessTable) -> bool:
     history, each access is checked against the last write before it, and each
     read against the next write after it (those are the pairs the shadow states
     compare). Memories are cut into segments at every access boundary, so blocks
-    of one segment see the same accesses.
+    of one segment see the same accesses. Accesses of two cores race only in
+    the same epoch (between the same two sync_alls).
     """
     if not len(table.rec):
         return False
@@ -400,6 +410,8 @@ def find_races(machine: Machine, log: ClockLog, table: AccessTable) -> bool:
     idx = np.arange(m, dtype=np.int64)
     pipe = rec_pipe[g]
     core = rec_core[g]
+    epochs = _epochs(machine, table)
+    epoch = None if epochs is None else epochs[g]
     k = _array(log.k)[gid]
     row = _array(log.row)[gid]
     clocks = _array(log.rows).reshape(-1, NUM_PIPES)
@@ -416,9 +428,7 @@ def find_races(machine: Machine, log: ClockLog, table: AccessTable) -> bool:
     prev[1:] = last_write[:-1]
     i = np.flatnonzero(prev >= seg_first)
     a = prev[i]
-    if np.any(
-        (core[a] != core[i]) | ((pipe[a] != pipe[i]) & (k[a] > clocks[row[i], pipe[a]]))
-    ):
+    if np.any(_unordered(core, epoch, pipe, k, clocks, row, a, i)):
         return True
     # Each read against the next write after it.
     next_write = np.minimum.accumulate(np.where(w, idx, m)[::-1])[::-1]
@@ -427,12 +437,42 @@ def find_races(machine: Machine, log: ClockLog, table: AccessTable) -> bool:
     after[:-1] = next_write[1:]
     i = np.flatnonzero(~w & (after <= seg_last))
     b = after[i]
-    return bool(
-        np.any(
-            (core[b] != core[i])
-            | ((pipe[b] != pipe[i]) & (k[i] > clocks[row[b], pipe[i]]))
-        )
-    )
+    return bool(np.any(_unordered(core, epoch, pipe, k, clocks, row, i, b)))
+
+
+def _epochs(machine: Machine, table: AccessTable) -> np.ndarray | None:
+    """The epoch of each instruction row of `table`: how many sync_alls its core
+    executed before it (None when no core has one)."""
+    syncs = [
+        (core.index, core.records[j].gid) for core in machine.cores for j in core.syncs
+    ]
+    if not syncs:
+        return None
+    span = len(machine.records) + 1
+    keys = np.sort(np.array([c * span + gid for c, gid in syncs], np.int64))
+    base = table.rec_core * span
+    return np.searchsorted(keys, base + table.rec_gid) - np.searchsorted(keys, base)
+
+
+def _unordered(
+    core: np.ndarray,
+    epoch: np.ndarray | None,
+    pipe: np.ndarray,
+    k: np.ndarray,
+    clocks: np.ndarray,
+    row: np.ndarray,
+    first: np.ndarray,
+    then: np.ndarray,
+) -> np.ndarray:
+    """Whether access `first` (earlier in execution order) is not ordered before
+    `then`: on one core, another pipe whose clock at `then` has not seen it; on
+    two cores, the same epoch. (A sync_all joins a core's clocks, so the clock
+    test orders that core's epochs; it compares unrelated clocks across cores.)"""
+    other = core[first] != core[then]
+    clock = (pipe[first] != pipe[then]) & (k[first] > clocks[row[then], pipe[first]])
+    if epoch is None:
+        return other | clock
+    return np.where(other, epoch[first] == epoch[then], clock)
 
 
 def _array(values: list[int]) -> np.ndarray:

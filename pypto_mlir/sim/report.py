@@ -54,6 +54,32 @@ class Slice(NamedTuple):
 
 
 @dataclass
+class SyncAllStats:
+    """One `sync_all` of all cores: when each core arrived (its pipes drained)
+    and when every core went on."""
+
+    loc: str
+    """Where core 0 executed it."""
+    arrive: list[int]
+    """Per core: the cycle its pipes had drained at the barrier."""
+    release: int
+    """The cycle every core goes on (the last arrival plus sync.all_latency)."""
+
+    @property
+    def wait_cycles(self) -> int:
+        """Cycles the cores spent at the barrier, summed over the cores."""
+        return sum(self.release - t for t in self.arrive)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "loc": self.loc,
+            "arrive_cycles": list(self.arrive),
+            "release_cycle": self.release,
+            "wait_cycles": self.wait_cycles,
+        }
+
+
+@dataclass
 class PipeStats:
     busy_cycles: int
     utilization: float
@@ -101,6 +127,8 @@ class CoreStats:
     V pipe's busy cycles)."""
     bank_conflict_instructions: int = 0
     """This core's instructions that lost cycles to UB bank conflicts."""
+    sync_wait_cycles: int = 0
+    """Cycles this core spent at sync_all barriers after its pipes drained."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -113,6 +141,7 @@ class CoreStats:
             "gm_bytes_written": self.gm_bytes_written,
             "bank_conflict_cycles": self.bank_conflict_cycles,
             "bank_conflict_instructions": self.bank_conflict_instructions,
+            "sync_wait_cycles": self.sync_wait_cycles,
             "memories": {name: m.to_dict() for name, m in self.memories.items()},
         }
 
@@ -134,7 +163,10 @@ class Report:
     """GM-path bytes after rounding bursts to transaction granules."""
     gm_peak_bytes_per_cycle: float
     slices: Sequence[Slice] = field(repr=False)
-    """One per instruction, in program order per core (built when first used)."""
+    """One per instruction, in program order per core (built when first used),
+    and one on S per sync_all, from the core's arrival to the release."""
+    sync_alls: list[SyncAllStats] = field(default_factory=list)
+    """The sync_all barriers, in order."""
 
     @property
     def microseconds(self) -> float:
@@ -183,6 +215,7 @@ class Report:
             "gm_bandwidth_utilization": round(self.gm_bandwidth_utilization, 6),
             "bank_conflict_cycles": self.bank_conflict_cycles,
             "bank_conflict_instructions": self.bank_conflict_instructions,
+            "sync_all": [b.to_dict() for b in self.sync_alls],
             "cores": [c.to_dict() for c in self.cores],
         }
 
@@ -218,6 +251,15 @@ class Report:
             f"UB bank conflicts: {self.bank_conflict_cycles} cycles in "
             f"{self.bank_conflict_instructions} instructions{share}"
         )
+        if self.sync_alls:
+            waited = sum(b.wait_cycles for b in self.sync_alls)
+            total = self.cycles * self.block_dim
+            lines.append(
+                f"sync_all: {len(self.sync_alls)} barrier(s), released at cycles "
+                + ", ".join(str(b.release) for b in self.sync_alls)
+                + f"; the cores waited {waited} cycles"
+                + (f" ({waited / total:.1%} of core-cycles)" if total else "")
+            )
         peak: dict[str, MemoryStats] = {}
         for core in self.cores:
             for name, m in core.memories.items():
@@ -297,15 +339,17 @@ class SliceList(Sequence[Slice]):
 
 def _slices(machine: Machine, replay: _Times) -> list[Slice]:
     slices: list[Slice] = []
+    instr, sync_all = RecordKind.INSTR, RecordKind.SYNC_ALL
     for st in replay.cores:
         start, end = st.start, st.end
         for j, rec in enumerate(st.recs):
-            if rec.kind != RecordKind.INSTR:
+            kind = rec.kind
+            if kind != instr and kind != sync_all:
                 continue
             slices.append(
                 Slice(
                     st.index,
-                    PIPE_ORDER[rec.pipe],
+                    PIPE_ORDER[rec.pipe] if kind == instr else "S",
                     rec.name,
                     rec.loc,
                     start[j],
@@ -314,6 +358,23 @@ def _slices(machine: Machine, replay: _Times) -> list[Slice]:
                 )
             )
     return slices
+
+
+def _sync_alls(machine: Machine, replay: _Times) -> list[SyncAllStats]:
+    """The barriers from each core's sync_all records (all cores have as many)."""
+    times = [
+        [(st.start[j], st.end[j]) for j in core.syncs]
+        for st, core in zip(replay.cores, machine.cores, strict=True)
+    ]
+    first = machine.cores[0]
+    return [
+        SyncAllStats(
+            first.records[j].loc,
+            [core[k][0] for core in times],
+            max(core[k][1] for core in times),
+        )
+        for k, j in enumerate(first.syncs)
+    ]
 
 
 def build_report(
@@ -352,6 +413,7 @@ def build_report(
     )
     cores: list[CoreStats] = []
     total_paths: dict[str, int] = {}
+    sync_alls = _sync_alls(machine, replay)
     for st, core in zip(replay.cores, machine.cores, strict=True):
         mine = rec_core == st.index
         with_path = np.flatnonzero(mine & (path_code >= 0))
@@ -382,6 +444,7 @@ def build_report(
                 memories=memories,
                 bank_conflict_cycles=core.bank_conflict_cycles,
                 bank_conflict_instructions=core.bank_conflict_instructions,
+                sync_wait_cycles=sum(b.release - b.arrive[st.index] for b in sync_alls),
             )
         )
         for name, b in paths.items():
@@ -410,4 +473,5 @@ def build_report(
         gm_wire_bytes=replay.gm_wire_bytes,
         gm_peak_bytes_per_cycle=target.gm_bytes_per_cycle,
         slices=SliceList(lambda: _slices(machine, replay)),
+        sync_alls=sync_alls,
     )

@@ -36,6 +36,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections import deque
+from collections.abc import Generator
 from dataclasses import dataclass
 from time import process_time
 from typing import TYPE_CHECKING
@@ -54,12 +55,14 @@ _INSTR = RecordKind.INSTR
 _SET = RecordKind.SET
 _WAIT = RecordKind.WAIT
 _BARRIER = RecordKind.BARRIER
+_SYNC_ALL = RecordKind.SYNC_ALL
 _ALL = int(Pipe.ALL)
 
 
 def _queue_pipe(rec: Record) -> int:
-    """The pipe whose in-order queue holds `rec` (S for S-executed records)."""
-    if rec.kind == _BARRIER and rec.pipe == _ALL:
+    """The pipe whose in-order queue holds `rec` (S for S-executed records:
+    `barrier("all")` and `sync_all` are the records on pipe ALL)."""
+    if rec.pipe == _ALL:
         return _S
     return rec.pipe
 
@@ -94,7 +97,7 @@ class _CoreState:
             qp = _queue_pipe(rec)
             if qp != _S:
                 self.queues[qp].append(j)
-            elif rec.kind == _BARRIER:
+            elif rec.kind == _BARRIER or rec.kind == _SYNC_ALL:
                 self.barrier_need[j] = [len(q) for q in self.queues]
         self.qpos = [0] * NUM_PIPES
         self.free = [0] * NUM_PIPES
@@ -128,6 +131,9 @@ class _Replay:
         self.history: dict[tuple[int, int, int, int], tuple[list, list]] = {}
         self.gm_in_flight: list[int] = []
         self.gm_wire_bytes = 0
+        self.sync_latency = self.target.sync.all_latency
+        # The cores that reached the current sync_all: (core, record, drain time).
+        self.arrived: list[tuple[_CoreState, int, int]] = []
 
     # --- scheduling ------------------------------------------------------------------------
     def push(self, st: _CoreState, pipe: int, time: int) -> None:
@@ -196,7 +202,7 @@ class _Replay:
             elif kind == _WAIT:
                 if not self.consume(st, _S, j, rec, t):
                     return
-            else:  # barrier over ALL pipes
+            else:  # barrier or sync_all over ALL pipes
                 need = st.barrier_need[j]
                 if any(st.qpos[p] < need[p] for p in range(NUM_PIPES)):
                     st.s_barrier = True
@@ -208,9 +214,31 @@ class _Replay:
                     st.vc[p] = list(merged)
                 st.issue[j] = st.start[j] = st.end[j] = bt
                 free[_S] = bt
+                if kind == _SYNC_ALL:
+                    self.arrive(st, j, bt)
+                    return
             t = free[_S]
             st.s_pos = j + 1
         free[_S] = t
+
+    def arrive(self, st: _CoreState, j: int, time: int) -> None:
+        """Core `st` has drained at its sync_all `j`: S waits there until the last
+        core arrives; then every core goes on `sync.all_latency` cycles later."""
+        arrived = self.arrived
+        arrived.append((st, j, time))
+        if len(arrived) < len(self.cores):
+            return
+        release = max(t for _, _, t in arrived) + self.sync_latency
+        self.arrived = []
+        self.release()
+        for core, k, _ in arrived:
+            core.end[k] = core.free[_S] = release
+            core.s_pos = k + 1
+            self.push(core, _S, release)
+
+    def release(self) -> None:
+        """Every access so far is ordered before every later one (all cores)."""
+        self.races.release()
 
     # --- the other pipes --------------------------------------------------------------------
     def step_pipe(self, st: _CoreState, pipe: int, time: int) -> None:
@@ -431,6 +459,8 @@ class _LoggedReplay(_Replay):
         self.history = {}
         self.gm_in_flight = []
         self.gm_wire_bytes = 0
+        self.sync_latency = self.target.sync.all_latency
+        self.arrived = []
         self.log = log
         self.counter = 0
         self.gm_paths = {id(p) for p in self.target.dma.values() if p.touches_gm}
@@ -478,7 +508,7 @@ class _LoggedReplay(_Replay):
             elif kind == _WAIT:
                 if not self.consume(st, _S, j, rec, t):
                     return
-            else:  # barrier over ALL pipes
+            else:  # barrier or sync_all over ALL pipes
                 need = st.barrier_need[j]
                 if any(qpos[p] < need[p] for p in range(NUM_PIPES)):
                     st.s_barrier = True
@@ -490,6 +520,9 @@ class _LoggedReplay(_Replay):
                     st.vc[p] = list(merged)
                 st.issue[j] = st.start[j] = st.end[j] = bt
                 free[_S] = bt
+                if kind == _SYNC_ALL:
+                    self.arrive(st, j, bt)
+                    return
             t = free[_S]
             st.s_pos = j + 1
         free[_S] = t
@@ -547,6 +580,9 @@ class _LoggedReplay(_Replay):
         vc = st.vc[pipe]
         vc[pipe] += 1
         return vc
+
+    def release(self) -> None:
+        """No shadow state: `race.find_races` orders accesses by their epochs."""
 
     def execute(self, st: _CoreState, pipe: int, j: int, rec: Record, t: int) -> None:
         vc = st.vc[pipe]
@@ -661,10 +697,34 @@ class _DataflowReplay:
 
     def run(self) -> bool:
         """Time every core; False when some core does not finish (deadlock), a set is
-        never waited for or too many sets are pending (the reference reports it)."""
-        for core in self.machine.cores:
-            if not self._run_core(core.index, core.records):
-                return False
+        never waited for or too many sets are pending (the reference reports it).
+
+        Each core's pass stops at its sync_alls: the cores run epoch by epoch (all
+        of epoch e, core after core, before epoch e + 1 of any), so the execution
+        numbers stay consistent with happens-before; epoch e + 1 starts on every
+        core `sync.all_latency` cycles after the last core drained epoch e.
+        """
+        latency = self.target.sync.all_latency
+        running = [
+            self._run_core(core.index, core.records) for core in self.machine.cores
+        ]
+        release: int | None = None
+        while running:
+            waiting = []
+            arrivals = []
+            for core in running:
+                try:
+                    arrivals.append(core.send(release))
+                except StopIteration as done:
+                    if not done.value:
+                        return False
+                    continue
+                waiting.append(core)
+            if waiting and len(waiting) < len(running):
+                return False  # the cores do not all reach it
+            running = waiting
+            if arrivals:
+                release = max(arrivals) + latency
         if self.unconsumed:
             return False
         limit = self.max_pending
@@ -681,10 +741,14 @@ class _DataflowReplay:
         )
         return True
 
-    def _run_core(self, index: int, recs: list[Record]) -> bool:  # noqa: C901
+    def _run_core(  # noqa: C901
+        self, index: int, recs: list[Record]
+    ) -> Generator[int, int, bool]:
         """S walks the records; every other pipe runs each record as soon as S issues
         it, unless it is parked on a wait (then its records queue up behind it).
 
+        A generator: at a sync_all it yields the cycle the core has drained and
+        goes on at the release cycle it is sent; it returns whether it finished.
         `step` runs one record on a pipe; the loop over S inlines it for the usual
         case (the pipe is not parked), since it runs once per record.
         """
@@ -883,7 +947,7 @@ class _DataflowReplay:
                     t = set_time
                 channel[2].append(t)
                 start[j] = end[j] = t
-            else:  # barrier over ALL pipes: every issued record has completed
+            else:  # barrier or sync_all over ALL pipes: every issued record has completed
                 if any(q is not None for q in backlog):
                     return False
                 bt = max(t, *free[1:])
@@ -896,6 +960,8 @@ class _DataflowReplay:
                     row[i] = new_row
                 start[j] = end[j] = bt
                 t = bt
+                if kind == _SYNC_ALL:
+                    end[j] = t = yield bt
         if any(q is not None for q in backlog):
             return False
         free[_S] = t
@@ -945,6 +1011,7 @@ def replay(machine: Machine, *, reference: bool = False) -> Report:
     phases = last_phases
     phases.clear()
     clock = process_time()
+    _check_sync_counts(machine)
     if not reference:
         n = len(machine.records)
         log = ClockLog(n)
@@ -976,6 +1043,25 @@ def replay(machine: Machine, *, reference: bool = False) -> Report:
     report = build_report(machine, state)
     _phase(phases, "report", clock)
     return report
+
+
+def _check_sync_counts(machine: Machine) -> None:
+    """DeadlockError unless every core executes as many sync_alls: the cores
+    that reach one more than some core wait for it forever."""
+    counts = [len(core.syncs) for core in machine.cores]
+    fewest, most = min(counts), max(counts)
+    if fewest == most:
+        return
+    waiting = machine.cores[counts.index(most)]
+    missing = counts.index(fewest)
+    rec = waiting.records[waiting.syncs[fewest]]
+    raise DeadlockError(
+        f"{_at(rec.loc)}deadlock: core {waiting.index} waits at its sync_all "
+        f"#{fewest + 1}, which core {missing} never reaches (it executes {fewest} "
+        f"sync_all{'s' if fewest != 1 else ''}); every core must execute every "
+        f"sync_all",
+        rec.loc,
+    )
 
 
 def _phase(phases: dict[str, float], name: str, since: float) -> float:

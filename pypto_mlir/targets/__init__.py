@@ -165,6 +165,9 @@ class ScalarSpec:
 class SyncSpec:
     event_ids: int
     max_pending_sets: int
+    all_latency: int = 0
+    """Cycles from the last core reaching a `sync_all` (its pipes drained) to every
+    core going on (0 when the target does not give it)."""
 
 
 @dataclass(frozen=True)
@@ -565,10 +568,16 @@ def _load_file(path: Path) -> Target:
         issue=int(r.number("scalar.issue", "cycles", integer=True, allow_zero=True)),
         op=int(r.number("scalar.op", "cycles", integer=True)),
     )
-    r.check_keys("sync", {"event_ids", "max_pending_sets"})
+    r.check_keys("sync", {"event_ids", "max_pending_sets", "all_latency"})
+    all_latency = 0
+    if "all_latency" in r.table("sync"):
+        all_latency = int(
+            r.number("sync.all_latency", "cycles", integer=True, allow_zero=True)
+        )
     sync = SyncSpec(
         event_ids=int(r.number("sync.event_ids", "count", integer=True)),
         max_pending_sets=int(r.number("sync.max_pending_sets", "count", integer=True)),
+        all_latency=all_latency,
     )
     return Target(
         name=name,

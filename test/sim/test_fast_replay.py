@@ -37,13 +37,15 @@ def _access(draw: st.DrawFn, mem: str | object) -> Access:
 @st.composite
 def streams(draw: st.DrawFn) -> tuple[str, bool, int, list[list[tuple]]]:
     """Per core a list of operations: ("instr", pipe, cycles, reads, writes, dma),
-    ("set", src, dst, event), ("wait", src, dst, event), ("barrier", pipe).
+    ("set", src, dst, event), ("wait", src, dst, event), ("barrier", pipe),
+    ("sync_all",) (as many on every core, but now and then one fewer on a core).
 
     With `private`, each pipe of each core touches bytes of its own (no races, so
     the timing of the fast replays is compared on long synchronised streams)."""
     target = draw(st.sampled_from(("tiny", "shared_gm")))
     private = draw(st.booleans())
     block_dim = draw(st.integers(1, 2))
+    syncs = draw(st.integers(0, 2))
     programs = []
     for _ in range(block_dim):
         ops: list[tuple] = []
@@ -85,6 +87,12 @@ def streams(draw: st.DrawFn) -> tuple[str, bool, int, list[list[tuple]]]:
                 ops.append(("barrier", draw(st.sampled_from((*PIPES, "all")))))
         if draw(st.integers(0, 5)):  # usually close every set
             ops += [("wait", *key) for key in open_sets]
+        count = syncs - (syncs > 0 and not draw(st.integers(0, 9)))
+        places = draw(
+            st.lists(st.integers(0, len(ops)), min_size=count, max_size=count)
+        )
+        for place in sorted(places, reverse=True):
+            ops.insert(place, ("sync_all",))
         programs.append(ops)
     return target, private, block_dim, programs
 
@@ -166,6 +174,8 @@ def _build(
                 core.set_flag(op[1], op[2], op[3], f"c{index}:set")
             elif op[0] == "wait":
                 core.wait_flag(op[1], op[2], op[3], f"c{index}:wait")
+            elif op[0] == "sync_all":
+                core.sync_all(f"c{index}:sync_all")
             else:
                 core.barrier(op[1], f"c{index}:barrier")
     return machine

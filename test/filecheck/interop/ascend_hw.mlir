@@ -13,6 +13,7 @@
 // MLIR: "ascend_hw.vadd"(%{{.*}}, %{{.*}}, %{{.*}}) <{mask = #ascend_hw.mask<0xffffffffffffffff>, repeat = 64 : i64}>
 // MLIR: "ascend_hw.nd2nz"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{cols = 128 : i64, operandSegmentSizes = array<i32: 1, 2, 1, 2>, rows = 128 : i64}>
 // MLIR: "ascend_hw.load_l0"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{cols = 128 : i64, operandSegmentSizes = array<i32: 1, 2, 1, 2>, rows = 128 : i64, transpose}>
+// MLIR: "ascend_hw.sync_all"() : () -> ()
 // MLIR: "ascend_hw.vcast"(%{{.*}}, %{{.*}}) <{blk_stride = array<i64: 1, 1>, rep_stride = array<i64: 8, 4>, repeat = 2 : i64, round = #ascend_hw<round rint>}>
 
 // CHECK-LABEL: builtin.module attributes {pypto.target = "ascend910b"}
@@ -102,6 +103,8 @@ builtin.module attributes {pypto.target = "ascend910b"} {
     ascend_hw.wait_flag m -> fix, 0
     // CHECK: ascend_hw.fixpipe %{{.*}}[%{{.*}}, %{{.*}}] -> %{{.*}}[%{{.*}}, %{{.*}}] {cols = 128 : i64, rows = 128 : i64} : !ascend_hw.buf<128x128xf32, l0c, nz> -> memref<128x128xf32>
     ascend_hw.fixpipe %acc[%c0, %c0] -> %c[%c0, %c0] {rows = 128, cols = 128} : !ascend_hw.buf<128x128xf32, l0c, nz> -> memref<128x128xf32>
+    // CHECK: ascend_hw.sync_all
+    ascend_hw.sync_all
     ascend_hw.fixpipe %acc[%c0, %c0] -> %u[%c0, %c0] {rows = 128, cols = 128} : !ascend_hw.buf<128x128xf32, l0c, nz> -> !ascend_hw.buf<128x128xf32, ub>
     ascend_hw.set_flag fix -> v, 0
     ascend_hw.wait_flag fix -> v, 0

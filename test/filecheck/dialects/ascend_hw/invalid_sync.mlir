@@ -38,3 +38,32 @@ func.func @f() {
   ascend_hw.pipe_barrier mte4
   func.return
 }
+
+// -----
+
+// Every core must reach a sync_all equally often.
+// CHECK: 'ascend_hw.sync_all' op every core must reach it equally often, but it is inside an scf.if whose condition depends on ascend_hw.block_idx
+func.func @f() {
+  %i = ascend_hw.block_idx
+  %c0 = arith.constant 0 : index
+  %first = arith.cmpi eq, %i, %c0 : index
+  scf.if %first {
+    ascend_hw.sync_all
+  }
+  func.return
+}
+
+// -----
+
+// CHECK: 'ascend_hw.sync_all' op every core must reach it equally often, but it is inside an scf.for whose bounds depend on ascend_hw.block_idx
+func.func @f(%n: index) {
+  %i = ascend_hw.block_idx
+  %c1 = arith.constant 1 : index
+  %end = arith.addi %i, %c1 : index
+  scf.for %k = %i to %end step %c1 {
+    scf.for %l = %k to %n step %c1 {
+      ascend_hw.sync_all
+    }
+  }
+  func.return
+}

@@ -190,12 +190,14 @@ func.func @vector(%x: !ascend_hw.buf<64x128xf16, ub>, %y: !ascend_hw.buf<64x128x
 // CHECK-NEXT: ascend_hw.wait_flag fix -> s, 3
 // CHECK-NEXT: ascend_hw.pipe_barrier v
 // CHECK-NEXT: ascend_hw.pipe_barrier all
+// CHECK-NEXT: ascend_hw.sync_all
 // GENERIC-LABEL: "func.func"() <{sym_name = "sync"
 // GENERIC: "ascend_hw.block_idx"() : () -> index
 // GENERIC: "ascend_hw.block_dim"() : () -> index
 // GENERIC: "ascend_hw.set_flag"() <{src = #ascend_hw<pipe mte2>, dst = #ascend_hw<pipe v>, event = 0 : i64}> : () -> ()
 // GENERIC: "ascend_hw.wait_flag"() <{src = #ascend_hw<pipe mte2>, dst = #ascend_hw<pipe v>, event = 0 : i64}> : () -> ()
 // GENERIC: "ascend_hw.pipe_barrier"() <{pipe = #ascend_hw<pipe v>}> : () -> ()
+// GENERIC: "ascend_hw.sync_all"() : () -> ()
 func.func @sync() -> (index, index) {
   %i = ascend_hw.block_idx
   %n = ascend_hw.block_dim
@@ -205,5 +207,19 @@ func.func @sync() -> (index, index) {
   ascend_hw.wait_flag fix -> s, 3
   ascend_hw.pipe_barrier v
   ascend_hw.pipe_barrier all
+  ascend_hw.sync_all
   func.return %i, %n : index, index
+}
+
+// A loop whose bounds are the same on every core may hold a sync_all.
+// CHECK-LABEL: func.func @sync_in_loop
+// CHECK: scf.for
+// CHECK-NEXT: ascend_hw.sync_all
+func.func @sync_in_loop(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.for %k = %c0 to %n step %c1 {
+    ascend_hw.sync_all
+  }
+  func.return
 }
