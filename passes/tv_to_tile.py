@@ -562,6 +562,14 @@ class FunctionLowering:
         if group.members != [op]:
             profile = self._epilogue_profile(group)
             epilogue = profile.peak_of
+            unit = column_unit(
+                profile.profile.element_types, self.target.memories["ub"].alignment
+            )
+            if unit > fractal_edge(element_type):
+                # Base blocks are fractal multiples: too narrow for the rows of
+                # the epilogue's tiles (an i8 cast after an f16 matmul).
+                self._split_epilogue(group, cursor)
+                return
         batch = 1
         for extent in group.frame[:-2]:
             batch *= static_extent(extent) or ASSUMED_DYNAMIC_EXTENT

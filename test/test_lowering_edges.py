@@ -278,3 +278,21 @@ def test_a_matmul_epilogue_that_does_not_fit_is_a_nest_of_its_own() -> None:
             for s, t in zip(shapes, types, strict=True)
         ),
     )
+
+
+def test_an_i8_epilogue_after_an_f32_matmul() -> None:
+    """Base blocks of 16 f32 columns are too narrow for i8 tile rows (32 bytes):
+    the epilogue's cast was refused by the tile verifier."""
+
+    @pto.kernel(backend="reference")
+    def mm(
+        a: pto.Tensor[(17, 8), pto.f32],
+        b: pto.Tensor[(8, 2), pto.f32],
+        s: pto.Tensor[(), pto.f32],
+    ):
+        return ((a @ b) - s).astype(pto.i8), a
+
+    rng = np.random.default_rng(0)
+    a = rng.integers(-4, 4, (17, 8)).astype(np.float32)
+    b = rng.integers(-4, 4, (8, 2)).astype(np.float32)
+    check_kernel(mm, a, b, np.asarray(1.5, np.float32))
