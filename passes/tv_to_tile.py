@@ -714,7 +714,10 @@ class FunctionLowering:
             frame = self.extents.of(value) or (1,)
             copy = Group(GroupKind.MAP, return_op, frame, outputs=[value])
             self.gm.targets[value] = [buffer]
-            self._emit_group(copy, Cursor(self.block, return_op))
+            # Located at the view (or argument use) it copies, not the function.
+            where = owner if isinstance(owner, Operation) else return_op
+            with located(where.location):
+                self._emit_group(copy, Cursor(self.block, return_op))
 
     def _finish(
         self,

@@ -180,10 +180,20 @@ def test_swish_example_is_one_loop() -> None:
     assert names == ["tile.load", "tile.sigmoid", "tile.mul", "tile.store"]
 
 
-def test_nest_ops_are_located_at_their_tv_ops() -> None:
+@pytest.mark.parametrize("copies_a_view", [False, True])
+def test_nest_ops_are_located_at_their_tv_ops(copies_a_view: bool) -> None:
     """Every op tv-to-tile emits has the location of a tv op (the one it
-    implements), so that a refusal of a later pass names the kernel's line."""
-    module = parse_located(example_ir("layernorm", "layernorm", {"N": 37}, {768: 45}))
+    implements), so that a refusal of a later pass names the kernel's line;
+    a returned view is copied by a nest located at the view."""
+    text = example_ir("layernorm", "layernorm", {"N": 37}, {768: 45})
+    if copies_a_view:
+        text = """
+func.func @view(%x: !tv.tensor<20x30xf32>) -> !tv.tensor<5x7xf32> {
+  %v = tv.view %x[4, 3][5, 7][2, 3] : !tv.tensor<20x30xf32> to !tv.tensor<5x7xf32>
+  func.return %v : !tv.tensor<5x7xf32>
+}
+"""
+    module = parse_located(text)
     lines = {
         op.location.line.data
         for op in module.walk()
