@@ -440,8 +440,8 @@ class Sync:
 Ordering = tuple[int, int, Pipe | None, Pipe | None, Sync | None, int]
 """(set key, wait key, source pipe, destination pipe, flag, iteration): once the
 source pipe is reached at the set key, the destination is at the wait key. Pipes
-None: the fence of a flag (orders every pipe); flag None: an ordering of the
-frame's `edges`."""
+None: a fence (orders every pipe); flag None: one of the frame's `edges` or
+`fences`."""
 
 
 class Timeline:
@@ -470,6 +470,7 @@ class Timeline:
             for s in frame.syncs
             if s.fenced
         ]
+        base += [(None, _set_key(g), None, _set_key(g), None) for g, _ in frame.fences]
         orderings: list[Ordering] = []
         for p, set_key, q, wait_key, sync in base:
             shifts = range(1)
@@ -524,8 +525,14 @@ class Frame:
     forward_pairs: frozenset[tuple[Pipe, Pipe]] = frozenset()
     """Pipe pairs whose flags never cross an iteration boundary (when their event
     ids run out: a loop-carried flag is live around its outermost loop)."""
+    fences: list[tuple[int, Operation]] = field(
+        default_factory=list[tuple[int, Operation]]
+    )
+    """Gaps of `pipe_barrier all`s a flag's set left behind (`_squeeze`), with the
+    op whose location they take."""
     _timeline: Timeline | None = None
-    """`syncs` and `edges` as orderings sorted by key; None when they changed."""
+    """`syncs`, `edges` and `fences` as orderings sorted by key; None when they
+    changed."""
 
     @property
     def size(self) -> int:
@@ -756,7 +763,7 @@ class Frame:
         return timeline
 
     def flags_changed(self) -> None:
-        """Forget the sorted orderings: `syncs` or `edges` changed."""
+        """Forget the sorted orderings: `syncs`, `edges` or `fences` changed."""
         self._timeline = None
 
     def covers(
@@ -901,7 +908,7 @@ class FunctionSync:
         `forward_pairs` (the frames and their conflicts stay)."""
         for frame in self.root.frames():
             frame.forward_pairs |= {pair}
-            frame.deps, frame.syncs, frame.edges = [], [], []
+            frame.deps, frame.syncs, frame.edges, frame.fences = [], [], [], []
             frame.flags_changed()
 
     # --- frames and dependencies -----------------------------------------------------------
@@ -1273,7 +1280,11 @@ def _frame_of(placed: Sequence[tuple[Frame, Sync]], sync: Sync) -> Frame:
 
 
 def _squeeze(frame: Frame, sync: Sync, live: Sequence[Sync]) -> bool:
-    """Fold `sync` into the live flag of its block that stays longest apart."""
+    """Fold `sync` into the live flag of its block that stays longest apart.
+
+    A fence stays where it is when the set it preceded moves later (in
+    `Frame.fences`): the ids of flags placed before may rely on what it orders.
+    """
     if frame.is_carried(sync):
         return False
     best: tuple[int, Sync, int, int] | None = None
@@ -1287,6 +1298,12 @@ def _squeeze(frame: Frame, sync: Sync, live: Sequence[Sync]) -> bool:
     if best is None:
         return False
     _, other, set_gap, wait_gap = best
+    fenced = False
+    for folded in (sync, other):
+        if folded.fenced and folded.set_gap != set_gap:
+            frame.fences.append((folded.set_gap, folded.producer))
+        fenced = fenced or (folded.fenced and folded.set_gap == set_gap)
+    other.fenced = fenced
     other.set_gap, other.wait_gap = set_gap, wait_gap
     other.set_lo = other.set_hi = set_gap
     other.wait_lo = other.wait_hi = wait_gap
@@ -1379,23 +1396,31 @@ def _tightest(spans: Sequence[tuple[Pipe, Pipe, int, int, bool]]) -> list[int]:
 
 def _emit_frame(frame: Frame, root: Frame) -> None:
     """Insert the frame's flags (and at the top, the prologues and drains of
-    loop-carried ones): sets right after their gap's previous node, waits right
+    loop-carried ones): fences, then sets right after their gap's previous node
+    (a fence orders the sets of its gap, as `propagate` takes it), waits right
     before its next one."""
     block = frame.block
     n = frame.size
+    fences: dict[int, list[Operation]] = {}
     sets: dict[int, list[Operation]] = {}
     waits: dict[int, list[Operation]] = {}
+
+    def fence(gap: int, location_of: Operation) -> PipeBarrierOp:
+        barrier = PipeBarrierOp(Pipe.ALL)
+        barrier.location = location_of.location
+        fences.setdefault(gap, []).append(barrier)
+        return barrier
 
     def add(sync: Sync, set_gap: int, wait_gap: int, fenced: bool) -> None:
         set_op = SetFlagOp(sync.src, sync.dst, sync.event)
         wait_op = WaitFlagOp(sync.src, sync.dst, sync.event)
-        fence = [PipeBarrierOp(Pipe.ALL)] if fenced else []
-        for op in (*fence, set_op):
-            op.location = sync.producer.location
+        set_op.location = sync.producer.location
         wait_op.location = sync.consumer.location
-        sets.setdefault(set_gap, []).extend((*fence, set_op))
+        if fenced:
+            sync.ops.append(fence(set_gap, sync.producer))
+        sets.setdefault(set_gap, []).append(set_op)
         waits.setdefault(wait_gap, []).append(wait_op)
-        sync.ops += (*fence, set_op, wait_op)
+        sync.ops += (set_op, wait_op)
 
     for sync in frame.syncs:
         carried = frame.is_carried(sync)
@@ -1406,9 +1431,12 @@ def _emit_frame(frame: Frame, root: Frame) -> None:
             for sync in inner.syncs:
                 if inner.is_carried(sync):
                     add(sync, sync.prologue_gap, sync.drain_gap, False)
+    for gap, location_of in frame.fences:
+        fence(gap, location_of)
     terminator = block.last_op
     assert terminator is not None
-    for gap, ops in sets.items():
+    for gap in sorted(fences.keys() | sets.keys()):
+        ops = fences.get(gap, []) + sets.get(gap, [])
         if gap == 0:  # the top of a loop body, or a prologue
             block.insert_ops_before(ops, frame.nodes[0].op)
         else:

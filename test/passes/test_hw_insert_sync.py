@@ -27,7 +27,9 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.rewriter import Rewriter
 
 from pypto_mlir.cli.source import SourceChunk, default_context, load_module, parse_chunk
+from pypto_mlir.diagnostics import diagnostic_handler
 from pypto_mlir.interp.ascend_hw import HwRunResult, run_hw_function
+from pypto_mlir.pipelines import LowerPipeline
 from pypto_mlir.sim import SimError
 from pypto_mlir.targets import load_target
 
@@ -368,6 +370,39 @@ def test_fallbacks_for_few_event_ids_run_on_that_target(function: str) -> None:
     module = _parse(chunk)
     HwInsertSyncPass().apply(default_context(), module)
     result = run_hw_function(module, function, [x.copy(), np.zeros_like(x)], target)
+    assert _bits(result.outputs) == _bits(expected.outputs)
+
+
+FFN = """
+func.func @ffn(%x: !tv.tensor<10x192xf16>, %w1: !tv.tensor<192x197xf16>, %w2: !tv.tensor<197x192xf16>) -> !tv.tensor<10x192xf16> {
+  %h = tv.matmul %x, %w1 acc(f32) : !tv.tensor<10x192xf16>, !tv.tensor<192x197xf16> -> !tv.tensor<10x197xf16>
+  %s = tv.silu %h : !tv.tensor<10x197xf16>
+  %y = tv.matmul %s, %w2 acc(f32) : !tv.tensor<10x197xf16>, !tv.tensor<197x192xf16> -> !tv.tensor<10x192xf16>
+  func.return %y : !tv.tensor<10x192xf16>
+}
+"""
+
+
+def test_a_fence_stays_when_its_flag_is_merged() -> None:
+    """ffn at 10x192 lowered for tiny (8 ids per pipe pair), synchronised, against
+    a serialised run. When it was written, its mte2 -> mte1 flags ran out of ids
+    and were merged into a fenced one whose set moved later; the ids shared by
+    earlier mte3 -> mte2 flags relied on the fence, and when the fence moved with
+    the set the simulator found two of their sets pending."""
+    tiny = load_target("tiny")
+    module = _parse(FFN)
+    with diagnostic_handler(lambda _: None):  # the tiling remarks
+        for stage in LowerPipeline(target="tiny").stages()[:-1]:
+            stage.apply(default_context(), module)
+    rng = np.random.default_rng(3)
+    shapes = [(10, 192), (192, 197), (197, 192)]
+    args = [(rng.standard_normal(s) / 16).astype(np.float16) for s in shapes]
+    args.append(np.zeros((10, 192), np.float16))
+    serial = module.clone()
+    _serialise(serial)
+    expected = run_hw_function(serial, "ffn", [a.copy() for a in args], tiny)
+    HwInsertSyncPass().apply(default_context(), module)
+    result = run_hw_function(module, "ffn", [a.copy() for a in args], tiny)
     assert _bits(result.outputs) == _bits(expected.outputs)
 
 
