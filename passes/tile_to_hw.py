@@ -384,12 +384,13 @@ class _Split:
 
 def _plan_split(
     ops: Sequence[Operation],
-    terminator: Operation,
+    later: Sequence[Operation],
     ranges: dict[SSAValue, Range],
     alignment: int,
 ) -> _Split | None:
-    """Whether and how the loops among `ops` (a block without its terminator)
-    can be split over cores; None when they cannot."""
+    """Whether and how the loops among `ops` (a block without its terminator, or
+    one phase of the function's body) can be split over cores; None when they
+    cannot. `later` are the ops after them (the terminator, later phases)."""
     ops = list(ops)
     candidates = [op for op in ops if isinstance(op, scf.ForOp) and _tile_ops(op)]
     if not candidates or not _is_parallel(candidates[0]):
@@ -406,7 +407,7 @@ def _plan_split(
         ):
             tail.append(op)
     used_later = [
-        o.owner for op in (*loops, terminator) for n in op.walk() for o in n.operands
+        o.owner for op in (*loops, *later) for n in op.walk() for o in n.operands
     ]
     if any(owner in tail for owner in used_later):
         return None
@@ -449,12 +450,14 @@ def _apply_split(
     split: _Split,
     core: SSAValue,
     count: int,
-    terminator: Operation,
     point: InsertPoint | None = None,
+    spare: bool = False,
 ) -> scf.IfOp | None:
     """Give the loops the chunk of core `core` (of `count`) and move the tail into
-    an `scf.if` on the last core, before `terminator`; returns that `scf.if`. The
-    bounds are computed at `point` (default: before the first loop)."""
+    an `scf.if` on the last core, where the last tail op was; returns that
+    `scf.if`. The bounds are computed at `point` (default: before the first
+    loop). With `spare`, `core` may also be `count`: a core without work (its
+    chunk is empty)."""
     share, extra = divmod(split.units, count)
     point = point or InsertPoint.before(split.loops[0])
     location = split.loops[0].location
@@ -496,21 +499,26 @@ def _apply_split(
         )
     else:
         end = plus(start, share)
-    low = iteration_value(start, split.units - share)
-    high = iteration_value(end, split.units)
+    low = iteration_value(start, split.units - share + int(spare) * share)
+    high = iteration_value(end, split.units + int(spare) * share)
     for loop in split.loops:
         loop.operands[0], loop.operands[1] = low, high
     if not split.tail:
         return None
     last = emit(arith.CmpiOp(core, const(count - 1), "eq"))
+    return _guard(split.tail, last, location)
+
+
+def _guard(ops: Sequence[Operation], condition: SSAValue, location) -> scf.IfOp:
+    """Move `ops` into an `scf.if` on `condition` where the last of them was."""
     body = Block()
-    for op in split.tail:
+    guard = scf.IfOp(condition, [], Region(body))
+    guard.location = location
+    Rewriter.insert_op(guard, InsertPoint.after(ops[-1]))
+    for op in ops:
         op.detach()
         body.add_op(op)
     body.add_op(scf.YieldOp())
-    guard = scf.IfOp(last, [], Region(body))
-    guard.location = location
-    Rewriter.insert_op(guard, InsertPoint.before(terminator))
     return guard
 
 
@@ -525,72 +533,176 @@ def _grid(outer: int, inner: int, cores: int) -> tuple[int, int]:
     return best[2], best[3]
 
 
+@dataclass
+class _PhasePlan:
+    """How one phase is split: its loops over `n_outer` cores, and when they
+    have too few units, the loops of their bodies over `n_inner` (a grid)."""
+
+    outer: _Split
+    inner: list[_Split]
+    n_outer: int
+    n_inner: int
+
+    @property
+    def cores(self) -> int:
+        return self.n_outer * self.n_inner
+
+
+def _plan_phase(
+    ops: Sequence[Operation],
+    later: Sequence[Operation],
+    ranges: dict[SSAValue, Range],
+    alignment: int,
+    cores: int,
+) -> _PhasePlan | None:
+    """The split of one phase over up to `cores` cores; None when it runs on
+    one core."""
+    outer = _plan_split(ops, later, ranges, alignment)
+    if outer is None:
+        return None
+    inner: list[_Split] = []
+    if outer.units < cores:
+        blocks: list[tuple[list[Operation], list[Operation]]] = []
+        for loop in outer.loops:
+            body_ops = list(loop.body.block.ops)
+            blocks.append((body_ops[:-1], body_ops[-1:]))
+        if outer.tail:
+            blocks.append((outer.tail, list(later)))
+        plans = [_plan_split(b, end, ranges, alignment) for b, end in blocks]
+        if all(plans) and len({p.units for p in plans if p}) == 1:
+            inner = [p for p in plans if p is not None]
+    n_outer, n_inner = _grid(outer.units, inner[0].units if inner else 1, cores)
+    if n_outer * n_inner <= 1:
+        return None
+    return _PhasePlan(outer, inner, n_outer, n_inner)
+
+
+def _apply_phase(plan: _PhasePlan, block_dim: int) -> None:
+    """Split the phase's loops over its cores; cores `plan.cores` .. `block_dim
+    - 1` (when it uses fewer) get empty chunks."""
+    outer = plan.outer
+    location = outer.loops[0].location
+    point = InsertPoint.before(outer.loops[0])
+
+    def emit(op: Operation) -> SSAValue:
+        op.location = location
+        Rewriter.insert_op(op, point)
+        return op.results[0]
+
+    core = emit(hw.BlockIdxOp())
+    spare = plan.cores < block_dim
+    if spare:  # the cores beyond the phase's are all its core `plan.cores`
+        limit = emit(arith.ConstantOp(IntegerAttr(plan.cores, IndexType())))
+        core = emit(arith.MinUIOp(core, limit))
+    outer_core, inner_core = core, core
+    if plan.n_inner > 1:
+        width = emit(arith.ConstantOp(IntegerAttr(plan.n_inner, IndexType())))
+        outer_core = emit(arith.DivSIOp(core, width))
+        inner_core = emit(arith.RemSIOp(core, width))
+    _apply_split(outer, outer_core, plan.n_outer, spare=spare)
+    if plan.n_inner > 1:
+        # The inner bounds depend on the core only: computed once, before the loop.
+        for inner in plan.inner:
+            _apply_split(inner, inner_core, plan.n_inner, point)
+
+
+def _phases(ops: Sequence[Operation]) -> list[list[Operation]]:
+    """`ops` (the function's body) cut before every op with tiles that reads GM
+    an earlier op of the same phase writes, or writes GM such an op reads: the
+    cores must all finish one phase before any starts the next."""
+    phases: list[list[Operation]] = [[]]
+    reads: set[SSAValue] = set()
+    writes: set[SSAValue] = set()
+    for op in ops:
+        if _tile_ops(op):
+            op_reads, op_writes = _memrefs([op])
+            if op_reads & writes or op_writes & reads:
+                phases.append([])
+                reads, writes = set(), set()
+            reads |= op_reads
+            writes |= op_writes
+        phases[-1].append(op)
+    return phases
+
+
+def _single_core_work(
+    phase: Sequence[Operation], later: Sequence[Operation]
+) -> list[Operation] | None:
+    """The ops of a phase that no split applies to which must run on one core:
+    its tile work and what uses it; None when something after uses their values."""
+    work: list[Operation] = []
+    for op in phase:
+        if _tile_ops(op) or any(o.owner in work for o in op.operands):
+            work.append(op)
+    others = [op for op in phase if op not in work] + list(later)
+    used = {o.owner for op in others for n in op.walk() for o in n.operands}
+    if any(op in used for op in work):
+        return None
+    return work
+
+
 def distribute(function: func.FuncOp, cores: int, alignment: int) -> int:
     """Split the parallel tile loops of `function` over up to `cores` cores;
-    returns the number of cores used.
+    returns the number of cores used (the function's block_dim).
 
-    The first top-level loop with tiles, and the later ones that iterate the
-    same space (`_same_space`), run their iterations in units of g iterations,
-    chosen so that no two cores write one `alignment`-byte block of GM (g = 1
-    when an iteration's output window starts on a block). The other top-level
-    work with tiles (the peeled last iterations) is one more unit when it
-    starts on a block, else part of the last one, and runs on the last core;
-    work before the loops runs on every core (it must not write GM).
-    Units 0..T-1 are split into N contiguous chunks: core c starts at unit
-    `c * (T // N) + min(c, T % N)`, and the first T % N cores get one unit more.
-    When the loop has fewer units than there are cores and its body (and its
-    peeled copy) is again such a loop, the cores form a grid over both levels.
-    Nothing is split when GM written by one part is read by another.
+    The body is cut into phases (`_phases`) where a part reads GM that an
+    earlier part writes (a temporary between two nests, an output read back):
+    an `ascend_hw.sync_all` separates two phases. In each phase, the first
+    top-level loop with tiles, and the later ones that iterate the same space
+    (`_same_space`), run their iterations in units of g iterations, chosen so
+    that no two cores write one `alignment`-byte block of GM (g = 1 when an
+    iteration's output window starts on a block). The other work with tiles of
+    the phase (the peeled last iterations) is one more unit when it starts on a
+    block, else part of the last one, and runs on the last core; work before
+    the loops runs on every core (it must not write GM). Units 0..T-1 are split
+    into N contiguous chunks: core c starts at unit `c * (T // N) + min(c, T %
+    N)`, and the first T % N cores get one unit more. When the loop has fewer
+    units than there are cores and its body (and its peeled copy) is again such
+    a loop, the cores form a grid over both levels. Each phase uses the cores it
+    can; the function's block_dim is the most any uses, and a phase of fewer
+    gives the others no work (they still reach the barrier). A phase that
+    cannot be split runs on core 0. Nothing is split when no phase can be, or
+    when a single-core phase's values are used after it.
     """
     ranges = index_ranges(function)
     block = function.body.block
     terminator = block.last_op
     assert terminator is not None
     ops = [op for op in block.ops if op is not terminator]
-    outer = _plan_split(ops, terminator, ranges, alignment)
-    if outer is None:
+    phases = _phases(ops)
+    plans: list[_PhasePlan | None] = []
+    for k, phase in enumerate(phases):
+        later = [op for p in phases[k + 1 :] for op in p] + [terminator]
+        plans.append(_plan_phase(phase, later, ranges, alignment, cores))
+    if not any(plans):
         return 1
-    inner: list[_Split] = []
-    if outer.units < cores:
-        blocks: list[tuple[list[Operation], Operation]] = []
-        for loop in outer.loops:
-            body_ops = list(loop.body.block.ops)
-            blocks.append((body_ops[:-1], body_ops[-1]))
-        if outer.tail:
-            blocks.append((outer.tail, terminator))
-        plans = [_plan_split(b, end, ranges, alignment) for b, end in blocks]
-        if all(plans) and len({p.units for p in plans if p}) == 1:
-            inner = [p for p in plans if p is not None]
-    n_outer, n_inner = _grid(outer.units, inner[0].units if inner else 1, cores)
-    if n_outer * n_inner <= 1:
-        return 1
-    location = outer.loops[0].location
-    core = hw.BlockIdxOp()
-    core.location = location
-    Rewriter.insert_op(core, InsertPoint.before(outer.loops[0]))
-    outer_core, inner_core = core.result, core.result
-    if n_inner > 1:
-        width = arith.ConstantOp(IntegerAttr(n_inner, IndexType()))
-        split_ops = [
-            width,
-            arith.DivSIOp(core.result, width.result),
-            arith.RemSIOp(core.result, width.result),
-        ]
-        for op in split_ops:
+    single: list[list[Operation]] = []
+    for k, (phase, plan) in enumerate(zip(phases, plans, strict=True)):
+        if plan is None:
+            later = [op for p in phases[k + 1 :] for op in p] + [terminator]
+            work = _single_core_work(phase, later)
+            if work is None:
+                return 1
+            if work:
+                single.append(work)
+    block_dim = max(plan.cores for plan in plans if plan is not None)
+    for phase in phases[1:]:
+        barrier = hw.SyncAllOp()
+        barrier.location = phase[0].location
+        Rewriter.insert_op(barrier, InsertPoint.before(phase[0]))
+    for plan in plans:
+        if plan is not None:
+            _apply_phase(plan, block_dim)
+    for work in single:
+        location = work[0].location
+        core = hw.BlockIdxOp()
+        zero = arith.ConstantOp(IntegerAttr(0, IndexType()))
+        first = arith.CmpiOp(core.result, zero.result, "eq")
+        for op in (core, zero, first):
             op.location = location
-        Rewriter.insert_op(split_ops, InsertPoint.after(core))
-        outer_core, inner_core = split_ops[1].results[0], split_ops[2].results[0]
-    guard = _apply_split(outer, outer_core, n_outer, terminator)
-    if n_inner > 1:
-        yields = [loop.body.block.last_op for loop in outer.loops]
-        if guard is not None:
-            yields.append(guard.true_region.block.last_op)
-        # The inner bounds depend on the core only: computed once, before the loop.
-        hoisted = InsertPoint.before(outer.loops[0])
-        for plan, end in zip(inner, yields, strict=True):
-            assert end is not None
-            _apply_split(plan, inner_core, n_inner, end, hoisted)
-    return n_outer * n_inner
+        Rewriter.insert_op([core, zero, first], InsertPoint.before(work[0]))
+        _guard(work, first.result, location)
+    return block_dim
 
 
 def _tile_ops_of(ops: Sequence[Operation]) -> list[Operation]:

@@ -33,6 +33,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from pypto_mlir.check import run_tile_level
 from pypto_mlir.interp.ascend_hw import HwRunResult, run_hw_function
 from pypto_mlir.interp.tensor_view import run_tv_function
+from pypto_mlir.sim import RaceError
 from pypto_mlir.targets import load_target
 
 TARGETS = ("ascend910b", "tiny")
@@ -910,3 +911,110 @@ func.func @f(%x: {tensor}) -> {tensor} {{
     tiled = through_tv_to_tile(text, target)
     result = run_lowered(tiled, target, [x, poison(x.shape, element)], sync=True)
     assert_close(expected, result.outputs[-1], element)
+
+
+# --------------------------------------------------------------------------------------
+# Nests that communicate through GM: phases separated by sync_all
+# --------------------------------------------------------------------------------------
+
+
+def mirrored(rows: int, cols: int, tm: int, tn: int, tm2: int) -> str:
+    """`@f(%x, %out)`: nest 1 stores swish(x) into a GM temporary %t in tm x tn
+    tiles (tails included); nest 2 adds to block b of x (tm2 whole rows, rows a
+    multiple of tm2) the block of %t mirrored about the middle, which other
+    cores wrote."""
+    x_type = f"memref<{rows}x{cols}xf16>"
+    t = f"!tile.tile<{tm}x{tn}xf16, ub, valid = [?, ?]>"
+    pad = -(-cols // 16) * 16
+    row = f"!tile.tile<{tm2}x{pad}xf16, ub, valid = [{tm2}, {cols}]>"
+    return f"""
+func.func @f(%x: {x_type}, %out: {x_type}) {{
+  %c0 = arith.constant 0 : index
+  %rows = arith.constant {rows} : index
+  %cols = arith.constant {cols} : index
+  %tm = arith.constant {tm} : index
+  %tn = arith.constant {tn} : index
+  %tm2 = arith.constant {tm2} : index
+  %last = arith.constant {rows - tm2} : index
+  %t = memref.alloc() : {x_type}
+  scf.for %i = %c0 to %rows step %tm {{
+    {extent("vi", "%rows", "%i", "%tm")}
+    scf.for %j = %c0 to %cols step %tn {{
+      {extent("vj", "%cols", "%j", "%tn")}
+      %a = tile.load %x[%i, %j] valid [%vi, %vj] : {x_type} -> {t}
+      %s = tile.sigmoid %a : {t}
+      %p = tile.mul %a, %s : {t}
+      tile.store %p, %t[%i, %j] : {t} -> {x_type}
+    }}
+  }}
+  scf.for %i = %c0 to %rows step %tm2 {{
+    %k = arith.subi %last, %i : index
+    %m = tile.load %t[%k, %c0] : {x_type} -> {row}
+    %a = tile.load %x[%i, %c0] : {x_type} -> {row}
+    %r = tile.add %m, %a : {row}
+    tile.store %r, %out[%i, %c0] : {row} -> {x_type}
+  }}
+  memref.dealloc %t : {x_type}
+  func.return
+}}
+"""
+
+
+MIRRORED = {
+    "ascend910b": (64, 40, 8, 32, 16),  # 8 units, then 4: block_dim 8
+    "tiny": (32, 40, 8, 32, 8),  # 4 units on each of 2 cores
+}
+
+
+@pytest.mark.parametrize("sync", [False, True])
+@pytest.mark.parametrize("target", TARGETS)
+def test_nests_through_gm_run_on_all_cores(target: str, sync: bool) -> None:
+    rows, cols, *_ = shape = MIRRORED[target]
+    text = mirrored(*shape)
+    lowered = lower(parse(text), target)
+    assert sum(isinstance(op, hw.SyncAllOp) for op in lowered.walk()) == 1
+    x = random((rows, cols), "f16", rows + cols)
+    result = check(text, [x, poison(x.shape, "f16")], [1], target, "f16", sync=sync)
+    assert result.report.block_dim == (8 if target == "ascend910b" else 2)
+    assert len(result.report.sync_alls) == 1
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_without_the_barrier_the_nests_race_across_cores(target: str) -> None:
+    lowered = lower(parse(mirrored(*MIRRORED[target])), target)
+    for op in [op for op in lowered.walk() if isinstance(op, hw.SyncAllOp)]:
+        Rewriter.erase_op(op)
+    HwInsertSyncPass().apply(context(), lowered)
+    rows, cols = MIRRORED[target][:2]
+    x = random((rows, cols), "f16", 1)
+    with pytest.raises(RaceError, match="between cores"):
+        run_hw_function(lowered, "f", [x, poison(x.shape, "f16")], load_target(target))
+
+
+@pytest.mark.parametrize("sync", [False, True])
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_phase_that_is_no_loop_runs_on_core_0(target: str, sync: bool) -> None:
+    """The second phase is one tile (the last rows of the temporary, which the
+    last core wrote): core 0 runs it after the barrier."""
+    text = """
+func.func @f(%x: memref<32x64xf32>, %out: memref<8x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %c24 = arith.constant 24 : index
+  %c32 = arith.constant 32 : index
+  %t = memref.alloc() : memref<32x64xf32>
+  scf.for %i = %c0 to %c32 step %c8 {
+    %a = tile.load %x[%i, %c0] : memref<32x64xf32> -> !tile.tile<8x64xf32, ub>
+    %r = tile.relu %a : !tile.tile<8x64xf32, ub>
+    tile.store %r, %t[%i, %c0] : !tile.tile<8x64xf32, ub> -> memref<32x64xf32>
+  }
+  %a = tile.load %t[%c24, %c0] : memref<32x64xf32> -> !tile.tile<8x64xf32, ub>
+  %e = tile.exp %a : !tile.tile<8x64xf32, ub>
+  tile.store %e, %out[%c0, %c0] : !tile.tile<8x64xf32, ub> -> memref<8x64xf32>
+  memref.dealloc %t : memref<32x64xf32>
+  func.return
+}
+"""
+    x = random((32, 64), "f32", 9)
+    result = check(text, [x, poison((8, 64), "f32")], [1], target, "f32", sync=sync)
+    assert result.report.block_dim > 1 and len(result.report.sync_alls) == 1
