@@ -27,6 +27,11 @@ from pypto_mlir.targets import load_target
 TARGET = "ascend910b"
 
 KERNELS = {
+    "x[:, 0:512] * 2 (4096x1024 f16)": (
+        "rowblock",
+        (4096, 512),
+        "[0, 0][4096, 512][1, 1]",
+    ),
     "x[:, 0:64] * 2 (4096x1024 f16)": (
         "colblock",
         (4096, 64),

@@ -785,6 +785,19 @@ class SiluOp(UnaryOp):
     name = "tv.silu"
 
 
+def silu_input(op: Operation) -> SSAValue | None:
+    """`x` when `op` is `x * sigmoid(x)` (either order, same type) and the sigmoid
+    has no other use: the product is `silu(x)`, which lowerings may compute as
+    one function (fewer vector steps) instead of a sigmoid and a product."""
+    if not isinstance(op, MulOp) or op.lhs.type != op.rhs.type:
+        return None
+    for x, s in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
+        owner = s.owner
+        if isinstance(owner, SigmoidOp) and owner.input == x and s.has_one_use():
+            return x
+    return None
+
+
 # ---------------------------------------------------------------------------
 # Elementwise binary ops
 # ---------------------------------------------------------------------------

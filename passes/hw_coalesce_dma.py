@@ -265,9 +265,24 @@ class _Coalescer:
         new.location = first.op.location
         new.attributes |= first.op.attributes
         self.rewriter.insert_op(new, InsertPoint.before(anchor))
+        operands = [o for dma in run for o in dma.op.operands]
         for dma in run:
             self.rewriter.erase_op(dma.op)
+        self._erase_dead(operands)
         self._merge_bursts(new)
+
+    def _erase_dead(self, values: list[SSAValue]) -> None:
+        """Erase the address arithmetic and views only merged DMAs used."""
+        while values:
+            owner = values.pop().owner
+            if (
+                isinstance(owner, Operation)
+                and owner.parent is not None
+                and _transparent(owner)
+                and not any(r.uses for r in owner.results)
+            ):
+                values.extend(owner.operands)
+                self.rewriter.erase_op(owner)
 
     def _covering(self, first: _Dma, buf: SSAValue, span: int) -> SSAValue:
         """A buffer value from `first`'s on-chip start spanning `span` bytes: its

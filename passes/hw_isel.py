@@ -978,17 +978,43 @@ class Selector:
             self._gather_load(op, plan, em, dst, scratch)
             return
         d = self._gm_bursts(op, _memref(op.source), op.result)
-        em.emit(
-            hw.DmaLoadOp(
-                op.source,
-                op.indices,
-                dst,
-                bursts=d["bursts"],
-                burst_bytes=d["burst_bytes"],
-                src_gap=d["gm_gap"],
-                dst_gap=d["chip_gap"],
+        for indices, row_buffer in self._row_windows(em, op.indices, dst, d):
+            em.emit(
+                hw.DmaLoadOp(
+                    op.source,
+                    indices,
+                    row_buffer,
+                    bursts=1,
+                    burst_bytes=d["burst_bytes"],
+                )
             )
-        )
+
+    def _row_windows(
+        self,
+        em: Emitter,
+        indices: Sequence[SSAValue],
+        buffer: SSAValue,
+        d: dict[str, int],
+    ) -> list[tuple[list[SSAValue], SSAValue]]:
+        """The GM indices and on-chip view of each burst of descriptor `d`: one
+        contiguous run per DMA. hw-coalesce-dma merges them back into one DMA
+        with a gap per row where the layout allows (docs/hw_coalesce_dma.md), so
+        that pass is where bursts are formed and its gain can be measured."""
+        if d["bursts"] == 1:
+            return [(list(indices), buffer)]
+        buf = _buf(buffer)
+        alignment = self.target.memories[str(buf.memory_space)].alignment
+        pitch = (
+            _round_up(d["burst_bytes"], alignment) + d["chip_gap"]
+        ) // buf.element_bytes
+        *outer, row, column = indices
+        windows = []
+        for r in range(d["bursts"]):
+            shifted = (
+                row if r == 0 else em.emit(arith.AddiOp(row, em.index(r))).results[0]
+            )
+            windows.append(([*outer, shifted, column], em.subview(buffer, r * pitch)))
+        return windows
 
     def _strided_load(self, op: tile.LoadOp) -> _StridedLoad | None:
         """How to load a GM window whose elements are not contiguous along the
@@ -1186,17 +1212,12 @@ class Selector:
             )
             return
         d = self._gm_bursts(op, _memref(op.dest), op.value)
-        em.emit(
-            hw.DmaStoreOp(
-                src,
-                op.dest,
-                op.indices,
-                bursts=d["bursts"],
-                burst_bytes=d["burst_bytes"],
-                src_gap=d["chip_gap"],
-                dst_gap=d["gm_gap"],
+        for indices, row_buffer in self._row_windows(em, op.indices, src, d):
+            em.emit(
+                hw.DmaStoreOp(
+                    row_buffer, op.dest, indices, bursts=1, burst_bytes=d["burst_bytes"]
+                )
             )
-        )
 
     def _move(
         self, op: tile.MoveOp, em: Emitter, buffer: BufferOf, scratch: list[SSAValue]

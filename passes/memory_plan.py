@@ -20,7 +20,10 @@ at `2i + 1`; a region op also has an exit number after its body, where its resul
 are defined. A value used inside a loop but defined outside it stays live until
 the loop exits (every iteration needs it). Values are then grouped (the required
 and in-place sharing), and groups are placed first-fit, aligned as the target
-requires. When no placement fits, the diagnostic names the memory, the bytes the
+requires: first with the lifetimes inside each innermost loop body widened to
+the whole body (every value of an iteration its own buffer, so that the next
+iteration never waits on this one for a reused buffer), then, when that does
+not fit, with the exact lifetimes. When no placement fits, the diagnostic names the memory, the bytes the
 tiles live at the worst point need and the bytes the target has.
 
 With `bank_offset`, a UB buffer that a vector op reads or writes together with
@@ -506,22 +509,30 @@ def _place(
             _BankChoice(memory.banks, by_group, memory.size, memory.alignment, far)
             for far in (True, False)
         ] + choices
+    exact = [g.intervals for g in groups]
     best: tuple[int, list[int]] | None = None
-    for bank in choices:
-        best = None
-        for order in orders:
-            high = _first_fit(order, memory.alignment, bank)
-            if best is None or high < best[0]:
-                best = (high, [g.offset for g in groups])
-            if high <= memory.size:
+    for intervals in (_iteration_wide(exact, live), exact):
+        for group, lifetime in zip(groups, intervals, strict=True):
+            group.intervals = lifetime
+        for bank in choices:
+            best = None
+            for order in orders:
+                high = _first_fit(order, memory.alignment, bank)
+                if best is None or high < best[0]:
+                    best = (high, [g.offset for g in groups])
+                if high <= memory.size:
+                    break
+            assert best is not None
+            if best[0] <= memory.size:
                 break
         assert best is not None
         if best[0] <= memory.size:
             break
     assert best is not None
     high, offsets = best
-    for group, offset in zip(groups, offsets, strict=True):
+    for group, offset, lifetime in zip(groups, offsets, exact, strict=True):
         group.offset = offset
+        group.intervals = lifetime
     if high > memory.size:
         point, needed = _peak(groups, memory.alignment)
         if needed > memory.size:
@@ -537,6 +548,35 @@ def _place(
             f"{memory.size} bytes; use smaller tiles",
         )
     return high
+
+
+def _innermost(loop: scf.ForOp) -> bool:
+    return not any(isinstance(op, scf.ForOp) for op in loop.body.walk())
+
+
+def _iteration_wide(
+    lifetimes: Sequence[list[Interval]], live: _Liveness
+) -> list[list[Interval]]:
+    """Lifetimes inside an innermost loop body widened to the whole body (the
+    loops that run the steady state).
+
+    Two values of one iteration that share a buffer make the next iteration's
+    earlier one wait for this iteration's later one (a write after read across
+    the back edge), which serialises the pipes; placing with these lifetimes
+    first gives every value of an iteration its own buffer when the memory has
+    room, and the exact lifetimes are the fallback."""
+    wide: list[list[Interval]] = []
+    for intervals in lifetimes:
+        widened = []
+        for lo, hi in intervals:
+            loop = live.op_at(lo).parent_op()
+            while loop is not None and not isinstance(loop, scf.ForOp | func.FuncOp):
+                loop = loop.parent_op()
+            if isinstance(loop, scf.ForOp) and _innermost(loop):
+                lo, hi = min(lo, 2 * live.entry[loop] + 1), max(hi, 2 * live.exit[loop])
+            widened.append((lo, hi))
+        wide.append(widened)
+    return wide
 
 
 def _merged(intervals: Iterable[Interval]) -> list[Interval]:

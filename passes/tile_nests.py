@@ -551,6 +551,12 @@ class NestEmitter:
             op_type = cast(type[tile.TileUnaryOp], TILE_OPS[op_suffix(op)])
             value = cursor.value(op_type(source))
             return self.to_storage(cursor, value, result_type)
+        if (x := tv.silu_input(op)) is not None:
+            # x * sigmoid(x) as one silu: muls, exp, adds, div instead of
+            # muls, exp, adds, reciprocal, mul (docs/tiling.md, Fusion).
+            source = self.tile_as(x, mapping, compute_type(result_type))
+            value = cursor.value(tile.SiluOp(source))
+            return self.to_storage(cursor, value, result_type)
         if isinstance(op, tv.BinaryOp):
             return self._binary(cursor, op, mapping, result_type)
         if isinstance(op, tv.CastOp):

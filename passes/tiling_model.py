@@ -24,7 +24,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from pypto_mlir.dialects.tile import MemorySpace, TileType, element_bytes
+from pypto_mlir.dialects.tile import LoadOp, MemorySpace, TileType, element_bytes
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from pypto_mlir.targets import Target
@@ -94,9 +94,13 @@ class LiveProfile:
         )
 
     @staticmethod
-    def of_block(block: Block, probe: Sequence[int], space: MemorySpace) -> LiveProfile:
+    def of_block(
+        block: Block, probe: Sequence[int], space: MemorySpace, alignment: int
+    ) -> LiveProfile:
         """Measure the tiles of `space` in `block`, emitted with tile sizes `probe`
-        (distinct values > 1, so that a tile's shape says which dims it spans)."""
+        (distinct values > 1, so that a tile's shape says which dims it spans);
+        `alignment` is the memory's (the block a strided load stages each
+        element in at most)."""
         points: set[tuple[LiveTerm, ...]] = set()
         types: set[Attribute] = set()
 
@@ -113,7 +117,20 @@ class LiveProfile:
             spans += (False,) * (len(probe) - len(spans))
             return LiveTerm(element_bytes(value_type.element_type), spans)
 
-        _collect_points(block, [], term, points)
+        def scratch(op: Operation) -> list[LiveTerm]:
+            """A load of elements `s > 1` apart stages each row in UB before a
+            gather packs it (tile-to-hw): up to `min(s, alignment / e)` times the
+            tile (the rule of hw_isel's `_strided_load`)."""
+            if not isinstance(op, LoadOp) or space != MemorySpace.UB:
+                return []
+            strides = op.source.type.get_strides()
+            live = term(op.result)
+            if live is None or not strides or strides[-1] in (None, 1):
+                return []
+            factor = min(int(strides[-1]), alignment // live.element_bytes)
+            return [LiveTerm(live.element_bytes * max(factor, 1), live.spans)]
+
+        _collect_points(block, [], term, points, scratch)
         return LiveProfile(
             tuple(sorted(points, key=repr)), tuple(sorted(types, key=str))
         )
@@ -124,9 +141,11 @@ def _collect_points(
     outside: list[LiveTerm],
     term: Callable[[SSAValue], LiveTerm | None],
     points: set[tuple[LiveTerm, ...]],
+    scratch: Callable[[Operation], list[LiveTerm]],
 ) -> None:
     """Add to `points` the live tiles at each op of `block` (and of nested blocks),
-    with `outside` the tiles live around the block."""
+    with `outside` the tiles live around the block and `scratch` what an op needs
+    while it runs."""
     ops = list(block.ops)
     position = {op: i for i, op in enumerate(ops)}
 
@@ -148,10 +167,10 @@ def _collect_points(
         intervals.append((start, end, live))
     for i, op in enumerate(ops):
         here = outside + [t for s, e, t in intervals if s <= i <= e]
-        points.add(tuple(here))
+        points.add(tuple(here + scratch(op)))
         for region in op.regions:
             for inner in region.blocks:
-                _collect_points(inner, here, term, points)
+                _collect_points(inner, here, term, points, scratch)
 
 
 # --------------------------------------------------------------------------------------

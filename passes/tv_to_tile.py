@@ -433,7 +433,9 @@ class FunctionLowering:
         emitter = NestEmitter(group, self.extents, self.gm, Cursor(block))
         probe = PROBE_SIZES[-len(emitter.tile_dims) :]
         emitter.emit_vector(VectorTiling(probe, probe), resident)
-        profile = LiveProfile.of_block(block, probe, MemorySpace.UB)
+        profile = LiveProfile.of_block(
+            block, probe, MemorySpace.UB, self.target.memories["ub"].alignment
+        )
         _discard(block)
         self._profiles[key] = profile
         return profile
@@ -669,7 +671,12 @@ class FunctionLowering:
         emitter.epilogue(
             Cursor(block), op, (index, index), (index, index), block.args[1]
         )
-        profile = LiveProfile.of_block(block, EPILOGUE_PROBE_SIZES, MemorySpace.UB)
+        profile = LiveProfile.of_block(
+            block,
+            EPILOGUE_PROBE_SIZES,
+            MemorySpace.UB,
+            self.target.memories["ub"].alignment,
+        )
         _discard(block)
         return _EpilogueProfile(profile)
 

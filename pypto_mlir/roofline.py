@@ -6,9 +6,12 @@ the least work the problem needs (docs/pipeline.md, *Roofline*):
 
 - **cube**: the multiply-accumulates of every `tv.matmul` (batch x M x N x K) at
   `cube.macs_per_cycle` of its input type, on every core;
-- **vector**: every other `tv` op passes over its largest operand once (softmax
-  counts its five steps: max, subtract, exp, sum, divide; sums and softmax of
-  f16/bf16 add the casts to and from f32 they accumulate in), in repeats of
+- **vector**: every other `tv` op passes over its largest operand once per
+  vector instruction it needs (one for most; the functions the vector unit has
+  no instruction for count the steps tile-to-hw computes them in: softmax's
+  max, subtract, exp, sum, divide, sigmoid's four, tanh's six, gelu's eight,
+  and `x * sigmoid(x)` as silu's four; sums and softmax of f16/bf16 add the
+  casts to and from f32 they accumulate in), in repeats of
   `vector.repeat_bytes` at the target's cycles per repeat for that instruction
   (`vector.cycles_per_repeat`, else the default), on every core;
 - **data movement, per path**: every tensor argument is read from GM once and
@@ -51,7 +54,15 @@ _SCALAR_FORM = {"add": "adds", "sub": "adds", "mul": "muls", "div": "muls"}
 _SCALAR_FORM |= {"max": "maxs", "min": "mins"}
 """The instruction of a binary op with a scalar operand (x / s = x * (1/s))."""
 
-_SOFTMAX_STEPS = ("reduce_max", "sub", "exp", "reduce_sum", "div")
+_STEPS = {
+    "softmax": ("reduce_max", "sub", "exp", "reduce_sum", "div"),
+    "sigmoid": ("muls", "exp", "adds", "reciprocal"),
+    "silu": ("muls", "exp", "adds", "div"),
+    "tanh": ("muls", "exp", "adds", "reciprocal", "muls", "adds"),
+    "gelu": ("mul", "mul", "muls", "add", "muls", "exp", "adds", "div"),
+}
+"""The vector instructions of the tv ops the vector unit has no instruction for:
+the sequences tile-to-hw emits (docs/tile_to_hw.md), the shortest it knows."""
 
 _NARROW_FLOATS = ("f16", "bf16")
 
@@ -175,8 +186,14 @@ def _vector_op(work: _Work, op: Operation) -> None:
         dtype = "f32"
         if isinstance(op, tv.SoftmaxOp):
             work.vector("cast", elements, dtype)
-    if isinstance(op, tv.SoftmaxOp):
-        for step in _SOFTMAX_STEPS:
+    if isinstance(op, tv.SigmoidOp) and any(
+        tv.silu_input(use.operation) is not None for use in op.result.uses
+    ):
+        return  # counted as the silu of its product
+    if tv.silu_input(op) is not None:
+        name = "silu"
+    if name in _STEPS:
+        for step in _STEPS[name]:
             work.vector(step, elements, dtype)
         return
     if isinstance(op, tv.BinaryOp) and any(

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from pypto_mlir.cli.source import load_module
+from pypto_mlir.cli.source import SourceChunk, default_context, load_module, parse_chunk
 from pypto_mlir.demo import KERNELS, DemoKernel, KernelResult, load_example, table
 from pypto_mlir.roofline import roofline
 from pypto_mlir.targets import load_target
@@ -139,7 +139,8 @@ def test_roofline_of_swish_is_gm_bandwidth() -> None:
     size = 4096 * 1024 * 2
     b16 = target.vector.cycles_per_repeat[16]
     repeats = size / target.vector.repeat_bytes
-    vector = repeats * (target.vector.default_cycles_per_repeat + b16["mul"])
+    # x * sigmoid(x) is silu's four steps: x / (1 + exp(-x)).
+    vector = repeats * sum(b16[step] for step in ("muls", "exp", "adds", "div"))
     paths = {b.resource: b for b in bound.bounds}
     assert paths["vector"].cycles == pytest.approx(vector / target.cores)
     assert paths["gm->ub"].cycles == pytest.approx(
@@ -159,6 +160,37 @@ def test_roofline_counts_softmax_as_its_steps() -> None:
     ]
     assert bounds[0].limit.resource == bounds[1].limit.resource == "vector"
     assert bounds[0].cycles == pytest.approx(bounds[1].cycles)
+
+
+def test_roofline_counts_composite_functions_as_their_steps() -> None:
+    """sigmoid, tanh, gelu and silu need several vector instructions each (the
+    sequences tile-to-hw emits); x * sigmoid(x) is silu."""
+    target = load_target("ascend910b")
+    b16 = target.vector.cycles_per_repeat[16]
+    repeats = 64 * 128 * 2 / target.vector.repeat_bytes
+
+    def vector(body: str) -> float:
+        t = "!tv.tensor<64x128xf16>"
+        text = f"func.func @k(%x: {t}) -> {t} {{\n{body}\n  func.return %y : {t}\n}}"
+        module = parse_chunk(default_context(), SourceChunk(text, 1), "k.mlir")
+        bounds = {b.resource: b for b in roofline(module, "k", target).bounds}
+        return bounds["vector"].work
+
+    steps = {
+        "sigmoid": ("muls", "exp", "adds", "reciprocal"),
+        "silu": ("muls", "exp", "adds", "div"),
+        "tanh": ("muls", "exp", "adds", "reciprocal", "muls", "adds"),
+        "gelu": ("mul", "mul", "muls", "add", "muls", "exp", "adds", "div"),
+    }
+    t = "!tv.tensor<64x128xf16>"
+    for name, sequence in steps.items():
+        expected = repeats * sum(b16[s] for s in sequence)
+        assert vector(f"  %y = tv.{name} %x : {t}") == pytest.approx(expected), name
+    product = f"  %s = tv.sigmoid %x : {t}\n  %y = tv.mul %x, %s : {t}"
+    assert vector(product) == pytest.approx(vector(f"  %y = tv.silu %x : {t}"))
+    # A sigmoid that something else reads too is computed on its own.
+    shared = f"  %s = tv.sigmoid %x : {t}\n  %m = tv.mul %x, %s : {t}\n  %y = tv.add %m, %s : {t}"
+    assert vector(shared) > vector(product)
 
 
 def test_roofline_of_ffn_keeps_the_hidden_tensor_on_chip() -> None:

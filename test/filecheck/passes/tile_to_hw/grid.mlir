@@ -2,12 +2,12 @@
 // again a parallel loop, the cores form a grid over both: here 3 row blocks x 3
 // column blocks on 9 of ascend910b's 24 cores. block_idx / 3 picks the row
 // chunk, block_idx mod 3 the column chunk.
-// RUN: pypto-opt %s -p 'tile-to-hw{target=ascend910b}' | filecheck %s
+// RUN: pypto-opt %s -p 'tile-to-hw{target=ascend910b},hw-coalesce-dma' | filecheck %s
 
 // CHECK-LABEL: func.func @f
 // CHECK-SAME:      attributes {ascend_hw.block_dim = 9 : i64}
+// CHECK:         %[[THREE:.*]] = arith.constant 3 : index
 // CHECK:         %[[CORE:.*]] = ascend_hw.block_idx
-// CHECK-NEXT:    %[[THREE:.*]] = arith.constant 3 : index
 // CHECK-NEXT:    %[[ROW:.*]] = arith.divsi %[[CORE]], %[[THREE]] : index
 // CHECK-NEXT:    %[[COL:.*]] = arith.remsi %[[CORE]], %[[THREE]] : index
 // Both chunks are computed once, before the loops.

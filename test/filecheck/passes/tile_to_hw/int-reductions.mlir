@@ -3,7 +3,7 @@
 // the half rounded up to a block), the blocks are transposed by a gather, and the
 // rows of the transpose (one per column of a block) are combined pairwise; the
 // last combination writes the [rows, 1] result.
-// RUN: pypto-opt %s -p 'tile-to-hw{target=ascend910b}' | filecheck %s
+// RUN: pypto-opt %s -p 'tile-to-hw{target=ascend910b},hw-coalesce-dma' | filecheck %s
 
 // 40 i16 columns: 40 -> 32 (8 combined, 24 copied) -> 16; 16 rows of the
 // transpose -> 8 -> 4 -> 2 -> 1.

@@ -2,7 +2,7 @@
 // end, results computed in place over an operand that dies, carried values in
 // one buffer, and a copy when the loop still needs the old value. Bank offsets
 // are off here (first fit only; bank-offset.mlir shows them).
-// RUN: pypto-opt %s --split-input-file -p 'tile-to-hw{target=ascend910b bank-offset=false}' | filecheck %s
+// RUN: pypto-opt %s --split-input-file -p 'tile-to-hw{target=ascend910b bank-offset=false},hw-coalesce-dma' | filecheck %s
 
 // %a dies at the exp, which computes in place; %c is live with %b, so it gets
 // the next offset (16x16 f32 = 1024 bytes; offsets are multiples of 32); the add

@@ -1,8 +1,8 @@
 // The outermost parallel tile loop is split over the target's cores in
 // contiguous, balanced chunks (ascend_hw.block_idx), the function declares
 // ascend_hw.block_dim, and the peeled tail runs on the last core.
-// RUN: pypto-opt %s --split-input-file -p 'tile-peel-tails,tile-to-hw{target=tiny}' | filecheck %s
-// RUN: pypto-opt %s --split-input-file -p 'tile-peel-tails,tile-to-hw{target=ascend910b max_cores=4}' | filecheck %s --check-prefix=FOUR
+// RUN: pypto-opt %s --split-input-file -p 'tile-peel-tails,tile-to-hw{target=tiny},hw-coalesce-dma' | filecheck %s
+// RUN: pypto-opt %s --split-input-file -p 'tile-peel-tails,tile-to-hw{target=ascend910b max_cores=4},hw-coalesce-dma' | filecheck %s --check-prefix=FOUR
 
 // 100 rows in blocks of 8: 12 full blocks and a 4-row tail, 13 units. Rows are
 // 256 bytes, so every block starts on a 32-byte block of GM: a unit is one
@@ -59,10 +59,10 @@ func.func @rows(%x: memref<100x64xf32>, %out: memref<100x64xf32>) {
 // blocks of 4 are 2 units.
 // CHECK-LABEL: func.func @unaligned_rows
 // CHECK-SAME:      attributes {ascend_hw.block_dim = 2 : i64}
+// CHECK:         %[[ONE:.*]] = arith.constant 1 : index
+// CHECK:         %[[TWO:.*]] = arith.constant 2 : index
 // CHECK:         %[[CORE:.*]] = ascend_hw.block_idx
-// CHECK-NEXT:    %[[ONE:.*]] = arith.constant 1 : index
 // CHECK-NEXT:    %[[NEXT:.*]] = arith.addi %[[CORE]], %[[ONE]] : index
-// CHECK-NEXT:    %[[TWO:.*]] = arith.constant 2 : index
 // CHECK-NEXT:    %[[FIRST:.*]] = arith.muli %[[CORE]], %[[TWO]] : index
 // CHECK-NEXT:    %[[LO:.*]] = arith.muli %[[FIRST]], %[[STEP:.*]] : index
 // CHECK-NEXT:    %[[LAST:.*]] = arith.muli %[[NEXT]], %[[TWO]] : index
