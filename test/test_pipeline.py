@@ -154,8 +154,8 @@ def test_examples_through_the_pipeline(example: Example, target: str) -> None:
 @settings(max_examples=12, deadline=None)
 @given(
     st.sampled_from(EXAMPLE_KERNELS),
-    st.integers(1, 24),
-    st.integers(1, 96),
+    st.integers(1, 40),
+    st.integers(1, 140),
     st.sampled_from(TARGETS),
 )
 def test_examples_at_drawn_shapes(
