@@ -14,8 +14,9 @@ the least work the problem needs (docs/pipeline.md, *Roofline*):
   casts to and from f32 they accumulate in), in repeats of
   `vector.repeat_bytes` at the target's cycles per repeat for that instruction
   (`vector.cycles_per_repeat`, else the default), on every core;
-- **data movement, per path**: every tensor argument is read from GM once and
-  every result written once, on the path its consumer or producer needs
+- **data movement, per path**: every tensor argument is read from GM once (the
+  part its views cover when it is read through views) and every result written
+  once, on the path its consumer or producer needs
   (matmul operands GM -> L1, others GM -> UB; matmul results L0C -> GM, others
   UB -> GM); every matmul operand moves L1 -> L0A/L0B once; a matmul result
   that a vector op reads moves L0C -> UB and a computed matmul operand UB -> L1
@@ -238,12 +239,25 @@ def roofline(module: ModuleOp, name: str, target: Target) -> Roofline:
         if _tensor(argument.type) is None:
             continue
         users = [u for u, _ in _users(argument)]
-        size = _elements(argument) * _storage(argument)
+        size = _read_elements(argument) * _storage(argument)
         if any(_is_matmul_operand(u) for u in users):
             work.move("gm", "l1", size)
         if any(not _is_matmul_operand(u) for u in users):
             work.move("gm", "ub", size)
     return _bounds(work, target)
+
+
+def _read_elements(value: SSAValue) -> int:
+    """The elements of `value` its users read: all of them, or only what the
+    views it is read through cover (a strided view of a big tensor reads the
+    view), at most the whole tensor."""
+    read = 0
+    for use in value.uses:
+        if isinstance(use.operation, _VIEWS):
+            read += _read_elements(use.operation.results[0])
+        else:
+            return _elements(value)
+    return min(read, _elements(value))
 
 
 def _storage(value: SSAValue) -> int:
