@@ -491,19 +491,6 @@ class Timeline:
         """`Frame.propagate` results by (start, limit, entered), with all flags."""
 
 
-Conflict = tuple[
-    tuple[object, ...],
-    int,
-    int,
-    Access,
-    Access,
-    tuple[tuple["Frame", int], ...],
-    tuple[tuple["Frame", int], ...],
-]
-"""(key, a, b, access of node a, access of node b, `src_inner`, `dst_inner`): the
-key names a dependency (nodes, pipes and the nodes inside them holding the ops)."""
-
-
 @dataclass(eq=False)
 class Frame:
     """A block with its nodes; a loop body when `loop` is set."""
@@ -878,6 +865,19 @@ class Frame:
 
     def is_carried(self, sync: Sync) -> bool:
         return self.loop is not None and sync.wait_gap >= self.size
+
+
+Conflict = tuple[
+    tuple[object, ...],
+    int,
+    int,
+    Access,
+    Access,
+    tuple[tuple[Frame, int], ...],
+    tuple[tuple[Frame, int], ...],
+]
+"""(key, a, b, access of node a, access of node b, `src_inner`, `dst_inner`): the
+key names a dependency (nodes, pipes and the nodes inside them holding the ops)."""
 
 
 # --------------------------------------------------------------------------------------
