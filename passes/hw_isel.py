@@ -501,6 +501,16 @@ class _CastLayout:
     internals: list[list[int]]
 
 
+@dataclass(frozen=True)
+class _CastChunks:
+    """The parts of a cast's region converted in turn: (first row, rows, first
+    column, columns) each; intermediates hold `rows` rows `pitch` apart."""
+
+    parts: list[tuple[int, int, int, int]]
+    rows: int
+    pitch: int
+
+
 def cast_plan(
     source: Attribute,
     dest: Attribute,
@@ -1508,14 +1518,52 @@ class Selector:
             )
         return plan
 
+    def _cast_chunks(self, op: tile.CastOp) -> _CastChunks:
+        """The parts of a cast's region converted one after the other, so that
+        its intermediate buffers stay small (at most 1/32 of UB or a repeat):
+        groups of whole rows, or column chunks of one row when a row is longer."""
+        region = self.region(op.result)
+        ub = self.target.memories[str(MemorySpace.UB)].size
+        assert ub is not None
+        budget = max(self.target.vector.repeat_bytes, ub // 32) // 4  # f32 elements
+        unit = self.lanes_for(f32)  # aligns chunk starts for every element type
+        budget = max(unit, budget - budget % unit)
+        rows, cols = region.rows, region.cols
+        if rows == 1 or region.pitch == cols:
+            count = rows * cols
+            width = min(count, budget)
+            return _CastChunks(
+                [(0, 1, c, min(width, count - c)) for c in range(0, count, width)],
+                1,
+                width,
+            )
+        if region.pitch <= budget:
+            group = min(rows, budget // region.pitch)
+            return _CastChunks(
+                [(r, min(group, rows - r), 0, cols) for r in range(0, rows, group)],
+                group,
+                region.pitch,
+            )
+        width = min(budget, _round_up(cols, unit))
+        return _CastChunks(
+            [
+                (r, 1, c, min(width, cols - c))
+                for r in range(rows)
+                for c in range(0, cols, width)
+            ],
+            1,
+            width,
+        )
+
     def _cast_layout(self, op: tile.CastOp) -> _CastLayout:
-        """Where each step of a cast writes (a scratch buffer, or the result for
-        the last step; a same-width conversion of an intermediate writes over
-        it, a clamp works in place) and the temporaries of composite steps."""
+        """Where each step of a cast writes (a scratch buffer of a chunk, or the
+        result for the last step; a same-width conversion of an intermediate
+        writes over it, a clamp works in place) and the temporaries of composite
+        steps."""
         source, result = _tile(op.source), _tile(op.result)
         plan = cast_plan(source.element_type, result.element_type, op.round_mode) or []
-        rows, cols = matrix_shape(_tile(op.source))
-        count = rows * cols
+        chunks = self._cast_chunks(op)
+        count = chunks.rows * chunks.pitch
         ub = str(MemorySpace.UB)
         layout = _CastLayout([], [], [])
 
@@ -1558,36 +1606,60 @@ class Selector:
     ) -> None:
         plan = self._cast_plan(op)
         region = self.region(op.result)
-        current = region.lanes(buffer(op.source))
         if not plan:
             em.vector(
                 unary(hw.VCopyOp),
-                [current, region.lanes(buffer(op.result))],
+                [region.lanes(buffer(op.source)), region.lanes(buffer(op.result))],
                 region.rows,
                 0,
                 region.cols,
             )
             return
         layout = self._cast_layout(op)
+        chunks = self._cast_chunks(op)
+        for row, rows, column, cols in chunks.parts:
+            self._cast_part(
+                op,
+                em,
+                buffer,
+                scratch,
+                layout,
+                row * region.pitch + column,
+                Region(rows, cols, chunks.pitch),
+            )
+
+    def _cast_part(
+        self,
+        op: tile.CastOp,
+        em: Emitter,
+        buffer: BufferOf,
+        scratch: list[SSAValue],
+        layout: _CastLayout,
+        offset: int,
+        part: Region,
+    ) -> None:
+        """Convert the `part.rows` x `part.cols` elements from element `offset` of
+        the region; `part.pitch` is the intermediates' row pitch."""
+        region = self.region(op.result)
+        rows, cols = part.rows, part.cols
+        current = region.lanes(buffer(op.source), offset)
 
         def lanes_of(index: int | None, element_type: Attribute) -> Lanes:
             if index is None:
-                return region.lanes(buffer(op.result))
+                return region.lanes(buffer(op.result), offset)
             target = scratch[index]
             if _buf(target).element_type != element_type:
                 target = em.alias(target, element_type)
-            return region.lanes(target)
+            return part.lanes(target)
 
         for step, output, internal in zip(
-            plan, layout.outputs, layout.internals, strict=True
+            self._cast_plan(op), layout.outputs, layout.internals, strict=True
         ):
             out = lanes_of(output, step.dest)
             temporaries = [scratch[i] for i in internal]
             match step:
                 case Convert():
-                    em.vector(
-                        cast(step.mode), [current, out], region.rows, 0, region.cols
-                    )
+                    em.vector(cast(step.mode), [current, out], rows, 0, cols)
                 case Clamp():
                     for op_type, bound in (
                         (hw.VMaxsOp, step.low),
@@ -1596,26 +1668,27 @@ class Selector:
                         em.vector(
                             scalar_op(op_type, em.scalar(bound, step.type)),
                             [out, out],
-                            region.rows,
+                            rows,
                             0,
-                            region.cols,
+                            cols,
                         )
                 case LowHalves():
-                    self._low_halves(em, current, out, region, temporaries[0])
+                    self._low_halves(em, current, out, part, temporaries[0])
                 case WrapToI8():
-                    self._wrap_to_i8(em, current, out, region, temporaries)
+                    self._wrap_to_i8(em, current, out, part, temporaries)
                 case I32ToBf16():
-                    self._i32_to_bf16(em, current, out, region, temporaries)
+                    self._i32_to_bf16(em, current, out, part, temporaries)
             current = out
 
     def _low_halves(
         self, em: Emitter, x: Lanes, y: Lanes, region: Region, table: SSAValue
     ) -> None:
-        """y (i16) = the low halfword of each x (i32): a gather of every other
-        halfword of x's bytes, `lanes` results per instruction."""
+        """y (i16) = the low halfword of each x (i32) over `region`'s rows and
+        columns: a gather of every other halfword of x's bytes, `lanes` results
+        per instruction."""
         lanes = self.lanes_for(i16)
         rows, cols = region.rows, region.cols
-        if rows == 1 or region.pitch == cols:
+        if rows == 1 or (x.pitch == cols and y.pitch == cols):
             rows, cols = 1, rows * cols
         self._fill_offsets(em, table, min(lanes, cols), 4)
         halves = em.alias(x.buffer, i16)

@@ -3,7 +3,10 @@
 // through i32 with a clamp; int -> narrow int keeps the low bits (i32 -> i16: a
 // 16-bit gather of the low halfwords; i16 -> i8: x - 256 floor((x + 128) / 256),
 // exact in f32, then f16 -> i8); i32 -> bf16 corrects the ties of trunc_f32(x).
-// RUN: pypto-opt %s --split-input-file -p 'tile-to-hw{target=tiny}' | filecheck %s
+// The region is converted in chunks whose intermediates take at most 1/32 of UB
+// (or a repeat: 64 f32 on tiny).
+// RUN: pypto-opt %s --split-input-file -p 'tile-to-hw{target=ascend910b}' | filecheck %s
+// RUN: pypto-opt %s --split-input-file -p 'tile-to-hw{target=tiny}' | filecheck %s --check-prefix=CHUNK
 
 // CHECK-LABEL: func.func @wrap
 // CHECK:       ascend_hw.dma_load %x[{{.*}}] -> %[[X:[0-9]+]]
@@ -17,6 +20,13 @@
 // CHECK-NEXT:  ascend_hw.vcast rint %[[B]] -> %[[H:[0-9]+]] {repeat = 2 : i64} : !ascend_hw.buf<128xf32, ub> -> !ascend_hw.buf<256xf16, ub>
 // CHECK-NEXT:  ascend_hw.vcast trunc %[[H]] -> %[[Y:[0-9]+]] : !ascend_hw.buf<256xf16, ub> -> !ascend_hw.buf<4x32xi8, ub>
 // CHECK-NEXT:  ascend_hw.dma_store %[[Y]] -> %out
+// On tiny, two chunks of 64 elements (2 rows each):
+// CHUNK-LABEL: func.func @wrap
+// CHUNK:       ascend_hw.vcast none %[[X:[0-9]+]] -> %[[A:[0-9]+]] : !ascend_hw.buf<4x32xi16, ub> -> !ascend_hw.buf<64xf32, ub>
+// CHUNK:       ascend_hw.vcast trunc %{{.*}} -> %{{.*}} {mask = 64 : i64} : !ascend_hw.buf<128xf16, ub> -> !ascend_hw.buf<4x32xi8, ub>
+// CHUNK:       ascend_hw.vcast none %{{.*}} -> %[[A]] : !ascend_hw.buf<64xi16, ub> -> !ascend_hw.buf<64xf32, ub>
+// CHUNK:       ascend_hw.vcast trunc %{{.*}} -> %{{.*}} {mask = 64 : i64} : !ascend_hw.buf<128xf16, ub> -> !ascend_hw.buf<64xi8, ub>
+// CHUNK-NEXT:  ascend_hw.dma_store
 func.func @wrap(%x: memref<4x32xi16>, %out: memref<4x32xi8>) {
   %c0 = arith.constant 0 : index
   %t = tile.load %x[%c0, %c0] : memref<4x32xi16> -> !tile.tile<4x32xi16, ub>
