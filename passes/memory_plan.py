@@ -43,6 +43,7 @@ from typing import cast
 
 import numpy as np
 from pypto_mlir.dialects.tile import LoadOp, MatmulOp, MoveOp, TileType, element_bytes
+from pypto_mlir.passes.tile_pipeline import PIPELINE_PROLOGUE_ATTR
 from xdsl.dialects import func, scf
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 
@@ -550,6 +551,17 @@ def _place(
     return high
 
 
+def _pipeline_span(loop: scf.ForOp) -> tuple[scf.ForOp, scf.ForOp]:
+    """`loop` and the loop it runs one pipeline with (tile-pipeline's
+    PIPELINE_PROLOGUE_ATTR marks the first of the two), or `loop` alone."""
+    before, after = loop.prev_op, loop.next_op
+    if PIPELINE_PROLOGUE_ATTR in loop.attributes and isinstance(after, scf.ForOp):
+        return loop, after
+    if isinstance(before, scf.ForOp) and PIPELINE_PROLOGUE_ATTR in before.attributes:
+        return before, loop
+    return loop, loop
+
+
 def _innermost(loop: scf.ForOp) -> bool:
     return not any(isinstance(op, scf.ForOp) for op in loop.body.walk())
 
@@ -573,7 +585,8 @@ def _iteration_wide(
             while loop is not None and not isinstance(loop, scf.ForOp | func.FuncOp):
                 loop = loop.parent_op()
             if isinstance(loop, scf.ForOp) and _innermost(loop):
-                lo, hi = min(lo, 2 * live.entry[loop] + 1), max(hi, 2 * live.exit[loop])
+                start, end = _pipeline_span(loop)
+                lo, hi = min(lo, 2 * live.entry[start] + 1), max(hi, 2 * live.exit[end])
             widened.append((lo, hi))
         wide.append(widened)
     return wide

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pypto_mlir.dialects.tile import LoadOp, MatmulOp, StoreOp, TileType
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, UnitAttr, i64
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -42,6 +42,16 @@ from pypto_mlir.diagnostics import emit_remark, op_error
 from pypto_mlir.targets import Target, load_target
 
 TARGET_ATTR = "pypto.target"
+
+PIPELINE_PROLOGUE_ATTR = "pypto.pipeline_prologue"
+"""On `pipeline_split_loop`'s remainder loop, which runs one pipeline with the
+unrolled loop after it: memory planning widens the lifetimes of both loops'
+tiles over both (passes/memory_plan.py); tile-to-hw drops it."""
+
+SPLIT_STAGES_ATTR = "pypto.pipeline_stages"
+"""On a loop tile-to-hw splits over the cores: the stages to unroll each core's
+chunk by after the split (`pipeline_split_loop`), so that the split's units stay
+single trips."""
 DEFAULT_TARGET = "ascend910b"
 
 
@@ -159,17 +169,25 @@ def _fitting_stages(body: Block, stages: int, target: Target) -> tuple[int, str]
     return stages, reason
 
 
+Clones = list[dict[SSAValue, SSAValue]]
+"""Per copy of a loop body: each value of the body -> its copy."""
+
+
 def _emit_copies(
     body: Block,
     ivs: Sequence[SSAValue],
     point: InsertPoint,
     carried: Sequence[SSAValue] = (),
+    clones: Clones | None = None,
 ) -> list[SSAValue]:
     """Copies of `body` for the induction values `ivs`, in phases, at `point`;
     the first copy gets the `carried` values, each later one what the one
-    before yields. Returns what the last copy yields."""
+    before yields. Returns what the last copy yields; `clones` gets each copy's
+    value map."""
     phases = _phases(body)
     mappings: list[dict[SSAValue, SSAValue]] = [{body.args[0]: iv} for iv in ivs]
+    if clones is not None:
+        clones.extend(mappings)
     yielded = list(body.last_op.operands) if body.last_op is not None else []
     for phase_index, phase in enumerate(phases):
         for copy, mapping in enumerate(mappings):
@@ -197,9 +215,12 @@ def _index_constant(value: int, like: SSAValue, point: InsertPoint) -> SSAValue:
     return constant.result
 
 
-def pipeline_loop(loop: scf.ForOp, stages: int, trips: int) -> None:
+def pipeline_loop(
+    loop: scf.ForOp, stages: int, trips: int, clones: Clones | None = None
+) -> None:
     """Unroll `loop` (constant bounds, `trips` iterations) by `stages` in phases;
-    the `trips mod stages` last iterations follow it as straight-line copies."""
+    the `trips mod stages` last iterations follow it as straight-line copies.
+    `clones` gets the value map of every copy."""
     lb, step = _constant(loop.lb), _constant(loop.step)
     assert lb is not None and step is not None
     body = loop.body.block
@@ -211,8 +232,8 @@ def pipeline_loop(loop: scf.ForOp, stages: int, trips: int) -> None:
 
     if main <= stages:  # at most one iteration: straight-line copies, no loop
         first, rest = ivs_of(range(main)), ivs_of(range(main, trips))
-        carried = _emit_copies(body, first, before, loop.iter_args)
-        _replace_loop(loop, _emit_copies(body, rest, before, carried))
+        carried = _emit_copies(body, first, before, loop.iter_args, clones)
+        _replace_loop(loop, _emit_copies(body, rest, before, carried, clones))
         return
     new_ub = _index_constant(lb + main * step, loop.lb, before)
     new_step = _index_constant(step * stages, loop.lb, before)
@@ -231,12 +252,54 @@ def pipeline_loop(loop: scf.ForOp, stages: int, trips: int) -> None:
         ivs,
         InsertPoint.before(new_body.last_op),
         new_body.args[1:],  # type: ignore[arg-type]
+        clones,
     )
     new_body.last_op.operands = yielded  # type: ignore[union-attr]
     new_loop = scf.ForOp(loop.lb, new_ub, new_step, loop.iter_args, new_body)
     Rewriter.insert_op(new_loop, InsertPoint.before(loop))
-    results = _emit_copies(body, rest, InsertPoint.after(new_loop), new_loop.results)
+    results = _emit_copies(
+        body, rest, InsertPoint.after(new_loop), new_loop.results, clones
+    )
     _replace_loop(loop, results)
+
+
+def pipeline_split_loop(loop: scf.ForOp, stages: int, clones: Clones) -> None:
+    """Unroll by `stages` in phases a loop without carried values whose bounds
+    are only known at run time (a core's chunk after tile-to-hw's multi-core
+    split). The `trips mod stages` first iterations stay in `loop`, which then
+    ends where the unrolled loop starts: they run first, while the pipeline
+    fills, rather than after it drains. `clones` gets every copy's value map."""
+    step = _constant(loop.step)
+    assert step is not None and not loop.iter_args
+    before = InsertPoint.before(loop)
+
+    def emit(op: Operation) -> SSAValue:
+        op.location = loop.location
+        Rewriter.insert_op(op, before)
+        return op.results[0]
+
+    trips = emit(arith.DivUIOp(emit(arith.SubiOp(loop.ub, loop.lb)), loop.step))
+    rest = emit(arith.RemUIOp(trips, _index_constant(stages, loop.lb, before)))
+    main_lb = emit(arith.AddiOp(loop.lb, emit(arith.MuliOp(rest, loop.step))))
+    body = loop.body.block
+    new_body = Block(arg_types=[body.args[0].type])
+    iv = new_body.args[0]
+    ivs: list[SSAValue] = [iv]
+    for k in range(1, stages):
+        offset = arith.ConstantOp(IntegerAttr(k * step, iv.type))
+        add = arith.AddiOp(iv, offset.result)
+        new_body.add_ops([offset, add])
+        ivs.append(add.result)
+    new_body.add_op(scf.YieldOp())
+    _emit_copies(body, ivs, InsertPoint.before(new_body.last_op), (), clones)  # type: ignore[arg-type]
+    new_step = _index_constant(step * stages, loop.lb, before)
+    new_loop = scf.ForOp(main_lb, loop.ub, new_step, [], new_body)
+    new_loop.location = loop.location
+    Rewriter.insert_op(new_loop, InsertPoint.after(loop))
+    loop.operands[1] = main_lb
+    # One pipeline: memory planning keeps the tiles of both loops apart, so
+    # that the first unrolled loads need not wait for the remainder's compute.
+    loop.attributes[PIPELINE_PROLOGUE_ATTR] = UnitAttr()
 
 
 def _replace_loop(loop: scf.ForOp, results: Sequence[SSAValue]) -> None:
@@ -330,10 +393,10 @@ class TilePipelinePass(ModulePass):
                 loop, min(target.cores, self.max_cores or target.cores)
             )
             if cores > 1:
-                # tile-to-hw splits it over the cores in units of its (now
-                # unrolled) iterations: unless each core runs two units or more,
-                # the coarser units cost more parallelism than overlap gains.
-                stages = min(stages, -(-trips // cores) // 2)
+                # tile-to-hw splits it over the cores and unrolls each core's
+                # chunk (pipeline_split_loop): the split keeps single trips as
+                # its units; a chunk of one trip has nothing to overlap.
+                stages = min(stages, -(-trips // cores))
             if stages < 2:
                 continue
             fitting, reason = _fitting_stages(loop.body.block, stages, target)
@@ -342,5 +405,7 @@ class TilePipelinePass(ModulePass):
                     loop,
                     f"tile-pipeline: {fitting} stage(s) instead of {stages}: {reason}",
                 )
-            if fitting >= 2:
+            if fitting >= 2 and cores > 1:
+                loop.attributes[SPLIT_STAGES_ATTR] = IntegerAttr(fitting, i64)
+            elif fitting >= 2:
                 pipeline_loop(loop, fitting, trips)

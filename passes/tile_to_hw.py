@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from math import gcd, lcm
+from typing import cast
 
 from pypto_mlir.dialects import ascend_hw as hw
 from pypto_mlir.dialects import tile
@@ -44,6 +45,13 @@ from pypto_mlir.passes.hw_isel import (
 )
 from pypto_mlir.passes.index_range import Range, index_ranges, loop_trip_count
 from pypto_mlir.passes.memory_plan import MemoryPlan, ScratchRequest, plan_memory
+from pypto_mlir.passes.tile_pipeline import (
+    PIPELINE_PROLOGUE_ATTR,
+    SPLIT_STAGES_ATTR,
+    Clones,
+    pipeline_loop,
+    pipeline_split_loop,
+)
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import (
@@ -705,6 +713,41 @@ def distribute(function: func.FuncOp, cores: int, alignment: int) -> int:
     return block_dim
 
 
+def _index_constant(value: SSAValue) -> int | None:
+    owner = value.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+        return owner.value.value.data
+    return None
+
+
+def _pipeline_split_loops(function: func.FuncOp, valid: dict[SSAValue, Valid]) -> bool:
+    """Unroll the loops tile-pipeline left to this pass (`SPLIT_STAGES_ATTR`):
+    after the split, each core's chunk (or, when the loop was not split, the
+    whole loop); the copies' tiles get their originals' valid extents. Returns
+    whether there were any."""
+    loops = [
+        op
+        for op in function.walk()
+        if isinstance(op, scf.ForOp) and SPLIT_STAGES_ATTR in op.attributes
+    ]
+    for loop in loops:
+        stages = cast(IntegerAttr, loop.attributes.pop(SPLIT_STAGES_ATTR)).value.data
+        clones: Clones = []
+        bounds = [_index_constant(v) for v in (loop.lb, loop.ub, loop.step)]
+        if None not in bounds:
+            lb, ub, step = cast(list[int], bounds)
+            trips = max(0, -(-(ub - lb) // step))
+            if trips >= 2:
+                pipeline_loop(loop, min(stages, trips), trips, clones)
+        else:
+            pipeline_split_loop(loop, stages, clones)
+        for mapping in clones:
+            for old, new in mapping.items():
+                if old in valid:
+                    valid[new] = valid[old]
+    return bool(loops)
+
+
 def _tile_ops_of(ops: Sequence[Operation]) -> list[Operation]:
     return [t for op in ops for t in _tile_ops(op)]
 
@@ -845,6 +888,8 @@ class _FunctionLowering:
             function, self.cores, self.target.memories["gm"].alignment
         )
         function.attributes[BLOCK_DIM_ATTR] = IntegerAttr(block_dim, i64)
+        if _pipeline_split_loops(function, valid):
+            values = tile_values(function)
         selector = Selector(self.target, valid)
         scratch_types = {op: selector.scratch(op) for op in function.walk()}
         plan = plan_memory(
@@ -858,6 +903,8 @@ class _FunctionLowering:
             ],
             self.bank_offset,
         )
+        for op in function.walk():
+            op.attributes.pop(PIPELINE_PROLOGUE_ATTR, None)  # planning's only
         entry = function.body.block
         self._allocs: dict[tuple[int, hw.BufferType], SSAValue] = {}
         self._alloc_point = InsertPoint.at_start(entry)

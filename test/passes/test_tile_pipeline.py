@@ -125,25 +125,48 @@ def test_random_shapes(rows: int, cols: int, target: str) -> None:
     run(SWISH, rows, cols, "f32", target, double=True)
 
 
+def _phases(loop: scf.ForOp, load: type, store: type, dialect: str) -> list[int]:
+    return [
+        0 if isinstance(op, load) else 2 if isinstance(op, store) else 1
+        for op in loop.body.block.ops
+        if op.dialect_name() == dialect and not isinstance(op, hw.SubviewOp | hw.FlagOp)
+    ]
+
+
 def test_tile_loops_unrolled_in_phases() -> None:
     """At the tile level every pipelined loop body loads before it computes and
     computes before it stores."""
     module = parse(SWISH.format(r=256, c=64, t="f16"))
-    lowered = lower(module, "tile", LowerPipeline(target="tiny"))
+    lowered = lower(module, "tile", LowerPipeline(target="tiny", max_cores=1))
     loops = [op for op in lowered.walk() if isinstance(op, scf.ForOp)]
     assert loops
     for loop in loops:
-        kinds = [
-            0
-            if isinstance(op, tile.LoadOp)
-            else 2
-            if isinstance(op, tile.StoreOp)
-            else 1
-            for op in loop.body.block.ops
-            if op.dialect_name() == "tile"
-        ]
+        kinds = _phases(loop, tile.LoadOp, tile.StoreOp, "tile")
         assert kinds == sorted(kinds)
         assert kinds.count(0) >= 2
+
+
+def test_split_loops_unrolled_per_core() -> None:
+    """A loop tile-to-hw splits over the cores is unrolled after the split: each
+    core's chunk of single trips runs its odd trip first (a loop of at most one
+    trip), then pairs in phases; the split's units stay single trips."""
+    module = parse(SWISH.format(r=16 * 37, c=64, t="f16"))
+    pipeline = LowerPipeline(target="ascend910b", tile_sizes=(16, 64))
+    tiled = lower(module, "tile", pipeline)
+    top = [op for op in tiled.walk() if isinstance(op, scf.ForOp)]
+    assert len(top) == 1 and "pypto.pipeline_stages" in top[0].attributes
+    check = check_lowering(
+        module, "k", inputs(1, 16 * 37, 64, "f16"), pipeline=pipeline
+    )
+    assert check.ok
+    loops = [op for op in check.lowered.walk() if isinstance(op, scf.ForOp)]
+    assert len(loops) == 2
+    rest, pairs = loops
+    assert _phases(rest, hw.DmaLoadOp, hw.DmaStoreOp, "ascend_hw").count(0) == 1
+    kinds = _phases(pairs, hw.DmaLoadOp, hw.DmaStoreOp, "ascend_hw")
+    assert kinds.count(0) == 2 and kinds[:2] == [0, 0] and kinds[-2:] == [2, 2]
+    # 37 units of one trip: at most 2 per core, on the fewest cores that do it.
+    assert block_dim(check.lowered) == 19
 
 
 def block_dim(module: ModuleOp) -> int:
@@ -174,8 +197,9 @@ def test_multicore_with_an_unrolled_remainder() -> None:
 
 
 def test_few_trips_per_core_are_not_unrolled() -> None:
-    """40 trips on 24 cores: at most two per core; the loop stays as it is."""
-    module = parse(SWISH.format(r=16 * 40, c=64, t="f16"))
+    """24 trips on 24 cores: one per core, nothing to overlap; the loop stays
+    as it is."""
+    module = parse(SWISH.format(r=16 * 24, c=64, t="f16"))
     texts = [
         str(
             lower(

@@ -5,7 +5,8 @@
 // RUN: pypto-opt %s --split-input-file -p 'tile-pipeline{stages=2 target=ascend910b max_cores=1}' | filecheck %s
 // RUN: pypto-opt %s --split-input-file -p 'tile-pipeline{stages=3 target=ascend910b max_cores=1}' | filecheck %s --check-prefix=THREE
 // On 24 cores tile-to-hw gives each core at most one trip of these top-level
-// loops: unrolling would only make its units coarser, so nothing changes.
+// loops: a chunk of one trip has nothing to overlap, so nothing changes
+// (split.mlir has a loop with more trips than cores).
 // RUN: pypto-opt %s --split-input-file -p 'tile-pipeline{stages=2 target=ascend910b}' | filecheck %s --check-prefix=CORES
 // CORES-LABEL: func.func @swish
 // CORES:         scf.for %{{.*}} = %c0 to %c128 step %c16 {
