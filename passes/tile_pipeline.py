@@ -221,6 +221,7 @@ def pipeline_loop(
     """Unroll `loop` (constant bounds, `trips` iterations) by `stages` in phases;
     the `trips mod stages` last iterations follow it as straight-line copies.
     `clones` gets the value map of every copy."""
+    clones = [] if clones is None else clones
     lb, step = _constant(loop.lb), _constant(loop.step)
     assert lb is not None and step is not None
     body = loop.body.block
@@ -238,6 +239,23 @@ def pipeline_loop(
     new_ub = _index_constant(lb + main * step, loop.lb, before)
     new_step = _index_constant(step * stages, loop.lb, before)
     rest = ivs_of(range(main, trips))
+    new_body = _unrolled_body(body, stages, step, clones)
+    new_body.last_op.operands = _mapped(  # type: ignore[union-attr]
+        body.last_op.operands,  # type: ignore[union-attr]
+        clones[-1],
+    )
+    new_loop = scf.ForOp(loop.lb, new_ub, new_step, loop.iter_args, new_body)
+    Rewriter.insert_op(new_loop, InsertPoint.before(loop))
+    results = _emit_copies(
+        body, rest, InsertPoint.after(new_loop), new_loop.results, clones
+    )
+    _replace_loop(loop, results)
+
+
+def _unrolled_body(body: Block, stages: int, step: int, clones: Clones) -> Block:
+    """A loop body running `stages` copies of `body` in phases, for the
+    induction values iv, iv + step, ...; it takes `body`'s carried values and
+    yields nothing yet (the caller yields what the last copy does)."""
     new_body = Block(arg_types=[a.type for a in body.args])
     iv = new_body.args[0]
     ivs: list[SSAValue] = [iv]
@@ -247,20 +265,9 @@ def pipeline_loop(
         new_body.add_ops([offset, add])
         ivs.append(add.result)
     new_body.add_op(scf.YieldOp())
-    yielded = _emit_copies(
-        body,
-        ivs,
-        InsertPoint.before(new_body.last_op),
-        new_body.args[1:],  # type: ignore[arg-type]
-        clones,
-    )
-    new_body.last_op.operands = yielded  # type: ignore[union-attr]
-    new_loop = scf.ForOp(loop.lb, new_ub, new_step, loop.iter_args, new_body)
-    Rewriter.insert_op(new_loop, InsertPoint.before(loop))
-    results = _emit_copies(
-        body, rest, InsertPoint.after(new_loop), new_loop.results, clones
-    )
-    _replace_loop(loop, results)
+    point = InsertPoint.before(new_body.last_op)  # type: ignore[arg-type]
+    _emit_copies(body, ivs, point, new_body.args[1:], clones)
+    return new_body
 
 
 def pipeline_split_loop(loop: scf.ForOp, stages: int, clones: Clones) -> None:
@@ -281,17 +288,7 @@ def pipeline_split_loop(loop: scf.ForOp, stages: int, clones: Clones) -> None:
     trips = emit(arith.DivUIOp(emit(arith.SubiOp(loop.ub, loop.lb)), loop.step))
     rest = emit(arith.RemUIOp(trips, _index_constant(stages, loop.lb, before)))
     main_lb = emit(arith.AddiOp(loop.lb, emit(arith.MuliOp(rest, loop.step))))
-    body = loop.body.block
-    new_body = Block(arg_types=[body.args[0].type])
-    iv = new_body.args[0]
-    ivs: list[SSAValue] = [iv]
-    for k in range(1, stages):
-        offset = arith.ConstantOp(IntegerAttr(k * step, iv.type))
-        add = arith.AddiOp(iv, offset.result)
-        new_body.add_ops([offset, add])
-        ivs.append(add.result)
-    new_body.add_op(scf.YieldOp())
-    _emit_copies(body, ivs, InsertPoint.before(new_body.last_op), (), clones)  # type: ignore[arg-type]
+    new_body = _unrolled_body(loop.body.block, stages, step, clones)
     new_step = _index_constant(step * stages, loop.lb, before)
     new_loop = scf.ForOp(main_lb, loop.ub, new_step, [], new_body)
     new_loop.location = loop.location
