@@ -19,8 +19,9 @@ primitives computed in the result buffer (docs/tile_to_hw.md lists them).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from enum import Enum, auto
+from fractions import Fraction
 from itertools import pairwise
 from math import gcd, prod
 
@@ -499,6 +500,8 @@ class _CastLayout:
     types: list[hw.BufferType]
     outputs: list[int | None]
     internals: list[list[int]]
+    tables: list[int] = field(default_factory=list[int])
+    """The types that are offset tables (the others hold a chunk's values)."""
 
 
 @dataclass(frozen=True)
@@ -637,6 +640,14 @@ def matrix_valid(tile_type: TileType, valid: Valid) -> tuple[int, int]:
     if len(valid) == 1:
         return 1, valid[0]
     return prod(valid[:-1]), valid[-1]
+
+
+class PhysicalExtents(dict[SSAValue, Valid]):
+    """Valid extents for a `Selector` that sizes scratch before they are known
+    (the tiling model's probe nests): every tile's physical shape, a bound."""
+
+    def __missing__(self, value: SSAValue) -> Valid:
+        return tuple(_tile(value).get_shape())
 
 
 BufferOf = Callable[[SSAValue], SSAValue]
@@ -788,6 +799,152 @@ class Selector:
                     tile_type.element_type,
                     ub,
                 )
+            ]
+        return []
+
+    def scratch_terms(
+        self, op: Operation, spans_of: Callable[[SSAValue], tuple[bool, ...]]
+    ) -> list[tuple[Fraction, tuple[bool, ...]]]:
+        """An upper bound of the bytes of `scratch(op)` for the tiling model, as
+        (bytes per element, spans) terms over the nest's tile sizes: a term spans
+        the tile dims `spans_of(value)` gives for a tile of the probe nest the
+        model measures (whose valid extents are not known yet: the physical ones
+        bound them), no dims for a constant.
+
+        The staging of a load whose rows are strided in GM is the model's own term
+        (`LiveProfile.of_block`); its offset table and 8-bit elements are here."""
+        Term = tuple[Fraction, tuple[bool, ...]]
+
+        def term(
+            value: SSAValue, per: Fraction | int, rows: bool = True, cols: bool = True
+        ) -> Term:
+            full = spans_of(value)
+            last = len(full) - 1
+            kept = tuple(
+                spanned and (cols if d == last else rows)
+                for d, spanned in enumerate(full)
+            )
+            return Fraction(per), kept
+
+        def constant(value: SSAValue, count: int) -> Term:
+            return term(value, count, rows=False, cols=False)
+
+        def tables(value: SSAValue, element_type: Attribute) -> Term:
+            types = self._gather_tables(element_type, self.lanes_for(element_type))[2]
+            return constant(value, sum(t.byte_size() for t in types))
+
+        def block_operand(value: SSAValue, result: SSAValue, e: int) -> list[Term]:
+            shape, out = matrix_shape(_tile(value)), matrix_shape(_tile(result))
+            if shape == out or (shape != (1, 1) and shape[0] == 1):
+                return []  # a full or a row-vector operand needs none (as _operand_lanes)
+            # vbrcb's blocks (a block per value, whole repeats) and a padded copy
+            return [term(value, self.block + e, cols=False), constant(value, 320)]
+
+        match op:
+            case tile.TransposeOp():
+                element_type = _tile(op.result).element_type
+                terms: list[Term] = []
+                if tile.element_bytes(element_type) == 1:
+                    element_type = f16
+                    terms = [term(op.source, 2), term(op.result, 2)]
+                if self._transpose_copies(op):
+                    return terms
+                return [*terms, tables(op.result, element_type)]
+            case tile.TileBinaryOp():
+                e = tile.element_bytes(_tile(op.result).element_type)
+                terms = []
+                for operand in op.operands:
+                    if isinstance(operand.type, TileType):
+                        terms += block_operand(operand, op.result, e)
+                if isinstance(op, tile.DivOp) and not all(
+                    isinstance(o.type, TileType) for o in op.operands
+                ):  # the scalar divisor in a repeat
+                    terms.append(constant(op.result, self.target.vector.repeat_bytes))
+                return terms
+            case tile.BroadcastOp():
+                e = tile.element_bytes(_tile(op.result).element_type)
+                return block_operand(op.source, op.result, e)
+            case tile.CastOp():
+                # Chunked (`_cast_chunks`): at most the budget per intermediate.
+                budget = self._cast_budget()
+                layout = self._cast_layout(op)
+                return [
+                    constant(
+                        op.source,
+                        t.byte_size()
+                        if i in layout.tables
+                        else budget * t.element_bytes,
+                    )
+                    for i, t in enumerate(layout.types)
+                ]
+            case tile.TileReduceOp():
+                return self._reduce_terms(op, term, constant, tables)
+            case tile.LoadOp() if _tile(op.result).memory_space == MemorySpace.UB:
+                tile_type = _tile(op.result)
+                e = tile.element_bytes(tile_type.element_type)
+                strides = _memref(op.source).get_strides() or [1]
+                rows, cols = matrix_shape(tile_type)
+                row = strides[-2] if len(strides) > 1 else 1
+                column = cols == 1 and rows > 1 and row != 1
+                if strides[-1] in (None, 1) and not column:
+                    return []
+                terms = [
+                    constant(
+                        op.result, self.lanes_for(_gathered(tile_type.element_type)) * 4
+                    )
+                ]
+                if column:  # the column's span, or a block per element
+                    staged = min(self.block, int(row or self.block) * e)
+                    terms += [term(op.result, staged), constant(op.result, self.block)]
+                if e == 1:  # a block per element, its halfword, the wrap's f32 pair
+                    terms.append(term(op.result, self.block + 2 + 8))
+                return terms
+        return []
+
+    def _reduce_terms(
+        self,
+        op: tile.TileReduceOp,
+        term: Callable[..., tuple[Fraction, tuple[bool, ...]]],
+        constant: Callable[[SSAValue, int], tuple[Fraction, tuple[bool, ...]]],
+        tables: Callable[[SSAValue, Attribute], tuple[Fraction, tuple[bool, ...]]],
+    ) -> list[tuple[Fraction, tuple[bool, ...]]]:
+        """`scratch_terms` of a reduction: the partial results of long float rows
+        (a value per repeat and level), the pairwise halves of a column reduction,
+        the folded rows, their transpose and its tables for integers."""
+        source = op.source
+        element_type = _tile(source).element_type
+        e = tile.element_bytes(element_type)
+        lanes, per_block = self.lanes_for(element_type), self.per_block(element_type)
+        rows, cols = matrix_shape(_tile(source))
+        along_rows = self._reduces_rows(op)
+        if not tile.is_float(element_type):
+            # rows * (ceil(cols / 2) + a block); a block per row and per column
+            return [
+                term(source, Fraction(e, 2)),
+                term(source, self.block, cols=False),
+                term(source, self.block, rows=False),
+                constant(source, per_block * self.block),
+                tables(source, element_type),
+            ]
+        if along_rows and rows > 1 and cols > 1:
+            # ceil(cols / lanes) chunks of rows rounded up to a block
+            return [
+                term(source, Fraction(e, lanes)),
+                term(source, e, cols=False),
+                term(source, Fraction((per_block - 1) * e, lanes), rows=False),
+                constant(source, 3 * 2 * self.block),  # or one row, as below
+            ]
+        if (along_rows and cols > 1) or (not along_rows and cols == 1 and rows > 1):
+            # a flat row: each level (three at most in a UB) a value per repeat,
+            # rounded up to a block, and a block for its rest
+            return [
+                term(source, Fraction(2 * e, lanes)),
+                constant(source, 3 * 2 * self.block),
+            ]
+        if not along_rows and rows > 2 and cols > 1:
+            return [
+                term(source, Fraction(e, 2)),
+                term(source, Fraction(e, 2), rows=False),
             ]
         return []
 
@@ -1518,16 +1675,22 @@ class Selector:
             )
         return plan
 
+    def _cast_budget(self) -> int:
+        """Elements of a cast's chunk: f32 intermediates of at most 1/32 of UB (or
+        a repeat), a multiple of the f32 lanes."""
+        ub = self.target.memories[str(MemorySpace.UB)].size
+        assert ub is not None
+        budget = max(self.target.vector.repeat_bytes, ub // 32) // 4
+        unit = self.lanes_for(f32)
+        return max(unit, budget - budget % unit)
+
     def _cast_chunks(self, op: tile.CastOp) -> _CastChunks:
         """The parts of a cast's region converted one after the other, so that
         its intermediate buffers stay small (at most 1/32 of UB or a repeat):
         groups of whole rows, or column chunks of one row when a row is longer."""
         region = self.region(op.result)
-        ub = self.target.memories[str(MemorySpace.UB)].size
-        assert ub is not None
-        budget = max(self.target.vector.repeat_bytes, ub // 32) // 4  # f32 elements
+        budget = self._cast_budget()
         unit = self.lanes_for(f32)  # aligns chunk starts for every element type
-        budget = max(unit, budget - budget % unit)
         rows, cols = region.rows, region.cols
         if rows == 1 or region.pitch == cols:
             count = rows * cols
@@ -1590,6 +1753,7 @@ class Selector:
             match step:
                 case LowHalves():
                     internal = [new(i32, self.lanes_for(i16))]
+                    layout.tables.append(internal[0])
                 case WrapToI8():
                     internal = [new(f32), new(f32)]
                 case I32ToBf16():

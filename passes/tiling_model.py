@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 
 from pypto_mlir.dialects.tile import LoadOp, MemorySpace, TileType, element_bytes
 from xdsl.ir import Attribute, Block, Operation, SSAValue
@@ -65,9 +66,10 @@ def column_unit(element_types: Sequence[Attribute], alignment: int) -> int:
 
 @dataclass(frozen=True)
 class LiveTerm:
-    """One live tile: bytes per element and which tile dims it spans."""
+    """One live tile: bytes per element and which tile dims it spans (a
+    fraction for a bound such as a value per repeat of a scratch buffer)."""
 
-    element_bytes: int
+    element_bytes: int | Fraction
     spans: tuple[bool, ...]
 
     def bytes(self, physical: Sequence[int]) -> int:
@@ -75,7 +77,7 @@ class LiveTerm:
         for span, extent in zip(self.spans, physical, strict=True):
             if span:
                 size *= extent
-        return size
+        return math.ceil(size)
 
 
 @dataclass(frozen=True)
@@ -95,12 +97,20 @@ class LiveProfile:
 
     @staticmethod
     def of_block(
-        block: Block, probe: Sequence[int], space: MemorySpace, alignment: int
+        block: Block,
+        probe: Sequence[int],
+        space: MemorySpace,
+        alignment: int,
+        extra: Callable[
+            [Operation, Callable[[SSAValue], LiveTerm | None]], list[LiveTerm]
+        ]
+        | None = None,
     ) -> LiveProfile:
         """Measure the tiles of `space` in `block`, emitted with tile sizes `probe`
         (distinct values > 1, so that a tile's shape says which dims it spans);
         `alignment` is the memory's (the block a strided load stages each
-        element in at most)."""
+        element in at most); `extra(op, term)` adds what an op needs besides
+        its tiles while it runs (tile-to-hw's scratch buffers)."""
         points: set[tuple[LiveTerm, ...]] = set()
         types: set[Attribute] = set()
 
@@ -118,6 +128,9 @@ class LiveProfile:
             return LiveTerm(element_bytes(value_type.element_type), spans)
 
         def scratch(op: Operation) -> list[LiveTerm]:
+            return staging(op) + (extra(op, term) if extra is not None else [])
+
+        def staging(op: Operation) -> list[LiveTerm]:
             """A load of elements `s > 1` apart stages each row in UB before a
             gather packs it (tile-to-hw): up to `min(s, alignment / e)` times the
             tile (the rule of hw_isel's `_strided_load`)."""

@@ -23,7 +23,7 @@ over GM memrefs and turns its ops into loop nests of `tile` ops (docs/tiling.md)
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import cast
 
@@ -54,11 +54,13 @@ from xdsl.passes import ModulePass
 from pypto_mlir.diagnostics import emit_remark, op_error
 from pypto_mlir.targets import Target, TargetError, load_target
 
+from .hw_isel import PhysicalExtents, Selector
 from .tile_nests import Cursor, GmBuffers, NestEmitter, located, memref_strides
 from .tiling_model import (
     ASSUMED_DYNAMIC_EXTENT,
     BUFFERING,
     LiveProfile,
+    LiveTerm,
     MatmulRequest,
     MatmulTiling,
     TilingError,
@@ -178,6 +180,7 @@ class FunctionLowering:
         self.gm = GmBuffers()
         self.allocs: list[SSAValue] = []
         self._profiles: dict[tuple[int, bool], LiveProfile] = {}
+        self._selector = Selector(target, PhysicalExtents())
 
     def run(self) -> None:
         if not self.function.body.blocks:
@@ -424,29 +427,63 @@ class FunctionLowering:
         except TilingError as error:
             raise op_error(group.root, str(error)) from error
 
-    def _probe(self, group: Group, resident: bool) -> LiveProfile:
-        """The live UB tiles of `group`'s nest, measured on a throwaway copy."""
-        key = (id(group), resident)
+    def _probe(
+        self, group: Group, resident: bool, by_rows: bool = False
+    ) -> LiveProfile:
+        """The live UB tiles of `group`'s nest, measured on a throwaway copy
+        (`by_rows`: a row at a time, see `_vector_request`)."""
+        key = (id(group), resident, by_rows)
         if key in self._profiles:
             return self._profiles[key]
         block = Block()
         emitter = NestEmitter(group, self.extents, self.gm, Cursor(block))
         probe = PROBE_SIZES[-len(emitter.tile_dims) :]
+        if by_rows:
+            probe = (1, *probe[1:])
         emitter.emit_vector(VectorTiling(probe, probe), resident)
         profile = LiveProfile.of_block(
-            block, probe, MemorySpace.UB, self.target.memories["ub"].alignment
+            block,
+            probe,
+            MemorySpace.UB,
+            self.target.memories["ub"].alignment,
+            self._scratch_terms,
         )
         _discard(block)
         self._profiles[key] = profile
         return profile
 
-    def _vector_request(self, group: Group, resident: bool) -> VectorRequest:
-        profile = self._probe(group, resident)
+    def _scratch_terms(
+        self, op: Operation, term: Callable[[SSAValue], LiveTerm | None]
+    ) -> list[LiveTerm]:
+        """The UB scratch tile-to-hw's instructions for `op` need (offset
+        tables, cast intermediates, broadcast blocks, reduction partials, f16
+        copies of i8 transposes), bounded by the probe's physical extents."""
+        if not any(isinstance(v.type, TileType) for v in (*op.operands, *op.results)):
+            return []
+
+        def spans_of(value: SSAValue) -> tuple[bool, ...]:
+            live = term(value)
+            return live.spans if live is not None else ()
+
+        terms = self._selector.scratch_terms(op, spans_of)
+        return [LiveTerm(per, spans) for per, spans in terms]
+
+    def _vector_request(
+        self, group: Group, resident: bool, by_rows: bool = False
+    ) -> VectorRequest:
+        """What the model sizes the tile of `group` from. Transposes align the row
+        step too (the result's rows are the source's columns); `by_rows` asks for
+        single rows instead (physical extent 1: a source column gathered, then
+        copied), for when even the smallest aligned square does not fit."""
+        profile = self._probe(group, resident, by_rows)
         tile_dims = range(group.rank - min(group.rank, 2), group.rank)
         has_transpose = any(isinstance(m, tv.TransposeOp) for m in group.members)
         ub = self.target.memories["ub"]
+        extents = tuple(static_extent(group.frame[d]) for d in tile_dims)
+        if by_rows:
+            extents = (1, *extents[1:])
         return VectorRequest(
-            extents=tuple(static_extent(group.frame[d]) for d in tile_dims),
+            extents=extents,
             cover=tuple(resident and d in group.reduced for d in tile_dims),
             aligned=tuple(
                 d == group.rank - 1 or (has_transpose and len(tile_dims) == 2)
@@ -454,6 +491,13 @@ class FunctionLowering:
             ),
             unit=column_unit(profile.element_types, ub.alignment),
             profile=profile,
+        )
+
+    def _rows_can_be_single(self, group: Group) -> bool:
+        """Whether a row step of 1 is worth trying: a nest with a transpose
+        (which aligns its row step) and two tile dims."""
+        return group.rank >= 2 and any(
+            isinstance(m, tv.TransposeOp) for m in group.members
         )
 
     def _can_be_resident(self, group: Group) -> bool:
@@ -508,13 +552,27 @@ class FunctionLowering:
                         break
                 if choice is not None:
                     break
+            if choice is None and self._rows_can_be_single(group):
+                lead = group.rank - 2
+                single = [r for r in candidates if not (r and lead in group.reduced)]
+                for buffering in (BUFFERING, 1):
+                    for resident in single:
+                        request = self._vector_request(group, resident, by_rows=True)
+                        tiling = auto_vector_tiling(request, ub_size // buffering)
+                        if tiling is not None:
+                            choice = (tiling, resident, request)
+                            break
+                    if choice is not None:
+                        break
             if choice is None:
                 request = self._vector_request(group, False)
                 smallest = auto_vector_tiling(request, 1 << 62)
                 assert smallest is not None
-                needed = request.profile.peak(
-                    [1] * (len(smallest.physical) - 1) + [request.unit]
-                )
+                minimum = [
+                    min(p, request.unit if a else 1)
+                    for p, a in zip(smallest.physical, request.aligned, strict=True)
+                ]
+                needed = request.profile.peak(minimum)
                 raise TilingError(
                     f"the smallest tile of this nest does not fit: the tiles live at "
                     f"once need {needed} bytes of ub but ub of target "

@@ -202,6 +202,11 @@ I8_KERNELS: dict[str, tuple[tuple[int, ...], Callable[[Any, Any], Any]]] = {
     "scalar argument first": ((5, 40), lambda x, s: s - x),
     "transpose": ((3, 20), lambda x, s: x.T),
     "transpose of a row": ((1, 20), lambda x, s: x.T),
+    "transposes, a row at a time on tiny": ((16, 15), lambda x, s: x.T),
+    "a 3-d transpose": ((5, 33, 17), lambda x, s: x.T),
+    "a transpose, then a reduction": ((17, 16), lambda x, s: x.T.max(axis=1)),
+    "arithmetic, then a transpose": ((15, 29), lambda x, s: (x - s).T.max(axis=0)),
+    "a large product": ((70, 70), lambda x, s: x * x + 3),
     "every third column": ((32, 22), lambda x, s: x[2:19:3, -6:21:3]),
     "a column": ((32, 22), lambda x, s: x[:, 5:6]),
     "a column, then arithmetic": ((32, 22), lambda x, s: x[:, 5:6] + 1),
@@ -228,7 +233,7 @@ def test_i8_kernels(case: str) -> None:
 # --------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("dtype", ["f16", "bf16", "f32"])
+@pytest.mark.parametrize("dtype", ["f16", "bf16", "f32", "i8"])
 @pytest.mark.parametrize(
     ("transpose_a", "transpose_b"), [(True, False), (False, True), (True, True)]
 )
