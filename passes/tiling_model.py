@@ -400,25 +400,37 @@ def matmul_footprint(
 ) -> dict[str, int]:
     """Bytes each memory holds once (without double buffering) for `tiling`.
 
-    UB holds the epilogue and, when an L1 tile's rows may end inside a fractal,
-    the zeros copied below them (tile-to-hw zero-fills what the cube reads but
-    nd2nz does not write: up to a fractal's rows less one, across the tile)."""
+    UB holds the epilogue and, when an L1 tile's rows or columns may end inside
+    a fractal, the zeros tile-to-hw copies where the cube reads but nd2nz does
+    not write."""
     t, r = tiling, request
 
     def tail(extent: int | None, step: int) -> bool:
         return extent is None or extent % step != 0
 
-    # Each operand tile as stored: (rows may have a tail, row length).
-    a = (tail(r.k, t.k1), t.m0) if r.transpose_a else (tail(r.m, t.m0), t.k1)
-    b = (tail(r.n, t.n0), t.k1) if r.transpose_b else (tail(r.k, t.k1), t.n0)
-    zero_fill = (
-        max(
-            (r.fractal - 1) * length * r.in_bytes
-            for partial, length in (a, b)
-            if partial
-        )
-        if a[0] or b[0]
-        else 0
+    # Each operand tile as stored: rows, columns, and whether each may have a
+    # tail. tile-to-hw zeroes the rows below a partial last fractal row (up to
+    # fractal - 1 rows across the tile) and the whole fractal column holding a
+    # partial last column (all rows, one fractal row of bytes).
+    a = (
+        (t.k1, t.m0, tail(r.k, t.k1), tail(r.m, t.m0))
+        if r.transpose_a
+        else (t.m0, t.k1, tail(r.m, t.m0), tail(r.k, t.k1))
+    )
+    b = (
+        (t.n0, t.k1, tail(r.n, t.n0), tail(r.k, t.k1))
+        if r.transpose_b
+        else (t.k1, t.n0, tail(r.k, t.k1), tail(r.n, t.n0))
+    )
+    fractal_row = r.fractal * r.in_bytes
+    zero_fill = max(
+        [0]
+        + [
+            (r.fractal - 1) * cols * r.in_bytes
+            for _, cols, rows_tail, _ in (a, b)
+            if rows_tail
+        ]
+        + [rows * fractal_row for rows, _, _, cols_tail in (a, b) if cols_tail]
     )
     footprint = {
         "l0a": t.fa * t.m0 * t.k0 * r.in_bytes,

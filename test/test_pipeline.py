@@ -190,6 +190,14 @@ func.func @f(%x: !tv.tensor<20x30xf32>) -> (!tv.tensor<5x7xf32>, !tv.tensor<30xf
   func.return %e, %n : !tv.tensor<5x7xf32>, !tv.tensor<30xf32>
 }
 """,
+    "matmuls with column tails through GM": """
+func.func @f(%x: !tv.tensor<16x132xf16>, %w1: !tv.tensor<132x208xf16>, %w2: !tv.tensor<208x132xf16>) -> !tv.tensor<16x132xf16> {
+  %0 = tv.matmul %x, %w1 acc(f32) : !tv.tensor<16x132xf16>, !tv.tensor<132x208xf16> -> !tv.tensor<16x208xf16>
+  %1 = tv.silu %0 : !tv.tensor<16x208xf16>
+  %2 = tv.matmul %1, %w2 acc(f32) : !tv.tensor<16x208xf16>, !tv.tensor<208x132xf16> -> !tv.tensor<16x132xf16>
+  func.return %2 : !tv.tensor<16x132xf16>
+}
+""",
     "matmul with an epilogue": """
 func.func @f(%a: !tv.tensor<40x70xf16>, %b: !tv.tensor<70x37xf16>) -> !tv.tensor<40x37xf16> {
   %c = tv.matmul %a, %b acc(f32) : !tv.tensor<40x70xf16>, !tv.tensor<70x37xf16> -> !tv.tensor<40x37xf16>
