@@ -493,6 +493,19 @@ class FunctionLowering:
             profile=profile,
         )
 
+    def _search(
+        self, group: Group, candidates: Sequence[bool], ub_size: int, by_rows: bool
+    ) -> tuple[tuple[VectorTiling, bool, VectorRequest], int] | None:
+        """The first tiling that fits, double-buffered before single-buffered,
+        over the residency `candidates`; with the buffering it fits with."""
+        for buffering in (BUFFERING, 1):
+            for resident in candidates:
+                request = self._vector_request(group, resident, by_rows)
+                tiling = auto_vector_tiling(request, ub_size // buffering)
+                if tiling is not None:
+                    return (tiling, resident, request), buffering
+        return None
+
     def _rows_can_be_single(self, group: Group) -> bool:
         """Whether a row step of 1 is worth trying: a nest with a transpose
         (which aligns its row step) and two tile dims."""
@@ -543,27 +556,13 @@ class FunctionLowering:
             choice = (tiling, resident, request)
             buffering = 1 if needed * BUFFERING > ub_size else BUFFERING
         else:
-            for buffering in (BUFFERING, 1):
-                for resident in candidates:
-                    request = self._vector_request(group, resident)
-                    tiling = auto_vector_tiling(request, ub_size // buffering)
-                    if tiling is not None:
-                        choice = (tiling, resident, request)
-                        break
-                if choice is not None:
-                    break
-            if choice is None and self._rows_can_be_single(group):
+            found = self._search(group, candidates, ub_size, False)
+            if found is None and self._rows_can_be_single(group):
                 lead = group.rank - 2
                 single = [r for r in candidates if not (r and lead in group.reduced)]
-                for buffering in (BUFFERING, 1):
-                    for resident in single:
-                        request = self._vector_request(group, resident, by_rows=True)
-                        tiling = auto_vector_tiling(request, ub_size // buffering)
-                        if tiling is not None:
-                            choice = (tiling, resident, request)
-                            break
-                    if choice is not None:
-                        break
+                found = self._search(group, single, ub_size, True)
+            if found is not None:
+                choice, buffering = found
             if choice is None:
                 request = self._vector_request(group, False)
                 smallest = auto_vector_tiling(request, 1 << 62)
