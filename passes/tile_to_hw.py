@@ -208,44 +208,6 @@ class _StoreSplit:
     stride: int
 
 
-def _store_split(
-    loop: scf.ForOp, store: tile.StoreOp, ranges: dict[SSAValue, Range], alignment: int
-) -> _StoreSplit | None:
-    """How a store moves with the loop, when cutting the loop between two
-    iterations cuts its GM tensor on `alignment`-byte blocks given an aligned
-    cut position (else None: cores would share a block, which is a race)."""
-    memref_type = store.dest.type
-    assert isinstance(memref_type, MemRefType)
-    strides, offset = memref_type.get_strides(), memref_type.get_offset()
-    if strides is None or offset is None or any(s is None for s in strides):
-        return None
-    e = tile.element_bytes(memref_type.element_type)
-    induction = loop.body.block.args[0]
-    lb, step = ranges[loop.lb].constant, ranges[loop.step].constant
-    assert lb is not None and step is not None
-    moving: list[tuple[int, int, int]] = []
-    for dim, index in enumerate(store.indices):
-        affine = _affine_in(index, induction, ranges)
-        if affine is None:
-            if _depends_on(index, induction):
-                return None
-        elif affine[0]:
-            moving.append((dim, *affine))
-    if len(moving) != 1:
-        return None
-    dim, coefficient, rest = moving[0]
-    shape = memref_type.get_shape()
-    if any(
-        shape[d] != 1 and strides[d] * e % alignment  # type: ignore[operator]
-        for d in range(dim)
-    ):
-        return None
-    stride_d = strides[dim]
-    assert stride_d is not None
-    base = (offset + (coefficient * lb + rest) * stride_d) * e
-    return _StoreSplit(base, coefficient * step * stride_d * e)
-
-
 @dataclass(frozen=True)
 class _Moving:
     """The memref dim a store's window moves along with a loop: index
