@@ -1960,77 +1960,50 @@ def _ceil_div(lhs: int, rhs: int) -> int:
     return -(-lhs // rhs)
 
 
-@register_impls
+_INTEGER_OPS: dict[type[Operation], tuple[Callable[[int, int], int], bool]] = {
+    arith.AddiOp: (int.__add__, True),
+    arith.SubiOp: (int.__sub__, True),
+    arith.MuliOp: (int.__mul__, True),
+    arith.DivUIOp: (int.__floordiv__, False),
+    arith.RemUIOp: (int.__mod__, False),
+    arith.CeilDivUIOp: (_ceil_div, False),
+    arith.CeilDivSIOp: (_ceil_div, True),
+    arith.MinUIOp: (min, False),
+    arith.MaxUIOp: (max, False),
+    arith.MinSIOp: (min, True),
+    arith.MaxSIOp: (max, True),
+}
+"""The integer ops of `HwArithFunctions`: op class -> (the function of the two
+operand values, whether they are read as signed)."""
+
+
 class HwArithFunctions(ArithFunctions):
     """xDSL's arith functions plus the unsigned and min/max integer ops kernels use
     for index arithmetic (divui, remui, ceildiv, min, max); addi, subi and muli
-    with cached result attributes."""
+    with cached result attributes (one function per op of `_INTEGER_OPS`)."""
 
-    @_arith_impl(arith.AddiOp)
-    def run_addi(
-        self, interpreter: Interpreter, op: arith.AddiOp, args: PythonValues
-    ) -> PythonValues:
-        return _integer_op(interpreter, op, args, int.__add__, True)
 
-    @_arith_impl(arith.SubiOp)
-    def run_subi(
-        self, interpreter: Interpreter, op: arith.SubiOp, args: PythonValues
-    ) -> PythonValues:
-        return _integer_op(interpreter, op, args, int.__sub__, True)
+def _integer_impl(fn: Callable[[int, int], int], signed: bool) -> HwImpl:
+    """The interpreter function of an op of `_INTEGER_OPS`."""
 
-    @_arith_impl(arith.MuliOp)
-    def run_muli(
-        self, interpreter: Interpreter, op: arith.MuliOp, args: PythonValues
+    def run(
+        self: HwArithFunctions,
+        interpreter: Interpreter,
+        op: Operation,
+        args: PythonValues,
     ) -> PythonValues:
-        return _integer_op(interpreter, op, args, int.__mul__, True)
+        return _integer_op(interpreter, op, args, fn, signed)
 
-    @_arith_impl(arith.DivUIOp)
-    def run_divui(
-        self, interpreter: Interpreter, op: arith.DivUIOp, args: PythonValues
-    ) -> PythonValues:
-        return _integer_op(interpreter, op, args, int.__floordiv__, False)
+    return run
 
-    @_arith_impl(arith.RemUIOp)
-    def run_remui(
-        self, interpreter: Interpreter, op: arith.RemUIOp, args: PythonValues
-    ) -> PythonValues:
-        return _integer_op(interpreter, op, args, int.__mod__, False)
 
-    @_arith_impl(arith.CeilDivUIOp)
-    def run_ceildivui(
-        self, interpreter: Interpreter, op: arith.CeilDivUIOp, args: PythonValues
-    ) -> PythonValues:
-        return _integer_op(interpreter, op, args, _ceil_div, False)
-
-    @_arith_impl(arith.CeilDivSIOp)
-    def run_ceildivsi(
-        self, interpreter: Interpreter, op: arith.CeilDivSIOp, args: PythonValues
-    ) -> PythonValues:
-        return _integer_op(interpreter, op, args, _ceil_div, True)
-
-    @_arith_impl(arith.MinUIOp)
-    def run_minui(
-        self, interpreter: Interpreter, op: arith.MinUIOp, args: PythonValues
-    ) -> PythonValues:
-        return _integer_op(interpreter, op, args, min, False)
-
-    @_arith_impl(arith.MaxUIOp)
-    def run_maxui(
-        self, interpreter: Interpreter, op: arith.MaxUIOp, args: PythonValues
-    ) -> PythonValues:
-        return _integer_op(interpreter, op, args, max, False)
-
-    @_arith_impl(arith.MinSIOp)
-    def run_minsi(
-        self, interpreter: Interpreter, op: arith.MinSIOp, args: PythonValues
-    ) -> PythonValues:
-        return _integer_op(interpreter, op, args, min, True)
-
-    @_arith_impl(arith.MaxSIOp)
-    def run_maxsi(
-        self, interpreter: Interpreter, op: arith.MaxSIOp, args: PythonValues
-    ) -> PythonValues:
-        return _integer_op(interpreter, op, args, max, True)
+for _op_type, (_fn, _signed) in _INTEGER_OPS.items():
+    setattr(
+        HwArithFunctions,
+        "run_" + _op_type.name.removeprefix("arith."),
+        _arith_impl(_op_type)(_integer_impl(_fn, _signed)),
+    )
+register_impls(HwArithFunctions)
 
 
 def _getter(slots: Sequence[int]) -> Callable[[list[Any]], tuple]:
