@@ -120,11 +120,11 @@ class LiveProfile:
                 return None
             types.add(value_type.element_type)
             shape = value_type.get_shape()
+            # The probe sizes are distinct, so an extent names the tile dim it
+            # spans, in any position (a transposed tile has them swapped).
             spans = tuple(
-                len(shape) == len(probe) and s == p and p > 1
-                for s, p in zip(shape, probe, strict=False)
+                len(shape) == len(probe) and p > 1 and p in shape for p in probe
             )
-            spans += (False,) * (len(probe) - len(spans))
             return LiveTerm(element_bytes(value_type.element_type), spans)
 
         def scratch(op: Operation) -> list[LiveTerm]:

@@ -80,6 +80,12 @@ TRANSPOSES: dict[str, tuple[tuple[int, ...], Callable[[Any], Any]]] = {
 }
 
 
+TRANSPOSES["a transposed f16 tile, then an i8 cast"] = (
+    (25, 16),
+    lambda x: x.astype(pto.f16).T.astype(pto.i8),
+)
+
+
 @pytest.mark.parametrize("case", list(TRANSPOSES))
 def test_transposes_of_rows_and_columns(case: str) -> None:
     shape, body = TRANSPOSES[case]

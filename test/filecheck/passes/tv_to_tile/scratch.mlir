@@ -16,3 +16,12 @@ func.func @transpose(%x: !tv.tensor<17x16xi8>) -> !tv.tensor<16x17xi8> {
   %t = tv.transpose %x [1, 0] : !tv.tensor<17x16xi8> -> !tv.tensor<16x17xi8>
   func.return %t : !tv.tensor<16x17xi8>
 }
+
+// The transposed load tile (32x32 f16, its dims swapped against the result's)
+// counts in full: with the result and the i8 cast the square does not fit tiny.
+func.func @transpose_cast(%x: !tv.tensor<25x16xf16>) -> !tv.tensor<16x25xi8> {
+  %t = tv.transpose %x [1, 0] : !tv.tensor<25x16xf16> -> !tv.tensor<16x25xf16>
+  // expected-remark @+1 {{tiled tv.transpose, tv.cast as one loop nest over 16x25: ub tiles 1x32 (step 1x25)}}
+  %c = tv.cast %t : !tv.tensor<16x25xf16> to !tv.tensor<16x25xi8>
+  func.return %c : !tv.tensor<16x25xi8>
+}
