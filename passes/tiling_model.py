@@ -447,14 +447,19 @@ def matmul_footprint(
 def matmul_fits(
     target: Target, request: MatmulRequest, tiling: MatmulTiling, buffering: int
 ) -> str | None:
-    """None if `tiling` fits with `buffering` copies of every tile, else why not."""
+    """None if `tiling` fits with `buffering` copies of every tile, else why not.
+    The cube steps of an L1 chunk deeper than one step are skewed (the moves of
+    step s + 1 come before the matmuls of step s), so L0A and L0B hold two
+    steps' tiles even with a single buffer."""
+    skewed = 2 if tiling.k1 > tiling.k0 else 1
     for space, needed in matmul_footprint(target, request, tiling).items():
         available = target.memories[space].size
         assert available is not None
-        if needed * buffering > available:
-            copies = f" ({buffering} buffers)" if buffering > 1 else ""
+        copies = max(buffering, skewed) if space in ("l0a", "l0b") else buffering
+        if needed * copies > available:
+            shown = f" ({copies} buffers)" if copies > 1 else ""
             return (
-                f"{space} needs {needed * buffering} bytes{copies} but {space} of "
+                f"{space} needs {needed * copies} bytes{shown} but {space} of "
                 f"target '{target.name}' holds {available} bytes"
             )
     return None
@@ -531,11 +536,16 @@ def _fits(
     target: Target, request: MatmulRequest, tiling: MatmulTiling, buffering: int
 ) -> bool:
     """Whether L0A/L0B (and the epilogue in UB) hold `buffering` copies, and L1
-    and L0C one (a second copy there is a matter of speed, `_CycleEstimate`)."""
+    and L0C one (a second copy there is a matter of speed, `_CycleEstimate`).
+    L0A and L0B hold two steps' tiles even single-buffered when an L1 chunk
+    feeds more than one (skewed) cube step."""
+    skewed = 2 if tiling.k1 > tiling.k0 else 1
     for space, needed in matmul_footprint(target, request, tiling).items():
         available = target.memories[space].size
         assert available is not None
         copies = 1 if space in ("l0c", "l1") else buffering
+        if space in ("l0a", "l0b"):
+            copies = max(copies, skewed)
         if needed * copies > available:
             return False
     return True

@@ -307,3 +307,17 @@ def test_an_i8_epilogue_after_an_f32_matmul() -> None:
     a = rng.integers(-4, 4, (17, 8)).astype(np.float32)
     b = rng.integers(-4, 4, (8, 2)).astype(np.float32)
     check_kernel(mm, a, b, np.asarray(1.5, np.float32))
+
+
+def test_a_single_buffered_matmul_holds_two_skewed_steps_in_l0() -> None:
+    """On tiny an f32 matmul with a cast epilogue falls back to single
+    buffering; its L1 chunks of two cube steps keep both steps' L0A tiles live
+    (the skew), which the model counted once (the memory plan refused it)."""
+
+    @pto.kernel(backend="reference")
+    def mm(a: pto.Tensor[(63, 64), pto.f32], b: pto.Tensor[(64, 16), pto.f32]):
+        return (a @ b).astype(pto.f16)
+
+    rng = np.random.default_rng(2)
+    a = rng.integers(-3, 3, (63, 64)).astype(np.float32)
+    check_kernel(mm, a, rng.integers(-3, 3, (64, 16)).astype(np.float32))
