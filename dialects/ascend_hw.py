@@ -44,10 +44,23 @@ from __future__ import annotations
 import abc
 from collections.abc import Sequence
 from enum import auto
-from functools import cache
 from math import prod
 from typing import TYPE_CHECKING, ClassVar
 
+from pypto_mlir.dialects import common
+from pypto_mlir.dialects.common import (
+    ELEMENT_TYPES,
+    MATMUL_TYPES,
+    VECTOR_ARITH_TYPES,
+    VECTOR_FLOAT_TYPES,
+    Layout,
+    load_target,
+    names,
+    target_name_of,
+)
+from pypto_mlir.dialects.common import (
+    TARGET_ATTR as TARGET_ATTR,
+)
 from xdsl.dialects import scf
 from xdsl.dialects.arith import ConstantOp
 from xdsl.dialects.builtin import (
@@ -62,8 +75,6 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     MemRefType,
-    ModuleOp,
-    StringAttr,
     UnitAttr,
     bf16,
     f16,
@@ -135,13 +146,6 @@ class Pipe(StrEnum):
     V = auto()
     FIX = auto()
     ALL = auto()
-
-
-class Layout(StrEnum):
-    """`nd` is row-major; `nz` is the cube's fractal format (module docstring)."""
-
-    ND = auto()
-    NZ = auto()
 
 
 class RoundMode(StrEnum):
@@ -231,19 +235,10 @@ class MaskAttr(ParametrizedAttribute):
 # Element types
 # --------------------------------------------------------------------------------------
 
-ELEMENT_TYPES: tuple[Attribute, ...] = (f16, bf16, f32, i8, i16, i32)
-"""Element types a buffer (or a GM memref operand) may hold."""
-
 
 def element_bytes(element_type: Attribute) -> int:
     """Size in bytes of one element of a buffer element type."""
-    if isinstance(element_type, Float16Type | BFloat16Type):
-        return 2
-    if isinstance(element_type, Float32Type):
-        return 4
-    if isinstance(element_type, IntegerType):
-        return element_type.width.data // 8
-    raise VerifyException(f"{element_type} is not an ascend_hw element type")
+    return common.element_bytes(element_type, "an ascend_hw element type")
 
 
 # --------------------------------------------------------------------------------------
@@ -310,7 +305,7 @@ class BufferType(ParametrizedAttribute, TypeAttribute):
             )
         if self.element_type not in ELEMENT_TYPES:
             raise VerifyException(
-                f"buffer element type must be one of {_names(ELEMENT_TYPES)}, "
+                f"buffer element type must be one of {names(ELEMENT_TYPES)}, "
                 f"got {self.element_type}"
             )
         if self.memory_space == MemorySpace.GM:
@@ -345,10 +340,6 @@ class BufferType(ParametrizedAttribute, TypeAttribute):
         )
 
 
-def _names(items: Sequence[object]) -> str:
-    return ", ".join(str(t) for t in items)
-
-
 def _buf(value: SSAValue) -> BufferType:
     assert isinstance(value.type, BufferType)
     return value.type
@@ -358,38 +349,15 @@ def _buf(value: SSAValue) -> BufferType:
 # Target lookup
 # --------------------------------------------------------------------------------------
 
-TARGET_ATTR = "pypto.target"
-"""Attribute of `builtin.module` naming the target (a builtin name or a TOML path)."""
-
 DEFAULT_TARGET = "ascend910b"
 """The target whose numbers apply when the module names none."""
-
-
-@cache
-def _load_target(name: str) -> Target:
-    from pypto_mlir.targets import load_target
-
-    return load_target(name)
-
-
-def target_name_of(op: Operation) -> str | None:
-    """The target named by the closest enclosing module that names one."""
-    parent = op.parent_op()
-    while parent is not None:
-        if isinstance(parent, ModuleOp) and TARGET_ATTR in parent.attributes:
-            attr = parent.attributes[TARGET_ATTR]
-            if not isinstance(attr, StringAttr):
-                raise VerifyException(f"{TARGET_ATTR} must be a string, got {attr}")
-            return attr.data
-        parent = parent.parent_op()
-    return None
 
 
 def target_of(op: Operation) -> tuple[Target, bool]:
     """The module's target and whether the module names it (else the default)."""
     name = target_name_of(op)
     try:
-        return _load_target(name or DEFAULT_TARGET), name is not None
+        return load_target(name or DEFAULT_TARGET), name is not None
     except Exception as e:  # the loader names the file and the bad key
         raise VerifyException(
             f"cannot load target '{name or DEFAULT_TARGET}': {e}"
@@ -690,7 +658,7 @@ def _dma_pipe(op: Operation, src: SSAValue, dst: SSAValue) -> Pipe:
 def _require_space(what: str, value: SSAValue, spaces: Sequence[MemorySpace]) -> None:
     space = _space_of(value)
     if space not in spaces:
-        raise VerifyException(f"{what} must be in {_names(spaces)}, got {space}")
+        raise VerifyException(f"{what} must be in {names(spaces)}, got {space}")
 
 
 def _verify_gm_window(
@@ -1247,7 +1215,7 @@ class FixpipeOp(MatrixMoveOp):
         dst_type = _element_type_of(self.dst)
         if dst_type not in allowed:
             raise VerifyException(
-                f"{_names(FIXPIPE_CONVERSIONS)} accumulators convert to "
+                f"{names(FIXPIPE_CONVERSIONS)} accumulators convert to "
                 f"{'/'.join(str(t) for t in allowed) or 'nothing'}: "
                 f"cannot write {src.element_type} as {dst_type}"
             )
@@ -1257,9 +1225,6 @@ class FixpipeOp(MatrixMoveOp):
 # --------------------------------------------------------------------------------------
 # Cube
 # --------------------------------------------------------------------------------------
-
-MMAD_TYPES: dict[Attribute, Attribute] = {f16: f32, bf16: f32, f32: f32, i8: i32}
-"""Cube input element type -> accumulator element type."""
 
 
 @irdl_op_definition
@@ -1333,15 +1298,15 @@ class MmadOp(HwInstruction):
             if buf.layout_kind != Layout.NZ:
                 raise VerifyException(f"{what} must be nz, got {buf}")
         a, b, c = _buf(self.lhs), _buf(self.rhs), _buf(self.acc)
-        if a.element_type != b.element_type or a.element_type not in MMAD_TYPES:
+        if a.element_type != b.element_type or a.element_type not in MATMUL_TYPES:
             raise VerifyException(
-                f"inputs must both be one of {_names(MMAD_TYPES)}, got "
+                f"inputs must both be one of {names(MATMUL_TYPES)}, got "
                 f"{a.element_type} and {b.element_type}"
             )
-        if c.element_type != MMAD_TYPES[a.element_type]:
+        if c.element_type != MATMUL_TYPES[a.element_type]:
             raise VerifyException(
                 f"{a.element_type} inputs accumulate in "
-                f"{MMAD_TYPES[a.element_type]}, got {c.element_type}"
+                f"{MATMUL_TYPES[a.element_type]}, got {c.element_type}"
             )
         m, n, k = self.mnk()
         if min(m, n, k) < 1:
@@ -1363,8 +1328,6 @@ class MmadOp(HwInstruction):
 # Vector
 # --------------------------------------------------------------------------------------
 
-VECTOR_FLOAT = (f16, f32)
-VECTOR_ARITH = (f16, f32, i16, i32)
 VECTOR_B16_B32 = (f16, bf16, f32, i16, i32)
 MASK_ELEMENT = i8
 """Element type of the bit buffers `vcmp` writes and `vselect` reads."""
@@ -1554,16 +1517,14 @@ def _require_types(
     element_type = value if isinstance(value, Attribute) else _element_type_of(value)
     if element_type not in allowed:
         raise VerifyException(
-            f"{what} element type must be one of {_names(allowed)}, got {element_type}"
+            f"{what} element type must be one of {names(allowed)}, got {element_type}"
         )
 
 
 def _require_same_types(*values: SSAValue) -> None:
     types = [_element_type_of(v) for v in values]
     if any(t != types[0] for t in types):
-        raise VerifyException(
-            f"buffers must have one element type, got {_names(types)}"
-        )
+        raise VerifyException(f"buffers must have one element type, got {names(types)}")
 
 
 class VectorBinaryOp(VectorOp, abc.ABC):
@@ -1572,7 +1533,7 @@ class VectorBinaryOp(VectorOp, abc.ABC):
     Lane-addressed operands: src0, src1, dst.
     """
 
-    TYPES: ClassVar[tuple[Attribute, ...]] = VECTOR_ARITH
+    TYPES: ClassVar[tuple[Attribute, ...]] = VECTOR_ARITH_TYPES
 
     src0 = operand_def(BufferType)
     src1 = operand_def(BufferType)
@@ -1640,7 +1601,7 @@ class VDivOp(VectorBinaryOp):
 
     name = "ascend_hw.vdiv"
 
-    TYPES: ClassVar[tuple[Attribute, ...]] = VECTOR_FLOAT
+    TYPES: ClassVar[tuple[Attribute, ...]] = VECTOR_FLOAT_TYPES
 
 
 @irdl_op_definition
@@ -1700,7 +1661,7 @@ class VectorScalarOp(VectorOp, abc.ABC):
 
     def _verify_types(self) -> None:
         _require_same_types(self.src, self.dst)
-        _require_types("buffer", self.dst, VECTOR_ARITH)
+        _require_types("buffer", self.dst, VECTOR_ARITH_TYPES)
         if self.scalar.type != _element_type_of(self.dst):
             raise VerifyException(
                 f"scalar must be {_element_type_of(self.dst)} like the "
@@ -1742,7 +1703,7 @@ class VectorUnaryOp(VectorOp, abc.ABC):
     Lane-addressed operands: src, dst. Same element type on both.
     """
 
-    TYPES: ClassVar[tuple[Attribute, ...]] = VECTOR_FLOAT
+    TYPES: ClassVar[tuple[Attribute, ...]] = VECTOR_FLOAT_TYPES
 
     src = operand_def(BufferType)
     dst = operand_def(BufferType)
@@ -1928,7 +1889,7 @@ class VectorReduceOp(VectorOp, abc.ABC):
     Reduce a long row by reducing each repeat, then the partial results.
     """
 
-    TYPES: ClassVar[tuple[Attribute, ...]] = VECTOR_FLOAT
+    TYPES: ClassVar[tuple[Attribute, ...]] = VECTOR_FLOAT_TYPES
 
     src = operand_def(BufferType)
     dst = operand_def(BufferType)

@@ -16,6 +16,13 @@ from collections.abc import Sequence
 from itertools import pairwise
 from typing import ClassVar
 
+from pypto_mlir.dialects.common import (
+    ELEMENT_TYPES,
+    FLOAT_ELEMENT_TYPES,
+    names,
+)
+from pypto_mlir.dialects.common import INTEGER_ELEMENT_TYPES as INTEGER_ELEMENT_TYPES
+from pypto_mlir.dialects.common import is_float as is_float_element_type
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
@@ -79,27 +86,11 @@ from xdsl.printer import Printer
 from xdsl.traits import HasCanonicalizationPatternsTrait, Pure
 from xdsl.utils.exceptions import VerifyException
 
-FLOAT_ELEMENT_TYPES: tuple[Attribute, ...] = (f16, bf16, f32)
-"""Floating-point element types of `!tv.tensor`; they compute in f32."""
-
-INTEGER_ELEMENT_TYPES: tuple[Attribute, ...] = (i8, i16, i32)
-"""Integer element types of `!tv.tensor`; they compute in their own width and wrap."""
-
-ELEMENT_TYPES: tuple[Attribute, ...] = FLOAT_ELEMENT_TYPES + INTEGER_ELEMENT_TYPES
-
 CSR_INDEX_TYPES: tuple[Attribute, ...] = (i16, i32, i64)
 
 
 def _dims_str(shape: Sequence[int]) -> str:
     return "x".join("?" if d == DYNAMIC_INDEX else str(d) for d in shape) or "scalar"
-
-
-def _type_names(types: Sequence[Attribute]) -> str:
-    return ", ".join(str(t) for t in types)
-
-
-def is_float_element_type(element_type: Attribute) -> bool:
-    return element_type in FLOAT_ELEMENT_TYPES
 
 
 # ---------------------------------------------------------------------------
@@ -168,7 +159,7 @@ class CsrEncodingAttr(ParametrizedAttribute):
                 )
         if self.index_type not in CSR_INDEX_TYPES:
             raise VerifyException(
-                f"#tv.csr index type must be one of {_type_names(CSR_INDEX_TYPES)}, "
+                f"#tv.csr index type must be one of {names(CSR_INDEX_TYPES)}, "
                 f"got {self.index_type}"
             )
         rows, cols, nnz = self.rows.data, self.cols.data, self.nnz.data
@@ -253,7 +244,7 @@ class TensorViewType(
                 )
         if self.element_type not in ELEMENT_TYPES:
             raise VerifyException(
-                f"!tv.tensor element type must be one of {_type_names(ELEMENT_TYPES)}, "
+                f"!tv.tensor element type must be one of {names(ELEMENT_TYPES)}, "
                 f"got {self.element_type}"
             )
         if isinstance(self.encoding, NoneAttr):
@@ -361,7 +352,7 @@ def _check_scalar_type(scalar_type: Attribute, element_type: Attribute) -> None:
         if scalar_type not in FLOAT_ELEMENT_TYPES:
             raise VerifyException(
                 f"a scalar operand of a {element_type} tensor must have a float type "
-                f"({_type_names(FLOAT_ELEMENT_TYPES)}), got {scalar_type}"
+                f"({names(FLOAT_ELEMENT_TYPES)}), got {scalar_type}"
             )
     elif scalar_type != element_type:
         raise VerifyException(
@@ -691,7 +682,7 @@ class UnaryOp(IRDLOperation, abc.ABC):
         ):
             raise VerifyException(
                 f"{self.name} expects a float tensor "
-                f"({_type_names(FLOAT_ELEMENT_TYPES)}), got {input_type}"
+                f"({names(FLOAT_ELEMENT_TYPES)}), got {input_type}"
             )
 
 
@@ -866,7 +857,7 @@ class BinaryOp(IRDLOperation, abc.ABC):
         if not self.ALLOWS_INTEGERS and not is_float_element_type(element_type):
             raise VerifyException(
                 f"{self.name} expects float operands "
-                f"({_type_names(FLOAT_ELEMENT_TYPES)}), got {element_type}"
+                f"({names(FLOAT_ELEMENT_TYPES)}), got {element_type}"
             )
         try:
             expected = self.infer_result_type(self.lhs.type, self.rhs.type)
@@ -1176,7 +1167,7 @@ class MatmulOp(IRDLOperation):
             )
         if element_type not in _MATMUL_ACCUMULATORS:
             raise VerifyException(
-                f"tv.matmul supports {_type_names(list(_MATMUL_ACCUMULATORS))} "
+                f"tv.matmul supports {names(list(_MATMUL_ACCUMULATORS))} "
                 f"inputs, got {element_type}"
             )
         acc_type, result_types = _MATMUL_ACCUMULATORS[element_type]
@@ -1187,7 +1178,7 @@ class MatmulOp(IRDLOperation):
         if result_type.element_type not in result_types:
             raise VerifyException(
                 f"the result of a {element_type} matmul must have element type "
-                f"{_type_names(result_types)}, got {result_type.element_type}"
+                f"{names(result_types)}, got {result_type.element_type}"
             )
         try:
             shape = self.infer_result_shape(

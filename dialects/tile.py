@@ -27,34 +27,39 @@ from __future__ import annotations
 import abc
 from collections.abc import Sequence
 from enum import auto
-from functools import cache
 from typing import ClassVar, cast
 
+from pypto_mlir.dialects import common
+from pypto_mlir.dialects.common import (
+    MATMUL_TYPES,
+    VECTOR_ARITH_TYPES,
+    VECTOR_FLOAT_TYPES,
+    Layout,
+    is_float,
+    load_target,
+    names,
+    target_name_of,
+)
+from pypto_mlir.dialects.common import (
+    TARGET_ATTR as TARGET_ATTR,
+)
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     ArrayAttr,
-    BFloat16Type,
     ContainerType,
     DenseArrayBase,
-    Float16Type,
-    Float32Type,
     IndexType,
     IntAttr,
     IntegerAttr,
     IntegerType,
     MemRefType,
-    ModuleOp,
     NoneAttr,
     ShapedType,
-    StringAttr,
     UnitAttr,
     bf16,
     f16,
     f32,
-    i8,
-    i16,
-    i32,
     i64,
 )
 from xdsl.dialects.utils.enum_attribute import EnumAttribute
@@ -114,13 +119,6 @@ class MemorySpace(StrEnum):
     L0C = auto()
 
 
-class Layout(StrEnum):
-    """`nd` is row-major; `nz` is the cube's fractal layout (16x16 blocks)."""
-
-    ND = auto()
-    NZ = auto()
-
-
 class PadValue(StrEnum):
     """The value held outside the valid region: 0, the lowest or the highest value.
 
@@ -169,18 +167,6 @@ class RoundModeAttr(EnumAttribute[RoundMode], SpacedOpaqueSyntaxAttribute):
 # Element types and the fractal layout
 # --------------------------------------------------------------------------------------
 
-TILE_ELEMENT_TYPES: tuple[Attribute, ...] = (f16, bf16, f32, i8, i16, i32)
-"""Element types a tile may hold (those of `tv`)."""
-
-VECTOR_FLOAT_TYPES: tuple[Attribute, ...] = (f16, f32)
-"""Element types of the vector unit's float arithmetic (bf16 only converts)."""
-
-VECTOR_ARITH_TYPES: tuple[Attribute, ...] = (f16, f32, i16, i32)
-"""Element types of the vector unit's add/sub/mul/max/min/neg/abs/relu."""
-
-MATMUL_TYPES: dict[Attribute, Attribute] = {f16: f32, bf16: f32, f32: f32, i8: i32}
-"""Cube input element type -> accumulator element type."""
-
 FRACTAL_ROWS = 16
 """Rows of one `nz` fractal (HARDWARE.md: fp16 fractal 16x16)."""
 
@@ -199,27 +185,12 @@ DEFAULT_LAYOUT: dict[MemorySpace, Layout] = {
 
 def element_bytes(element_type: Attribute) -> int:
     """Size in bytes of one element of a tile element type."""
-    if isinstance(element_type, Float16Type | BFloat16Type):
-        return 2
-    if isinstance(element_type, Float32Type):
-        return 4
-    if isinstance(element_type, IntegerType):
-        return element_type.width.data // 8
-    raise VerifyException(f"{element_type} is not a tile element type")
-
-
-def is_float(element_type: Attribute) -> bool:
-    """Whether a tile element type is a float type (f16, bf16, f32)."""
-    return isinstance(element_type, Float16Type | BFloat16Type | Float32Type)
+    return common.element_bytes(element_type, "a tile element type")
 
 
 def fractal_edge(element_type: Attribute) -> int:
     """Both dims of an `nz` tile are multiples of this (16; 32 for 1-byte types)."""
     return max(FRACTAL_ROWS, FRACTAL_BYTES // element_bytes(element_type))
-
-
-def _type_list(types: Sequence[Attribute]) -> str:
-    return ", ".join(str(t) for t in types)
 
 
 # --------------------------------------------------------------------------------------
@@ -375,9 +346,9 @@ class TileType(
                 raise VerifyException(
                     f"valid extent {v} of dim {dim} is outside [1, {s}]"
                 )
-        if self.element_type not in TILE_ELEMENT_TYPES:
+        if self.element_type not in common.ELEMENT_TYPES:
             raise VerifyException(
-                f"tile element type must be one of {_type_list(TILE_ELEMENT_TYPES)}, "
+                f"tile element type must be one of {names(common.ELEMENT_TYPES)}, "
                 f"got {self.element_type}"
             )
         space, layout = self.memory_space, self.layout_kind
@@ -448,34 +419,11 @@ class TileType(
 # Target capacity
 # --------------------------------------------------------------------------------------
 
-TARGET_ATTR = "pypto.target"
-"""Attribute of `builtin.module` naming the target (name or path of a TOML file)."""
-
-
-@cache
-def _load_target(name: str):  # -> pypto_mlir.targets.Target
-    from pypto_mlir.targets import load_target
-
-    return load_target(name)
-
-
-def target_name_of(op: Operation) -> str | None:
-    """The target named by the closest enclosing module that names one."""
-    parent = op.parent_op()
-    while parent is not None:
-        if isinstance(parent, ModuleOp) and TARGET_ATTR in parent.attributes:
-            attr = parent.attributes[TARGET_ATTR]
-            if not isinstance(attr, StringAttr):
-                raise VerifyException(f"{TARGET_ATTR} must be a string, got {attr}")
-            return attr.data
-        parent = parent.parent_op()
-    return None
-
 
 def verify_tile_fits(tile: TileType, target_name: str) -> None:
     """Raise if `tile` alone does not fit its memory of the target, or is misaligned."""
     try:
-        target = _load_target(target_name)
+        target = load_target(target_name)
     except Exception as e:  # the loader names the file and the bad key
         raise VerifyException(f"cannot load target '{target_name}': {e}") from e
     space = str(tile.memory_space)
@@ -535,7 +483,7 @@ def _verify_element_type(
     if element_type not in allowed:
         raise VerifyException(
             f"does not support element type {element_type} for {what} "
-            f"(expected {_type_list(allowed)})"
+            f"(expected {names(allowed)})"
         )
 
 
@@ -1166,7 +1114,7 @@ class TileBinaryOp(IRDLOperation, abc.ABC):
             scalar_type = t.element_type if isinstance(t, TileType) else t
             if scalar_type != element_type:
                 raise VerifyException(
-                    f"operands have different element types ({_type_list([lhs, rhs])})"
+                    f"operands have different element types ({names([lhs, rhs])})"
                 )
         if len(tiles) == 2:
             self._verify_broadcast(tiles[0], tiles[1])

@@ -1,0 +1,122 @@
+"""What the dialects of pypto-mlir have in common: no ops, no attributes.
+
+The element types every level holds, the vector unit's and the cube's element
+types (`tile` accepts what `ascend_hw` executes), the `nd`/`nz` layout and the
+target a module names. Each dialect defines its own attributes over the enums
+(`tile.layout` and `ascend_hw.layout` print and parse as before; xDSL's
+`EnumAttribute` allows no shared subclass) and imports the rest from here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from enum import auto
+from functools import cache
+from typing import TYPE_CHECKING
+
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    IntegerType,
+    ModuleOp,
+    StringAttr,
+    bf16,
+    f16,
+    f32,
+    i8,
+    i16,
+    i32,
+)
+from xdsl.ir import Attribute, Operation
+from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.str_enum import StrEnum
+
+if TYPE_CHECKING:
+    from pypto_mlir.targets import Target
+
+# --------------------------------------------------------------------------------------
+# Element types
+# --------------------------------------------------------------------------------------
+
+FLOAT_ELEMENT_TYPES: tuple[Attribute, ...] = (f16, bf16, f32)
+"""Floating-point element types of `!tv.tensor`; they compute in f32."""
+
+INTEGER_ELEMENT_TYPES: tuple[Attribute, ...] = (i8, i16, i32)
+"""Integer element types of `!tv.tensor`; they compute in their own width and wrap."""
+
+ELEMENT_TYPES: tuple[Attribute, ...] = FLOAT_ELEMENT_TYPES + INTEGER_ELEMENT_TYPES
+"""Element types of a tensor, a tile, a buffer and a GM memref operand."""
+
+VECTOR_FLOAT_TYPES: tuple[Attribute, ...] = (f16, f32)
+"""Element types of the vector unit's float arithmetic (bf16 only converts)."""
+
+VECTOR_ARITH_TYPES: tuple[Attribute, ...] = (f16, f32, i16, i32)
+"""Element types of the vector unit's add/sub/mul/max/min/neg/abs/relu."""
+
+MATMUL_TYPES: dict[Attribute, Attribute] = {f16: f32, bf16: f32, f32: f32, i8: i32}
+"""Cube input element type -> accumulator element type."""
+
+
+def is_float(element_type: Attribute) -> bool:
+    """Whether an element type is a float type (f16, bf16, f32)."""
+    return isinstance(element_type, Float16Type | BFloat16Type | Float32Type)
+
+
+def element_bytes(element_type: Attribute, what: str) -> int:
+    """Size in bytes of one element; the error says the type is not `what`."""
+    if isinstance(element_type, Float16Type | BFloat16Type):
+        return 2
+    if isinstance(element_type, Float32Type):
+        return 4
+    if isinstance(element_type, IntegerType):
+        return element_type.width.data // 8
+    raise VerifyException(f"{element_type} is not {what}")
+
+
+def names(items: Iterable[object]) -> str:
+    """`a, b, c`: types, memories or pipes in a message."""
+    return ", ".join(str(t) for t in items)
+
+
+# --------------------------------------------------------------------------------------
+# Layout
+# --------------------------------------------------------------------------------------
+
+
+class Layout(StrEnum):
+    """`nd` is row-major; `nz` is the cube's fractal format (docs/tile.md,
+    the `ascend_hw` module docstring)."""
+
+    ND = auto()
+    NZ = auto()
+
+
+# --------------------------------------------------------------------------------------
+# Target lookup
+# --------------------------------------------------------------------------------------
+
+TARGET_ATTR = "pypto.target"
+"""Attribute of `builtin.module` naming the target (a builtin name or a TOML path)."""
+
+
+@cache
+def load_target(name: str) -> Target:
+    """`pypto_mlir.targets.load_target`, once per name (imported on first use, so
+    importing a dialect does not import the targets)."""
+    from pypto_mlir.targets import load_target
+
+    return load_target(name)
+
+
+def target_name_of(op: Operation) -> str | None:
+    """The target named by the closest enclosing module that names one."""
+    parent = op.parent_op()
+    while parent is not None:
+        if isinstance(parent, ModuleOp) and TARGET_ATTR in parent.attributes:
+            attr = parent.attributes[TARGET_ATTR]
+            if not isinstance(attr, StringAttr):
+                raise VerifyException(f"{TARGET_ATTR} must be a string, got {attr}")
+            return attr.data
+        parent = parent.parent_op()
+    return None
