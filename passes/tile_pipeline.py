@@ -112,6 +112,15 @@ def _stage_bytes(body: Block, stages: int) -> dict[str, int]:
         for op in phase
     ]
     position = {item: n for n, item in enumerate(order)}
+    # A matmul with an accumulator accumulates in its buffer: the buffer of the
+    # chain's first result lives until the last use of any result of the chain.
+    chain: dict[SSAValue, list[SSAValue]] = {}
+    root: dict[SSAValue, SSAValue] = {}
+    for op in body.ops:
+        if isinstance(op, MatmulOp) and op.acc is not None:
+            first = root.get(op.acc, op.acc)
+            root[op.result] = first
+            chain.setdefault(first, [first]).append(op.result)
     intervals: list[tuple[str, int, int, int]] = []
     for (copy, op), n in position.items():
         if isinstance(op, MatmulOp) and op.acc is not None:
@@ -122,7 +131,8 @@ def _stage_bytes(body: Block, stages: int) -> dict[str, int]:
             last = max(
                 (
                     position[(copy, use.operation)]
-                    for use in result.uses
+                    for member in chain.get(result, [result])
+                    for use in member.uses
                     if (copy, use.operation) in position
                 ),
                 default=n,

@@ -321,3 +321,36 @@ def test_a_single_buffered_matmul_holds_two_skewed_steps_in_l0() -> None:
     rng = np.random.default_rng(2)
     a = rng.integers(-3, 3, (63, 64)).astype(np.float32)
     check_kernel(mm, a, rng.integers(-3, 3, (64, 16)).astype(np.float32))
+
+
+def test_pipelined_matmul_accumulators_fit_l0c() -> None:
+    """tile-pipeline counted an accumulator's l0c tile only up to the next K
+    step's matmul, so two copies of a 32x32 block were planned in tiny's l0c."""
+
+    @pto.kernel(backend="reference")
+    def chained(
+        a: pto.Tensor[(64, 1), pto.f16],
+        b: pto.Tensor[(47, 1), pto.f16],
+        c: pto.Tensor[(47, 70), pto.f16],
+    ):
+        return pto.matmul(pto.matmul(a, b, transpose_b=True), c, out_dtype=pto.bf16)
+
+    @pto.kernel(backend="reference")
+    def batched(a: pto.Tensor[(7, 7, 33), pto.i8], b: pto.Tensor[(7, 33, 42), pto.i8]):
+        return pto.full((7, 7, 33), -3, pto.i8) @ b + a.astype(pto.i32).sum(
+            axis=2, keepdims=True
+        )
+
+    rng = np.random.default_rng(4)
+    check_kernel(
+        chained,
+        *(
+            rng.integers(-3, 3, s).astype(np.float16)
+            for s in ((64, 1), (47, 1), (47, 70))
+        ),
+    )
+    check_kernel(
+        batched,
+        rng.integers(-50, 50, (7, 7, 33)).astype(np.int8),
+        rng.integers(-50, 50, (7, 33, 42)).astype(np.int8),
+    )
