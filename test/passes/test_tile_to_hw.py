@@ -24,6 +24,7 @@ from pypto_mlir.passes.hw_insert_sync import HwInsertSyncPass
 from pypto_mlir.passes.tile_peel_tails import TilePeelTailsPass
 from pypto_mlir.passes.tile_to_hw import TileToHwPass
 from pypto_mlir.passes.tv_to_tile import TvToTilePass
+from tile_kernels import extent, matmul_kernel
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import Builtin, ModuleOp
@@ -159,15 +160,6 @@ def poison(shape: tuple[int, ...], element: str) -> np.ndarray:
 # --------------------------------------------------------------------------------------
 
 
-def extent(name: str, size: str, offset: str, step: str) -> str:
-    """`%name = min(step, size - offset)`, as tv-to-tile writes it."""
-    return (
-        f"%{name}_left = arith.subi {size}, {offset} : index\n"
-        f"%{name}_lt = arith.cmpi slt, %{name}_left, {step} : index\n"
-        f"%{name} = arith.select %{name}_lt, %{name}_left, {step} : index\n"
-    )
-
-
 def elementwise(
     rows: int, cols: int, tm: int, tn: int, element: str, body: str, out: str = ""
 ) -> str:
@@ -220,51 +212,6 @@ func.func @f(%x: {x_type}, %out: {x_type}) {{
     %t = tile.load %x[%i, %c0] valid [%vi] : {x_type} -> {t}
     {body}
     tile.store %r, %out[%i, %c0] : {t} -> {x_type}
-  }}
-  func.return
-}}
-"""
-
-
-def matmul_kernel(m: int, n: int, k: int, tm: int, tn: int, tk: int, out: str) -> str:
-    """C = A @ B tiled tm x tn over C and tk over K, accumulating in l0c."""
-    a_type, b_type = f"memref<{m}x{k}xf16>", f"memref<{k}x{n}xf16>"
-    c_type = f"memref<{m}x{n}x{out}>"
-    a1 = f"!tile.tile<{tm}x{tk}xf16, l1, valid = [?, ?], layout = nz, pad = zero>"
-    b1 = f"!tile.tile<{tk}x{tn}xf16, l1, valid = [?, ?], layout = nz, pad = zero>"
-    a0 = f"!tile.tile<{tm}x{tk}xf16, l0a, valid = [?, ?], pad = zero>"
-    b0 = f"!tile.tile<{tk}x{tn}xf16, l0b, valid = [?, ?], pad = zero>"
-    acc = f"!tile.tile<{tm}x{tn}xf32, l0c, valid = [?, ?]>"
-    return f"""
-func.func @f(%a: {a_type}, %b: {b_type}, %c: {c_type}) {{
-  %c0 = arith.constant 0 : index
-  %m = arith.constant {m} : index
-  %n = arith.constant {n} : index
-  %k = arith.constant {k} : index
-  %tm = arith.constant {tm} : index
-  %tn = arith.constant {tn} : index
-  %tk = arith.constant {tk} : index
-  scf.for %i = %c0 to %m step %tm {{
-    {extent("vi", "%m", "%i", "%tm")}
-    scf.for %j = %c0 to %n step %tn {{
-      {extent("vj", "%n", "%j", "%tn")}
-      {extent("vk0", "%k", "%c0", "%tk")}
-      %a1 = tile.load %a[%i, %c0] valid [%vi, %vk0] : {a_type} -> {a1}
-      %b1 = tile.load %b[%c0, %j] valid [%vk0, %vj] : {b_type} -> {b1}
-      %a0 = tile.move %a1 : {a1} -> {a0}
-      %b0 = tile.move %b1 : {b1} -> {b0}
-      %first = tile.matmul %a0, %b0 : {a0}, {b0} -> {acc}
-      %sum = scf.for %p = %tk to %k step %tk iter_args(%acc = %first) -> ({acc}) {{
-        {extent("vk", "%k", "%p", "%tk")}
-        %a1k = tile.load %a[%i, %p] valid [%vi, %vk] : {a_type} -> {a1}
-        %b1k = tile.load %b[%p, %j] valid [%vk, %vj] : {b_type} -> {b1}
-        %a0k = tile.move %a1k : {a1} -> {a0}
-        %b0k = tile.move %b1k : {b1} -> {b0}
-        %next = tile.matmul %a0k, %b0k, %acc : {a0}, {b0} -> {acc}
-        scf.yield %next : {acc}
-      }}
-      tile.store %sum, %c[%i, %j] : {acc} -> {c_type}
-    }}
   }}
   func.return
 }}
