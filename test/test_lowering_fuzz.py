@@ -308,6 +308,13 @@ def unary(program: Program, v: Value) -> Value:
         )
         return program.let(spelled, replace(v, low=low, high=high))
     op = c.choice(UNARY_FLOAT)
+    if c.boolean(10) and v.bound <= 8.0:  # x ** 2, x ** 3: products
+        power = c.choice([2, 3])
+        frac = None if v.frac is None else v.frac * power
+        low, high = (0.0, v.bound**2) if power == 2 else (v.low**3, v.high**3)
+        return program.let(
+            f"{v.name} ** {power}", replace(v, low=low, high=high, frac=frac)
+        )
     if op in ("log", "sqrt", "rsqrt", "reciprocal"):
         v = _positive(program, v)
     if op == "exp" and v.high > 4.0:
@@ -424,6 +431,9 @@ def _operand(program: Program, v: Value, op: str) -> tuple[str, Value]:
         return program.scalar_param(dtype, number), w
     shape = _broadcast_shape(program, v.shape)
     spelled = f"pto.full({shape!r}, {number!r}, pto.{v.dtype})"
+    if number in (0, 1) and c.boolean():
+        function = "pto.zeros" if number == 0 else "pto.ones"
+        spelled = f"{function}({shape!r}, pto.{v.dtype})"
     return spelled, replace(w, shape=shape)
 
 
@@ -586,7 +596,7 @@ def view(program: Program, v: Value) -> Value:
             shape.append(extent)
             continue
         start = c.integer(0, extent - 1)
-        step = c.choice([1, 1, 2, 3])
+        step = c.choice([1, 1, 2, 3, 4, 7])
         stop = c.integer(start + 1, extent)
         size = len(range(start, stop, step))
         start_text = str(start - extent) if c.boolean(25) else str(start)
