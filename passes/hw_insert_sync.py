@@ -9,7 +9,10 @@ only when the flags already chosen do not order the pair transitively, and one f
 serves every pair whose producer and consumer it can reach without delaying
 anything. Flags live in the innermost block that holds both ends; event ids are
 allocated per pipe pair within the target's limit and reused when the reuse cannot
-leave two sets pending. docs/hw_insert_sync.md has the algorithm and its reasoning.
+leave two sets pending. When a pair runs out of ids, flags fall back to coarser
+orderings (merged flags, fences, a flag through a third pipe, in the end a
+`pipe_barrier all`): no kernel is refused for want of ids. docs/hw_insert_sync.md
+has the algorithm and its reasoning.
 
 `hw-strip-sync` removes every flag and barrier: re-synchronising hand-written IR
 starts from it.
@@ -435,6 +438,13 @@ class Sync:
     """For a loop-carried flag: the top-level gap of its first set."""
     drain_gap: int = -1
     """For a loop-carried flag: the top-level gap of its last wait."""
+    late: bool = False
+    """The set follows the waits of its gap: the second flag of a relay, set once
+    its pipe has waited for the first (`FunctionSync.relay`)."""
+
+    @property
+    def set_key(self) -> int:
+        return _wait_key(self.set_gap) if self.late else _set_key(self.set_gap)
 
 
 Ordering = tuple[int, int, Pipe | None, Pipe | None, Sync | None, int]
@@ -460,8 +470,7 @@ class Timeline:
         period = frame.period
         self.lo, self.hi = (lo, hi) if period else (-inf, inf)
         base: list[tuple[Pipe | None, int, Pipe | None, int, Sync | None]] = [
-            (s.src, _set_key(s.set_gap), s.dst, _wait_key(s.wait_gap), s)
-            for s in frame.syncs
+            (s.src, s.set_key, s.dst, _wait_key(s.wait_gap), s) for s in frame.syncs
         ]
         base += [(p, k1, q, k2, None) for p, k1, q, k2 in frame.edges]
         # A fence (pipe_barrier all) before a set orders everything before it.
@@ -1081,24 +1090,22 @@ class FunctionSync:
     def allocate_events(self) -> None:
         """Give every flag an event id of its pipe pair, reusing ids when safe.
 
-        When every id is taken and loop-carried flags of the pair hold ids, raises
-        `OutOfEvents` (to synchronise again with flags that stay in their
-        iteration). Otherwise the flag is merged into a live one of its block (its
-        set moves later or its wait earlier, which orders more than needed); a
-        diagnostic when there is none.
+        When a pair runs out of ids the flag falls back, cheapest first:
+
+        1. when loop-carried flags of the pair hold ids, `OutOfEvents` (to
+           synchronise again with flags that stay in their iteration);
+        2. it is merged into a live flag of its block (`_squeeze`: its set moves
+           later, its wait earlier);
+        3. a `pipe_barrier all` before its set orders every earlier wait before
+           it, freeing the ids of flags that end there;
+        4. it becomes a flag to a third pipe and one from there (`relay`);
+        5. a `pipe_barrier all` takes its place (`_to_barrier`): no id.
         """
-        limit = self.target.sync.event_ids
         placed: list[tuple[Frame, Sync]] = []
         for frame in self.root.frames():
             for sync in sorted(frame.syncs, key=lambda s: (s.set_gap, s.wait_gap)):
-                taken = [
-                    other
-                    for other_frame, other in placed
-                    if (other.src, other.dst) == (sync.src, sync.dst)
-                    and not self.may_share(frame, sync, other_frame, other)
-                ]
-                used = {other.event for other in taken}
-                free = next((e for e in range(limit) if e not in used), None)
+                taken = self.taken(frame, sync, placed)
+                free = self.free_event(taken)
                 pair = (sync.src, sync.dst)
                 if free is None and pair not in frame.forward_pairs:
                     holders = [(frame, sync), *placed]
@@ -1108,28 +1115,107 @@ class FunctionSync:
                         raise OutOfEvents(pair)
                 if free is None and _squeeze(frame, sync, taken):
                     continue
-                if free is None and not sync.fenced:
+                fenced = sync.fenced
+                if free is None and not fenced:
                     # Order every earlier wait before the set: ids of flags that
                     # end before it become free.
                     sync.fenced = True
                     frame.flags_changed()
-                    used = {
-                        other.event
-                        for other in taken
-                        if not self.may_share(
-                            frame, sync, _frame_of(placed, other), other
-                        )
-                    }
-                    free = next((e for e in range(limit) if e not in used), None)
-                if free is None:
-                    raise op_error(
-                        sync.consumer,
-                        f"more than {limit} {sync.src} -> {sync.dst} flags are live at "
-                        f"once here; target {self.target.name} has {limit} event ids "
-                        "per pipe pair (sync.event_ids)",
+                    free = self.free_event(
+                        [
+                            other
+                            for other in taken
+                            if not self.may_share(
+                                frame, sync, _frame_of(placed, other), other
+                            )
+                        ]
                     )
+                    if free is None:
+                        sync.fenced = False
+                        frame.flags_changed()
+                if free is None and self.relay(frame, sync, placed):
+                    continue
+                if free is None:
+                    _to_barrier(frame, sync)
+                    continue
                 sync.event = free
                 placed.append((frame, sync))
+
+    def taken(
+        self, frame: Frame, sync: Sync, placed: Sequence[tuple[Frame, Sync]]
+    ) -> list[Sync]:
+        """The flags placed so far whose event id `sync` may not share."""
+        return [
+            other
+            for other_frame, other in placed
+            if (other.src, other.dst) == (sync.src, sync.dst)
+            and not self.may_share(frame, sync, other_frame, other)
+        ]
+
+    def free_event(self, taken: Sequence[Sync]) -> int | None:
+        """The lowest event id no flag of `taken` holds."""
+        used = {other.event for other in taken}
+        return next(
+            (e for e in range(self.target.sync.event_ids) if e not in used), None
+        )
+
+    def relay(self, frame: Frame, sync: Sync, placed: list[tuple[Frame, Sync]]) -> bool:
+        """Replace `sync` (P -> Q) by P -> R and R -> Q through a third pipe R when
+        both pairs have an id free; whether it did.
+
+        R waits where Q did and sets right after (`Sync.late`), so the chain
+        orders what the flag did (and R's later work after the producer). R is
+        the pipe whose work lies farthest from the wait (the set waits for R's
+        earlier work, the wait holds R's later work); S, whose wait holds the
+        issue of everything after it, comes last.
+        """
+        if frame.is_carried(sync):
+            return False
+        set_gap, wait_gap = sync.set_gap, sync.wait_gap
+        index = frame.syncs.index(sync)
+        for pipe in self._relay_pipes(frame, sync):
+            to = Sync(
+                *(sync.src, pipe, set_gap, set_gap, wait_gap, wait_gap),
+                *(set_gap, wait_gap, sync.producer, sync.consumer),
+                fenced=sync.fenced,
+            )
+            on = Sync(
+                *(pipe, sync.dst, wait_gap, wait_gap, wait_gap, wait_gap),
+                *(wait_gap, wait_gap, sync.consumer, sync.consumer),
+                late=True,
+            )
+            # A flag of the frame the same as a leg already serves as that leg.
+            legs = [leg for leg in (to, on) if not _has_twin(frame, leg)]
+            frame.syncs[index : index + 1] = legs
+            frame.flags_changed()
+            events: list[int] = []
+            for leg in legs:
+                if (event := self.free_event(self.taken(frame, leg, placed))) is None:
+                    break
+                events.append(event)
+            else:
+                for leg, event in zip(legs, events, strict=True):
+                    leg.event = event
+                    placed.append((frame, leg))
+                return True
+            frame.syncs[index : index + len(legs)] = [sync]
+            frame.flags_changed()
+        return False
+
+    @staticmethod
+    def _relay_pipes(frame: Frame, sync: Sync) -> list[Pipe]:
+        """The pipes `relay` may go through, best first."""
+        gap = sync.wait_gap
+
+        def distance(pipe: Pipe) -> float:
+            if pipe not in frame.users:
+                return inf
+            before = gap - frame.prev_with(pipe, gap)
+            after = frame.next_with(pipe, gap - 1) - gap + 1
+            return min(before, after)
+
+        others = [p for p in PIPES if p not in (sync.src, sync.dst)]
+        return sorted(others, key=lambda p: (p == Pipe.S, -distance(p)))
 
     def may_share(self, fx: Frame, x: Sync, fy: Frame, y: Sync) -> bool:
         """Whether two flags of one pipe pair may use the same event id: their
@@ -1150,9 +1236,7 @@ class FunctionSync:
         for path, sync in ((path_x, x), (path_y, y)):
             owner = path[-1]
             if owner is frame:
-                spans.append(
-                    (_set_key(sync.set_gap), _wait_key(sync.wait_gap), sync.fenced)
-                )
+                spans.append((sync.set_key, _wait_key(sync.wait_gap), sync.fenced))
             elif not owner.is_carried(sync):
                 node = path[common].parent_node
                 spans.append((_start_key(node), _exit_key(node), sync.fenced))
@@ -1161,7 +1245,10 @@ class FunctionSync:
                 spans.append((prologue, drain, False))
             else:
                 return False  # live from before the outermost loop to after it
-        if spans[0][:2] == spans[1][:2]:  # different branches of one scf.if
+        if spans[0][:2] == spans[1][:2]:
+            if path_x[-1] is frame or path_y[-1] is frame:
+                return False  # one set..wait span, or one flag inside the other's
+            # Different branches of one scf.if.
             return not (fx.is_carried(x) or fy.is_carried(y))
         period = frame.period
         if not period:
@@ -1312,6 +1399,34 @@ def _squeeze(frame: Frame, sync: Sync, live: Sequence[Sync]) -> bool:
     return True
 
 
+def _has_twin(frame: Frame, sync: Sync) -> bool:
+    """Whether a flag of `frame` orders what `sync` does: the same pipes, set,
+    wait and fence."""
+    return any(
+        (other.src, other.dst, other.set_key, other.wait_gap)
+        == (sync.src, sync.dst, sync.set_key, sync.wait_gap)
+        and other.fenced >= sync.fenced
+        for other in frame.syncs
+    )
+
+
+def _to_barrier(frame: Frame, sync: Sync) -> None:
+    """Replace `sync` by a `pipe_barrier all` where it waits: the barrier orders
+    everything before it before everything after it, the producer before the
+    consumer among them, and needs no event id.
+
+    It orders at least what the flag did (its set is no later than the barrier),
+    so the flags chosen and the ids given before stay valid. A fence that
+    preceded the set stays, as in `_squeeze`.
+    """
+    assert not frame.is_carried(sync)
+    if sync.fenced:
+        frame.fences.append((sync.set_gap, sync.producer))
+    frame.fences.append((sync.wait_gap, sync.consumer))
+    frame.syncs.remove(sync)
+    frame.flags_changed()
+
+
 def _ancestry(frame: Frame) -> list[Frame]:
     path = [frame]
     while path[-1].parent is not None:
@@ -1398,12 +1513,13 @@ def _emit_frame(frame: Frame, root: Frame) -> None:
     """Insert the frame's flags (and at the top, the prologues and drains of
     loop-carried ones): fences, then sets right after their gap's previous node
     (a fence orders the sets of its gap, as `propagate` takes it), waits right
-    before its next one."""
+    before its next one, then late sets and their waits (`Sync.late`)."""
     block = frame.block
     n = frame.size
     fences: dict[int, list[Operation]] = {}
     sets: dict[int, list[Operation]] = {}
     waits: dict[int, list[Operation]] = {}
+    late: dict[int, list[Operation]] = {}  # late sets, then their waits
 
     def fence(gap: int, location_of: Operation) -> PipeBarrierOp:
         barrier = PipeBarrierOp(Pipe.ALL)
@@ -1418,8 +1534,13 @@ def _emit_frame(frame: Frame, root: Frame) -> None:
         wait_op.location = sync.consumer.location
         if fenced:
             sync.ops.append(fence(set_gap, sync.producer))
-        sets.setdefault(set_gap, []).append(set_op)
-        waits.setdefault(wait_gap, []).append(wait_op)
+        if sync.late:
+            ops = late.setdefault(set_gap, [])
+            ops.insert(sum(isinstance(op, SetFlagOp) for op in ops), set_op)
+            late.setdefault(wait_gap, []).append(wait_op)
+        else:
+            sets.setdefault(set_gap, []).append(set_op)
+            waits.setdefault(wait_gap, []).append(wait_op)
         sync.ops += (set_op, wait_op)
 
     for sync in frame.syncs:
@@ -1441,7 +1562,8 @@ def _emit_frame(frame: Frame, root: Frame) -> None:
             block.insert_ops_before(ops, frame.nodes[0].op)
         else:
             block.insert_ops_after(ops, frame.nodes[gap - 1].op)
-    for gap, ops in waits.items():
+    for gap in sorted(waits.keys() | late.keys()):
+        ops = waits.get(gap, []) + late.get(gap, [])
         block.insert_ops_before(ops, frame.nodes[gap].op if gap < n else terminator)
 
 
