@@ -927,10 +927,11 @@ class Selector:
                 tables(source, element_type),
             ]
         if along_rows and rows > 1 and cols > 1:
-            # ceil(cols / lanes) chunks of rows rounded up to a block
+            # ceil(cols / lanes) chunks of rows rounded up to a block, or rows
+            # of ceil(cols / lanes) partials rounded up to a block
             return [
                 term(source, Fraction(e, lanes)),
-                term(source, e, cols=False),
+                term(source, per_block * e, cols=False),
                 term(source, Fraction((per_block - 1) * e, lanes), rows=False),
                 constant(source, 3 * 2 * self.block),  # or one row, as below
             ]
@@ -978,9 +979,12 @@ class Selector:
                 return self._int_reduce_scratch(element_type, 1, rows)
         if along_rows and shape_cols > 1 and rows > 1 and cols > lanes:
             chunks = -(-cols // lanes)
-            return [
-                hw.BufferType([chunks * _round_up(rows, per_block)], element_type, ub)
-            ]
+            if self._reduces_by_row(rows, cols, element_type):
+                full = cols // lanes
+                size = rows * _round_up(full, per_block) + _round_up(rows, per_block)
+            else:
+                size = chunks * _round_up(rows, per_block)
+            return [hw.BufferType([size], element_type, ub)]
         n = cols if along_rows else rows
         flat = (along_rows and shape_cols > 1 and rows == 1) or (
             not along_rows and shape_rows > 1 and shape_cols == 1
@@ -990,6 +994,21 @@ class Selector:
         if not along_rows and shape_rows > 1 and shape_cols > 1 and rows > 2:
             return [hw.BufferType([-(-rows // 2) * shape_cols], element_type, ub)]
         return []
+
+    def _reduces_by_row(self, rows: int, cols: int, element_type: Attribute) -> bool:
+        """Whether rows longer than a repeat reduce row by row (a vreduce of each
+        row's repeats, then one of the rows' partials) rather than column chunk
+        by chunk (a vreduce of each chunk over the rows, then a combine per
+        chunk): whichever issues fewer instructions, each paying the vector
+        start-up (a tile of 8 rows of 1024 f32: 9 instead of 31)."""
+        lanes = self.lanes_for(element_type)
+        chunks = -(-cols // lanes)
+        if chunks > lanes or rows > self.target.vector.max_repeat:
+            return False
+        by_row = rows + 1 + 2 * (cols % lanes != 0)
+        most = self.target.vector.max_repeat
+        by_chunk = chunks * -(-rows // most) + chunks - 1
+        return by_row < by_chunk
 
     def _reduces_rows(self, op: tile.TileReduceOp) -> bool:
         """Whether the reduction runs along rows (the last dim) of the matrix view."""
@@ -2216,8 +2235,43 @@ class Selector:
             reduce_chunk(0, dst)
             return
         partials = scratch[0]
-        stride = _round_up(rows, self.per_block(element_type))
         chunks = -(-cols // lanes)
+        if self._reduces_by_row(rows, cols, element_type):
+            # Each row's whole repeats in one vreduce (a row of partials each),
+            # one vreduce of the rows of partials; a partial last repeat of
+            # every row in one more vreduce (by rows), combined at the end.
+            full, rest = divmod(cols, lanes)
+            partial_pitch = _round_up(full, self.per_block(element_type))
+            for row in range(rows):
+                em.emit(
+                    vreduce(
+                        em.subview(src, row * pitch),
+                        em.subview(partials, row * partial_pitch),
+                        repeat=full,
+                        rep_stride=[lanes * e // self.block],
+                    )
+                )
+            em.emit(
+                vreduce(
+                    partials,
+                    dst,
+                    repeat=rows,
+                    mask=_lane_mask(0, full, lanes),
+                    rep_stride=[partial_pitch * e // self.block],
+                )
+            )
+            if rest:
+                tail = em.subview(partials, rows * partial_pitch)
+                reduce_chunk(full * lanes, tail)
+                em.vector(
+                    binary(REDUCE_COMBINE[type(op)]),
+                    [Lanes(dst), Lanes(tail), Lanes(dst)],
+                    1,
+                    0,
+                    rows,
+                )
+            return
+        stride = _round_up(rows, self.per_block(element_type))
         for chunk in range(chunks):
             reduce_chunk(chunk * lanes, em.subview(partials, chunk * stride))
         combine = binary(REDUCE_COMBINE[type(op)])
