@@ -245,6 +245,8 @@ class Emitter:
     def _strides(
         self, lanes: Sequence[Lanes], lane_count: int, row_mode: bool
     ) -> tuple[list[int], list[int]] | None:
+        """Block and repeat strides: repeats down the rows (`row_mode`) or along
+        the elements (a flat region, or the chunks of one row)."""
         blk: list[int] = []
         rep: list[int] = []
         for x in lanes:
@@ -255,10 +257,10 @@ class Emitter:
                     rep.append((x.pitch if row_mode else lane_count) * e // self.block)
                 case Kind.ROW_BLOCK:
                     blk.append(0)
-                    rep.append(1)
+                    rep.append(1 if row_mode else 0)
                 case Kind.ROW_VECTOR:
                     blk.append(1)
-                    rep.append(0)
+                    rep.append(0 if row_mode else lane_count * e // self.block)
                 case Kind.SPLAT_BLOCK:
                     blk.append(0)
                     rep.append(0)
@@ -314,11 +316,33 @@ class Emitter:
     def _rows(
         self, make: MakeOp, lanes: Sequence[Lanes], rows: int, c0: int, c1: int
     ) -> None:
+        """Rows x columns [c0, c1): a repeat per row and column chunk; the
+        repeats of one instruction go down the rows of a chunk, or along the
+        whole chunks of a row when that issues fewer instructions (each pays
+        the vector start-up)."""
         lane_count = self.lanes_per_repeat(lanes)
         strides = self._strides(lanes, lane_count, row_mode=True)
         for x in lanes:
             if x.kind == Kind.FULL:
                 assert x.pitch * x.element_bytes % self.block == 0
+        whole = c1 // lane_count if c0 == 0 else 0
+        down = -(-rows // self.max_repeat)
+        along = rows * -(-whole // self.max_repeat) + down * (c1 > whole * lane_count)
+        if whole and along < -(-c1 // lane_count) * down:
+            along_strides = self._strides(lanes, lane_count, row_mode=False)
+            for row in range(rows):
+                chunk = 0
+                while chunk < whole:
+                    repeat = min(whole - chunk, self.max_repeat)
+                    props: dict[str, object] = {"repeat": repeat}
+                    if along_strides is not None:
+                        props["blk_stride"], props["rep_stride"] = along_strides
+                    views = [self._view(x, row, chunk * lane_count) for x in lanes]
+                    self.emit(make(views, props))
+                    chunk += repeat
+            c0 = whole * lane_count
+            if c0 >= c1:
+                return
         column = c0 - c0 % self._alignment(lanes)
         while column < c1:
             mask = _lane_mask(

@@ -49,3 +49,22 @@ func.func @chunks(%x: memref<200x130xf32>, %out: memref<200x1xf32>) {
 // CHECK-LABEL: func.func @chunks
 // CHECK-COUNT-3: ascend_hw.vreduce_sum %{{.*}} -> %{{.*}} {repeat = 200 : i64
 // CHECK:         ascend_hw.vadd
+
+// -----
+
+// The same rule for a row broadcast against long rows: one vsub per row over
+// its 16 repeats (the statistic's block read with strides 0) instead of one per
+// column chunk down the 8 rows.
+func.func @centre(%x: memref<8x1024xf32>, %out: memref<8x1024xf32>) {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0, %c0] : memref<8x1024xf32> -> !tile.tile<8x1024xf32, ub>
+  %m = tile.reduce_max %t, axis = 1 : !tile.tile<8x1024xf32, ub> -> !tile.tile<8x1xf32, ub>
+  %d = tile.sub %t, %m : !tile.tile<8x1024xf32, ub>, !tile.tile<8x1xf32, ub>
+  tile.store %d, %out[%c0, %c0] : !tile.tile<8x1024xf32, ub> -> memref<8x1024xf32>
+  func.return
+}
+
+// CHECK-LABEL: func.func @centre
+// CHECK:         ascend_hw.vbrcb
+// CHECK-COUNT-8: ascend_hw.vsub %{{.*}}, %{{.*}} -> %{{.*}} {repeat = 16 : i64, blk_stride = array<i64: 1, 0, 1>, rep_stride = array<i64: 8, 0, 8>}
+// CHECK-NOT:     ascend_hw.vsub
