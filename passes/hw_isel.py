@@ -1730,11 +1730,17 @@ class Selector:
     def _cast_chunks(self, op: tile.CastOp) -> _CastChunks:
         """The parts of a cast's region converted one after the other, so that
         its intermediate buffers stay small (at most 1/32 of UB or a repeat):
-        groups of whole rows, or column chunks of one row when a row is longer."""
+        groups of whole rows, or column chunks of one row when a row is longer;
+        a single vcast, which has none, converts the region at once."""
         region = self.region(op.result)
+        rows, cols = region.rows, region.cols
+        source, result = _tile(op.source), _tile(op.result)
+        plan = cast_plan(source.element_type, result.element_type, op.round_mode)
+        if plan is not None and len(plan) == 1 and isinstance(plan[0], Convert):
+            # One vcast has no intermediates: the region at once.
+            return _CastChunks([(0, rows, 0, cols)], rows, region.pitch)
         budget = self._cast_budget()
         unit = self.lanes_for(f32)  # aligns chunk starts for every element type
-        rows, cols = region.rows, region.cols
         if rows == 1 or region.pitch == cols:
             count = rows * cols
             width = min(count, budget)
