@@ -74,7 +74,9 @@ FLOAT_LIMIT = {"f16": 500.0, "bf16": 1e4, "f32": 1e5}
 """Beyond this magnitude a float value is scaled down before it grows again."""
 NUMPY = {d.name: d.numpy_dtype for d in DTYPES}
 SIZES = (1, 2, 3, 5, 7, 8, 13, 15, 16, 17, 31, 32, 33, 47, 63, 64, 65, 70)
-MAX_ELEMENTS = 4096
+MAX_SIZE = int(os.environ.get("PYPTO_FUZZ_MAX_SIZE", "70"))
+MAX_ELEMENTS = int(os.environ.get("PYPTO_FUZZ_MAX_ELEMENTS", "4096"))
+"""Per dim and per tensor (larger while hunting: `PYPTO_FUZZ_MAX_SIZE=300`)."""
 
 ALLOWED_REFUSALS: tuple[str, ...] = ()
 """Regexes of diagnostics for what the hardware cannot do (none so far)."""
@@ -106,9 +108,9 @@ class Chooser:
         return self.integer(0, 99) < percent
 
     def size(self) -> int:
-        if self.boolean(70):
+        if self.boolean(70 if MAX_SIZE <= 70 else 40):
             return self.choice(SIZES)
-        return self.integer(1, 70)
+        return self.integer(1, MAX_SIZE)
 
     @staticmethod
     def of_hypothesis(draw: st.DrawFn) -> Chooser:
@@ -460,6 +462,8 @@ def binary(program: Program, v: Value) -> Value:
         op = "+"
     shape = tuple(np.broadcast_shapes(v.shape, w.shape)) if w.shape else v.shape
     reflected = c.boolean(30)
+    if reflected and op == "/" and v.low <= 0.0 <= v.high:
+        v = _positive(program, v)  # v is the divisor
     lhs, rhs = (spelled, v.name) if reflected else (v.name, spelled)
     a, b = (
         ((w.low, w.high), (v.low, v.high))
@@ -468,8 +472,7 @@ def binary(program: Program, v: Value) -> Value:
     )
     low, high = _interval(op, a, b)
     if op in ("maximum", "minimum"):
-        function = c.choice([f"pto.{op}", f"pto.{op}"])
-        expression = f"{function}({lhs}, {rhs})"
+        expression = f"pto.{op}({lhs}, {rhs})"
     else:
         expression = f"{lhs} {op} {rhs}"
     result = replace(
