@@ -458,12 +458,14 @@ class FunctionLowering:
         """The UB scratch tile-to-hw's instructions for `op` need (offset
         tables, cast intermediates, broadcast blocks, reduction partials, f16
         copies of i8 transposes), bounded by the probe's physical extents."""
-        if not any(isinstance(v.type, TileType) for v in (*op.operands, *op.results)):
-            return []
+        terms = [term(v) for v in (*op.operands, *op.results)]
+        known = [t for t in terms if t is not None]
+        if not known:
+            return []  # no UB tile
 
         def spans_of(value: SSAValue) -> tuple[bool, ...]:
             live = term(value)
-            return live.spans if live is not None else ()
+            return live.spans if live is not None else (False,) * len(known[0].spans)
 
         terms = self._selector.scratch_terms(op, spans_of)
         return [LiveTerm(per, spans) for per, spans in terms]
