@@ -59,7 +59,15 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from pypto_mlir.interp.tensor_view import round_to_element_type
 
 from .tiling_model import MatmulTiling, VectorTiling
-from .tv_fusion import Extent, ExtentAnalysis, Group, GroupKind, Mapping, tensor_type
+from .tv_fusion import (
+    Extent,
+    ExtentAnalysis,
+    Group,
+    GroupKind,
+    Mapping,
+    static_extent,
+    tensor_type,
+)
 
 Valid = int | SSAValue
 """A valid extent: static, or computed at run time."""
@@ -163,9 +171,17 @@ class NestEmitter:
     """Builds the loop nest of one group at `top` (see the module doc)."""
 
     def __init__(
-        self, group: Group, extents: ExtentAnalysis, gm: GmBuffers, top: Cursor
+        self,
+        group: Group,
+        extents: ExtentAnalysis,
+        gm: GmBuffers,
+        top: Cursor,
+        sum_lanes: int = 0,
     ):
         self.group = group
+        self.sum_lanes = sum_lanes
+        """f16 elements one vector reduction sums in f32 and rounds once (a
+        repeat); a longer or other f16 sum accumulates in f32 (0: always)."""
         self.extents = extents
         self.gm = gm
         self.top = top
@@ -676,8 +692,11 @@ class NestEmitter:
     # Reductions -----------------------------------------------------------------------
 
     def _reduce_type(self, op: tv.ReduceOp, resident: bool) -> Attribute:
-        """The type a reduction accumulates in: f32 for sums of 16-bit floats over
-        more than one step (so they round once, as tv does), i32 for i8 sums."""
+        """The type a reduction accumulates in: f32 for sums of 16-bit floats that
+        one vector reduction does not cover (more than one step, or a row longer
+        than `sum_lanes`, or along a column, which tile-to-hw sums pairwise in the
+        element type: partial sums could round and overflow where tv's f32 sum
+        does not), i32 for i8 sums."""
         element_type = tensor_type(op.input).element_type
         axes_in_tile = [
             d
@@ -689,7 +708,12 @@ class NestEmitter:
         if element_type == bf16:
             return f32
         if element_type == f16 and isinstance(op, tv.ReduceSumOp):
-            return f16 if resident and len(axes_in_tile) <= 1 else f32
+            last = self.tile_dims[-1]
+            one_repeat = axes_in_tile == [last] and (
+                (extent := static_extent(self.group.frame[last])) is not None
+                and extent <= self.sum_lanes
+            )
+            return f16 if resident and (not axes_in_tile or one_repeat) else f32
         return element_type
 
     def _reduce_tile(

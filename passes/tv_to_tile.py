@@ -181,6 +181,8 @@ class FunctionLowering:
         self.allocs: list[SSAValue] = []
         self._profiles: dict[tuple[int, bool], LiveProfile] = {}
         self._selector = Selector(target, PhysicalExtents())
+        self._sum_lanes = target.vector.repeat_bytes // 2
+        """f16 lanes of a repeat: a vreduce sums them in f32 (tile-to-hw)."""
 
     def run(self) -> None:
         if not self.function.body.blocks:
@@ -436,7 +438,9 @@ class FunctionLowering:
         if key in self._profiles:
             return self._profiles[key]
         block = Block()
-        emitter = NestEmitter(group, self.extents, self.gm, Cursor(block))
+        emitter = NestEmitter(
+            group, self.extents, self.gm, Cursor(block), self._sum_lanes
+        )
         probe = PROBE_SIZES[-len(emitter.tile_dims) :]
         if by_rows:
             probe = (1, *probe[1:])
@@ -580,7 +584,9 @@ class FunctionLowering:
                     f"'{self.target.name}' holds {ub_size} bytes"
                 )
         tiling, resident, request = choice
-        NestEmitter(group, self.extents, self.gm, cursor).emit_vector(tiling, resident)
+        NestEmitter(group, self.extents, self.gm, cursor, self._sum_lanes).emit_vector(
+            tiling, resident
+        )
         peak = request.profile.peak(tiling.physical)
         emit_remark(
             group.root, self._vector_remark(group, tiling, resident, peak, buffering)
@@ -606,7 +612,9 @@ class FunctionLowering:
             if resident:
                 text += f", reduced dims [{dims}] kept whole in ub"
             else:
-                emitter = NestEmitter(group, self.extents, self.gm, Cursor(Block()))
+                emitter = NestEmitter(
+                    group, self.extents, self.gm, Cursor(Block()), self._sum_lanes
+                )
                 text += f", {emitter.pass_count()} pass(es) over reduced dims [{dims}]"
         ub = self.target.memories["ub"].size
         buffers = "double-buffered" if buffering > 1 else "single-buffered"

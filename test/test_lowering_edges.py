@@ -354,3 +354,22 @@ def test_pipelined_matmul_accumulators_fit_l0c() -> None:
         rng.integers(-50, 50, (7, 7, 33)).astype(np.int8),
         rng.integers(-50, 50, (7, 33, 42)).astype(np.int8),
     )
+
+
+@pytest.mark.parametrize(("shape", "axis"), [((47, 32), 0), ((4, 200), 1), ((300,), 0)])
+def test_f16_sums_do_not_overflow_in_partial_sums(
+    shape: tuple[int, ...], axis: int
+) -> None:
+    """Columns were summed pairwise in f16 (and long rows combined in f16):
+    partial sums of +-1000s overflowed to infinity where tv's f32 sum is small."""
+
+    @pto.kernel(backend="reference")
+    def sums(x: pto.Tensor[shape, pto.f16]):
+        return x.sum(axis=axis), x.mean(axis=axis, keepdims=True)
+
+    index = np.indices(shape)[axis]
+    if axis == 0 and len(shape) == 2:  # rows i and i + 24 are added first
+        values = np.where(index % 2 == 0, 40000.0, -40000.0)
+    else:  # the first 128 of a row are one partial sum
+        values = np.where(index < 128, 600.0, -600.0)
+    check_kernel(sums, values.astype(np.float16))
