@@ -109,8 +109,13 @@ class ErrorBounds(Interpreter.Listener):
         if not tv.is_float_element_type(element_type):
             return
         rounding = 0.0 if isinstance(op, _EXACT) else epsilon(element_type)
+        magnitude = np.abs(v)
+        if isinstance(op, tv.TanhOp):
+            # evaluated as 2 / (1 + e^-2x) - 1: the last step rounds a value
+            # of magnitude |v| + 1 (accurate in absolute terms near 0)
+            magnitude = magnitude + 1.0
         with np.errstate(all="ignore"):
-            bound = np.abs(v) * rounding + self._carried(op, v)
+            bound = magnitude * rounding + self._carried(op, v)
         self.bounds[result] = np.broadcast_to(np.nan_to_num(bound, nan=np.inf), v.shape)
 
     def _carried(self, op: Operation, v: np.ndarray) -> np.ndarray | float:
