@@ -499,6 +499,7 @@ def test_a_kernel_the_lowering_refuses_names_the_kernel_line(
         narrow(np.ones((3, 16), np.int16))
     error = caught.value
     assert "cannot lower kernel 'narrow' for ascend910b" in error.message
+    assert "test-refuse-casts: no casts" in error.message
     assert "backend='reference'" in error.message
     assert error.location is not None and error.location.file.endswith(
         "test_pipeline.py"
