@@ -23,7 +23,10 @@ and in-place sharing), and groups are placed first-fit, aligned as the target
 requires: first with the lifetimes inside each innermost loop body widened to
 the whole body (every value of an iteration its own buffer, so that the next
 iteration never waits on this one for a reused buffer), then, when that does
-not fit, with the exact lifetimes. When no placement fits, the diagnostic names the memory, the bytes the
+not fit, with the exact lifetimes. The placement that fits is redone within the
+room it took, each group at the offset whose bytes the others use farthest in
+time from it (`_farthest`: a load that lands where a tile has just died waits
+for that tile's last reader). When no placement fits, the diagnostic names the memory, the bytes the
 tiles live at the worst point need and the bytes the target has.
 
 With `bank_offset`, a UB buffer that a vector op reads or writes together with
@@ -456,12 +459,54 @@ class _BankChoice:
         return int(offsets[int(np.argmin(self.cost(group, offsets, placed)))])
 
 
+def _farthest(
+    group: _Group,
+    busy: list[Interval],
+    placed: Sequence[_Group],
+    ceiling: int,
+    alignment: int,
+) -> int:
+    """Of the offsets clear of `busy` that keep `group` below `ceiling` (0 and
+    the ends of the buffers placed so far), the one whose bytes the placed
+    groups use farthest in time from `group` (the lowest of those), or -1.
+
+    A tile put where another one has just died makes its load wait for that
+    one's last reader (a write after read): the loads of a pipeline's next
+    stage then queue behind the compute of the current one."""
+    if not placed:
+        return -1
+    lo = np.array([g.offset for g in placed], dtype=np.int64)
+    hi = lo + np.array([_round_up(g.size, alignment) for g in placed], dtype=np.int64)
+    ends = np.array([max(h for _, h in g.intervals) for g in placed])
+    starts = np.array([g.start() for g in placed])
+    first, last = group.start(), max(h for _, h in group.intervals)
+    distance = np.maximum(first - ends, starts - last).astype(np.float64)
+    candidates = np.unique(np.concatenate(([0], [b for _, b in busy], hi)))
+    candidates = candidates[candidates + group.size <= ceiling]
+    if busy:
+        taken = np.array(busy, dtype=np.int64)
+        clash = (candidates[:, None] < taken[None, :, 1]) & (
+            taken[None, :, 0] < candidates[:, None] + group.size
+        )
+        candidates = candidates[~clash.any(axis=1)]
+    if not candidates.size:
+        return -1
+    shared = (candidates[:, None] < hi[None, :]) & (
+        lo[None, :] < candidates[:, None] + group.size
+    )
+    score = np.where(shared, distance[None, :], np.inf).min(axis=1)
+    return int(candidates[int(np.argmax(score))])
+
+
 def _first_fit(
-    groups: Sequence[_Group], alignment: int, bank: _BankChoice | None = None
+    groups: Sequence[_Group],
+    alignment: int,
+    bank: _BankChoice | None = None,
+    ceiling: int | None = None,
 ) -> int:
     """Give each group the lowest aligned offset clear of the groups placed before
-    it that are live at the same time (with `bank`, the one it picks); returns
-    the highest end."""
+    it that are live at the same time (with `bank`, the one it picks; with
+    `ceiling`, the `_farthest` one below it); returns the highest end."""
     placed: list[_Group] = []
     placed_ids: set[int] = set()
     high = 0
@@ -472,6 +517,8 @@ def _first_fit(
             if _overlap(g.intervals, group.intervals, True)
         )
         offset = bank.choose(group, busy, placed_ids) if bank is not None else -1
+        if offset < 0 and ceiling is not None:
+            offset = _farthest(group, busy, placed, ceiling, alignment)
         if offset < 0:
             offset = 0
             for lo, hi in busy:
@@ -522,6 +569,9 @@ def _place(
                 if best is None or high < best[0]:
                     best = (high, [g.offset for g in groups])
                 if high <= memory.size:
+                    # the same room, spread out in time where it allows
+                    if _first_fit(order, memory.alignment, bank, high) <= high:
+                        best = (high, [g.offset for g in groups])
                     break
             assert best is not None
             if best[0] <= memory.size:

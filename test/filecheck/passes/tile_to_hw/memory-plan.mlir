@@ -96,3 +96,37 @@ func.func @copied(%x: memref<4x64xf32>, %out: memref<4x64xf32>) {
   }
   func.return
 }
+
+// -----
+
+// Where the room allows, a tile goes to the bytes used longest ago rather than
+// to the ones a tile has just left: %a1 takes fresh bytes (not %a0's), so its
+// load need not wait for the store of %b0; %a3 takes %a1's (freed before
+// %a2's). The room used stays what first fit needs (two tiles).
+// CHECK-LABEL: func.func @spread
+// CHECK-NEXT:    %[[P:.*]] = ascend_hw.alloc [0, 1024)
+// CHECK-NEXT:    %[[Q:.*]] = ascend_hw.alloc [1024, 2048)
+// CHECK-NOT:     ascend_hw.alloc
+// CHECK:         ascend_hw.dma_load %x[{{.*}}] -> %[[P]]
+// CHECK:         ascend_hw.dma_load %x[{{.*}}] -> %[[Q]]
+// CHECK-NEXT:    ascend_hw.dma_load %x[{{.*}}] -> %[[P]]
+// CHECK:         ascend_hw.dma_load %x[{{.*}}] -> %[[Q]]
+func.func @spread(%x: memref<4x16x16xf32>, %out: memref<4x16x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %a0 = tile.load %x[%c0, %c0, %c0] : memref<4x16x16xf32> -> !tile.tile<1x16x16xf32, ub>
+  %b0 = tile.exp %a0 : !tile.tile<1x16x16xf32, ub>
+  tile.store %b0, %out[%c0, %c0, %c0] : !tile.tile<1x16x16xf32, ub> -> memref<4x16x16xf32>
+  %a1 = tile.load %x[%c1, %c0, %c0] : memref<4x16x16xf32> -> !tile.tile<1x16x16xf32, ub>
+  %a2 = tile.load %x[%c2, %c0, %c0] : memref<4x16x16xf32> -> !tile.tile<1x16x16xf32, ub>
+  %b1 = tile.exp %a1 : !tile.tile<1x16x16xf32, ub>
+  tile.store %b1, %out[%c1, %c0, %c0] : !tile.tile<1x16x16xf32, ub> -> memref<4x16x16xf32>
+  %b2 = tile.exp %a2 : !tile.tile<1x16x16xf32, ub>
+  tile.store %b2, %out[%c2, %c0, %c0] : !tile.tile<1x16x16xf32, ub> -> memref<4x16x16xf32>
+  %a3 = tile.load %x[%c3, %c0, %c0] : memref<4x16x16xf32> -> !tile.tile<1x16x16xf32, ub>
+  %b3 = tile.exp %a3 : !tile.tile<1x16x16xf32, ub>
+  tile.store %b3, %out[%c3, %c0, %c0] : !tile.tile<1x16x16xf32, ub> -> memref<4x16x16xf32>
+  func.return
+}
