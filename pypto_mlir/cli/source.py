@@ -178,10 +178,18 @@ class LocatingParser(Parser):
 
 
 def parse_error_diagnostic(error: ParseError, parser: LocatingParser) -> Diagnostic:
-    """An xDSL parse error as a diagnostic at the file position of its span."""
+    """An xDSL parse error as a diagnostic at the file position of its span.
+
+    Some xDSL errors carry only a context (" in block definition"): they say
+    what was found there."""
+    message = error.msg
+    if not message or message[0].isspace():
+        found = error.span.text.strip()
+        what = f"'{found}'" if found else "end of input"
+        message = f"unexpected {what}{message}"
     diagnostic = Diagnostic(
         Severity.ERROR,
-        error.msg,
+        message.rstrip(),
         parser.location_at(error.span.start),
         length=max(1, error.span.end - error.span.start),
     )

@@ -24,3 +24,9 @@ func.func @f() {
 // EMPTY: builtin.module {
 // EMPTY-NEXT: }
 // EMPTY: exit=0
+
+// A function cut short (no closing brace): the error says what it found.
+// RUN: printf 'func.func @f() {\n  func.return\n' > %t.truncated
+// RUN: bash -c 'pypto-opt %t.truncated; echo "exit=$?"' 2>&1 | filecheck %s --check-prefix=TRUNCATED
+// TRUNCATED: .truncated:3:1: error: unexpected end of input in block definition
+// TRUNCATED: exit=1
