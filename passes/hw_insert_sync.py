@@ -44,6 +44,7 @@ from pypto_mlir.dialects.ascend_hw import (
     element_offset,
     target_of,
 )
+from pypto_mlir.passes.index_range import MAX_TRIPS_ATTR, Range, index_ranges
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp
@@ -904,6 +905,7 @@ class FunctionSync:
     def __init__(self, func_op: func.FuncOp, target: Target):
         self.target = target
         self.analysis = AccessAnalysis(target)
+        self.ranges = index_ranges(func_op)
         self.root = self.build(func_op.body.block, None, None, -1)
         before: set[Pipe] = set()
         for node in self.root.nodes:
@@ -948,7 +950,16 @@ class FunctionSync:
             position = len(frame.nodes)
             for region in op.regions:
                 for child_block in region.blocks:
-                    child_loop = op if isinstance(op, scf.ForOp) else None
+                    child_loop = (
+                        op
+                        if isinstance(op, scf.ForOp)
+                        and not (
+                            loop is None
+                            and _innermost(op)
+                            and _runs_at_most_once(op, self.ranges)
+                        )
+                        else None
+                    )
                     child = self.build(child_block, child_loop, frame, position)
                     node.children.append(child)
                     node.accesses.extend(a for n in child.nodes for a in n.accesses)
@@ -983,7 +994,11 @@ class FunctionSync:
         for c, node in enumerate(frame.nodes):
             for child in node.children:
                 self.synchronise(child)
-            if isinstance(node.op, scf.ForOp) and _runs_at_least_once(node.op):
+            if (
+                isinstance(node.op, scf.ForOp)
+                and not _branches(node)
+                and _runs_at_least_once(node.op)
+            ):
                 frame.edges += _through_first_iteration(node.children[0], c)
                 frame.flags_changed()
         if frame is self.root:
@@ -1039,7 +1054,7 @@ class FunctionSync:
                 )
             )
         for c, node in enumerate(frame.nodes):
-            if not isinstance(node.op, scf.IfOp):
+            if not _branches(node):
                 continue
             for src, dst in sorted(_branch_flag_pairs(node)):
                 if not frame.reaches(
@@ -1291,6 +1306,43 @@ def _inner(node: Node, op: Operation) -> tuple[tuple[Frame, int], ...]:
     return ()
 
 
+def _runs_at_most_once(loop: scf.ForOp, ranges: Mapping[SSAValue, Range]) -> bool:
+    """Whether the loop's bounds are at most one step apart (tile-pipeline's
+    remainder loop of `trips mod 2` iterations) or its `MAX_TRIPS_ATTR` is at
+    most 1: its body runs once or not at all, like a branch of an scf.if, and
+    nothing in it waits for an earlier iteration."""
+    step = _constant(loop.step)
+    if step is None or step <= 0:
+        return False
+    most = loop.attributes.get(MAX_TRIPS_ATTR)
+    if isinstance(most, IntegerAttr) and most.value.data <= 1:
+        return True
+    distance = affine_of(loop.ub) - affine_of(loop.lb)
+    high = distance.const
+    for symbol, coeff in distance.coeffs.items():
+        if not isinstance(symbol, SSAValue) or symbol not in ranges:
+            return False
+        bound = ranges[symbol].hi if coeff > 0 else ranges[symbol].lo
+        if bound is None:
+            return False
+        high += coeff * bound
+    return high <= step
+
+
+def _innermost(loop: scf.ForOp) -> bool:
+    """Whether no loop is nested in `loop`. Only such a loop of at most one
+    trip, and not in a loop itself, is taken for a branch: flags carried around
+    a branch in a loop, or around loops in a branch, fall back to fences sooner
+    (gemm's block loop of one trip per core in a loop of two got one)."""
+    return not any(isinstance(op, scf.ForOp) for op in loop.body.walk())
+
+
+def _branches(node: Node) -> bool:
+    """Whether `node` runs its body at most once: an scf.if, or a loop of at
+    most one trip (`_runs_at_most_once`)."""
+    return bool(node.children) and node.children[0].loop is None
+
+
 def _runs_at_least_once(loop: scf.ForOp) -> bool:
     """Whether the loop's bounds are a constant distance apart, with a step that
     does not skip the first iteration (a positive constant)."""
@@ -1321,7 +1373,7 @@ def _loop_orders_itself(first: Node, second: Node, x: Access, y: Access) -> bool
     """Whether a loop node's own flags order `x` in one of its iterations before
     `y` in the next: loop-carried flags are set before the outermost loop and
     drained after it, so the next iteration may be in a later run of the loop."""
-    if first is not second or not isinstance(first.op, scf.ForOp):
+    if first is not second or not first.children or _branches(first):
         return False
     body = first.children[0]
     a, b = body.index_of(x.op), body.index_of(y.op)
@@ -1357,7 +1409,7 @@ def _branch_flag_pairs(node: Node) -> set[tuple[Pipe, Pipe]]:
     for child in node.children:
         pairs.update((s.src, s.dst) for s in child.syncs)
         for inner in child.nodes:
-            if isinstance(inner.op, scf.IfOp):
+            if _branches(inner):
                 pairs.update(_branch_flag_pairs(inner))
     return pairs
 

@@ -44,6 +44,11 @@ class Range:
 
 UNKNOWN = Range()
 
+MAX_TRIPS_ATTR = "pypto.max_trips"
+"""On a loop tile-to-hw split over the cores: the most iterations one core's
+chunk runs. Its bounds depend on `block_idx` in ways ranges cannot relate (a
+start and an end that move together), so passes after the split read this."""
+
 
 def _add(a: int | None, b: int | None) -> int | None:
     return None if a is None or b is None else a + b
@@ -187,8 +192,13 @@ def _op_range(op: Operation, ranges: dict[SSAValue, Range]) -> Range:
             return _monotone(a, lambda x: x // divisor)
         case arith.RemSIOp() | arith.RemUIOp():
             divisor, a = r(op.rhs).constant, r(op.lhs)
-            if divisor is None or divisor <= 0 or a.lo is None or a.lo < 0:
+            if divisor is None or divisor <= 0:
                 return UNKNOWN
+            if a.lo is None or a.lo < 0:
+                # An unsigned remainder is below the divisor whatever the operand.
+                return (
+                    Range(0, divisor - 1) if isinstance(op, arith.RemUIOp) else UNKNOWN
+                )
             if a.hi is not None and a.lo // divisor == a.hi // divisor:
                 return Range(a.lo % divisor, a.hi % divisor)
             return Range(0, divisor - 1)

@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pypto_mlir.dialects.tile import LoadOp, MatmulOp, StoreOp, TileType
+from pypto_mlir.passes.index_range import MAX_TRIPS_ATTR
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, UnitAttr, i64
@@ -304,6 +305,13 @@ def pipeline_split_loop(loop: scf.ForOp, stages: int, clones: Clones) -> None:
     new_loop.location = loop.location
     Rewriter.insert_op(new_loop, InsertPoint.after(loop))
     loop.operands[1] = main_lb
+    if isinstance(most := loop.attributes.get(MAX_TRIPS_ATTR), IntegerAttr):
+        new_loop.attributes[MAX_TRIPS_ATTR] = IntegerAttr(
+            most.value.data // stages, i64
+        )
+        loop.attributes[MAX_TRIPS_ATTR] = IntegerAttr(
+            min(most.value.data, stages - 1), i64
+        )
     # One pipeline: memory planning keeps the tiles of both loops apart, so
     # that the first unrolled loads need not wait for the remainder's compute.
     loop.attributes[PIPELINE_PROLOGUE_ATTR] = UnitAttr()

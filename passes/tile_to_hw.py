@@ -43,7 +43,12 @@ from pypto_mlir.passes.hw_isel import (
     buffer_type,
     unary,
 )
-from pypto_mlir.passes.index_range import Range, index_ranges, loop_trip_count
+from pypto_mlir.passes.index_range import (
+    MAX_TRIPS_ATTR,
+    Range,
+    index_ranges,
+    loop_trip_count,
+)
 from pypto_mlir.passes.memory_plan import MemoryPlan, ScratchRequest, plan_memory
 from pypto_mlir.passes.tile_pipeline import (
     PIPELINE_PROLOGUE_ATTR,
@@ -471,8 +476,10 @@ def _apply_split(
         end = plus(start, share)
     low = iteration_value(start, split.units - share + int(spare) * share)
     high = iteration_value(end, split.units + int(spare) * share)
+    most = min(split.trips, (share + int(extra > 0)) * split.granule)
     for loop in split.loops:
         loop.operands[0], loop.operands[1] = low, high
+        loop.attributes[MAX_TRIPS_ATTR] = IntegerAttr(most, i64)
     if not split.tail:
         return None
     last = emit(arith.CmpiOp(core, const(count - 1), "eq"))

@@ -7,7 +7,8 @@
 // 100 rows in blocks of 8: 12 full blocks and a 4-row tail, 13 units. Rows are
 // 256 bytes, so every block starts on a 32-byte block of GM: a unit is one
 // iteration. tiny has 2 cores: core 0 runs iterations 0..6, core 1 7..11 and
-// the tail. With 4 cores: 4 + 3 + 3 + 3 units.
+// the tail. With 4 cores: 4 + 3 + 3 + 3 units. The loop says how many
+// iterations a core runs at most (pypto.max_trips: 7, the longer chunk).
 // CHECK-LABEL: func.func @rows
 // CHECK-SAME:      attributes {ascend_hw.block_dim = 2 : i64}
 // CHECK:         %[[CORE:.*]] = ascend_hw.block_idx
@@ -28,7 +29,7 @@
 // CHECK-NEXT:    %[[LAST:.*]] = arith.cmpi eq, %[[CORE]], %[[ONE]] : index
 // CHECK-NEXT:    scf.for %{{.*}} = %[[LO]] to %[[HI]] step %[[EIGHT]] {
 // CHECK:           ascend_hw.dma_store
-// CHECK-NEXT:    }
+// CHECK-NEXT:    } {pypto.max_trips = 7 : i64}
 // CHECK-NEXT:    scf.if %[[LAST]] {
 // CHECK-NEXT:      ascend_hw.dma_load %x[%{{.*}}, %{{.*}}] -> %{{.*}} {bursts = 1 : i64, burst_bytes = 1024 : i64}
 // CHECK:           ascend_hw.dma_store
