@@ -466,6 +466,22 @@ def test_kernels_run_on_the_simulator_by_default() -> None:
     assert comparison.ok, comparison.describe()
 
 
+@pto.kernel
+def bf16_scale(x: pto.Tensor[(R, 48), pto.bf16]) -> pto.Tensor[(R, 48), pto.f32]:
+    return x.astype(pto.f32) * 2.0
+
+
+@pytest.mark.parametrize("backend", ["sim", "reference"])
+def test_a_call_leaves_its_arguments_unchanged(backend: str) -> None:
+    """The simulator rounds a bf16 argument to bf16 in its GM (a float32 array):
+    in a copy, not in the caller's array."""
+    x = np.full((5, 48), 1.0 + 2.0**-12, np.float32)
+    before = x.copy()
+    y = bf16_scale(x, backend=backend)
+    np.testing.assert_array_equal(x, before)
+    np.testing.assert_array_equal(y, np.full((5, 48), 2.0, np.float32))
+
+
 def test_another_target_is_another_backend(monkeypatch: pytest.MonkeyPatch) -> None:
     tiny = backends.SimBackend("tiny", name="sim-tiny", priority=1)
     monkeypatch.setitem(backends._BACKENDS, "sim-tiny", tiny)  # pyright: ignore[reportPrivateUsage]

@@ -165,9 +165,15 @@ class _SimCompiled(Compiled):
         from pypto_mlir.sim import SimError
 
         outputs = result_buffers(self.source)
+        # The simulator's GM is its arguments, written in place (bf16 ones are
+        # rounded there): the caller's arrays stay as they were.
+        inputs = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
         try:
             result = run_hw_function(
-                self.lowered, self.source.sym_name.data, [*args, *outputs], self.target
+                self.lowered,
+                self.source.sym_name.data,
+                [*inputs, *outputs],
+                self.target,
             )
         except SimError as error:
             from pypto_mlir.cli.run import sim_diagnostic
