@@ -721,8 +721,13 @@ def test_every_flag_of_a_lowered_example_is_needed(
         return args[-1].tobytes()
 
     reference = run(_lowered_example(target, name, dims))
-    count = len(_resync(_lowered_example(target, name, dims)))
+    resynchronised = _lowered_example(target, name, dims)
+    count = len(_resync(resynchronised))
     assert count > 0
+    print(
+        f"{name} {dims} on {target}: {count} flags, flag ops per iteration of "
+        f"each loop {_loop_flags(resynchronised)}"
+    )
     kept = []
     for index in range(count):
         module = _lowered_example(target, name, dims)
