@@ -18,6 +18,52 @@ def extent(name: str, size: str, offset: str, step: str) -> str:
     )
 
 
+def elementwise_kernel(
+    rows: int,
+    cols: int,
+    tm: int,
+    tn: int,
+    element: str,
+    body: str,
+    out: str = "",
+    inputs: int = 1,
+) -> str:
+    """`@f(%x, %out)` (with `inputs=2`, `@f(%x, %y, %out)`): per tm x tn tile
+    (tails included) %t of x (and %u of y), `body` computes %r, which is stored
+    into %out; in `body`, T is the tile type and T_OUT the result's."""
+    out = out or element
+    x_type = f"memref<{rows}x{cols}x{element}>"
+    out_type = f"memref<{rows}x{cols}x{out}>"
+    t = f"!tile.tile<{tm}x{tn}x{element}, ub, valid = [?, ?]>"
+    t_out = t.replace(f"x{element},", f"x{out},")
+    body = body.replace("T_OUT", t_out).replace("T", t)
+    names = [("x", "t"), ("y", "u")][:inputs]
+    params = "".join(f"%{x}: {x_type}, " for x, _ in names)
+    loads = "\n      ".join(
+        f"%{v} = tile.load %{x}[%i, %j] valid [%vi, %vj] : {x_type} -> {t}"
+        for x, v in names
+    )
+    return f"""
+func.func @f({params}%out: {out_type}) {{
+  %c0 = arith.constant 0 : index
+  %rows = arith.constant {rows} : index
+  %cols = arith.constant {cols} : index
+  %tm = arith.constant {tm} : index
+  %tn = arith.constant {tn} : index
+  scf.for %i = %c0 to %rows step %tm {{
+    {extent("vi", "%rows", "%i", "%tm")}
+    scf.for %j = %c0 to %cols step %tn {{
+      {extent("vj", "%cols", "%j", "%tn")}
+      {loads}
+      {body}
+      tile.store %r, %out[%i, %j] : {t_out} -> {out_type}
+    }}
+  }}
+  func.return
+}}
+"""
+
+
 def matmul_kernel(m: int, n: int, k: int, tm: int, tn: int, tk: int, out: str) -> str:
     """`@f(%a, %b, %c)`: C = A @ B tiled tm x tn over C and tk over K, accumulating
     in l0c (f16 inputs, `out` the element type of C)."""

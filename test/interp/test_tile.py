@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from pypto_mlir.dialects import tensor_view as tv
 from pypto_mlir.dialects import tile
 from pypto_mlir.dialects.tile import DYNAMIC_INDEX, TileType
-from tile_kernels import extent, matmul_kernel
+from tile_kernels import elementwise_kernel, extent, matmul_kernel
 from xdsl.builder import ImplicitBuilder
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf
@@ -83,33 +83,7 @@ def tiled_2d(
 ) -> ModuleOp:
     """`@f(%x, %out)`: for each tm x tn tile %t of %x (tails included), `body`
     computes %r (same tile type T), which is stored into %out."""
-    out_element = out_element or element
-    x_type = f"memref<{rows}x{cols}x{element}>"
-    out_type = f"memref<{rows}x{cols}x{out_element}>"
-    tile_type = f"!tile.tile<{tm}x{tn}x{element}, ub, valid = [?, ?]>"
-    body = body.replace("T_OUT", tile_type.replace(f"x{element},", f"x{out_element},"))
-    body = body.replace("T", tile_type)
-    return parse(
-        f"""
-func.func @f(%x: {x_type}, %out: {out_type}) {{
-  %c0 = arith.constant 0 : index
-  %rows = arith.constant {rows} : index
-  %cols = arith.constant {cols} : index
-  %tm = arith.constant {tm} : index
-  %tn = arith.constant {tn} : index
-  scf.for %i = %c0 to %rows step %tm {{
-    {extent("vi", "%rows", "%i", "%tm")}
-    scf.for %j = %c0 to %cols step %tn {{
-      {extent("vj", "%cols", "%j", "%tn")}
-      %t = tile.load %x[%i, %j] valid [%vi, %vj] : {x_type} -> {tile_type}
-      {body}
-      tile.store %r, %out[%i, %j] : {tile_type.replace(f"x{element},", f"x{out_element},")} -> {out_type}
-    }}
-  }}
-  func.return
-}}
-"""
-    )
+    return parse(elementwise_kernel(rows, cols, tm, tn, element, body, out_element))
 
 
 def rounded(values: np.ndarray, dtype: type) -> np.ndarray:

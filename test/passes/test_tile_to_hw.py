@@ -24,7 +24,7 @@ from pypto_mlir.passes.hw_insert_sync import HwInsertSyncPass
 from pypto_mlir.passes.tile_peel_tails import TilePeelTailsPass
 from pypto_mlir.passes.tile_to_hw import TileToHwPass
 from pypto_mlir.passes.tv_to_tile import TvToTilePass
-from tile_kernels import extent, matmul_kernel
+from tile_kernels import elementwise_kernel, extent, matmul_kernel
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import Builtin, ModuleOp
@@ -165,34 +165,7 @@ def elementwise(
 ) -> str:
     """`@f(%x, %y, %out)`: per tm x tn tile (tails included) %t of x and %u of y,
     `body` computes %r (tile type T, T_OUT for the result type)."""
-    out = out or element
-    x_type, out_type = (
-        f"memref<{rows}x{cols}x{element}>",
-        f"memref<{rows}x{cols}x{out}>",
-    )
-    t = f"!tile.tile<{tm}x{tn}x{element}, ub, valid = [?, ?]>"
-    t_out = t.replace(f"x{element},", f"x{out},")
-    body = body.replace("T_OUT", t_out).replace("T", t)
-    return f"""
-func.func @f(%x: {x_type}, %y: {x_type}, %out: {out_type}) {{
-  %c0 = arith.constant 0 : index
-  %rows = arith.constant {rows} : index
-  %cols = arith.constant {cols} : index
-  %tm = arith.constant {tm} : index
-  %tn = arith.constant {tn} : index
-  scf.for %i = %c0 to %rows step %tm {{
-    {extent("vi", "%rows", "%i", "%tm")}
-    scf.for %j = %c0 to %cols step %tn {{
-      {extent("vj", "%cols", "%j", "%tn")}
-      %t = tile.load %x[%i, %j] valid [%vi, %vj] : {x_type} -> {t}
-      %u = tile.load %y[%i, %j] valid [%vi, %vj] : {x_type} -> {t}
-      {body}
-      tile.store %r, %out[%i, %j] : {t_out} -> {out_type}
-    }}
-  }}
-  func.return
-}}
-"""
+    return elementwise_kernel(rows, cols, tm, tn, element, body, out, inputs=2)
 
 
 def row_kernel(rows: int, cols: int, tm: int, tn: int, body: str, element="f32") -> str:
