@@ -720,8 +720,9 @@ def test_every_flag_of_a_lowered_example_is_needed(
         run_hw_function(module, name, args, chip)
         return args[-1].tobytes()
 
-    reference = run(_lowered_example(target, name, dims))
-    resynchronised = _lowered_example(target, name, dims)
+    lowered = _lowered_example(target, name, dims)
+    reference = run(lowered.clone())
+    resynchronised = lowered.clone()
     count = len(_resync(resynchronised))
     assert count > 0
     print(
@@ -730,7 +731,7 @@ def test_every_flag_of_a_lowered_example_is_needed(
     )
     kept = []
     for index in range(count):
-        module = _lowered_example(target, name, dims)
+        module = lowered.clone()
         for op in _resync(module)[index].ops:
             Rewriter.erase_op(op)
         try:
