@@ -79,6 +79,9 @@ class _Group:
     def start(self) -> int:
         return min(lo for lo, _ in self.intervals)
 
+    def end(self) -> int:
+        return max(hi for _, hi in self.intervals)
+
 
 _Stream = tuple[_Group, int]
 """A buffer an op's vector instructions go through, and the bytes of it one
@@ -477,9 +480,9 @@ def _farthest(
         return -1
     lo = np.array([g.offset for g in placed], dtype=np.int64)
     hi = lo + np.array([_round_up(g.size, alignment) for g in placed], dtype=np.int64)
-    ends = np.array([max(h for _, h in g.intervals) for g in placed])
+    ends = np.array([g.end() for g in placed])
     starts = np.array([g.start() for g in placed])
-    first, last = group.start(), max(h for _, h in group.intervals)
+    first, last = group.start(), group.end()
     distance = np.maximum(first - ends, starts - last).astype(np.float64)
     candidates = np.unique(np.concatenate(([0], [b for _, b in busy], hi)))
     candidates = candidates[candidates + group.size <= ceiling]
