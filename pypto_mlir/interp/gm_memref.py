@@ -36,8 +36,8 @@ from xdsl.ir import Attribute
 from xdsl.utils.exceptions import InterpretationError
 
 from pypto_mlir.dialects import tile
-from pypto_mlir.interp.tensor_view import numpy_dtype
 from pypto_mlir.interp.tile import gm_array, tile_interpreter
+from pypto_mlir.numerics import numpy_dtype
 
 
 def _index(value: Any) -> int:

@@ -57,12 +57,8 @@ from pypto_mlir.dialects import tensor_view as tv
 from pypto_mlir.dialects import tile
 from pypto_mlir.dialects.tile import PadValue, RoundMode, TileType
 from pypto_mlir.interp import tensor_view as tv_kernels
-from pypto_mlir.interp.tensor_view import (
-    numpy_dtype,
-    round_to_element_type,
-    scalar_to_compute,
-    to_compute,
-)
+from pypto_mlir.interp.tensor_view import scalar_to_compute, to_compute
+from pypto_mlir.numerics import numpy_dtype, round_to_element_type
 
 
 def _special_value(element_type: Attribute, which: PadValue | None) -> Any:
