@@ -44,8 +44,9 @@ from xdsl.traits import SymbolTable
 from pypto_mlir.dialects import tensor_view as tv
 from pypto_mlir.dialects import tile
 from pypto_mlir.error_bound import epsilon, run_with_error_bounds
-from pypto_mlir.interp.gm_memref import gm_interpreter, poison_array
+from pypto_mlir.interp.gm_memref import poison_array
 from pypto_mlir.interp.tensor_view import round_to_bf16
+from pypto_mlir.interp.tile import gm_interpreter
 
 ULPS = 4
 """Float outputs of the tile level may differ from the reference by this many
