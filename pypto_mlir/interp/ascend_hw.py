@@ -3,7 +3,7 @@
 Each instruction runs functionally, in program order, on numpy views of the
 simulated memories of the current core (exact numerics, as the op docstrings in
 `dialects/ascend_hw.py` state them), and hands the simulator one record: its pipe,
-its cycles from `sim.cost`, the bytes it reads and writes as `Access` ranges
+its cycles from `targets.cost`, the bytes it reads and writes as `Access` ranges
 (`count`/`stride` bursts for strided DMA and vector lanes) and its source location
 (`FILE:LINE:COL`), so that races and timing are reported against the IR.
 `run_hw_function` runs a kernel on `block_dim` cores and returns the `Report`.
@@ -86,14 +86,15 @@ from pypto_mlir.sim import (
     Report,
     SimError,
 )
-from pypto_mlir.sim.cost import (
+from pypto_mlir.sim.machine import Core, gc_paused
+from pypto_mlir.targets import Target
+from pypto_mlir.targets.cost import (
     bank_conflict_cycles,
     dma_cost,
     mmad_cycles,
+    vector_cost_key,
     vector_cycles,
 )
-from pypto_mlir.sim.machine import Core, gc_paused
-from pypto_mlir.targets import Target
 
 __all__ = [
     "BLOCK_DIM_ATTR",
@@ -544,9 +545,6 @@ _I32 = np.dtype(np.int32)
 _BITWISE_OPS = (hw.VCopyOp, hw.VDupOp, hw.VBrcbOp, hw.VSelectOp, hw.VGatherOp)
 """Vector ops that move bits: their operands are read as unsigned integers."""
 
-_VECTOR_COST_KEYS = {"cmps": "cmp"}
-"""Vector op names whose cost profile has another name in the target file."""
-
 
 @dataclass(eq=False)
 class _VectorPlan:
@@ -623,8 +621,7 @@ def _vector_plan(op: hw.VectorOp, target: Target) -> _VectorPlan:
         patterns.append(pattern)
         dtypes.append(dtype)
         writes.append(write)
-    key = op.name.removeprefix("ascend_hw.v")
-    key = _VECTOR_COST_KEYS.get(key, key)
+    key = vector_cost_key(op.name)
     cost_type = _element_type(op.src) if isinstance(op, hw.VCastOp) else lane_types[0]
     return _VectorPlan(
         name=_short_name(op),

@@ -21,7 +21,6 @@ from pypto_mlir.sim.access import (
     burst_view,
     typed_view,
 )
-from pypto_mlir.sim.cost import dma_cost
 from pypto_mlir.sim.errors import (
     AccessError,
     EventError,
@@ -32,6 +31,7 @@ from pypto_mlir.sim.records import Record, RecordKind
 from pypto_mlir.sim.report import Report
 from pypto_mlir.sim.timing import replay
 from pypto_mlir.targets import ON_CHIP_MEMORIES, DmaPath, Target
+from pypto_mlir.targets.cost import dma_cost
 
 __all__ = ["Core", "Machine", "gc_paused"]
 
