@@ -24,16 +24,13 @@ from __future__ import annotations
 
 from itertools import chain
 from operator import attrgetter, gt, itemgetter
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from pypto_mlir.sim.access import NUM_PIPES, Access, GmTensor
 from pypto_mlir.sim.errors import RaceError
+from pypto_mlir.sim.records import Record, RecordedRun
 from pypto_mlir.targets import ON_CHIP_MEMORIES
-
-if TYPE_CHECKING:
-    from pypto_mlir.sim.machine import Machine, Record
 
 BLOCK = 32
 """Race-detection granularity in bytes: the 32-byte block that DMA and vector
@@ -54,7 +51,7 @@ _EMPTY = (_NONE, 0, _NONE, _NONE, _NONE, _NONE, _NONE) + (0,) * NUM_PIPES
 
 
 class RaceDetector:
-    def __init__(self, machine: Machine):
+    def __init__(self, machine: RecordedRun):
         self.machine = machine
         self.records = machine.records
         self.states: list[tuple[int, ...]] = [_EMPTY]
@@ -311,7 +308,7 @@ class AccessTable:
     of every instruction, one row per Access (reads before writes within an
     instruction, instructions in gid order), `rec` naming its instruction's row."""
 
-    def __init__(self, machine: Machine):
+    def __init__(self, machine: RecordedRun):
         records = machine.instructions
         n_records = len(records)
         self.rec_gid = np.fromiter(map(itemgetter(0), records), np.int64, n_records)
@@ -344,7 +341,7 @@ class AccessTable:
         self.nbytes = self.length * self.count
 
 
-def find_races(machine: Machine, log: ClockLog, table: AccessTable) -> bool:
+def find_races(machine: RecordedRun, log: ClockLog, table: AccessTable) -> bool:
     """Whether two accesses might race: False proves the replay race-free.
 
     Equivalent to running `RaceDetector.check` on every access in `log.seq` order
@@ -440,7 +437,7 @@ def find_races(machine: Machine, log: ClockLog, table: AccessTable) -> bool:
     return bool(np.any(_unordered(core, epoch, pipe, k, clocks, row, i, b)))
 
 
-def _epochs(machine: Machine, table: AccessTable) -> np.ndarray | None:
+def _epochs(machine: RecordedRun, table: AccessTable) -> np.ndarray | None:
     """The epoch of each instruction row of `table`: how many sync_alls its core
     executed before it (None when no core has one)."""
     syncs = [

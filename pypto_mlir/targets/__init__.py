@@ -29,6 +29,7 @@ __all__ = [
     "SyncSpec",
     "Target",
     "TargetError",
+    "VECTOR_COST_KEYS",
     "VectorSpec",
     "builtin_targets",
     "load_target",
@@ -43,6 +44,21 @@ MEMORY_NAMES: tuple[str, ...] = ("gm", *ON_CHIP_MEMORIES)
 
 PIPE_NAMES: tuple[str, ...] = ("S", "MTE1", "MTE2", "MTE3", "M", "V", "FIX")
 """Pipe names as in AscendNPU-IR HIVMAttrs.td (without the PIPE_ prefix)."""
+
+VECTOR_COST_KEYS: tuple[str, ...] = (
+    *("add", "sub", "mul", "div", "max", "min"),
+    *("adds", "muls", "maxs", "mins"),
+    *("exp", "ln", "abs", "relu", "sqrt", "rsqrt", "reciprocal", "copy", "cast"),
+    *("reduce_sum", "reduce_max", "reduce_min"),
+    *("dup", "brcb", "cmp", "select", "gather"),
+)
+"""The vector instructions' cost keys (`cost.vector_cost_key` of each ascend_hw
+vector op): every `vector.cycles_per_repeat.<width>` table of a target prices each
+one, so no instruction's cost falls back to a default."""
+
+VECTOR_PROFILE_WIDTHS: tuple[str, ...] = ("b16", "b32")
+"""The element widths every target profiles (a `b8` table is optional: 8-bit
+elements are priced by the `b16` one when it is absent, see `cost.vector_cycles`)."""
 
 _UNIT_SCALES: dict[str, dict[str, float]] = {
     "bytes": {"B": 1, "KiB": 1024, "MiB": 1024**2},
@@ -87,10 +103,6 @@ class BankLayout:
     conflict_cycles: int = 0
     """Cycles each further row queued on one bank or bank group costs a vector
     instruction (0: conflicts are not modelled)."""
-
-    @property
-    def banks_per_group(self) -> int:
-        return self.count // self.groups
 
     @property
     def slice_bytes(self) -> int:
@@ -189,9 +201,6 @@ class Target:
     sync: SyncSpec
     sources: Mapping[str, str] = field(repr=False)
     """Dotted key (e.g. "memories.ub.size") -> where that number comes from."""
-
-    def cycles_to_us(self, cycles: float) -> float:
-        return cycles / (self.clock_ghz * 1e3)
 
     def dma_path(self, src: str, dst: str) -> DmaPath:
         """The DMA path src -> dst, or KeyError naming the directions the chip has."""
@@ -541,12 +550,23 @@ def _load_file(path: Path) -> Target:
         },
     )
     per_repeat: dict[int, Mapping[str, float]] = {}
-    for width in r.table("vector.cycles_per_repeat"):
+    widths = r.table("vector.cycles_per_repeat")
+    for width in widths:
         if width not in ("b8", "b16", "b32"):
             raise r.error(
                 f"vector.cycles_per_repeat.{width}",
                 "element width must be b8, b16 or b32",
             )
+    for width in VECTOR_PROFILE_WIDTHS:
+        if width not in widths:
+            raise r.error(f"vector.cycles_per_repeat.{width}", "missing table")
+    for width in widths:
+        for op in VECTOR_COST_KEYS:
+            if op not in r.table(f"vector.cycles_per_repeat.{width}"):
+                raise r.error(
+                    f"vector.cycles_per_repeat.{width}.{op}",
+                    "missing key (every vector instruction needs a cost)",
+                )
         per_repeat[int(width[1:])] = MappingProxyType(
             {
                 op: r.number(f"vector.cycles_per_repeat.{width}.{op}", "ratio")

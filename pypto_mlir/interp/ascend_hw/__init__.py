@@ -3,7 +3,7 @@
 Each instruction runs functionally, in program order, on numpy views of the
 simulated memories of the current core (exact numerics, as the op docstrings in
 `dialects/ascend_hw.py` state them), and hands the simulator one record: its pipe,
-its cycles from `sim.cost`, the bytes it reads and writes as `Access` ranges
+its cycles from `targets.cost`, the bytes it reads and writes as `Access` ranges
 (`count`/`stride` bursts for strided DMA and vector lanes) and its source location
 (`FILE:LINE:COL`), so that races and timing are reported against the IR.
 `run_hw_function` runs a kernel on `block_dim` cores and returns the `Report`.

@@ -21,9 +21,9 @@ from pypto_mlir.interp.ascend_hw.values import (
     _strided,
 )
 from pypto_mlir.sim import Access, AccessError, GmTensor, Pipe, SimError
-from pypto_mlir.sim.cost import dma_cost, mmad_cycles
 from pypto_mlir.sim.machine import Core
 from pypto_mlir.targets import Target
+from pypto_mlir.targets.cost import dma_cost, mmad_cycles
 
 
 def _dma_pipe(target: Target, path: tuple[str, str], loc: str) -> str:

@@ -25,17 +25,18 @@ from pypto_mlir.interp.ascend_hw.lanes import (
 )
 from pypto_mlir.interp.ascend_hw.values import _INSTANCE_LIMIT, HwBuffer, _element_type
 from pypto_mlir.sim import Access, Pipe
-from pypto_mlir.sim.cost import bank_conflict_cycles, vector_cycles
 from pypto_mlir.sim.machine import Core
 from pypto_mlir.targets import Target
+from pypto_mlir.targets.cost import (
+    bank_conflict_cycles,
+    vector_cost_key,
+    vector_cycles,
+)
 
 _V = int(Pipe.V)
 
 _BITWISE_OPS = (hw.VCopyOp, hw.VDupOp, hw.VBrcbOp, hw.VSelectOp, hw.VGatherOp)
 """Vector ops that move bits: their operands are read as unsigned integers."""
-
-_VECTOR_COST_KEYS = {"cmps": "cmp"}
-"""Vector op names whose cost profile has another name in the target file."""
 
 
 @dataclass(eq=False)
@@ -113,8 +114,7 @@ def _vector_plan(op: hw.VectorOp, target: Target) -> _VectorPlan:
         patterns.append(pattern)
         dtypes.append(dtype)
         writes.append(write)
-    key = op.name.removeprefix("ascend_hw.v")
-    key = _VECTOR_COST_KEYS.get(key, key)
+    key = vector_cost_key(op.name)
     cost_type = _element_type(op.src) if isinstance(op, hw.VCastOp) else lane_types[0]
     return _VectorPlan(
         name=_short_name(op),
