@@ -648,7 +648,7 @@ def _pass_section(
         for option in options:
             spelled = option.name.replace("_", "-")
             lines.append(
-                f"| `{spelled}` | `{table_cell(_option_type(option))}` | "
+                f"| `{spelled}` | {table_cell(code(_option_type(option)))} | "
                 f"{option_default(option)} | {table_cell(docs.get(option.name, ''))} |"
             )
         lines.append("")
