@@ -27,6 +27,7 @@ import dataclasses
 import importlib
 import inspect
 import pkgutil
+import posixpath
 import re
 import textwrap
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -121,14 +122,20 @@ class LoweringTable:
     entries: Mapping[type[Operation], object]
 
 
+def _lowering_owner(value: object) -> Any:
+    """What names a lowering object: a function or class itself, else its class."""
+    return (
+        value if inspect.isfunction(value) or isinstance(value, type) else type(value)
+    )
+
+
 def _is_lowering_object(value: object, package_name: str) -> bool:
     """An op class (the instruction emitted) or an object of the passes package
     (a strategy, a pattern, a function); strings, numbers and tuples are facts of
     another kind (cost keys, flags) and are not lowerings."""
     if _is_op_class(value):
         return True
-    owner = value if inspect.isfunction(value) else type(value)
-    return getattr(owner, "__module__", "").startswith(package_name)
+    return getattr(_lowering_owner(value), "__module__", "").startswith(package_name)
 
 
 def lowering_tables(package: ModuleType = passes) -> list[LoweringTable]:
@@ -337,16 +344,7 @@ def _relative(target: str, from_page: str) -> str:
     the same page, so that `#anchor` stays on it)."""
     if target == from_page:
         return ""
-    source_dir = Path(from_page).parent
-    target_path = Path(target)
-    parts = source_dir.parts
-    common = 0
-    while common < len(parts) and common < len(target_path.parts) - 1:
-        if parts[common] != target_path.parts[common]:
-            break
-        common += 1
-    ups = [".."] * (len(parts) - common)
-    return "/".join([*ups, *target_path.parts[common:]])
+    return posixpath.relpath(target, posixpath.dirname(from_page))
 
 
 def dialect_page_path(dialect: Dialect) -> str:
@@ -369,35 +367,58 @@ def _families(dialect: Dialect) -> dict[type[Operation], list[type[Operation]]]:
     return families
 
 
-def _lowering(
-    op: type[Operation],
-    dialect: Dialect,
-    context: ReferenceContext,
-    page: str,
-    *,
-    name_tables: bool = True,
-) -> str:
-    """The pass that lowers `op` and what each lowering table maps it to."""
-    parts: list[str] = []
-    pass_name = lowering_pass(dialect.name, context.passes)
-    for table in context.tables:
-        if op not in table.entries:
-            continue
-        target = table.entries[op]
-        if _is_op_class(target):
-            what = context.op_link(target.name, page)  # type: ignore[attr-defined]
-        else:
-            owner = target if inspect.isfunction(target) else type(target)
-            what = code(owner.__name__)
-        parts.append(
-            f"{what} ({code(table.module + '.' + table.name)})" if name_tables else what
-        )
-    if pass_name is None and not parts:
-        return f"none (no {code(dialect.name + '-to-...')} pass: the lowest level)"
-    lead = context.pass_link(pass_name, page) if pass_name else ""
-    if not parts:
-        return lead
-    return (lead + ": " if lead else "") + ", ".join(parts)
+@dataclass(frozen=True)
+class Lowering:
+    """How an op is lowered: the pass, and what each lowering table maps it to."""
+
+    pass_name: str | None
+    targets: tuple[tuple[LoweringTable, object], ...]
+
+
+def lowering_of(
+    op: type[Operation], dialect: Dialect, context: ReferenceContext
+) -> Lowering:
+    return Lowering(
+        lowering_pass(dialect.name, context.passes),
+        tuple((t, t.entries[op]) for t in context.tables if op in t.entries),
+    )
+
+
+def _target_text(target: object, context: ReferenceContext, page: str) -> str:
+    if _is_op_class(target):
+        return context.op_link(target.name, page)  # type: ignore[attr-defined]
+    return code(_lowering_owner(target).__name__)
+
+
+def lowering_brief(lowering: Lowering, context: ReferenceContext, page: str) -> str:
+    """One line: the pass, then what the tables map the op to."""
+    if lowering.pass_name is None and not lowering.targets:
+        return "none"
+    parts = [context.pass_link(lowering.pass_name, page)] if lowering.pass_name else []
+    targets = ", ".join(
+        _target_text(target, context, page) for _, target in lowering.targets
+    )
+    return ": ".join([*parts, targets] if targets else parts)
+
+
+def lowering_lines(
+    lowering: Lowering, dialect: Dialect, context: ReferenceContext, page: str
+) -> list[str]:
+    """The op section's lowering bullet, one sub-bullet per table entry with the
+    table's name and the lowering object's own docstring summary."""
+    if lowering.pass_name is None and not lowering.targets:
+        return [
+            f"- **Lowering:** none (no {code(dialect.name + '-to-...')} pass: the lowest level)"
+        ]
+    lead = context.pass_link(lowering.pass_name, page) if lowering.pass_name else "by"
+    lines = [f"- **Lowering:** {lead}" + (":" if lowering.targets else "")]
+    for table, target in lowering.targets:
+        text = f"{_target_text(target, context, page)} in {code(table.module + '.' + table.name)}"
+        if not _is_op_class(target):
+            summary, _ = split_docstring(own_docstring(_lowering_owner(target)))
+            text += f": {summary}" if summary else ""
+        lines.append(f"    - {text}")
+    return lines
 
 
 def _op_section(
@@ -435,7 +456,7 @@ def _op_section(
             or "none"
         )
     )
-    facts.append(f"- **Lowering:** {_lowering(op, dialect, context, page)}")
+    facts += lowering_lines(lowering_of(op, dialect, context), dialect, context, page)
     lines += [*facts, ""]
 
     def value_table(title: str, definitions: list[tuple[str, Any]]) -> list[str]:
@@ -520,7 +541,7 @@ def dialect_page(dialect: Dialect, context: ReferenceContext) -> str:
         interpreters = ", ".join(
             f"`{c.__name__}`" for c in context.interpreters.get(op, [])
         )
-        lowering = _lowering(op, dialect, context, page, name_tables=False)
+        lowering = lowering_brief(lowering_of(op, dialect, context), context, page)
         lines.append(
             f"| [`{op.name}`](#{op.name}) | {table_cell(summary)} | "
             f"{interpreters or 'none'} | {table_cell(lowering)} |"

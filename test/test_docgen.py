@@ -5,8 +5,10 @@ every registered pass has its section, and every link between the generated
 pages reaches an anchor that exists. `make docs` checks the guides' links.
 """
 
+import importlib
 import posixpath
 import re
+from pathlib import Path
 
 import pytest
 from xdsl.ir import Dialect
@@ -18,7 +20,11 @@ from pypto_mlir.docgen import (
     code,
     constraint_text,
     dialect_page_path,
+    lowering_brief,
+    lowering_lines,
+    lowering_of,
     lowering_tables,
+    reference_context,
     reference_pages,
     table_cell,
 )
@@ -112,6 +118,46 @@ def test_links_between_generated_pages_resolve(pages: dict[str, str]) -> None:
 
 def test_a_package_without_lowering_tables_gives_none() -> None:
     assert lowering_tables(sim) == []
+
+
+STRATEGY_PACKAGE = """
+from pypto_mlir.dialects import tile
+
+
+class ExpStrategy:
+    \"\"\"One vexp over the valid region.\"\"\"
+
+
+STRATEGIES = {tile.ExpOp: ExpStrategy()}
+COST_KEYS = {tile.ExpOp: "exp"}
+"""
+
+
+def test_a_strategy_registry_names_the_strategy_class(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A module-level mapping from op classes to strategy objects shows each
+    object's class and docstring; a mapping to strings (cost keys) is no lowering."""
+    package_dir = tmp_path / "fake_isel"
+    package_dir.mkdir()
+    (package_dir / "__init__.py").write_text(STRATEGY_PACKAGE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    package = importlib.import_module("fake_isel")
+    tables = lowering_tables(package)
+    assert [(t.module, t.name) for t in tables] == [("fake_isel", "STRATEGIES")]
+
+    context = reference_context()
+    context.tables = tables
+    tile_dialect = DIALECTS["tile"]
+    exp_op = next(op for op in tile_dialect.operations if op.name == "tile.exp")
+    lowering = lowering_of(exp_op, tile_dialect, context)
+    page = dialect_page_path(tile_dialect)
+    assert lowering_brief(lowering, context, page) == (
+        "[`tile-to-hw`](../passes.md#tile-to-hw): `ExpStrategy`"
+    )
+    assert lowering_lines(lowering, tile_dialect, context, page)[1] == (
+        "    - `ExpStrategy` in `fake_isel.STRATEGIES`: One vexp over the valid region."
+    )
 
 
 def test_markdown_helpers() -> None:
