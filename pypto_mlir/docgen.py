@@ -410,8 +410,8 @@ def lowering_lines(
         return [
             f"- **Lowering:** none (no {code(dialect.name + '-to-...')} pass: the lowest level)"
         ]
-    lead = context.pass_link(lowering.pass_name, page) if lowering.pass_name else "by"
-    lines = [f"- **Lowering:** {lead}" + (":" if lowering.targets else "")]
+    lead = context.pass_link(lowering.pass_name, page) if lowering.pass_name else ""
+    lines = [f"- **Lowering:** {lead}" + (":" if lead and lowering.targets else "")]
     for table, target in lowering.targets:
         text = f"{_target_text(target, context, page)} in {code(table.module + '.' + table.name)}"
         if not _is_op_class(target):
