@@ -45,7 +45,7 @@ import abc
 from collections.abc import Sequence
 from enum import auto
 from math import prod
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from pypto_mlir.dialects import common
 from pypto_mlir.dialects.common import (
@@ -116,8 +116,7 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
-if TYPE_CHECKING:
-    from pypto_mlir.targets import Target
+from pypto_mlir.targets import DEFAULT_TARGET, Target
 
 # --------------------------------------------------------------------------------------
 # Enumerations
@@ -348,9 +347,6 @@ def _buf(value: SSAValue) -> BufferType:
 # --------------------------------------------------------------------------------------
 # Target lookup
 # --------------------------------------------------------------------------------------
-
-DEFAULT_TARGET = "ascend910b"
-"""The target whose numbers apply when the module names none."""
 
 
 def target_of(op: Operation) -> tuple[Target, bool]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from enum import auto
 from functools import cache
-from typing import TYPE_CHECKING
 
 from xdsl.dialects.builtin import (
     BFloat16Type,
@@ -32,8 +31,9 @@ from xdsl.ir import Attribute, Operation
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
-if TYPE_CHECKING:
-    from pypto_mlir.targets import Target
+from pypto_mlir.targets import TARGET_ATTR as TARGET_ATTR
+from pypto_mlir.targets import Target
+from pypto_mlir.targets import load_target as _load_target
 
 # --------------------------------------------------------------------------------------
 # Element types
@@ -96,17 +96,11 @@ class Layout(StrEnum):
 # Target lookup
 # --------------------------------------------------------------------------------------
 
-TARGET_ATTR = "pypto.target"
-"""Attribute of `builtin.module` naming the target (a builtin name or a TOML path)."""
-
 
 @cache
 def load_target(name: str) -> Target:
-    """`pypto_mlir.targets.load_target`, once per name (imported on first use, so
-    importing a dialect does not import the targets)."""
-    from pypto_mlir.targets import load_target
-
-    return load_target(name)
+    """`pypto_mlir.targets.load_target`, once per name (a verifier asks per op)."""
+    return _load_target(name)
 
 
 def target_name_of(op: Operation) -> str | None:

@@ -52,7 +52,7 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from pypto_mlir.diagnostics import emit_remark, op_error
-from pypto_mlir.targets import Target, TargetError, load_target
+from pypto_mlir.targets import Target, TargetError, load_target, resolve_target
 
 from .hw_isel import PhysicalExtents, Selector
 from .tile_nests import Cursor, GmBuffers, NestEmitter, located, memref_strides
@@ -121,16 +121,13 @@ class TvToTilePass(ModulePass):
     the matmul model sizes blocks for them."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        target_name = self.target
+        target_name = resolve_target(op, self.target, default=None)
         if target_name is None:
-            attr = op.attributes.get(TARGET_ATTR)
-            if not isinstance(attr, StringAttr):
-                raise op_error(
-                    op,
-                    "tv-to-tile needs a target: pass target=NAME (or a TOML file) or "
-                    f"set {TARGET_ATTR} on the module",
-                )
-            target_name = attr.data
+            raise op_error(
+                op,
+                "tv-to-tile needs a target: pass target=NAME (or a TOML file) or "
+                f"set {TARGET_ATTR} on the module",
+            )
         try:
             target = load_target(target_name)
         except TargetError as error:
