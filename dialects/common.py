@@ -31,8 +31,8 @@ from xdsl.ir import Attribute, Operation
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
+from pypto_mlir.targets import DEFAULT_TARGET, Target
 from pypto_mlir.targets import TARGET_ATTR as TARGET_ATTR
-from pypto_mlir.targets import Target
 from pypto_mlir.targets import load_target as _load_target
 
 # --------------------------------------------------------------------------------------
@@ -114,3 +114,14 @@ def target_name_of(op: Operation) -> str | None:
             return attr.data
         parent = parent.parent_op()
     return None
+
+
+def target_of(op: Operation) -> tuple[Target, bool]:
+    """The module's target and whether the module names it (else the default)."""
+    name = target_name_of(op)
+    try:
+        return load_target(name or DEFAULT_TARGET), name is not None
+    except Exception as e:  # the loader names the file and the bad key
+        raise VerifyException(
+            f"cannot load target '{name or DEFAULT_TARGET}': {e}"
+        ) from e

@@ -631,7 +631,7 @@ class FunctionLowering:
             unit = column_unit(
                 profile.profile.element_types, self.target.memories["ub"].alignment
             )
-            if unit > fractal_edge(element_type):
+            if unit > fractal_edge(element_type, self.target):
                 # Base blocks are fractal multiples: too narrow for the rows of
                 # the epilogue's tiles (an i8 cast after an f16 matmul).
                 self._split_epilogue(group, cursor)
@@ -648,7 +648,7 @@ class FunctionLowering:
             k=static_extent(k_extent),
             in_bytes=element_bytes(element_type),
             acc_bytes=element_bytes(MATMUL_TYPES[element_type]),
-            fractal=fractal_edge(element_type),
+            fractal=fractal_edge(element_type, self.target),
             epilogue=epilogue,
             in_type=str(element_type),
             out_bytes=element_bytes(tensor_type(op.result).element_type),
