@@ -32,8 +32,8 @@ from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
 from pypto_mlir.targets import DEFAULT_TARGET, Target
-from pypto_mlir.targets import TARGET_ATTR as TARGET_ATTR
 from pypto_mlir.targets import load_target as _load_target
+from pypto_mlir.targets.resolve import TARGET_ATTR as TARGET_ATTR
 
 # --------------------------------------------------------------------------------------
 # Element types

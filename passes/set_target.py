@@ -16,7 +16,8 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 
 from pypto_mlir.diagnostics import op_error
-from pypto_mlir.targets import TARGET_ATTR, TargetError, load_target, resolve_target
+from pypto_mlir.targets import TargetError, load_target
+from pypto_mlir.targets.resolve import TARGET_ATTR, resolve_target
 
 
 @dataclass(frozen=True)

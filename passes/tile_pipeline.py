@@ -40,7 +40,8 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from pypto_mlir.diagnostics import emit_remark, op_error
-from pypto_mlir.targets import Target, load_target, resolve_target
+from pypto_mlir.targets import Target, load_target
+from pypto_mlir.targets.resolve import resolve_target
 
 PIPELINE_PROLOGUE_ATTR = "pypto.pipeline_prologue"
 """On `pipeline_split_loop`'s remainder loop, which runs one pipeline with the

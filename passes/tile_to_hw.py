@@ -87,7 +87,8 @@ from xdsl.transforms.dead_code_elimination import region_dce
 from xdsl.utils.exceptions import VerifyException
 
 from pypto_mlir.diagnostics import op_error
-from pypto_mlir.targets import TARGET_ATTR, Target, load_target, resolve_target
+from pypto_mlir.targets import Target, load_target
+from pypto_mlir.targets.resolve import TARGET_ATTR, resolve_target
 
 BLOCK_DIM_ATTR = "ascend_hw.block_dim"
 

@@ -52,7 +52,8 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from pypto_mlir.diagnostics import emit_remark, op_error
-from pypto_mlir.targets import Target, TargetError, load_target, resolve_target
+from pypto_mlir.targets import Target, TargetError, load_target
+from pypto_mlir.targets.resolve import resolve_target
 
 from .hw_isel import PhysicalExtents, Selector
 from .tile_nests import Cursor, GmBuffers, NestEmitter, located, memref_strides

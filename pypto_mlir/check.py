@@ -54,7 +54,8 @@ from pypto_mlir.interp.ascend_hw import run_hw_function
 from pypto_mlir.interp.gm_memref import gm_interpreter, poison_array
 from pypto_mlir.interp.tensor_view import round_to_bf16
 from pypto_mlir.pipelines import LowerPipeline
-from pypto_mlir.targets import Target, load_target, resolve_target
+from pypto_mlir.targets import Target, load_target
+from pypto_mlir.targets.resolve import resolve_target
 from pypto_mlir.universe import default_context
 
 ULPS = 4

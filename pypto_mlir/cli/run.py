@@ -66,7 +66,7 @@ from pypto_mlir.dialects import tensor_view as tv
 from pypto_mlir.interp.tensor_view import numpy_dtype, round_to_bf16
 from pypto_mlir.sim import SimError
 from pypto_mlir.sim_diagnostic import sim_diagnostic
-from pypto_mlir.targets import resolve_target
+from pypto_mlir.targets.resolve import resolve_target
 
 TOOL_NAME = "pypto-run"
 

@@ -4,6 +4,8 @@ Every number in a target file is a table `{ value = N, unit = "...", source = ".
 the source names the public document it comes from, or starts with `assumed:` and
 gives the reason for the value. A file may name a `base` target and override some of
 its keys. The file format is documented in docs/simulator.md ("Target files").
+The loader reads files only (the simulator uses it and knows nothing about IR);
+which target a module is for is `targets.resolve`, the cost formulas `targets.cost`.
 """
 
 from __future__ import annotations
@@ -16,10 +18,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, overload
-
-from xdsl.dialects.builtin import StringAttr
-from xdsl.ir import Operation
+from typing import Any
 
 __all__ = [
     "BankLayout",
@@ -31,23 +30,18 @@ __all__ = [
     "PIPE_NAMES",
     "ScalarSpec",
     "SyncSpec",
-    "TARGET_ATTR",
     "Target",
     "TargetError",
     "VECTOR_COST_KEYS",
     "VectorSpec",
     "builtin_targets",
     "load_target",
-    "resolve_target",
 ]
 
 TARGET_DIR = Path(__file__).parent
 
 DEFAULT_TARGET = "ascend910b"
 """The target whose numbers apply when neither an option nor the module names one."""
-
-TARGET_ATTR = "pypto.target"
-"""Attribute of `builtin.module` naming the target (a builtin name or a TOML path)."""
 
 ON_CHIP_MEMORIES: tuple[str, ...] = ("l1", "l0a", "l0b", "l0c", "ub")
 """The per-core memories every target must describe (GM is described separately)."""
@@ -244,32 +238,6 @@ def load_target(name_or_path: str | os.PathLike[str]) -> Target:
             f"no such target file (builtin targets: {', '.join(builtin_targets())})",
         )
     return _load_file(path.resolve())
-
-
-@overload
-def resolve_target(
-    module: Operation, option: str | None = None, *, default: str = DEFAULT_TARGET
-) -> str: ...
-@overload
-def resolve_target(
-    module: Operation, option: str | None = None, *, default: None
-) -> str | None: ...
-def resolve_target(
-    module: Operation,
-    option: str | None = None,
-    *,
-    default: str | None = DEFAULT_TARGET,
-) -> str | None:
-    """The name of the target a pass or tool works for: `option` (a pass option or
-    a command-line flag; None: not given), else the one `module` names
-    (`TARGET_ATTR`, when a string), else `default`. `default=None` is for a caller
-    that requires a target: it gets None and reports the absence its own way."""
-    if option is not None:
-        return option
-    attr = module.attributes.get(TARGET_ATTR)
-    if isinstance(attr, StringAttr):
-        return attr.data
-    return default
 
 
 @cache
