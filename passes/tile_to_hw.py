@@ -77,10 +77,9 @@ from xdsl.utils.exceptions import VerifyException
 
 from pypto_mlir.diagnostics import op_error
 from pypto_mlir.targets import Target, load_target
+from pypto_mlir.targets.resolve import TARGET_ATTR, resolve_target
 
-TARGET_ATTR = "pypto.target"
 BLOCK_DIM_ATTR = "ascend_hw.block_dim"
-DEFAULT_TARGET = "ascend910b"
 
 
 def _is_tile(value: SSAValue) -> bool:
@@ -441,10 +440,7 @@ class TileToHwPass(ModulePass):
     where space allows (memory_plan.py)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        name = self.target
-        if not name:
-            attr = op.attributes.get(TARGET_ATTR)
-            name = attr.data if isinstance(attr, StringAttr) else DEFAULT_TARGET
+        name = resolve_target(op, self.target or None)
         try:
             target = load_target(name)
         except Exception as error:  # the loader names the file and the bad key

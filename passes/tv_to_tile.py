@@ -54,6 +54,7 @@ from xdsl.rewriter import InsertPoint
 
 from pypto_mlir.diagnostics import emit_remark, op_error
 from pypto_mlir.targets import Target, TargetError, load_target
+from pypto_mlir.targets.resolve import resolve_target
 
 from .hw_isel import PhysicalExtents, Selector
 from .located_builder import LocatedBuilder
@@ -125,16 +126,13 @@ class TvToTilePass(ModulePass):
     the matmul model sizes blocks for them."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        target_name = self.target
+        target_name = resolve_target(op, self.target, default=None)
         if target_name is None:
-            attr = op.attributes.get(TARGET_ATTR)
-            if not isinstance(attr, StringAttr):
-                raise op_error(
-                    op,
-                    "tv-to-tile needs a target: pass target=NAME (or a TOML file) or "
-                    f"set {TARGET_ATTR} on the module",
-                )
-            target_name = attr.data
+            raise op_error(
+                op,
+                "tv-to-tile needs a target: pass target=NAME (or a TOML file) or "
+                f"set {TARGET_ATTR} on the module",
+            )
         try:
             target = load_target(target_name)
         except TargetError as error:
@@ -654,7 +652,7 @@ class FunctionLowering:
             unit = column_unit(
                 profile.profile.element_types, self.target.memories["ub"].alignment
             )
-            if unit > fractal_edge(element_type):
+            if unit > fractal_edge(element_type, self.target):
                 # Base blocks are fractal multiples: too narrow for the rows of
                 # the epilogue's tiles (an i8 cast after an f16 matmul).
                 self._split_epilogue(group, cursor)
@@ -671,7 +669,7 @@ class FunctionLowering:
             k=static_extent(k_extent),
             in_bytes=element_bytes(element_type),
             acc_bytes=element_bytes(MATMUL_TYPES[element_type]),
-            fractal=fractal_edge(element_type),
+            fractal=fractal_edge(element_type, self.target),
             epilogue=epilogue,
             in_type=str(element_type),
             out_bytes=element_bytes(tensor_type(op.result).element_type),

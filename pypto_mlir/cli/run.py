@@ -64,7 +64,9 @@ from pypto_mlir.diagnostics import (
 )
 from pypto_mlir.dialects import tensor_view as tv
 from pypto_mlir.interp.tensor_view import numpy_dtype, round_to_bf16
-from pypto_mlir.sim import RaceError, SimError
+from pypto_mlir.sim import SimError
+from pypto_mlir.sim_diagnostic import sim_diagnostic
+from pypto_mlir.targets.resolve import resolve_target
 
 TOOL_NAME = "pypto-run"
 
@@ -213,10 +215,6 @@ class ArgumentSpec:
     @property
     def name(self) -> str:
         return f"arg{self.index}"
-
-    @property
-    def is_memref(self) -> bool:
-        return isinstance(self.type, MemRefType)
 
     def shape_text(self) -> str:
         assert self.shape is not None
@@ -451,45 +449,6 @@ def run_function(
             ) from error
 
 
-def _parse_loc(loc: str) -> SourceLocation | None:
-    """A simulator location string (`FILE:LINE:COL`, `FILE:LINE` or `FILE`)."""
-    if not loc:
-        return None
-    parts = loc.rsplit(":", 2)
-    numbers = [p for p in parts[1:] if p.isdigit()]
-    if len(parts) == 3 and len(numbers) == 2:
-        return SourceLocation(parts[0], int(parts[1]), int(parts[2]))
-    if len(parts) >= 2 and parts[-1].isdigit():
-        return SourceLocation(loc.rsplit(":", 1)[0], int(parts[-1]))
-    return SourceLocation(loc)
-
-
-def sim_diagnostic(error: SimError) -> Diagnostic:
-    """A simulator error at its instruction; a race at the later access, with a
-    note at the earlier one."""
-    locs = [loc for loc in error.locs if loc]
-    message = error.message
-    if locs and message.startswith(f"{locs[0]}: "):
-        message = message.removeprefix(f"{locs[0]}: ")
-    if isinstance(error, RaceError):
-        return Diagnostic(
-            Severity.ERROR,
-            message,
-            _parse_loc(error.second_loc),
-            [
-                Diagnostic(
-                    Severity.NOTE, "the earlier access", _parse_loc(error.first_loc)
-                )
-            ],
-        )
-    notes = [
-        Diagnostic(Severity.NOTE, "involved here", _parse_loc(loc)) for loc in locs[1:]
-    ]
-    return Diagnostic(
-        Severity.ERROR, message, _parse_loc(locs[0]) if locs else None, notes
-    )
-
-
 # --------------------------------------------------------------------------------------
 # Outputs and the summary
 # --------------------------------------------------------------------------------------
@@ -660,12 +619,7 @@ _SIM_ONLY_FLAGS = (
 
 
 def _target_name(args: argparse.Namespace, module: ModuleOp) -> str:
-    if args.target is not None:
-        return args.target
-    attribute = module.attributes.get("pypto.target")
-    if isinstance(attribute, StringAttr):
-        return attribute.data
-    return "ascend910b"
+    return resolve_target(module, args.target)
 
 
 def _check_flags(args: argparse.Namespace, entry: func.FuncOp, level: Level) -> None:

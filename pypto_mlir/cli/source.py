@@ -22,7 +22,6 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Operation
 from xdsl.parser import Parser
-from xdsl.universe import Universe
 from xdsl.utils.exceptions import (
     DiagnosticException,
     MultipleSpansParseError,
@@ -36,6 +35,7 @@ from pypto_mlir.diagnostics import (
     SourceLocation,
     verify,
 )
+from pypto_mlir.universe import default_context
 
 STDIN_NAME = "<stdin>"
 """The file name diagnostics use for standard input (as MLIR does)."""
@@ -225,14 +225,6 @@ def parse_chunk(
         raise DiagnosticError(
             Diagnostic(Severity.ERROR, str(error), parser.location_at(position))
         ) from error
-
-
-def default_context(allow_unregistered: bool = False) -> Context:
-    """A context that knows every dialect of every installed `xdsl.universe`."""
-    ctx = Context(allow_unregistered=allow_unregistered)
-    for name, factory in Universe.get_multiverse().all_dialects.items():
-        ctx.register_dialect(name, factory)
-    return ctx
 
 
 def load_module(path: str | None, ctx: Context | None = None) -> ModuleOp:

@@ -4,6 +4,8 @@ Every number in a target file is a table `{ value = N, unit = "...", source = ".
 the source names the public document it comes from, or starts with `assumed:` and
 gives the reason for the value. A file may name a `base` target and override some of
 its keys. The file format is documented in docs/simulator.md ("Target files").
+The loader reads files only (the simulator uses it and knows nothing about IR);
+which target a module is for is `targets.resolve`, the cost formulas `targets.cost`.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Any
 __all__ = [
     "BankLayout",
     "CubeSpec",
+    "DEFAULT_TARGET",
     "DmaPath",
     "Memory",
     "ON_CHIP_MEMORIES",
@@ -36,6 +39,9 @@ __all__ = [
 ]
 
 TARGET_DIR = Path(__file__).parent
+
+DEFAULT_TARGET = "ascend910b"
+"""The target whose numbers apply when neither an option nor the module names one."""
 
 ON_CHIP_MEMORIES: tuple[str, ...] = ("l1", "l0a", "l0b", "l0c", "ub")
 """The per-core memories every target must describe (GM is described separately)."""
