@@ -28,6 +28,7 @@ from xdsl.utils.exceptions import (
     MultipleSpansParseError,
     ParseError,
 )
+from xdsl.utils.mlir_lexer import MLIRLexer
 
 from pypto_mlir.diagnostics import (
     Diagnostic,
@@ -42,6 +43,15 @@ STDIN_NAME = "<stdin>"
 
 SPLIT_MARKER = "// -----"
 """A line holding only this separates the chunks of `--split-input-file`."""
+
+# xDSL 0.75's string literal pattern nests a `+` inside a `*` (`"(?:[^"...]+|...)*"`):
+# on a string with no closing quote the regex engine tries every way of
+# splitting its characters into runs, 2**length of them, so an unclosed
+# 50-character string "hangs" the lexer (docs/upstream/xdsl-string-literal-hang.md).
+# A possessive run (`++`, never given back) matches the same strings in linear time.
+MLIRLexer._unescaped_characters_regex = re.compile(  # pyright: ignore[reportPrivateUsage]
+    r'"(?:[^"\\\n\v\f]++|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"'
+)
 
 
 @dataclass(frozen=True)
@@ -71,6 +81,8 @@ class SourceChunk:
 def read_source(path: str | None) -> SourceFile:
     """Read and decode `path` (standard input if None).
 
+    A UTF-8 byte-order mark at the start is skipped, as clang and most editors do
+    (it is not part of the text; columns count from after it).
     Raises `DiagnosticError` for a file that cannot be opened or is not UTF-8.
     """
     name = STDIN_NAME if path is None else path
@@ -90,7 +102,7 @@ def read_source(path: str | None) -> SourceFile:
             )
         ) from error
     try:
-        text = data.decode("utf-8")
+        text = data.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as error:
         valid = data[: error.start].decode("utf-8")
         line = valid.count("\n") + 1
@@ -123,6 +135,29 @@ def split_source(source: SourceFile, split: bool) -> list[SourceChunk]:
     return chunks
 
 
+@dataclass(frozen=True)
+class LineMap:
+    """Character positions of a parsed text as lines and columns of its file."""
+
+    file_name: str
+    line_starts: tuple[int, ...]
+    first_line: int = 1
+
+    @staticmethod
+    def of(text: str, file_name: str, first_line: int = 1) -> LineMap:
+        starts = (0, *(match.end() for match in re.finditer("\n", text)))
+        return LineMap(file_name, starts, first_line)
+
+    def location_at(self, position: int) -> SourceLocation:
+        """The file location of character `position` of the text."""
+        index = bisect_right(self.line_starts, position) - 1
+        return SourceLocation(
+            self.file_name,
+            self.first_line + index,
+            position - self.line_starts[index] + 1,
+        )
+
+
 class LocatingParser(Parser):
     """xDSL's MLIR parser, giving every op it parses the location where it starts.
 
@@ -132,19 +167,12 @@ class LocatingParser(Parser):
 
     def __init__(self, ctx: Context, text: str, name: str, first_line: int = 1):
         super().__init__(ctx, text, name)
-        self.file_name = name
-        self.first_line = first_line
+        self.lines = LineMap.of(text, name, first_line)
         self._text_length = len(text)
-        self._line_starts = [0, *(match.end() for match in re.finditer("\n", text))]
 
     def location_at(self, position: int) -> SourceLocation:
         """The file location of character `position` of the parsed text."""
-        index = bisect_right(self._line_starts, position) - 1
-        return SourceLocation(
-            self.file_name,
-            self.first_line + index,
-            position - self._line_starts[index] + 1,
-        )
+        return self.lines.location_at(position)
 
     def _location_attr(self, position: int) -> FileLineColLoc:
         location = self.location_at(position)
@@ -177,7 +205,9 @@ class LocatingParser(Parser):
         return module
 
 
-def parse_error_diagnostic(error: ParseError, parser: LocatingParser) -> Diagnostic:
+def parse_error_diagnostic(
+    error: ParseError, parser: LocatingParser | LineMap
+) -> Diagnostic:
     """An xDSL parse error as a diagnostic at the file position of its span.
 
     Some xDSL errors carry only a context (" in block definition"): they say
@@ -213,7 +243,13 @@ def parse_chunk(
     allow_implicit_module: bool = True,
 ) -> ModuleOp:
     """Parse one chunk of MLIR text; raises `DiagnosticError` on malformed input."""
-    parser = LocatingParser(ctx, chunk.text, file_name, chunk.first_line)
+    try:
+        parser = LocatingParser(ctx, chunk.text, file_name, chunk.first_line)
+    except ParseError as error:
+        # xDSL's constructor lexes the first token: a file that is one
+        # unexpected character fails here.
+        lines = LineMap.of(chunk.text, file_name, chunk.first_line)
+        raise DiagnosticError(parse_error_diagnostic(error, lines)) from error
     try:
         return parser.parse_module(allow_implicit_module)
     except ParseError as error:
