@@ -8,6 +8,7 @@ those of the original file, also for chunks of a split input.
 from __future__ import annotations
 
 import re
+import struct
 import sys
 from bisect import bisect_right
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ from xdsl.utils.exceptions import (
     MultipleSpansParseError,
     ParseError,
 )
+from xdsl.utils.lexer import Span
 from xdsl.utils.mlir_lexer import MLIRLexer
 
 from pypto_mlir.diagnostics import (
@@ -184,6 +186,13 @@ class LocatingParser(Parser):
         start = self.pos
         try:
             op = super().parse_operation()
+        except (ValueError, OverflowError, struct.error) as error:
+            # xDSL builds attributes from parsed integers without checking them
+            # against their type: IntegerAttr raises ValueError, a dense array's
+            # struct.pack struct.error, Python's int() a ValueError past 4300 digits.
+            raise ParseError(
+                Span(start, self.pos, self.lexer.input), _integer_problem(error)
+            ) from error
         except DiagnosticException as error:
             # An attribute or type verifier failed inside this op: remember the
             # innermost op being parsed, the best place to point at.
@@ -203,6 +212,18 @@ class LocatingParser(Parser):
         if isinstance(module.location, UnknownLoc):
             module.location = self._location_attr(0)
         return module
+
+
+def _integer_problem(error: Exception) -> str:
+    """What an exception xDSL raised on a parsed integer says, as a message."""
+    message = str(error)
+    if isinstance(error, struct.error):
+        return f"integer out of range for the element type of the array ({message})"
+    if message.startswith("Exceeds the limit"):
+        digits = re.search(r"value has (\d+) digits", message)
+        count = f"{digits.group(1)} digits" if digits else "too many digits"
+        return f"integer literal too long ({count}; at most {sys.get_int_max_str_digits()})"
+    return message
 
 
 def parse_error_diagnostic(
@@ -236,6 +257,41 @@ def parse_error_diagnostic(
     return diagnostic
 
 
+MAX_NESTING = 256
+"""The deepest nesting of brackets (attributes, types, regions) parsed. xDSL's
+parser, printer and passes recurse once or more per level; `pypto-opt` and
+`pypto-run` raise Python's recursion limit to `RECURSION_LIMIT`, which this depth
+stays well within."""
+
+RECURSION_LIMIT = 10_000
+
+_NESTING_TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*+"?|//[^\n]*+|->|>=|[(\[{<>}\])]')
+"""What the nesting check looks at: strings and comments (skipped), the arrow and
+`>=` (not brackets), brackets."""
+
+
+def check_nesting(text: str, lines: LineMap) -> None:
+    """Raise a located `DiagnosticError` where `text` nests deeper than
+    `MAX_NESTING`: refused before parsing, instead of a `RecursionError` in
+    whichever part of xDSL recurses first."""
+    depth = 0
+    for match in _NESTING_TOKEN.finditer(text):
+        token = match.group()
+        if token in "([{<":
+            depth += 1
+            if depth > MAX_NESTING:
+                raise DiagnosticError(
+                    Diagnostic(
+                        Severity.ERROR,
+                        f"nesting too deep: more than {MAX_NESTING} levels of "
+                        "brackets, braces, parentheses and <>",
+                        lines.location_at(match.start()),
+                    )
+                )
+        elif token in ")]}>":
+            depth = max(0, depth - 1)
+
+
 def parse_chunk(
     ctx: Context,
     chunk: SourceChunk,
@@ -243,6 +299,7 @@ def parse_chunk(
     allow_implicit_module: bool = True,
 ) -> ModuleOp:
     """Parse one chunk of MLIR text; raises `DiagnosticError` on malformed input."""
+    check_nesting(chunk.text, LineMap.of(chunk.text, file_name, chunk.first_line))
     try:
         parser = LocatingParser(ctx, chunk.text, file_name, chunk.first_line)
     except ParseError as error:
