@@ -181,7 +181,9 @@ class FunctionLowering:
         self.extents = ExtentAnalysis()
         self.gm = GmBuffers()
         self.allocs: list[SSAValue] = []
-        self._profiles: dict[tuple[int, bool], LiveProfile] = {}
+        self._profiles: dict[tuple[int, bool, bool], tuple[Group, LiveProfile]] = {}
+        """Keyed by the group's id; the group is kept so its id is not reused by a
+        later group (a throwaway copy nest's) while the cache lives."""
         self._selector = Selector(target, PhysicalExtents())
         self._sum_lanes = target.vector.repeat_bytes // 2
         """f16 lanes of a repeat: a vreduce sums them in f32 (tile-to-hw)."""
@@ -446,7 +448,7 @@ class FunctionLowering:
         (`by_rows`: a row at a time, see `_vector_request`)."""
         key = (id(group), resident, by_rows)
         if key in self._profiles:
-            return self._profiles[key]
+            return self._profiles[key][1]
         block = Block()
         emitter = VectorNest(
             group,
@@ -467,7 +469,7 @@ class FunctionLowering:
             self._scratch_terms,
         )
         _discard(block)
-        self._profiles[key] = profile
+        self._profiles[key] = (group, profile)
         return profile
 
     def _scratch_terms(
