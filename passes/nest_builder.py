@@ -54,7 +54,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 
-from pypto_mlir.interp.tensor_view import round_to_element_type
+from pypto_mlir.numerics import round_to_element_type
 
 from .located_builder import LocatedBuilder
 from .tv_fusion import (
