@@ -4,9 +4,11 @@ a tile op without one is an error naming it (never a silent default)."""
 from __future__ import annotations
 
 import pytest
+from pypto_mlir.dialects import ascend_hw as hw
 from pypto_mlir.dialects import tile
 from pypto_mlir.passes.hw_isel import STRATEGIES, STRATEGY_OF, Selector
 from pypto_mlir.passes.hw_isel.strategy import NoScratch
+from xdsl.ir import Operation
 from xdsl.irdl import IRDLOperation, irdl_op_definition
 from xdsl.utils.exceptions import PassFailedException
 
@@ -46,3 +48,13 @@ def test_no_scratch_answers_both_questions() -> None:
         if issubclass(strategy, NoScratch):
             assert strategy.scratch is NoScratch.scratch
             assert strategy.scratch_terms is NoScratch.scratch_terms
+
+
+def test_a_strategy_answers_scratch_and_its_bound_together() -> None:
+    with pytest.raises(TypeError, match="scratch without its pair"):
+
+        class _HalfAnswered(NoScratch):  # pyright: ignore[reportUnusedClass]
+            ops = ()
+
+            def scratch(self, op: Operation) -> list[hw.BufferType]:
+                return []
