@@ -85,7 +85,7 @@ def gather_transpose(
 ) -> None:
     """dst[j, i] = src[i, j] for the result `region` (its rows are the source's
     columns); `pitch` is the source's row pitch, `table` (and, for a
-    one-row table, `offsets_scratch[0]`) the scratch of `_gather_tables`."""
+    one-row table, `offsets_scratch[0]`) the scratch of `gather_tables`."""
     e = tile.element_bytes(element_type)
     lanes, table_rows, _ = gather_tables(isel, element_type, region.cols)
     per_block = isel.per_block(element_type)

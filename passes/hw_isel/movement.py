@@ -64,6 +64,15 @@ def byte_pair(value: int) -> int:
     return pattern - (1 << 16) if pattern >= 1 << 15 else pattern
 
 
+def byte_pattern(em: Emitter, value: SSAValue) -> SSAValue:
+    """The i16 whose two bytes are the i8 `value` (`(v & 0xff) * 257`)."""
+    owner = value.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+        return em.scalar(byte_pair(owner.value.value.data), i16)
+    widened = em.emit(arith.ExtUIOp(value, i16)).results[0]
+    return em.emit(arith.MuliOp(widened, em.scalar(257, i16))).results[0]
+
+
 def pad_scalar(element_type: Attribute, pad: PadValue) -> float | int:
     """The value a tile's pad stands for."""
     if pad == PadValue.ZERO:
@@ -72,11 +81,6 @@ def pad_scalar(element_type: Attribute, pad: PadValue) -> float | int:
         return float("-inf") if pad == PadValue.MIN else float("inf")
     info = np.iinfo({i8: np.int8, i16: np.int16, i32: np.int32}[element_type])
     return int(info.min) if pad == PadValue.MIN else int(info.max)
-
-
-# --------------------------------------------------------------------------------------
-# Selection
-# --------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -644,7 +648,7 @@ class FillStrategy(NoScratch):
             return
         # vdup writes 16/32-bit elements: the byte twice, over halfwords.
         halves = em.alias(dst, i16)
-        pattern = self._byte_pattern(em, op.value)
+        pattern = byte_pattern(em, op.value)
         if region.pitch == 1:
             em.vector(dup(pattern), [Lanes(halves)], 1, 0, -(-region.rows // 2))
         else:
@@ -655,14 +659,6 @@ class FillStrategy(NoScratch):
                 0,
                 -(-region.cols // 2),
             )
-
-    def _byte_pattern(em: Emitter, value: SSAValue) -> SSAValue:
-        """The i16 whose two bytes are the i8 `value` (`(v & 0xff) * 257`)."""
-        owner = value.owner
-        if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
-            return em.scalar(byte_pair(owner.value.value.data), i16)
-        widened = em.emit(arith.ExtUIOp(value, i16)).results[0]
-        return em.emit(arith.MuliOp(widened, em.scalar(257, i16))).results[0]
 
 
 class PadStrategy(NoScratch):

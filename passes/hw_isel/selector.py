@@ -127,7 +127,11 @@ class Selector:
             return None
         strategy = STRATEGY_OF.get(type(op))
         if strategy is None:
-            raise op_error(op, f"tile-to-hw cannot lower {op.name}")
+            raise op_error(
+                op,
+                f"tile-to-hw cannot lower {op.name}: no strategy in hw_isel's "
+                "STRATEGIES lists it",
+            )
         return self._strategies[strategy]
 
     def region(self, value: SSAValue) -> TileRegion:

@@ -6,9 +6,11 @@ result may overwrite (`inplace`, for memory planning), which scratch buffers its
 instructions need (`scratch`, with the static valid extents) and an upper bound
 of their bytes over the tile sizes of a nest being tiled (`scratch_terms`, for
 the tiling model), and its instructions (`lower`). `scratch` and `scratch_terms`
-are declared together: a strategy without scratch derives from `NoScratch`,
-which answers both; the others answer both side by side, and
-`test_lowering_fuzz` checks that the bound holds on random nests.
+are declared together: a class that defines one must define the other
+(`TileOpStrategy.__init_subclass__`); a strategy without scratch derives from
+`NoScratch`, which answers both; a cast's bound is derived from the same layout
+as its buffers; `test_lowering_fuzz` checks that the bound holds on random
+nests.
 
 `IselContext` is what every strategy reads: the target, the static valid
 extents of every tile, and the shapes derived from them.
@@ -137,6 +139,17 @@ class TileOpStrategy(IselContext, ABC):
 
     ops: ClassVar[tuple[type[Operation], ...]]
     """The tile op classes this strategy lowers."""
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        """A class answers `scratch` and `scratch_terms` together or neither:
+        the two answers of a family stand side by side."""
+        super().__init_subclass__(**kwargs)
+        answers = {"scratch", "scratch_terms"} & set(vars(cls))
+        if len(answers) == 1:
+            raise TypeError(
+                f"{cls.__name__} defines {answers.pop()} without its pair "
+                "(scratch and scratch_terms)"
+            )
 
     def inplace(self, op: Operation) -> tuple[int, ...]:
         """Operands whose buffer the result may take over when they die at `op`
