@@ -14,6 +14,11 @@ cut both without changing a single byte moved:
 A rewrite is kept only when `dma_cost` says it is no dearer at every possible GM
 alignment of the first byte. The pass runs after tile-to-hw and before
 hw-insert-sync, so the flags are computed for the merged instructions.
+
+Merging bursts is one DMA at a time, a `RewritePattern` (`MergeBursts`), run once
+the ops are merged. Merging ops is a decision over a run of consecutive DMAs of a
+block (where a run ends depends on every DMA in it and on the cost of the
+whole), so a hand-written scan of each block (`_Coalescer`) makes it.
 """
 
 from __future__ import annotations
@@ -28,6 +33,12 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import MemRefType, ModuleOp
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import is_side_effect_free
 
@@ -165,6 +176,8 @@ def _no_dearer(
 
 
 class _Coalescer:
+    """Merges the runs of consecutive DMAs of each block (see the module doc)."""
+
     def __init__(self, target: Target):
         self.target = target
         self.rewriter = Rewriter()
@@ -182,8 +195,6 @@ class _Coalescer:
                     continue
                 self._flush(run)
                 run = [dma] if dma is not None else []
-                if dma is None:
-                    self._merge_bursts(op)
             elif not _transparent(op):
                 self._flush(run)
                 run = []
@@ -217,8 +228,6 @@ class _Coalescer:
 
     def _flush(self, run: list[_Dma]) -> None:
         if len(run) < 2:
-            for dma in run:
-                self._merge_bursts(dma.op)
             return
         first = run[0]
         pitches = _run_pitches(run)
@@ -233,8 +242,6 @@ class _Coalescer:
         if not _no_dearer(
             self.target, path, before, (bursts, first.length, gm_pitch), element
         ):
-            for dma in run:
-                self._merge_bursts(dma.op)
             return
         alignment = self._alignment(first)
         rounded = -(-first.length // alignment) * alignment
@@ -269,7 +276,6 @@ class _Coalescer:
         for dma in run:
             self.rewriter.erase_op(dma.op)
         self._erase_dead(operands)
-        self._merge_bursts(new)
 
     def _erase_dead(self, values: list[SSAValue]) -> None:
         """Erase the address arithmetic and views only merged DMAs used."""
@@ -312,26 +318,6 @@ class _Coalescer:
             self.rewriter.insert_op(op, where)
         return view.result
 
-    def _merge_bursts(self, op: hw.DmaLoadOp | hw.DmaStoreOp) -> None:
-        """Bursts with no gap on either side become one burst."""
-        bursts, length, src_gap, dst_gap = op.burst_descriptor()
-        if bursts == 1 or src_gap or dst_gap:
-            return
-        if op.pitches(self.target) != (length, length):
-            return
-        element = hw.element_bytes(_element(op))
-        path = _path(op)
-        if not _no_dearer(
-            self.target,
-            path,
-            [(bursts, length, length, 0)],
-            (1, bursts * length, bursts * length),
-            element,
-        ):
-            return
-        op.bursts = hw._i64(1)  # pyright: ignore[reportPrivateUsage]
-        op.burst_bytes = hw._i64(bursts * length)  # pyright: ignore[reportPrivateUsage]
-
 
 def _element(op: hw.DmaLoadOp | hw.DmaStoreOp) -> Attribute:
     buf = _on_chip(op).type
@@ -366,6 +352,37 @@ def _run_pitches(run: Sequence[_Dma]) -> tuple[int, int] | None:
 
 
 @dataclass(frozen=True)
+class MergeBursts(RewritePattern):
+    """Bursts of one DMA with no gap on either side become one burst, when
+    `dma_cost` says it is no dearer."""
+
+    target: Target
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(
+        self, op: hw.DmaLoadOp | hw.DmaStoreOp, rewriter: PatternRewriter
+    ) -> None:
+        bursts, length, src_gap, dst_gap = op.burst_descriptor()
+        if bursts == 1 or src_gap or dst_gap:
+            return
+        if op.pitches(self.target) != (length, length):
+            return
+        element = hw.element_bytes(_element(op))
+        path = _path(op)
+        if not _no_dearer(
+            self.target,
+            path,
+            [(bursts, length, length, 0)],
+            (1, bursts * length, bursts * length),
+            element,
+        ):
+            return
+        op.bursts = hw._i64(1)  # pyright: ignore[reportPrivateUsage]
+        op.burst_bytes = hw._i64(bursts * length)  # pyright: ignore[reportPrivateUsage]
+        rewriter.notify_op_modified(op)
+
+
+@dataclass(frozen=True)
 class HwCoalesceDmaPass(ModulePass):
     """Merge DMAs and bursts that move consecutive windows into fewer, longer ones.
 
@@ -381,3 +398,5 @@ class HwCoalesceDmaPass(ModulePass):
         for region in op.regions:
             for block in region.blocks:
                 coalescer.block(block)
+        walker = PatternRewriteWalker(MergeBursts(target), apply_recursively=False)
+        walker.rewrite_module(op)

@@ -20,7 +20,9 @@ starts from it.
 What an instruction touches is passes/access_analysis.py; the frames, dependencies
 and flags, and whether the flags order a pair, are passes/sync_frames.py. This
 module builds the frames, chooses the flags, gives them event ids (with the
-fallbacks) and writes them.
+fallbacks) and writes them. It is a hand-written driver, not rewrite patterns:
+which flags a pair of instructions needs depends on every flag chosen in its
+block and the blocks around it, and event ids on every flag of the function.
 """
 
 from __future__ import annotations

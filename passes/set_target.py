@@ -5,6 +5,8 @@ are not given one (docs/architecture.md, *Conventions*). A pipeline cannot see
 the module when it builds its member passes, so `pypto-lower` starts with this
 pass to settle the target: the one it was given, else the module's, else the
 default chip. An unknown target is reported here, before any lowering.
+
+Not a `RewritePattern`: it converts no op, it sets one attribute of the module.
 """
 
 from __future__ import annotations

@@ -10,6 +10,10 @@ arithmetic from the loop bounds (`passes/index_range.py`): in the main loop
 `size - iv >= step`, in the peeled copy `iv` is a constant, so every extent
 becomes a constant and `tile.valid_dim` folds away. Loops whose range divides
 by the step need no peeling: folding alone makes their extents static.
+
+Peeling is one loop at a time, a `RewritePattern` (`PeelTailIteration`); the
+folding that follows is over whole functions (ranges flow from outer loops), so
+it runs after the walk.
 """
 
 from __future__ import annotations
@@ -28,7 +32,13 @@ from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import DYNAMIC_INDEX, IntegerAttr, ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.rewriter import InsertPoint
 from xdsl.transforms.canonicalize import CanonicalizePass
 from xdsl.transforms.common_subexpression_elimination import cse
 
@@ -58,7 +68,7 @@ def _constant(value: SSAValue) -> int | None:
     return None
 
 
-def peel_last_iteration(loop: scf.ForOp, trips: int) -> None:
+def peel_last_iteration(loop: scf.ForOp, trips: int, rewriter: PatternRewriter) -> None:
     """Run the last of `trips` iterations after the loop, as straight-line code.
 
     The loop keeps its first `trips - 1` iterations (its upper bound becomes the
@@ -70,13 +80,14 @@ def peel_last_iteration(loop: scf.ForOp, trips: int) -> None:
     assert lb is not None and step is not None
     last = lb + (trips - 1) * step
     last_value = arith.ConstantOp(IntegerAttr(last, loop.lb.type))
-    Rewriter.insert_op(last_value, InsertPoint.before(loop))
+    rewriter.insert(last_value, InsertPoint.before(loop))
     users = [
         (use.operation, use.index, i)
         for i, result in enumerate(loop.results)
         for use in list(result.uses)
     ]
     loop.operands[1] = last_value.result  # the upper bound
+    rewriter.notify_op_modified(loop)
 
     body = loop.body.block
     mapping: dict[SSAValue, SSAValue] = {body.args[0]: last_value.result}
@@ -88,41 +99,54 @@ def peel_last_iteration(loop: scf.ForOp, trips: int) -> None:
             yielded = tuple(mapping.get(v, v) for v in op.arguments)
             break
         clone = op.clone(mapping)
-        Rewriter.insert_op(clone, point)
+        rewriter.insert(clone, point)
         point = InsertPoint.after(clone)
     for user, index, result in users:
         user.operands[index] = yielded[result]
+        rewriter.notify_op_modified(user)
 
 
-def peel_tails(root: Operation) -> None:
-    """Peel every loop of `root` that needs it, outer loops first, then fold."""
-    while True:
-        ranges = index_ranges(root)
-        loop = next(
-            (
-                op
-                for op in root.walk()
-                if isinstance(op, scf.ForOp) and _needs_peeling(op, ranges)
-            ),
-            None,
-        )
-        if loop is None:
-            break
-        trips = loop_trip_count(loop, ranges)
-        assert trips is not None
-        _materialize_bounds(loop, ranges)
-        peel_last_iteration(loop, trips)
-
-
-def _materialize_bounds(loop: scf.ForOp, ranges: dict[SSAValue, Range]) -> None:
+def _materialize_bounds(
+    loop: scf.ForOp, ranges: dict[SSAValue, Range], rewriter: PatternRewriter
+) -> None:
     """Make the lower bound and step `arith.constant`s where ranges know them."""
     for index in (0, 2):
         value = loop.operands[index]
         if _constant(value) is None:
             constant = ranges[value].constant
             new = arith.ConstantOp(IntegerAttr(constant, value.type))
-            Rewriter.insert_op(new, InsertPoint.before(loop))
+            rewriter.insert(new, InsertPoint.before(loop))
             loop.operands[index] = new.result
+            rewriter.notify_op_modified(loop)
+
+
+def _root(op: Operation) -> Operation:
+    """The outermost op holding `op` (the module): ranges are computed over it."""
+    while (parent := op.parent_op()) is not None:
+        op = parent
+    return op
+
+
+class PeelTailIteration(RewritePattern):
+    """Peel the partial last iteration of an `scf.for` with constant bounds whose
+    body makes tiles with dynamic valid extents (see the module doc).
+
+    The walk reaches a loop before the loops in its body and their copies, so
+    outer loops are peeled first; ranges come from the IR as it is when the loop
+    is reached, as a peel changes only those of the ops at and after its loop.
+    """
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: scf.ForOp, rewriter: PatternRewriter) -> None:
+        if not has_dynamic_tiles(op):
+            return
+        ranges = index_ranges(_root(op))
+        if not _needs_peeling(op, ranges):
+            return
+        trips = loop_trip_count(op, ranges)
+        assert trips is not None
+        _materialize_bounds(op, ranges, rewriter)
+        peel_last_iteration(op, trips, rewriter)
 
 
 @dataclass(frozen=True)
@@ -139,7 +163,7 @@ class TilePeelTailsPass(ModulePass):
     name = "tile-peel-tails"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        peel_tails(op)
+        PatternRewriteWalker(PeelTailIteration()).rewrite_module(op)
         canonicalize = CanonicalizePass()
         while True:
             changed = fold_index_constants(op)

@@ -37,7 +37,13 @@ from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, UnitAttr, i64
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.rewriter import InsertPoint
 
 from pypto_mlir.diagnostics import emit_remark, op_error
 from pypto_mlir.targets import Target, load_target
@@ -183,6 +189,7 @@ Clones = list[dict[SSAValue, SSAValue]]
 
 
 def _emit_copies(
+    rewriter: PatternRewriter,
     body: Block,
     ivs: Sequence[SSAValue],
     point: InsertPoint,
@@ -205,7 +212,7 @@ def _emit_copies(
                 mapping.update(zip(body.args[1:], inputs, strict=True))
             for op in phase:
                 clone = op.clone(mapping)
-                Rewriter.insert_op(clone, point)
+                rewriter.insert(clone, point)
                 point = InsertPoint.after(clone)
     if not mappings:
         return list(carried)
@@ -218,19 +225,27 @@ def _mapped(
     return [mapping.get(v, v) for v in values]
 
 
-def _index_constant(value: int, like: SSAValue, point: InsertPoint) -> SSAValue:
+def _index_constant(
+    rewriter: PatternRewriter, value: int, like: SSAValue, point: InsertPoint
+) -> SSAValue:
     constant = arith.ConstantOp(IntegerAttr(value, like.type))
-    Rewriter.insert_op(constant, point)
+    rewriter.insert(constant, point)
     return constant.result
 
 
 def pipeline_loop(
-    loop: scf.ForOp, stages: int, trips: int, clones: Clones | None = None
+    loop: scf.ForOp,
+    stages: int,
+    trips: int,
+    clones: Clones | None = None,
+    rewriter: PatternRewriter | None = None,
 ) -> None:
     """Unroll `loop` (constant bounds, `trips` iterations) by `stages` in phases;
     the `trips mod stages` last iterations follow it as straight-line copies.
-    `clones` gets the value map of every copy."""
+    `clones` gets the value map of every copy; `rewriter` (that of a pattern)
+    is told of every change."""
     clones = [] if clones is None else clones
+    rewriter = PatternRewriter(loop) if rewriter is None else rewriter
     lb, step = _constant(loop.lb), _constant(loop.step)
     assert lb is not None and step is not None
     body = loop.body.block
@@ -238,30 +253,35 @@ def pipeline_loop(
     before = InsertPoint.before(loop)
 
     def ivs_of(trips: range) -> list[SSAValue]:
-        return [_index_constant(lb + k * step, loop.lb, before) for k in trips]
+        return [
+            _index_constant(rewriter, lb + k * step, loop.lb, before) for k in trips
+        ]
 
     if main <= stages:  # at most one iteration: straight-line copies, no loop
         first, rest = ivs_of(range(main)), ivs_of(range(main, trips))
-        carried = _emit_copies(body, first, before, loop.iter_args, clones)
-        _replace_loop(loop, _emit_copies(body, rest, before, carried, clones))
+        carried = _emit_copies(rewriter, body, first, before, loop.iter_args, clones)
+        results = _emit_copies(rewriter, body, rest, before, carried, clones)
+        _replace_loop(rewriter, loop, results)
         return
-    new_ub = _index_constant(lb + main * step, loop.lb, before)
-    new_step = _index_constant(step * stages, loop.lb, before)
+    new_ub = _index_constant(rewriter, lb + main * step, loop.lb, before)
+    new_step = _index_constant(rewriter, step * stages, loop.lb, before)
     rest = ivs_of(range(main, trips))
-    new_body = _unrolled_body(body, stages, step, clones)
+    new_body = _unrolled_body(rewriter, body, stages, step, clones)
     new_body.last_op.operands = _mapped(  # type: ignore[union-attr]
         body.last_op.operands,  # type: ignore[union-attr]
         clones[-1],
     )
     new_loop = scf.ForOp(loop.lb, new_ub, new_step, loop.iter_args, new_body)
-    Rewriter.insert_op(new_loop, InsertPoint.before(loop))
+    rewriter.insert(new_loop, InsertPoint.before(loop))
     results = _emit_copies(
-        body, rest, InsertPoint.after(new_loop), new_loop.results, clones
+        rewriter, body, rest, InsertPoint.after(new_loop), new_loop.results, clones
     )
-    _replace_loop(loop, results)
+    _replace_loop(rewriter, loop, results)
 
 
-def _unrolled_body(body: Block, stages: int, step: int, clones: Clones) -> Block:
+def _unrolled_body(
+    rewriter: PatternRewriter, body: Block, stages: int, step: int, clones: Clones
+) -> Block:
     """A loop body running `stages` copies of `body` in phases, for the
     induction values iv, iv + step, ...; it takes `body`'s carried values and
     yields nothing yet (the caller yields what the last copy does)."""
@@ -275,33 +295,40 @@ def _unrolled_body(body: Block, stages: int, step: int, clones: Clones) -> Block
         ivs.append(add.result)
     new_body.add_op(scf.YieldOp())
     point = InsertPoint.before(new_body.last_op)  # type: ignore[arg-type]
-    _emit_copies(body, ivs, point, new_body.args[1:], clones)
+    _emit_copies(rewriter, body, ivs, point, new_body.args[1:], clones)
     return new_body
 
 
-def pipeline_split_loop(loop: scf.ForOp, stages: int, clones: Clones) -> None:
+def pipeline_split_loop(
+    loop: scf.ForOp,
+    stages: int,
+    clones: Clones,
+    rewriter: PatternRewriter | None = None,
+) -> None:
     """Unroll by `stages` in phases a loop without carried values whose bounds
     are only known at run time (a core's chunk after tile-to-hw's multi-core
     split). The `trips mod stages` first iterations stay in `loop`, which then
     ends where the unrolled loop starts: they run first, while the pipeline
     fills, rather than after it drains. `clones` gets every copy's value map."""
+    rewriter = PatternRewriter(loop) if rewriter is None else rewriter
     step = _constant(loop.step)
     assert step is not None and not loop.iter_args
     before = InsertPoint.before(loop)
 
     def emit(op: Operation) -> SSAValue:
         op.location = loop.location
-        Rewriter.insert_op(op, before)
+        rewriter.insert(op, before)
         return op.results[0]
 
     trips = emit(arith.DivUIOp(emit(arith.SubiOp(loop.ub, loop.lb)), loop.step))
-    rest = emit(arith.RemUIOp(trips, _index_constant(stages, loop.lb, before)))
+    stages_value = _index_constant(rewriter, stages, loop.lb, before)
+    rest = emit(arith.RemUIOp(trips, stages_value))
     main_lb = emit(arith.AddiOp(loop.lb, emit(arith.MuliOp(rest, loop.step))))
-    new_body = _unrolled_body(loop.body.block, stages, step, clones)
-    new_step = _index_constant(step * stages, loop.lb, before)
+    new_body = _unrolled_body(rewriter, loop.body.block, stages, step, clones)
+    new_step = _index_constant(rewriter, step * stages, loop.lb, before)
     new_loop = scf.ForOp(main_lb, loop.ub, new_step, [], new_body)
     new_loop.location = loop.location
-    Rewriter.insert_op(new_loop, InsertPoint.after(loop))
+    rewriter.insert(new_loop, InsertPoint.after(loop))
     loop.operands[1] = main_lb
     if isinstance(most := loop.attributes.get(MAX_TRIPS_ATTR), IntegerAttr):
         new_loop.attributes[MAX_TRIPS_ATTR] = IntegerAttr(
@@ -313,14 +340,16 @@ def pipeline_split_loop(loop: scf.ForOp, stages: int, clones: Clones) -> None:
     # One pipeline: memory planning keeps the tiles of both loops apart, so
     # that the first unrolled loads need not wait for the remainder's compute.
     loop.attributes[PIPELINE_PROLOGUE_ATTR] = UnitAttr()
+    rewriter.notify_op_modified(loop)
 
 
-def _replace_loop(loop: scf.ForOp, results: Sequence[SSAValue]) -> None:
-    """Erase `loop`, its results replaced by `results`."""
+def _replace_loop(
+    rewriter: PatternRewriter, loop: scf.ForOp, results: Sequence[SSAValue]
+) -> None:
+    """Erase `loop`, its results replaced by `results` (their names stay)."""
     for old, new in zip(loop.results, results, strict=True):
-        old.replace_all_uses_with(new)
-    loop.detach()
-    loop.erase()
+        rewriter.replace_all_uses_with(old, new)
+    rewriter.erase(loop)
 
 
 def _trips(loop: scf.ForOp) -> int | None:
@@ -356,6 +385,57 @@ def _target_of(module: ModuleOp, name: str) -> Target:
 
 
 @dataclass(frozen=True)
+class PipelineLoop(RewritePattern):
+    """Unroll one tile loop of a function by `stages` in phases (see the module
+    doc), or mark it for tile-to-hw to unroll each core's chunk of it."""
+
+    stages: int
+    target: Target
+    cores: int
+    """The cores tile-to-hw splits top-level loops over."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, loop: scf.ForOp, rewriter: PatternRewriter) -> None:
+        if not _in_function(loop):
+            return
+        bounds = (_constant(loop.lb), _constant(loop.ub), _constant(loop.step))
+        if None in bounds:
+            return
+        lb, ub, step = bounds
+        assert lb is not None and ub is not None and step is not None
+        if step <= 0 or _pipelinable(loop) is not None:
+            return
+        trips = max(0, -(-(ub - lb) // step))
+        stages = min(self.stages, trips)
+        cores = _split_cores(loop, self.cores)
+        if cores > 1:
+            # tile-to-hw splits it over the cores and unrolls each core's
+            # chunk (pipeline_split_loop): the split keeps single trips as
+            # its units; a chunk of one trip has nothing to overlap.
+            stages = min(stages, -(-trips // cores))
+        if stages < 2:
+            return
+        fitting, reason = _fitting_stages(loop.body.block, stages, self.target)
+        if fitting < stages:
+            emit_remark(
+                loop,
+                f"tile-pipeline: {fitting} stage(s) instead of {stages}: {reason}",
+            )
+        if fitting >= 2 and cores > 1:
+            loop.attributes[SPLIT_STAGES_ATTR] = IntegerAttr(fitting, i64)
+            rewriter.notify_op_modified(loop)
+        elif fitting >= 2:
+            pipeline_loop(loop, fitting, trips, rewriter=rewriter)
+
+
+def _in_function(op: Operation) -> bool:
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, func.FuncOp):
+        parent = parent.parent_op()
+    return parent is not None
+
+
+@dataclass(frozen=True)
 class TilePipelinePass(ModulePass):
     """Multi-buffer tile loops: unroll by `stages`, loads first, stores last.
 
@@ -383,40 +463,7 @@ class TilePipelinePass(ModulePass):
         if self.stages == 1:
             return
         target = _target_of(op, self.target)
-        loops = [
-            loop
-            for function in op.walk()
-            if isinstance(function, func.FuncOp)
-            for loop in function.walk()
-            if isinstance(loop, scf.ForOp)
-        ]
-        for loop in loops:
-            bounds = (_constant(loop.lb), _constant(loop.ub), _constant(loop.step))
-            if None in bounds:
-                continue
-            lb, ub, step = bounds
-            assert lb is not None and ub is not None and step is not None
-            if step <= 0 or _pipelinable(loop) is not None:
-                continue
-            trips = max(0, -(-(ub - lb) // step))
-            stages = min(self.stages, trips)
-            cores = _split_cores(
-                loop, min(target.cores, self.max_cores or target.cores)
-            )
-            if cores > 1:
-                # tile-to-hw splits it over the cores and unrolls each core's
-                # chunk (pipeline_split_loop): the split keeps single trips as
-                # its units; a chunk of one trip has nothing to overlap.
-                stages = min(stages, -(-trips // cores))
-            if stages < 2:
-                continue
-            fitting, reason = _fitting_stages(loop.body.block, stages, target)
-            if fitting < stages:
-                emit_remark(
-                    loop,
-                    f"tile-pipeline: {fitting} stage(s) instead of {stages}: {reason}",
-                )
-            if fitting >= 2 and cores > 1:
-                loop.attributes[SPLIT_STAGES_ATTR] = IntegerAttr(fitting, i64)
-            elif fitting >= 2:
-                pipeline_loop(loop, fitting, trips)
+        cores = min(target.cores, self.max_cores or target.cores)
+        pattern = PipelineLoop(self.stages, target, cores)
+        # Each loop once, as found: the loops a rewrite makes are not visited.
+        PatternRewriteWalker(pattern, apply_recursively=False).rewrite_module(op)
