@@ -2504,7 +2504,7 @@ def _depends_on_block_idx(values: Sequence[SSAValue]) -> bool:
     return False
 
 
-ASCEND_HW = Dialect(
+AscendHW = Dialect(
     "ascend_hw",
     [
         AllocOp,

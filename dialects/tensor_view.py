@@ -76,6 +76,13 @@ from xdsl.irdl import (
     traits_def,
     var_operand_def,
 )
+from xdsl.irdl.declarative_assembly_format import (
+    CustomDirective,
+    ParsingState,
+    PrintingState,
+    TypeDirective,
+    irdl_custom_directive,
+)
 from xdsl.parser import AttrParser, Parser
 from xdsl.pattern_rewriter import (
     PatternRewriter,
@@ -794,12 +801,46 @@ def silu_input(op: Operation) -> SSAValue | None:
 # ---------------------------------------------------------------------------
 
 
+@irdl_custom_directive
+class BinaryTypes(CustomDirective):
+    """`T` when both operands and the result have type T, else `Tl, Tr -> Tresult`.
+
+    The declarative format has no "one type stands for three" form.
+    """
+
+    lhs_type: TypeDirective
+    rhs_type: TypeDirective
+    result_type: TypeDirective
+
+    def parse(self, parser: Parser, state: ParsingState) -> None:
+        lhs_type = rhs_type = result_type = parser.parse_type()
+        if parser.parse_optional_punctuation(",") is not None:
+            rhs_type = parser.parse_type()
+            parser.parse_punctuation("->")
+            result_type = parser.parse_type()
+        self.lhs_type.set(state, (lhs_type,))
+        self.rhs_type.set(state, (rhs_type,))
+        self.result_type.set(state, (result_type,))
+
+    def print(self, printer: Printer, state: PrintingState, op: IRDLOperation) -> None:
+        (lhs_type,) = self.lhs_type.get(op)
+        (rhs_type,) = self.rhs_type.get(op)
+        (result_type,) = self.result_type.get(op)
+        state.print_whitespace(printer)
+        if lhs_type == rhs_type == result_type:
+            printer.print_attribute(result_type)
+            return
+        printer.print_list((lhs_type, rhs_type), printer.print_attribute)
+        printer.print_string(" -> ")
+        printer.print_attribute(result_type)
+
+
 class BinaryOp(IRDLOperation, abc.ABC):
     """An elementwise op on two operands with broadcasting.
 
     Either operand (not both) may be a scalar SSA value. Tensors must share
-    their element type. Custom syntax: `tv.add %a, %b : T` when both operands
-    and the result have type T, else `tv.add %a, %b : Ta, Tb -> Tresult`.
+    their element type. Syntax: `tv.add %a, %b : T` when both operands and the
+    result have type T, else `tv.add %a, %b : Ta, Tb -> Tresult`.
     """
 
     lhs = operand_def(base(TensorViewType) | AnyFloatConstr | base(IntegerType))
@@ -807,6 +848,11 @@ class BinaryOp(IRDLOperation, abc.ABC):
     result = result_def(TensorViewType)
 
     traits = traits_def(Pure())
+    custom_directives = (BinaryTypes,)
+    assembly_format = (
+        "$lhs `,` $rhs attr-dict `:` "
+        "custom<BinaryTypes>(type($lhs), type($rhs), type($result))"
+    )
 
     ALLOWS_INTEGERS: ClassVar[bool] = True
 
@@ -864,42 +910,6 @@ class BinaryOp(IRDLOperation, abc.ABC):
         except ValueError as e:
             raise VerifyException(str(e)) from e
         _check_result_type(self, expected)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> BinaryOp:
-        pos = parser.pos
-        lhs = parser.parse_unresolved_operand()
-        parser.parse_punctuation(",")
-        rhs = parser.parse_unresolved_operand()
-        attributes = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        lhs_type = parser.parse_type()
-        if parser.parse_optional_punctuation(",") is not None:
-            rhs_type = parser.parse_type()
-            parser.parse_punctuation("->")
-            result_type = parser.parse_type()
-        else:
-            rhs_type = result_type = lhs_type
-        operands = parser.resolve_operands([lhs, rhs], [lhs_type, rhs_type], pos)
-        op = cls(operands[0], operands[1], result_type)
-        op.attributes.update(attributes)
-        return op
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.lhs)
-        printer.print_string(", ")
-        printer.print_operand(self.rhs)
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : ")
-        if self.lhs.type == self.rhs.type == self.result.type:
-            printer.print_attribute(self.result.type)
-            return
-        printer.print_attribute(self.lhs.type)
-        printer.print_string(", ")
-        printer.print_attribute(self.rhs.type)
-        printer.print_string(" -> ")
-        printer.print_attribute(self.result.type)
 
 
 class AddOpHasCanonicalizationPatterns(HasCanonicalizationPatternsTrait):
@@ -1657,7 +1667,7 @@ class FoldUnitReduce(RewritePattern):
             rewriter.replace(op, (), (op.input,))
 
 
-TENSOR_VIEW = Dialect(
+TensorView = Dialect(
     "tv",
     [
         ViewOp,
@@ -1691,4 +1701,3 @@ TENSOR_VIEW = Dialect(
     ],
     [TensorViewType, CsrEncodingAttr],
 )
-TV = TENSOR_VIEW

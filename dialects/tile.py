@@ -47,13 +47,13 @@ from pypto_mlir.dialects.common import (
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
+    I64,
     ArrayAttr,
     ContainerType,
     DenseArrayBase,
     IndexType,
     IntAttr,
     IntegerAttr,
-    IntegerType,
     MemRefType,
     NoneAttr,
     ShapedType,
@@ -87,6 +87,13 @@ from xdsl.irdl import (
     result_def,
     traits_def,
     var_operand_def,
+)
+from xdsl.irdl.declarative_assembly_format import (
+    CustomDirective,
+    ParsingState,
+    PrintingState,
+    TypeDirective,
+    irdl_custom_directive,
 )
 from xdsl.parser import AttrParser, Parser
 from xdsl.pattern_rewriter import (
@@ -509,10 +516,6 @@ def _verify_dynamic_operands(
         )
 
 
-def _print_extra_attrs(printer: Printer, op: Operation) -> None:
-    printer.print_op_attributes(op.attributes)
-
-
 # --------------------------------------------------------------------------------------
 # Data movement: load, store, move
 # --------------------------------------------------------------------------------------
@@ -898,23 +901,53 @@ class MatmulOp(IRDLOperation):
 # --------------------------------------------------------------------------------------
 
 
-def _parse_operand_types(parser: Parser, count: int) -> list[Attribute]:
-    """`: T` (every operand has type T) or `: T0, T1, ...` (one type per operand)."""
-    pos = parser.pos
-    types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
-    if len(types) == 1:
-        return types * count
-    if len(types) != count:
-        parser.raise_error(f"expected 1 or {count} types, got {len(types)}", pos)
-    return types
+@irdl_custom_directive
+class VectorOperandTypes(CustomDirective):
+    """`T` when every operand has type T, else one type per operand (`T0, T1`).
+
+    The result type is not written: it follows from the operand types by the
+    op's `infer_result_type` (the declarative format can only infer a result
+    type equal to an operand's, and a vector op's result drops the pad value
+    and takes the broadcast shape).
+    """
+
+    operand_types: TypeDirective
+    result_type: TypeDirective
+
+    def parse(self, parser: Parser, state: ParsingState) -> None:
+        op_type = state.op_type
+        assert issubclass(op_type, TileUnaryOp | TileBinaryOp)
+        count = len(state.operand_types)
+        pos = parser.pos
+        types = parser.parse_comma_separated_list(
+            parser.Delimiter.NONE, parser.parse_type
+        )
+        if len(types) == 1:
+            types *= count
+        elif len(types) != count:
+            parser.raise_error(f"expected 1 or {count} types, got {len(types)}", pos)
+        if not any(isinstance(t, TileType) for t in types):
+            parser.raise_error(
+                f"expected a tile type, got {types[0]}"
+                if count == 1
+                else "expected at least one tile type",
+                pos,
+            )
+        self.operand_types.set(state, types)
+        self.result_type.set(state, (op_type.infer_result_type(*types),))
+
+    def print(self, printer: Printer, state: PrintingState, op: IRDLOperation) -> None:
+        types = self.operand_types.get(op)
+        if all(t == types[0] for t in types):
+            types = types[:1]
+        state.print_whitespace(printer)
+        printer.print_list(types, printer.print_attribute)
 
 
-def _print_operand_types(printer: Printer, operands: Sequence[SSAValue]) -> None:
-    types = [o.type for o in operands]
-    if all(t == types[0] for t in types):
-        types = types[:1]
-    printer.print_string(" : ")
-    printer.print_list(types, printer.print_attribute)
+_VECTOR_FORMAT = (
+    "attr-dict `:` custom<VectorOperandTypes>(type(operands), type($result))"
+)
+"""The end of a vector elementwise op's format: `{attrs} : T` or `: T0, T1`."""
 
 
 class TileUnaryOp(IRDLOperation, abc.ABC):
@@ -930,10 +963,19 @@ class TileUnaryOp(IRDLOperation, abc.ABC):
     result = result_def(TileType)
 
     traits = traits_def(Pure(), TilesFitTarget())
+    custom_directives = (VectorOperandTypes,)
+    assembly_format = "$source " + _VECTOR_FORMAT
 
     def __init__(self, source: SSAValue | Operation):
-        source_type = _tile_type(SSAValue.get(source))
-        super().__init__(operands=[source], result_types=[source_type.without_pad()])
+        source_type = SSAValue.get(source).type
+        super().__init__(
+            operands=[source], result_types=[self.infer_result_type(source_type)]
+        )
+
+    @staticmethod
+    def infer_result_type(source: Attribute) -> TileType:
+        """The source's tile type without its pad value."""
+        return cast(TileType, source).without_pad()
 
     def verify_(self) -> None:
         source = _tile_type(self.source)
@@ -942,25 +984,6 @@ class TileUnaryOp(IRDLOperation, abc.ABC):
             self, "its operand", source.element_type, self.ELEMENT_TYPES
         )
         _verify_result(self, self.result.type, source.without_pad())
-
-    @classmethod
-    def parse(cls, parser: Parser) -> TileUnaryOp:
-        unresolved = parser.parse_unresolved_operand()
-        attrs = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        (source_type,) = _parse_operand_types(parser, 1)
-        source = parser.resolve_operand(unresolved, source_type)
-        if not isinstance(source_type, TileType):
-            parser.raise_error(f"expected a tile type, got {source_type}")
-        op = cls(source)
-        op.attributes.update(attrs)
-        return op
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.source)
-        _print_extra_attrs(printer, self)
-        _print_operand_types(printer, [self.source])
 
 
 @irdl_op_definition
@@ -1072,6 +1095,8 @@ class TileBinaryOp(IRDLOperation, abc.ABC):
     result = result_def(TileType)
 
     traits = traits_def(Pure(), TilesFitTarget())
+    custom_directives = (VectorOperandTypes,)
+    assembly_format = "$lhs `,` $rhs " + _VECTOR_FORMAT
 
     def __init__(self, lhs: SSAValue | Operation, rhs: SSAValue | Operation):
         result_type = self.infer_result_type(
@@ -1147,31 +1172,6 @@ class TileBinaryOp(IRDLOperation, abc.ABC):
                 "dims must match or one must be 1"
             )
 
-    @classmethod
-    def parse(cls, parser: Parser) -> TileBinaryOp:
-        lhs = parser.parse_unresolved_operand()
-        parser.parse_punctuation(",")
-        rhs = parser.parse_unresolved_operand()
-        attrs = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        pos = parser.pos
-        lhs_type, rhs_type = _parse_operand_types(parser, 2)
-        if not isinstance(lhs_type, TileType) and not isinstance(rhs_type, TileType):
-            parser.raise_error("expected at least one tile type", pos)
-        op = cls(
-            parser.resolve_operand(lhs, lhs_type), parser.resolve_operand(rhs, rhs_type)
-        )
-        op.attributes.update(attrs)
-        return op
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.lhs)
-        printer.print_string(", ")
-        printer.print_operand(self.rhs)
-        _print_extra_attrs(printer, self)
-        _print_operand_types(printer, [self.lhs, self.rhs])
-
 
 @irdl_op_definition
 class AddOp(TileBinaryOp):
@@ -1241,6 +1241,9 @@ class CastOp(IRDLOperation):
     result = result_def(TileType)
 
     traits = traits_def(Pure(), TilesFitTarget())
+    assembly_format = (
+        "$source (`round` $round^)? attr-dict `:` type($source) `->` type($result)"
+    )
 
     def __init__(
         self,
@@ -1272,42 +1275,6 @@ class CastOp(IRDLOperation):
         ):
             raise VerifyException("takes a rounding mode only for float -> integer")
 
-    @classmethod
-    def parse(cls, parser: Parser) -> CastOp:
-        unresolved = parser.parse_unresolved_operand()
-        round_mode = None
-        if parser.parse_optional_keyword("round") is not None:
-            round_mode = RoundMode(parser.parse_keyword_in(list(RoundMode)))
-        attrs = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        source_type = parser.parse_type()
-        parser.parse_punctuation("->")
-        pos = parser.pos
-        result_type = parser.parse_type()
-        if not isinstance(result_type, TileType):
-            parser.raise_error(f"expected a tile type, got {result_type}", pos)
-        source = parser.resolve_operand(unresolved, source_type)
-        op = cls.create(
-            operands=[source],
-            result_types=[result_type],
-            properties={}
-            if round_mode is None
-            else {"round": RoundModeAttr(round_mode)},
-            attributes=attrs,
-        )
-        return op
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.source)
-        if self.round is not None:
-            printer.print_string(f" round {self.round.data}")
-        _print_extra_attrs(printer, self)
-        printer.print_string(" : ")
-        printer.print_attribute(self.source.type)
-        printer.print_string(" -> ")
-        printer.print_attribute(self.result.type)
-
 
 class TileReduceOp(IRDLOperation, abc.ABC):
     """Reduce a ub tile along `axis` over its valid elements, keeping the dim as 1.
@@ -1323,10 +1290,13 @@ class TileReduceOp(IRDLOperation, abc.ABC):
     ELEMENT_TYPES: ClassVar[tuple[Attribute, ...]] = VECTOR_ARITH_TYPES
 
     source = operand_def(TileType)
-    axis = prop_def(IntegerAttr[IntegerType])
+    axis = prop_def(IntegerAttr[I64])
     result = result_def(TileType)
 
     traits = traits_def(Pure(), TilesFitTarget())
+    assembly_format = (
+        "$source `,` `axis` `=` $axis attr-dict `:` type($source) `->` type($result)"
+    )
 
     def __init__(self, source: SSAValue | Operation, axis: int):
         source_type = _tile_type(SSAValue.get(source))
@@ -1361,36 +1331,6 @@ class TileReduceOp(IRDLOperation, abc.ABC):
         _verify_result(
             self, self.result.type, self.infer_result_type(source, self.axis_index)
         )
-
-    @classmethod
-    def parse(cls, parser: Parser) -> TileReduceOp:
-        unresolved = parser.parse_unresolved_operand()
-        parser.parse_punctuation(",")
-        parser.parse_keyword("axis")
-        parser.parse_punctuation("=")
-        axis = parser.parse_integer(allow_boolean=False)
-        attrs = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        source_type = parser.parse_type()
-        parser.parse_punctuation("->")
-        result_type = parser.parse_type()
-        source = parser.resolve_operand(unresolved, source_type)
-        return cls.create(
-            operands=[source],
-            result_types=[result_type],
-            properties={"axis": IntegerAttr(axis, i64)},
-            attributes=attrs,
-        )
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.source)
-        printer.print_string(f", axis = {self.axis_index}")
-        _print_extra_attrs(printer, self)
-        printer.print_string(" : ")
-        printer.print_attribute(self.source.type)
-        printer.print_string(" -> ")
-        printer.print_attribute(self.result.type)
 
 
 @irdl_op_definition
@@ -1669,10 +1609,11 @@ class ValidDimOp(IRDLOperation):
     name = "tile.valid_dim"
 
     source = operand_def(TileType)
-    dim = prop_def(IntegerAttr[IntegerType])
+    dim = prop_def(IntegerAttr[I64])
     result = result_def(IndexType())
 
     traits = traits_def(Pure(), ValidDimOpHasCanonicalizationPatterns())
+    assembly_format = "$source `,` $dim attr-dict `:` type($source)"
 
     def __init__(self, source: SSAValue | Operation, dim: int):
         super().__init__(
@@ -1691,26 +1632,6 @@ class ValidDimOp(IRDLOperation):
             raise VerifyException(
                 f"dim {self.dim_index} is out of range for rank {rank}"
             )
-
-    @classmethod
-    def parse(cls, parser: Parser) -> ValidDimOp:
-        unresolved = parser.parse_unresolved_operand()
-        parser.parse_punctuation(",")
-        dim = parser.parse_integer(allow_boolean=False)
-        attrs = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        source = parser.resolve_operand(unresolved, parser.parse_type())
-        op = cls(source, dim)
-        op.attributes.update(attrs)
-        return op
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.source)
-        printer.print_string(f", {self.dim_index}")
-        _print_extra_attrs(printer, self)
-        printer.print_string(" : ")
-        printer.print_attribute(self.source.type)
 
 
 class FoldValidDim(RewritePattern):

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pypto_mlir.dialects import ascend_hw as hw
-from pypto_mlir.passes.hw_insert_sync import Affine, affine_of
+from pypto_mlir.passes.access_analysis import Affine, affine_of
 from xdsl.context import Context
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import MemRefType, ModuleOp

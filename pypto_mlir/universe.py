@@ -17,9 +17,9 @@ from xdsl.universe import Universe
 
 
 def _tensor_view() -> Dialect:
-    from pypto_mlir.dialects.tensor_view import TENSOR_VIEW
+    from pypto_mlir.dialects.tensor_view import TensorView
 
-    return TENSOR_VIEW
+    return TensorView
 
 
 def _tile() -> Dialect:
@@ -29,9 +29,9 @@ def _tile() -> Dialect:
 
 
 def _ascend_hw() -> Dialect:
-    from pypto_mlir.dialects.ascend_hw import ASCEND_HW
+    from pypto_mlir.dialects.ascend_hw import AscendHW
 
-    return ASCEND_HW
+    return AscendHW
 
 
 def _dialects() -> dict[str, Callable[[], Dialect]]:

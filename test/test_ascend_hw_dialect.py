@@ -306,7 +306,7 @@ def test_sync_and_core_ops():
 
 
 def test_every_op_but_alloc_and_subview_is_an_instruction():
-    for op_type in hw.ASCEND_HW.operations:
+    for op_type in hw.AscendHW.operations:
         is_instruction = issubclass(op_type, hw.HwInstruction)
         assert is_instruction == (op_type not in (hw.AllocOp, hw.SubviewOp)), op_type
 
@@ -527,7 +527,7 @@ def test_parsed_ops_keep_their_operands():
     ctx.load_dialect(Builtin)
     ctx.load_dialect(func.Func)
     ctx.load_dialect(arith.Arith)
-    ctx.load_dialect(hw.ASCEND_HW)
+    ctx.load_dialect(hw.AscendHW)
     text = """
     func.func @k(%x: memref<64x64xf16>, %i: index) {
       %a = ascend_hw.alloc [0, 8192) : !ascend_hw.buf<64x64xf16, ub>

@@ -12,6 +12,7 @@ status 1, never a Python traceback. docs/cli.md describes the flags.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import re
 import sys
@@ -45,6 +46,7 @@ from pypto_mlir.cli.diagnostics import (
     report_internal_error,
 )
 from pypto_mlir.cli.source import (
+    RECURSION_LIMIT,
     SourceChunk,
     default_context,
     parse_chunk,
@@ -76,6 +78,10 @@ products of many of them stay finite in f16."""
 
 RANDOM_INT_RANGE = (-4, 4)
 """`--random` integers (inclusive): sums of many of them stay far from overflow."""
+
+RANDOM_MAX_BYTES = 1 << 32
+"""The most bytes `--random` draws (numpy draws 8 bytes per element, whatever
+the dtype): larger arguments are refused before anything is allocated."""
 
 
 class Level(Enum):
@@ -258,6 +264,7 @@ def random_inputs(
     `numpy.random.default_rng(seed)`."""
     rng = np.random.default_rng(seed)
     values: list[Any] = []
+    drawn = 0
     for spec in specs:
         if isinstance(spec.element_type, IndexType) and spec.shape is None:
             raise _op_error(
@@ -272,6 +279,14 @@ def random_inputs(
                 f"({spec.type}); give it with --inputs",
             )
         shape = () if spec.shape is None else spec.shape
+        drawn += 8 * math.prod(shape)
+        if drawn > RANDOM_MAX_BYTES:
+            raise _op_error(
+                entry,
+                f"--random would draw {math.prod(shape)} elements for argument "
+                f"{spec.index} ({spec.type}), {_gib(drawn)} GiB with the arguments "
+                f"before it; it draws at most {_gib(RANDOM_MAX_BYTES)} GiB",
+            )
         if spec.dtype.kind == "f":
             array = _round_to_element(rng.uniform(*RANDOM_FLOAT_RANGE, shape), spec)
         elif spec.dtype.kind == "b":
@@ -283,6 +298,10 @@ def random_inputs(
             array = rng.integers(low, high, shape, endpoint=True).astype(spec.dtype)
         values.append(array.item() if spec.shape is None else array)
     return values
+
+
+def _gib(size: int) -> str:
+    return f"{size / (1 << 30):.4g}"
 
 
 def load_inputs(
@@ -531,6 +550,30 @@ def summary(
 # --------------------------------------------------------------------------------------
 
 
+def _seed(text: str) -> int:
+    """A `--random` seed: numpy's generators take non-negative integers only."""
+    seed = int(text)
+    if seed < 0:
+        raise argparse.ArgumentTypeError(f"a seed is >= 0, not {seed}")
+    return seed
+
+
+_seed.__name__ = "int"  # argparse's "invalid int value: 'x'" for non-integers
+
+TIMELINE_FORMATS = ("png", "pdf", "svg")
+"""File formats `--timeline` draws (matplotlib's, chosen by the extension)."""
+
+
+def _timeline_path(path: str) -> str:
+    extension = path.rpartition(".")[2].lower() if "." in path else ""
+    if extension not in TIMELINE_FORMATS:
+        raise argparse.ArgumentTypeError(
+            f"'{path}': the file name ends in .{', .'.join(TIMELINE_FORMATS)} "
+            "(the format drawn)"
+        )
+    return path
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=TOOL_NAME,
@@ -561,7 +604,7 @@ def build_parser() -> argparse.ArgumentParser:
     inputs.add_argument(
         "--random",
         metavar="SEED",
-        type=int,
+        type=_seed,
         help="reproducible random inputs from SEED (default: --random 0)",
     )
     parser.add_argument(
@@ -577,7 +620,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--trace", metavar="FILE.json", help="write a Chrome trace (ascend_hw only)"
     )
     parser.add_argument(
-        "--timeline", metavar="FILE.png", help="draw the pipe timeline (ascend_hw only)"
+        "--timeline",
+        metavar="FILE.png",
+        type=_timeline_path,
+        help="draw the pipe timeline (ascend_hw only; .png, .pdf or .svg)",
     )
     parser.add_argument(
         "--check",
@@ -870,6 +916,7 @@ def pipeline_text(pipeline: Any) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run `pypto-run` with `argv` (default: the command line); the exit status."""
     args = build_parser().parse_args(argv)
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), RECURSION_LIMIT))
     sources = SourceManager()
     printer = DiagnosticPrinter(sys.stderr, sources, TOOL_NAME)
     try:

@@ -61,7 +61,7 @@ def context() -> Context:
         func.Func,
         arith.Arith,
         scf.Scf,
-        tv.TENSOR_VIEW,
+        tv.TensorView,
     ):
         ctx.load_dialect(dialect)
     return ctx

@@ -59,7 +59,7 @@ def context() -> Context:
         arith.Arith,
         scf.Scf,
         memref.MemRef,
-        tv.TENSOR_VIEW,
+        tv.TensorView,
         tile.Tile,
     ):
         ctx.load_dialect(dialect)

@@ -55,9 +55,9 @@ def context() -> Context:
         arith.Arith,
         scf.Scf,
         memref.MemRef,
-        tv.TENSOR_VIEW,
+        tv.TensorView,
         tile.Tile,
-        hw.ASCEND_HW,
+        hw.AscendHW,
     ):
         ctx.load_dialect(dialect)
     return ctx
