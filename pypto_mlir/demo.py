@@ -26,6 +26,8 @@ from typing import Any, TextIO, TypeVar
 
 import numpy as np
 
+from pypto_mlir.targets import DEFAULT_TARGET
+
 REPOSITORY = Path(__file__).resolve().parents[1]
 EXAMPLES = REPOSITORY / "examples"
 DEFAULT_OUT = REPOSITORY / "out" / "demo"
@@ -277,7 +279,7 @@ def build_parser() -> argparse.ArgumentParser:
         "them with the roofline of the target.",
     )
     parser.add_argument(
-        "--target", default="ascend910b", help="the chip (default ascend910b)"
+        "--target", default=DEFAULT_TARGET, help=f"the chip (default {DEFAULT_TARGET})"
     )
     parser.add_argument(
         "--only",
