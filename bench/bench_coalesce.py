@@ -21,8 +21,8 @@ from pypto_mlir.check import lower
 from pypto_mlir.cli.source import SourceChunk, default_context, parse_chunk
 from pypto_mlir.interp.ascend_hw import run_hw_function
 from pypto_mlir.pipelines import LowerPipeline
-from pypto_mlir.sim.cost import dma_cost
 from pypto_mlir.targets import load_target
+from pypto_mlir.targets.cost import dma_cost
 
 TARGET = "ascend910b"
 

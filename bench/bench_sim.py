@@ -22,8 +22,8 @@ import time
 import numpy as np
 
 from pypto_mlir.sim import Access, Machine, timing
-from pypto_mlir.sim.cost import dma_cost, vector_cycles, vector_repeats
 from pypto_mlir.targets import load_target
+from pypto_mlir.targets.cost import dma_cost, vector_cycles, vector_repeats
 
 RECORDS_PER_TILE = 12  # 3 DMAs, 1 vector op, 8 set/wait
 

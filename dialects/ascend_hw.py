@@ -45,7 +45,7 @@ import abc
 from collections.abc import Sequence
 from enum import auto
 from math import prod
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from pypto_mlir.dialects import common
 from pypto_mlir.dialects.common import (
@@ -54,13 +54,12 @@ from pypto_mlir.dialects.common import (
     VECTOR_ARITH_TYPES,
     VECTOR_FLOAT_TYPES,
     Layout,
-    load_target,
     names,
-    target_name_of,
 )
 from pypto_mlir.dialects.common import (
     TARGET_ATTR as TARGET_ATTR,
 )
+from pypto_mlir.dialects.common import target_of as target_of
 from xdsl.dialects import scf
 from xdsl.dialects.arith import ConstantOp
 from xdsl.dialects.builtin import (
@@ -116,8 +115,7 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
-if TYPE_CHECKING:
-    from pypto_mlir.targets import Target
+from pypto_mlir.targets import Target
 
 # --------------------------------------------------------------------------------------
 # Enumerations
@@ -348,20 +346,6 @@ def _buf(value: SSAValue) -> BufferType:
 # --------------------------------------------------------------------------------------
 # Target lookup
 # --------------------------------------------------------------------------------------
-
-DEFAULT_TARGET = "ascend910b"
-"""The target whose numbers apply when the module names none."""
-
-
-def target_of(op: Operation) -> tuple[Target, bool]:
-    """The module's target and whether the module names it (else the default)."""
-    name = target_name_of(op)
-    try:
-        return load_target(name or DEFAULT_TARGET), name is not None
-    except Exception as e:  # the loader names the file and the bad key
-        raise VerifyException(
-            f"cannot load target '{name or DEFAULT_TARGET}': {e}"
-        ) from e
 
 
 def vector_block_bytes(target: Target) -> int:

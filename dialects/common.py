@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from enum import auto
 from functools import cache
-from typing import TYPE_CHECKING
 
 from xdsl.dialects.builtin import (
     BFloat16Type,
@@ -32,8 +31,9 @@ from xdsl.ir import Attribute, Operation
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
-if TYPE_CHECKING:
-    from pypto_mlir.targets import Target
+from pypto_mlir.targets import DEFAULT_TARGET, Target
+from pypto_mlir.targets import load_target as _load_target
+from pypto_mlir.targets.resolve import TARGET_ATTR as TARGET_ATTR
 
 # --------------------------------------------------------------------------------------
 # Element types
@@ -96,17 +96,11 @@ class Layout(StrEnum):
 # Target lookup
 # --------------------------------------------------------------------------------------
 
-TARGET_ATTR = "pypto.target"
-"""Attribute of `builtin.module` naming the target (a builtin name or a TOML path)."""
-
 
 @cache
 def load_target(name: str) -> Target:
-    """`pypto_mlir.targets.load_target`, once per name (imported on first use, so
-    importing a dialect does not import the targets)."""
-    from pypto_mlir.targets import load_target
-
-    return load_target(name)
+    """`pypto_mlir.targets.load_target`, once per name (a verifier asks per op)."""
+    return _load_target(name)
 
 
 def target_name_of(op: Operation) -> str | None:
@@ -120,3 +114,14 @@ def target_name_of(op: Operation) -> str | None:
             return attr.data
         parent = parent.parent_op()
     return None
+
+
+def target_of(op: Operation) -> tuple[Target, bool]:
+    """The module's target and whether the module names it (else the default)."""
+    name = target_name_of(op)
+    try:
+        return load_target(name or DEFAULT_TARGET), name is not None
+    except Exception as e:  # the loader names the file and the bad key
+        raise VerifyException(
+            f"cannot load target '{name or DEFAULT_TARGET}': {e}"
+        ) from e

@@ -39,6 +39,7 @@ from pypto_mlir.dialects.common import (
     load_target,
     names,
     target_name_of,
+    target_of,
 )
 from pypto_mlir.dialects.common import (
     TARGET_ATTR as TARGET_ATTR,
@@ -111,6 +112,8 @@ from xdsl.traits import (
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
+from pypto_mlir.targets import DEFAULT_TARGET, Target
+
 # --------------------------------------------------------------------------------------
 # Enumerations
 # --------------------------------------------------------------------------------------
@@ -174,12 +177,6 @@ class RoundModeAttr(EnumAttribute[RoundMode], SpacedOpaqueSyntaxAttribute):
 # Element types and the fractal layout
 # --------------------------------------------------------------------------------------
 
-FRACTAL_ROWS = 16
-"""Rows of one `nz` fractal (HARDWARE.md: fp16 fractal 16x16)."""
-
-FRACTAL_BYTES = 32
-"""Bytes of one fractal row; with FRACTAL_ROWS this is 16x16 for 16-bit types."""
-
 DEFAULT_LAYOUT: dict[MemorySpace, Layout] = {
     MemorySpace.UB: Layout.ND,
     MemorySpace.L1: Layout.ND,
@@ -195,9 +192,13 @@ def element_bytes(element_type: Attribute) -> int:
     return common.element_bytes(element_type, "a tile element type")
 
 
-def fractal_edge(element_type: Attribute) -> int:
-    """Both dims of an `nz` tile are multiples of this (16; 32 for 1-byte types)."""
-    return max(FRACTAL_ROWS, FRACTAL_BYTES // element_bytes(element_type))
+def fractal_edge(element_type: Attribute, target: Target) -> int:
+    """Both dims of an `nz` tile are multiples of this: the rows of one fractal
+    (`cube.fractal_m`, 16 on Atlas A2, where it equals `fractal_n`) or the elements
+    of one fractal row (`cube.fractal_k_bytes` / element size: 32 for 1-byte types),
+    whichever is more."""
+    cube = target.cube
+    return max(cube.fractal_m, cube.fractal_k_bytes // element_bytes(element_type))
 
 
 # --------------------------------------------------------------------------------------
@@ -366,7 +367,9 @@ class TileType(
         if layout == Layout.NZ:
             if len(shape) != 2:
                 raise VerifyException("nz tiles are two-dimensional")
-            edge = fractal_edge(self.element_type)
+            # A type is verified out of context: against the default target's
+            # fractal (ops check against their module's target).
+            edge = fractal_edge(self.element_type, load_target(DEFAULT_TARGET))
             if any(d % edge for d in shape):
                 raise VerifyException(
                     f"nz tile shape {'x'.join(map(str, shape))} is not made of "
@@ -779,7 +782,7 @@ class MoveOp(IRDLOperation):
                 valid.append(v)
             else:
                 valid.append(max(0, min(size, v - offset)))
-        fractal = fractal_edge(src.element_type)
+        fractal = fractal_edge(src.element_type, target_of(self)[0])
         if any(o % fractal for o in offsets[-2:]):
             raise VerifyException(
                 f"window offsets {list(offsets)} must be multiples of the "

@@ -1,7 +1,7 @@
 """`hw-coalesce-dma`: fewer, longer GM bursts for the same bytes (docs/hw_coalesce_dma.md).
 
 Every DMA instruction pays a start-up latency and every burst a fixed overhead and
-whole GM granules (pypto_mlir.sim.cost). Two rewrites of `dma_load` / `dma_store`
+whole GM granules (pypto_mlir.targets.cost). Two rewrites of `dma_load` / `dma_store`
 cut both without changing a single byte moved:
 
 - *Merging ops*: consecutive DMAs of one block (only pure address arithmetic and
@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pypto_mlir.dialects import ascend_hw as hw
-from pypto_mlir.passes.hw_insert_sync import Affine, affine_of
+from pypto_mlir.passes.access_analysis import Affine, affine_of
 from xdsl.context import Context
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import MemRefType, ModuleOp
@@ -31,8 +31,8 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import is_side_effect_free
 
-from pypto_mlir.sim.cost import dma_cost
 from pypto_mlir.targets import Target
+from pypto_mlir.targets.cost import dma_cost
 
 _MERGEABLE = (hw.DmaLoadOp, hw.DmaStoreOp)
 

@@ -33,7 +33,7 @@ With `bank_offset`, a UB buffer that a vector op reads or writes together with
 buffers already placed goes to the aligned offset, among a few near its
 first-fit one (and the starts of the memory's bank slices), where the op's
 first repeat loses the fewest cycles to bank conflicts by the simulator's
-formula (`sim.cost.bank_access_cycles`): two sources in different bank groups,
+formula (`targets.cost.bank_access_cycles`): two sources in different bank groups,
 a destination in other banks than its sources. When that placement does not
 fit, the plain first-fit one is used (so the capacity diagnostic is the same).
 """
@@ -51,8 +51,8 @@ from xdsl.dialects import func, scf
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 
 from pypto_mlir.diagnostics import op_error
-from pypto_mlir.sim.cost import bank_access_cycles
 from pypto_mlir.targets import BankLayout, Target
+from pypto_mlir.targets.cost import bank_access_cycles
 
 Interval = tuple[int, int]
 """Closed interval of program points."""

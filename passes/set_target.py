@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pypto_mlir.dialects.ascend_hw import DEFAULT_TARGET, TARGET_ATTR
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 
 from pypto_mlir.diagnostics import op_error
 from pypto_mlir.targets import TargetError, load_target
+from pypto_mlir.targets.resolve import TARGET_ATTR, resolve_target
 
 
 @dataclass(frozen=True)
@@ -33,10 +33,7 @@ class SetTargetPass(ModulePass):
     """A builtin target name or a TOML file; empty: keep the module's, if any."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        name = self.target
-        if not name:
-            attr = op.attributes.get(TARGET_ATTR)
-            name = attr.data if isinstance(attr, StringAttr) else DEFAULT_TARGET
+        name = resolve_target(op, self.target or None)
         try:
             load_target(name)
         except TargetError as error:

@@ -34,15 +34,14 @@ from pypto_mlir.dialects.tile import LoadOp, MatmulOp, StoreOp, TileType
 from pypto_mlir.passes.index_range import MAX_TRIPS_ATTR
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, UnitAttr, i64
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, UnitAttr, i64
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from pypto_mlir.diagnostics import emit_remark, op_error
 from pypto_mlir.targets import Target, load_target
-
-TARGET_ATTR = "pypto.target"
+from pypto_mlir.targets.resolve import resolve_target
 
 PIPELINE_PROLOGUE_ATTR = "pypto.pipeline_prologue"
 """On `pipeline_split_loop`'s remainder loop, which runs one pipeline with the
@@ -53,7 +52,6 @@ SPLIT_STAGES_ATTR = "pypto.pipeline_stages"
 """On a loop tile-to-hw splits over the cores: the stages to unroll each core's
 chunk by after the split (`pipeline_split_loop`), so that the split's units stay
 single trips."""
-DEFAULT_TARGET = "ascend910b"
 
 
 def _constant(value: SSAValue) -> int | None:
@@ -350,9 +348,7 @@ def _split_cores(loop: scf.ForOp, cores: int) -> int:
 
 
 def _target_of(module: ModuleOp, name: str) -> Target:
-    if not name:
-        attr = module.attributes.get(TARGET_ATTR)
-        name = attr.data if isinstance(attr, StringAttr) else DEFAULT_TARGET
+    name = resolve_target(module, name or None)
     try:
         return load_target(name)
     except Exception as error:  # the loader names the file and the bad key

@@ -29,6 +29,7 @@ from pypto_mlir.dialects.tile import LoadOp, MemorySpace, TileType, element_byte
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from pypto_mlir.targets import Target
+from pypto_mlir.targets.cost import dma_cost, mmad_cycles
 
 BUFFERING = 2
 """Every memory holds each live tile this many times (double buffering)."""
@@ -553,7 +554,7 @@ def _fits(
 
 class _CycleEstimate:
     """`cycles(tiling)`: a matmul nest's cycles on the target, estimated from the
-    simulator's own cost formulas (pypto_mlir.sim.cost) for one L1 block and the
+    simulator's own cost formulas (pypto_mlir.targets.cost) for one L1 block and the
     GM bandwidth the cores share:
 
         max(rounds * block, wire bytes of all blocks / GM bytes per cycle)
@@ -575,15 +576,11 @@ class _CycleEstimate:
     ) -> tuple[int, int]:
         key = (path, rows, row_bytes, pitch)
         if key not in self._dma:
-            from pypto_mlir.sim.cost import dma_cost
-
             cost = dma_cost(self.target, path, rows, row_bytes, 0, 0, pitch, pitch)
             self._dma[key] = (cost.cycles, cost.wire_bytes)
         return self._dma[key]
 
     def cycles(self, t: MatmulTiling) -> float:
-        from pypto_mlir.sim.cost import mmad_cycles
-
         r, target = self.r, self.target
         m = r.m if r.m is not None else ASSUMED_DYNAMIC_EXTENT
         n = r.n if r.n is not None else ASSUMED_DYNAMIC_EXTENT

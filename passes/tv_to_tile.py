@@ -12,7 +12,7 @@ over GM memrefs and turns its ops into loop nests of `tile` ops (docs/tiling.md)
   memref argument the function writes (in result order); scalar arguments and
   results stay as they are.
 - Ops are fused into groups (passes/tv_fusion.py), one loop nest each
-  (passes/tile_nests.py). A value computed by one nest and read by another goes
+  (passes/vector_nests.py, passes/matmul_nests.py). A value computed by one nest and read by another goes
   through GM: its output memref when it is also a function result, otherwise a
   `memref.alloc` temporary (deallocated before the return).
 - `tv.view` becomes `memref.subview`; `tv.dim` becomes the size it names.
@@ -50,12 +50,16 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint
 
 from pypto_mlir.diagnostics import emit_remark, op_error
 from pypto_mlir.targets import Target, TargetError, load_target
+from pypto_mlir.targets.resolve import resolve_target
 
 from .hw_isel import PhysicalExtents, Selector
-from .tile_nests import Cursor, GmBuffers, NestEmitter, located, memref_strides
+from .located_builder import LocatedBuilder
+from .matmul_nests import MatmulNest
+from .nest_builder import GmBuffers, memref_strides
 from .tiling_model import (
     ASSUMED_DYNAMIC_EXTENT,
     BUFFERING,
@@ -84,6 +88,7 @@ from .tv_fusion import (
     tensor_type,
     tensor_users,
 )
+from .vector_nests import VectorNest
 
 PROBE_SIZES = (3, 5)
 """Tile sizes of the nest a group is measured with (distinct, > 1)."""
@@ -121,16 +126,13 @@ class TvToTilePass(ModulePass):
     the matmul model sizes blocks for them."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        target_name = self.target
+        target_name = resolve_target(op, self.target, default=None)
         if target_name is None:
-            attr = op.attributes.get(TARGET_ATTR)
-            if not isinstance(attr, StringAttr):
-                raise op_error(
-                    op,
-                    "tv-to-tile needs a target: pass target=NAME (or a TOML file) or "
-                    f"set {TARGET_ATTR} on the module",
-                )
-            target_name = attr.data
+            raise op_error(
+                op,
+                "tv-to-tile needs a target: pass target=NAME (or a TOML file) or "
+                f"set {TARGET_ATTR} on the module",
+            )
         try:
             target = load_target(target_name)
         except TargetError as error:
@@ -179,7 +181,9 @@ class FunctionLowering:
         self.extents = ExtentAnalysis()
         self.gm = GmBuffers()
         self.allocs: list[SSAValue] = []
-        self._profiles: dict[tuple[int, bool], LiveProfile] = {}
+        self._profiles: dict[tuple[int, bool, bool], tuple[Group, LiveProfile]] = {}
+        """Keyed by the group's id; the group is kept so its id is not reused by a
+        later group (a throwaway copy nest's) while the cache lives."""
         self._selector = Selector(target, PhysicalExtents())
         self._sum_lanes = target.vector.repeat_bytes // 2
         """f16 lanes of a repeat: a vreduce sums them in f32 (tile-to-hw)."""
@@ -205,9 +209,9 @@ class FunctionLowering:
                 self._dim(op)
         # Scalars are computed in the entry block before the return, so every nest
         # can go there, in an order where each reads what earlier ones wrote.
-        end = Cursor(self.block, return_op)
+        end = LocatedBuilder(InsertPoint.before(return_op))
         for item in _schedule(ops, analysis):
-            with located(
+            with end.located(
                 item.location if isinstance(item, tv.ViewOp) else item.root.location
             ):
                 if isinstance(item, tv.ViewOp):
@@ -216,7 +220,9 @@ class FunctionLowering:
                     self._emit_group(item, end)
         self._copy_returned_gm_values(analysis, outputs, return_op)
         for buffer in self.allocs:
-            Cursor(self.block, return_op).insert(memref.DeallocOp.get(buffer))
+            LocatedBuilder(InsertPoint.before(return_op)).insert(
+                memref.DeallocOp.get(buffer)
+            )
         self._finish(ops, return_op, outputs)
 
     # Checks ---------------------------------------------------------------------------
@@ -308,9 +314,13 @@ class FunctionLowering:
             dynamic: list[SSAValue] = []
             for dim, size in enumerate(arg_type.get_shape()):
                 if size == DYNAMIC_INDEX:
-                    index = Cursor(self.block, first).value(index_constant(dim))
+                    index = LocatedBuilder(InsertPoint.before(first)).value(
+                        index_constant(dim)
+                    )
                     dynamic.append(
-                        Cursor(self.block, first).value(memref.DimOp(buffer, index))
+                        LocatedBuilder(InsertPoint.before(first)).value(
+                            memref.DimOp(buffer, index)
+                        )
                     )
             self.extents.set_argument(arg, dynamic)
             self.gm.source[arg] = buffer
@@ -350,7 +360,7 @@ class FunctionLowering:
                 if read_elsewhere:
                     self.gm.source[value] = targets[0] if targets else value
 
-    def _temporary(self, value: SSAValue, cursor: Cursor) -> SSAValue:
+    def _temporary(self, value: SSAValue, cursor: LocatedBuilder) -> SSAValue:
         """A GM temporary for `value` (allocated before its nest)."""
         extents = self.extents.of(value)
         dynamic = [e for e in extents if isinstance(e, SSAValue)]
@@ -362,7 +372,7 @@ class FunctionLowering:
 
     # Views and dims -------------------------------------------------------------------
 
-    def _view(self, op: tv.ViewOp, cursor: Cursor) -> None:
+    def _view(self, op: tv.ViewOp, cursor: LocatedBuilder) -> None:
         """`tv.view` of a GM value: a strided `memref.subview` of its buffer."""
         source = self.gm.source[op.source]
         source_type = cast(MemRefType[Attribute], source.type)
@@ -401,12 +411,14 @@ class FunctionLowering:
     def _dim(self, op: tv.DimOp) -> None:
         extent = self.extents.of(op.source)[op.index.value.data]
         if isinstance(extent, int):
-            extent = Cursor(self.block, op).value(index_constant(extent))
+            extent = LocatedBuilder(InsertPoint.before(op)).value(
+                index_constant(extent)
+            )
         op.result.replace_all_uses_with(extent)
 
     # Nests ----------------------------------------------------------------------------
 
-    def _emit_group(self, group: Group, cursor: Cursor) -> None:
+    def _emit_group(self, group: Group, cursor: LocatedBuilder) -> None:
         for value in group.outputs:
             if self.gm.source.get(value) is value:
                 buffer = self._temporary(value, cursor)
@@ -436,15 +448,19 @@ class FunctionLowering:
         (`by_rows`: a row at a time, see `_vector_request`)."""
         key = (id(group), resident, by_rows)
         if key in self._profiles:
-            return self._profiles[key]
+            return self._profiles[key][1]
         block = Block()
-        emitter = NestEmitter(
-            group, self.extents, self.gm, Cursor(block), self._sum_lanes
+        emitter = VectorNest(
+            group,
+            self.extents,
+            self.gm,
+            LocatedBuilder(InsertPoint.at_end(block)),
+            self._sum_lanes,
         )
         probe = PROBE_SIZES[-len(emitter.tile_dims) :]
         if by_rows:
             probe = (1, *probe[1:])
-        emitter.emit_vector(VectorTiling(probe, probe), resident)
+        emitter.emit(VectorTiling(probe, probe), resident)
         profile = LiveProfile.of_block(
             block,
             probe,
@@ -453,7 +469,7 @@ class FunctionLowering:
             self._scratch_terms,
         )
         _discard(block)
-        self._profiles[key] = profile
+        self._profiles[key] = (group, profile)
         return profile
 
     def _scratch_terms(
@@ -526,7 +542,7 @@ class FunctionLowering:
             for d in group.reduced
         )
 
-    def _emit_vector(self, group: Group, cursor: Cursor) -> None:
+    def _emit_vector(self, group: Group, cursor: LocatedBuilder) -> None:
         ub_size = self.target.memories["ub"].size
         assert ub_size is not None
         explicit = self.options.tile_sizes
@@ -584,7 +600,7 @@ class FunctionLowering:
                     f"'{self.target.name}' holds {ub_size} bytes"
                 )
         tiling, resident, request = choice
-        NestEmitter(group, self.extents, self.gm, cursor, self._sum_lanes).emit_vector(
+        VectorNest(group, self.extents, self.gm, cursor, self._sum_lanes).emit(
             tiling, resident
         )
         peak = request.profile.peak(tiling.physical)
@@ -612,8 +628,12 @@ class FunctionLowering:
             if resident:
                 text += f", reduced dims [{dims}] kept whole in ub"
             else:
-                emitter = NestEmitter(
-                    group, self.extents, self.gm, Cursor(Block()), self._sum_lanes
+                emitter = VectorNest(
+                    group,
+                    self.extents,
+                    self.gm,
+                    LocatedBuilder(InsertPoint.at_end(Block())),
+                    self._sum_lanes,
                 )
                 text += f", {emitter.pass_count()} pass(es) over reduced dims [{dims}]"
         ub = self.target.memories["ub"].size
@@ -621,7 +641,7 @@ class FunctionLowering:
         text += f"; {peak} bytes live of {ub} in ub ({buffers})"
         return text
 
-    def _emit_matmul(self, group: Group, cursor: Cursor) -> None:
+    def _emit_matmul(self, group: Group, cursor: LocatedBuilder) -> None:
         op = group.matmul
         assert op is not None
         lhs_extents = self.extents.of(op.lhs)
@@ -634,7 +654,7 @@ class FunctionLowering:
             unit = column_unit(
                 profile.profile.element_types, self.target.memories["ub"].alignment
             )
-            if unit > fractal_edge(element_type):
+            if unit > fractal_edge(element_type, self.target):
                 # Base blocks are fractal multiples: too narrow for the rows of
                 # the epilogue's tiles (an i8 cast after an f16 matmul).
                 self._split_epilogue(group, cursor)
@@ -651,7 +671,7 @@ class FunctionLowering:
             k=static_extent(k_extent),
             in_bytes=element_bytes(element_type),
             acc_bytes=element_bytes(MATMUL_TYPES[element_type]),
-            fractal=fractal_edge(element_type),
+            fractal=fractal_edge(element_type, self.target),
             epilogue=epilogue,
             in_type=str(element_type),
             out_bytes=element_bytes(tensor_type(op.result).element_type),
@@ -683,10 +703,10 @@ class FunctionLowering:
                 )
             tiling = found
         tiling = _effective(tiling, request)
-        NestEmitter(group, self.extents, self.gm, cursor).emit_matmul(tiling)
+        MatmulNest(group, self.extents, self.gm, cursor).emit(tiling)
         emit_remark(group.root, self._matmul_remark(group, tiling, k_extent, buffering))
 
-    def _split_epilogue(self, group: Group, cursor: Cursor) -> None:
+    def _split_epilogue(self, group: Group, cursor: LocatedBuilder) -> None:
         """A matmul whose epilogue does not fit UB next to a base block (an i8
         matmul's 32x32 i32 block on tiny): its result goes to GM and the epilogue
         becomes a vector nest of its own, which tiles it smaller."""
@@ -725,7 +745,9 @@ class FunctionLowering:
             EPILOGUE_PROBE_SIZES, MATMUL_TYPES[element_type], MemorySpace.L0C
         )
         block = Block(arg_types=[IndexType(), accumulator])
-        emitter = NestEmitter(group, self.extents, self.gm, Cursor(block))
+        emitter = MatmulNest(
+            group, self.extents, self.gm, LocatedBuilder(InsertPoint.at_end(block))
+        )
         rows, cols = group.rank - 2, group.rank - 1
         emitter.physical = {
             rows: EPILOGUE_PROBE_SIZES[0],
@@ -736,7 +758,7 @@ class FunctionLowering:
             emitter.valid[dim] = 1
         index = block.args[0]
         emitter.epilogue(
-            Cursor(block), op, (index, index), (index, index), block.args[1]
+            InsertPoint.at_end(block), op, (index, index), (index, index), block.args[1]
         )
         profile = LiveProfile.of_block(
             block,
@@ -790,8 +812,10 @@ class FunctionLowering:
             self.gm.targets[value] = [buffer]
             # Located at the view (or argument use) it copies, not the function.
             where = owner if isinstance(owner, Operation) else return_op
-            with located(where.location):
-                self._emit_group(copy, Cursor(self.block, return_op))
+            self._emit_group(
+                copy,
+                LocatedBuilder(InsertPoint.before(return_op), location=where.location),
+            )
 
     def _finish(
         self,
@@ -802,7 +826,7 @@ class FunctionLowering:
         scalars = [
             v for v, b in zip(return_op.arguments, outputs, strict=True) if b is None
         ]
-        Cursor(self.block, return_op).insert(func.ReturnOp(*scalars))
+        LocatedBuilder(InsertPoint.before(return_op)).insert(func.ReturnOp(*scalars))
         return_op.detach()
         return_op.erase()
         for op in reversed(ops):

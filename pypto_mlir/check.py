@@ -34,18 +34,30 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     ModuleOp,
-    StringAttr,
     bf16,
 )
 from xdsl.interpreters.builtin import scalar_attr
 from xdsl.ir import Attribute
 from xdsl.traits import SymbolTable
+from xdsl.utils.exceptions import DiagnosticException
 
+from pypto_mlir.diagnostics import (
+    DiagnosticError,
+    capture_op_errors,
+    error_diagnostic,
+    verify,
+)
 from pypto_mlir.dialects import tensor_view as tv
 from pypto_mlir.dialects import tile
 from pypto_mlir.error_bound import epsilon, run_with_error_bounds
-from pypto_mlir.interp.gm_memref import gm_interpreter, poison_array
+from pypto_mlir.interp.ascend_hw import run_hw_function
+from pypto_mlir.interp.gm_memref import poison_array
 from pypto_mlir.interp.tensor_view import round_to_bf16
+from pypto_mlir.interp.tile import gm_interpreter
+from pypto_mlir.pipelines import LowerPipeline
+from pypto_mlir.targets import Target, load_target
+from pypto_mlir.targets.resolve import resolve_target
+from pypto_mlir.universe import default_context
 
 ULPS = 4
 """Float outputs of the tile level may differ from the reference by this many
@@ -321,8 +333,6 @@ def _run_lowered(
                 f"@{name} returns scalars; the ascend_hw level returns outputs "
                 "through memrefs only"
             )
-        from pypto_mlir.interp.ascend_hw import run_hw_function
-
         run = run_hw_function(
             lowered, name, [*arguments, *buffers], target or module_target(lowered)
         )
@@ -337,38 +347,13 @@ def _run_lowered(
     return LevelRun(outputs, report)
 
 
-def module_target(module: ModuleOp) -> Any:
-    """The `Target` a module names (`pypto.target`), else ascend910b."""
-    from pypto_mlir.dialects.ascend_hw import DEFAULT_TARGET, TARGET_ATTR
-    from pypto_mlir.targets import load_target
-
-    attr = module.attributes.get(TARGET_ATTR)
-    return load_target(attr.data if isinstance(attr, StringAttr) else DEFAULT_TARGET)
+def module_target(module: ModuleOp) -> Target:
+    """The `Target` a module names (`pypto.target`), else the default one."""
+    return load_target(resolve_target(module))
 
 
 def _is_bf16_tensor(value_type: Attribute) -> bool:
     return isinstance(value_type, tv.TensorViewType) and value_type.element_type == bf16
-
-
-def check_tiling(
-    module: ModuleOp,
-    name: str,
-    inputs: Sequence[Any],
-    target: str,
-    tile_sizes: tuple[int, ...] = (),
-    matmul_tile_sizes: tuple[int, ...] = (),
-) -> list[OutputComparison]:
-    """Tile a copy of the tv `module` with `tv-to-tile` for `target` and compare
-    function `name` at both levels on `inputs` (the module is not changed)."""
-    from xdsl.context import Context
-
-    from pypto_mlir.passes.tv_to_tile import TvToTilePass
-
-    lowered = module.clone()
-    TvToTilePass(
-        target=target, tile_sizes=tile_sizes, matmul_tile_sizes=matmul_tile_sizes
-    ).apply(Context(), lowered)
-    return compare_levels(module, lowered, name, inputs)
 
 
 @dataclass
@@ -398,17 +383,6 @@ def lower(
     called before each member pass (for progress displays). A pass that
     refuses, or output that does not verify, raises `DiagnosticError` at the
     op."""
-    from xdsl.utils.exceptions import DiagnosticException
-
-    from pypto_mlir.cli.source import default_context
-    from pypto_mlir.diagnostics import (
-        DiagnosticError,
-        capture_op_errors,
-        error_diagnostic,
-        verify,
-    )
-    from pypto_mlir.pipelines import LowerPipeline
-
     pipeline = pipeline or LowerPipeline()
     lowered = module.clone()
     ctx = default_context()

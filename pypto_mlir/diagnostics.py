@@ -30,9 +30,10 @@ from xdsl.dialects.builtin import (
     CallSiteLoc,
     FileLineColLoc,
     FusedLoc,
+    ModuleOp,
     NameLoc,
 )
-from xdsl.ir import Attribute, Operation
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.traits import NoTerminator
 from xdsl.utils.exceptions import DiagnosticException, PassFailedException
 
@@ -236,29 +237,58 @@ def capture_op_errors() -> Iterator[None]:
 
 
 def verify(op: Operation) -> None:
-    """Verify `op` and everything nested in it, innermost first.
+    """Verify `op` and everything nested in it: dominance first, then the ops'
+    verifiers, innermost first.
 
     Raises `DiagnosticError` naming the op that failed, with MLIR's
     `'dialect.op' op MESSAGE` wording (xDSL's `Operation.verify` raises an
-    exception that does not say which op failed).
+    exception that does not say which op failed). Iterative, so that deeply
+    nested regions do not exhaust Python's stack.
     """
-    for region in op.regions:
-        for block in region.blocks:
-            for child in block.ops:
-                verify(child)
-            if (
-                block.first_op is None
-                and len(region.blocks) == 1
-                and not op.has_trait(NoTerminator)
-            ):
-                raise DiagnosticError(
-                    op_diagnostic(
-                        Severity.ERROR,
-                        op,
-                        f"'{op.name}' op contains empty block in single-block region "
-                        "that expects at least a terminator",
-                    )
-                )
+    verify_dominance(op)
+    # A post-order walk: (op, its blocks, the ops of the block being walked).
+    stack: list[tuple[Operation, Iterator[Block], Iterator[Operation] | None]] = [
+        (op, _blocks(op), None)
+    ]
+    while stack:
+        current, blocks, ops = stack[-1]
+        if ops is not None:
+            child = next(ops, None)
+            if child is not None:
+                stack.append((child, _blocks(child), None))
+                continue
+        block = next(blocks, None)
+        if block is not None:
+            _verify_block(current, block)
+            stack[-1] = (current, blocks, iter(block.ops))
+            continue
+        stack.pop()
+        _verify_op(current)
+
+
+def _blocks(op: Operation) -> Iterator[Block]:
+    return (block for region in op.regions for block in region.blocks)
+
+
+def _verify_block(op: Operation, block: Block) -> None:
+    region = block.parent
+    if (
+        block.first_op is None
+        and region is not None
+        and len(region.blocks) == 1
+        and not op.has_trait(NoTerminator)
+    ):
+        raise DiagnosticError(
+            op_diagnostic(
+                Severity.ERROR,
+                op,
+                f"'{op.name}' op contains empty block in single-block region "
+                "that expects at least a terminator",
+            )
+        )
+
+
+def _verify_op(op: Operation) -> None:
     try:
         op.verify(verify_nested_ops=False)
     except DiagnosticException as error:
@@ -267,3 +297,78 @@ def verify(op: Operation) -> None:
         raise DiagnosticError(
             op_diagnostic(Severity.ERROR, failed, f"'{failed.name}' op {error}", notes)
         ) from error
+
+
+def verify_dominance(root: Operation) -> None:
+    """Check that every operand is defined before its use, as MLIR's verifier does
+    ("operand #N does not dominate this use"); xDSL does not, and passes and
+    interpreters assume it.
+
+    A value dominates a use when it is defined earlier in the use's block or in
+    a block enclosing it, or is an argument of one of those blocks. Uses in
+    another block of the defining region (a CFG) and in `builtin.module`'s body
+    (a graph region) are not checked.
+    """
+    positions: dict[Block, dict[Operation, int]] = {}
+    stack = [root]
+    while stack:
+        op = stack.pop()
+        for index, operand in enumerate(op.operands):
+            problem = _dominance_problem(operand, op, positions)
+            if problem is not None:
+                raise DiagnosticError(
+                    op_diagnostic(
+                        Severity.ERROR,
+                        op,
+                        f"operand #{index} {problem}",
+                        _definition_notes(operand),
+                    )
+                )
+        for region in reversed(op.regions):
+            for block in reversed(region.blocks):
+                stack.extend(reversed(list(block.ops)))
+
+
+def _dominance_problem(
+    value: SSAValue, user: Operation, positions: dict[Block, dict[Operation, int]]
+) -> str | None:
+    """Why `value` does not dominate its use by `user`, or None if it does."""
+    if isinstance(value, BlockArgument):
+        definition: Operation | None = None
+        defining_block: Block | None = value.block
+    elif isinstance(value, OpResult):
+        definition = value.op
+        defining_block = definition.parent_block()
+    else:
+        # xDSL's parser leaves a forward reference unresolved when the name is
+        # defined only in a region nested in its user (`scf.for %i = %c0 ...`
+        # with `%c0` defined in the loop body).
+        return "is used but never defined where it is visible"
+    if defining_block is None:
+        return None
+    ancestor: Operation | None = user
+    while ancestor is not None:
+        block = ancestor.parent_block()
+        if block is defining_block:
+            break
+        if block is not None and block.parent is defining_block.parent:
+            return None  # another block of the same region: a CFG, not checked
+        ancestor = ancestor.parent_op()
+    if ancestor is None:
+        return "does not dominate this use"
+    if definition is None or isinstance(defining_block.parent_op(), ModuleOp):
+        return None
+    if definition is ancestor:
+        return "does not dominate this use"
+    order = positions.get(defining_block)
+    if order is None:
+        order = positions[defining_block] = {
+            op: i for i, op in enumerate(defining_block.ops)
+        }
+    return None if order[definition] < order[ancestor] else "does not dominate this use"
+
+
+def _definition_notes(value: SSAValue) -> list[Diagnostic]:
+    if isinstance(value, OpResult) and op_location(value.op) is not None:
+        return [note(value.op, "operand defined here")]
+    return []

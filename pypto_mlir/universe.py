@@ -2,11 +2,15 @@
 
 `xdsl-opt`, `pypto-opt` and any other xDSL tool discover them through the
 `xdsl.universe` entry-point group declared in pyproject.toml. Factories import
-lazily so that listing passes does not import every dialect.
+lazily so that listing passes does not import every dialect. The testing aid
+`pypto-test-diagnostics` is not here: test/plugin registers it for the tests.
+`default_context()` is the context of every installed universe, for the tools and
+the library functions that parse or lower.
 """
 
 from collections.abc import Callable
 
+from xdsl.context import Context
 from xdsl.ir import Dialect
 from xdsl.passes import ModulePass
 from xdsl.universe import Universe
@@ -36,12 +40,6 @@ def _dialects() -> dict[str, Callable[[], Dialect]]:
         "tile": _tile,
         "ascend_hw": _ascend_hw,
     }
-
-
-def _test_diagnostics() -> type[ModulePass]:
-    from pypto_mlir.cli.diagnostics_test_pass import TestDiagnosticsPass
-
-    return TestDiagnosticsPass
 
 
 def _tile_peel_tails() -> type[ModulePass]:
@@ -97,7 +95,6 @@ def _passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
     return {
         **get_all_pipelines(),
-        "pypto-test-diagnostics": _test_diagnostics,
         "pypto-set-target": _set_target,
         "hw-coalesce-dma": _hw_coalesce_dma,
         "hw-insert-sync": _hw_insert_sync,
@@ -110,3 +107,11 @@ def _passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
 
 PYPTO_UNIVERSE = Universe(all_dialects=_dialects(), all_passes=_passes())
+
+
+def default_context(allow_unregistered: bool = False) -> Context:
+    """A context that knows every dialect of every installed `xdsl.universe`."""
+    ctx = Context(allow_unregistered=allow_unregistered)
+    for name, factory in Universe.get_multiverse().all_dialects.items():
+        ctx.register_dialect(name, factory)
+    return ctx

@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import shutil
 from pathlib import Path
 
 import pytest
+from pypto_mlir.dialects import ascend_hw as hw
 
 from pypto_mlir.targets import (
     ON_CHIP_MEMORIES,
+    VECTOR_COST_KEYS,
     TargetError,
     builtin_targets,
     load_target,
 )
+from pypto_mlir.targets.cost import vector_cost_key
 
 
 def test_builtin_targets_are_listed_and_load() -> None:
@@ -173,6 +177,11 @@ BAD_OVERRIDES = [
         "vector.cycles_per_repeat.b12",
         "b16",
     ),
+    (
+        '[vector.cycles_per_repeat.b8]\nadd = { value = 1, source = "x" }\n',
+        "vector.cycles_per_repeat.b8.sub",
+        "missing key",
+    ),
 ]
 
 
@@ -210,3 +219,67 @@ def test_unknown_target_and_bad_toml(tmp_path: Path) -> None:
     cyclic.write_text(f'base = "{cyclic}"\nname = "a"\n')
     with pytest.raises(TargetError, match="cycle"):
         load_target(str(cyclic))
+
+
+def test_a_vector_instruction_without_a_cost_is_a_load_error(tmp_path: Path) -> None:
+    """No instruction's cost falls back to a default: the file must price it."""
+    text = Path(load_target("ascend910b").path).read_text()
+    lines = text.splitlines(keepends=True)
+    first = next(i for i, line in enumerate(lines) if line.startswith("brcb = "))
+    path = tmp_path / "chip.toml"
+    path.write_text("".join(lines[:first] + lines[first + 1 :]))
+    with pytest.raises(TargetError) as info:
+        load_target(str(path))
+    assert info.value.file == str(path)
+    assert info.value.key == "vector.cycles_per_repeat.b16.brcb"
+    assert "missing key" in str(info.value)
+
+
+def _instruction_classes() -> list[type[hw.HwInstruction]]:
+    return [
+        cls
+        for cls in vars(hw).values()
+        if isinstance(cls, type)
+        and issubclass(cls, hw.HwInstruction)
+        and not inspect.isabstract(cls)
+        and isinstance(getattr(cls, "name", None), str)
+    ]
+
+
+NOT_VECTOR_PRICING: dict[type[hw.HwInstruction], str] = {
+    hw.BurstDmaOp: "its DMA path (dma.<src>-><dst>)",
+    hw.MatrixMoveOp: "its DMA path (dma.<src>-><dst>)",
+    hw.MmadOp: "cube.macs_per_cycle.<dtype>",
+    hw.FlagOp: "no cycles of its own (sync)",
+    hw.PipeBarrierOp: "no cycles of its own (sync)",
+    hw.SyncAllOp: "sync.all_latency",
+    hw.BlockIdxOp: "scalar.op",
+    hw.BlockDimOp: "scalar.op",
+}
+"""How the instructions that are not vector instructions are priced."""
+
+
+@pytest.mark.parametrize("target", builtin_targets())
+@pytest.mark.parametrize(
+    "op", _instruction_classes(), ids=lambda cls: cls.name.removeprefix("ascend_hw.")
+)
+def test_every_instruction_has_a_cost_in_every_target(
+    target: str, op: type[hw.HwInstruction]
+) -> None:
+    """Each ascend_hw instruction op class is priced by every shipped target."""
+    if not issubclass(op, hw.VectorOp):
+        assert issubclass(op, tuple(NOT_VECTOR_PRICING)), (
+            f"{op.name}: neither a vector instruction nor priced by another table of "
+            f"the target; say in NOT_VECTOR_PRICING how the target prices it"
+        )
+        return
+    key = vector_cost_key(op.name)
+    assert key in VECTOR_COST_KEYS, (
+        f"{op.name}: its cost key {key!r} is not in targets.VECTOR_COST_KEYS"
+    )
+    vector = load_target(target).vector
+    for bits, table in vector.cycles_per_repeat.items():
+        assert key in table, (
+            f"target {target}: {op.name} has no cost "
+            f"vector.cycles_per_repeat.b{bits}.{key}"
+        )

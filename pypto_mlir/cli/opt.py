@@ -55,6 +55,7 @@ from pypto_mlir.cli.pass_pipeline import (
     pass_options,
 )
 from pypto_mlir.cli.source import (
+    RECURSION_LIMIT,
     SourceChunk,
     SourceFile,
     parse_chunk,
@@ -535,6 +536,7 @@ class PyptoOptMain(xDSLOptMain):
 def main(args: Sequence[str] | None = None) -> int:
     """Run `pypto-opt` with `args` (default: the command line); return the exit status."""
     argv = list(sys.argv[1:] if args is None else args)
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), RECURSION_LIMIT))
     debug = "--debug" in argv
     try:
         return PyptoOptMain(argv).run()

@@ -12,6 +12,7 @@ status 1, never a Python traceback. docs/cli.md describes the flags.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import re
 import sys
@@ -45,6 +46,7 @@ from pypto_mlir.cli.diagnostics import (
     report_internal_error,
 )
 from pypto_mlir.cli.source import (
+    RECURSION_LIMIT,
     SourceChunk,
     default_context,
     parse_chunk,
@@ -64,7 +66,9 @@ from pypto_mlir.diagnostics import (
 )
 from pypto_mlir.dialects import tensor_view as tv
 from pypto_mlir.interp.tensor_view import numpy_dtype, round_to_bf16
-from pypto_mlir.sim import RaceError, SimError
+from pypto_mlir.sim import SimError
+from pypto_mlir.sim_diagnostic import sim_diagnostic
+from pypto_mlir.targets.resolve import resolve_target
 
 TOOL_NAME = "pypto-run"
 
@@ -74,6 +78,10 @@ products of many of them stay finite in f16."""
 
 RANDOM_INT_RANGE = (-4, 4)
 """`--random` integers (inclusive): sums of many of them stay far from overflow."""
+
+RANDOM_MAX_BYTES = 1 << 32
+"""The most bytes `--random` draws (numpy draws 8 bytes per element, whatever
+the dtype): larger arguments are refused before anything is allocated."""
 
 
 class Level(Enum):
@@ -214,10 +222,6 @@ class ArgumentSpec:
     def name(self) -> str:
         return f"arg{self.index}"
 
-    @property
-    def is_memref(self) -> bool:
-        return isinstance(self.type, MemRefType)
-
     def shape_text(self) -> str:
         assert self.shape is not None
         return "x".join("?" if d == DYNAMIC_INDEX else str(d) for d in self.shape)
@@ -260,6 +264,7 @@ def random_inputs(
     `numpy.random.default_rng(seed)`."""
     rng = np.random.default_rng(seed)
     values: list[Any] = []
+    drawn = 0
     for spec in specs:
         if isinstance(spec.element_type, IndexType) and spec.shape is None:
             raise _op_error(
@@ -274,6 +279,14 @@ def random_inputs(
                 f"({spec.type}); give it with --inputs",
             )
         shape = () if spec.shape is None else spec.shape
+        drawn += 8 * math.prod(shape)
+        if drawn > RANDOM_MAX_BYTES:
+            raise _op_error(
+                entry,
+                f"--random would draw {math.prod(shape)} elements for argument "
+                f"{spec.index} ({spec.type}), {_gib(drawn)} GiB with the arguments "
+                f"before it; it draws at most {_gib(RANDOM_MAX_BYTES)} GiB",
+            )
         if spec.dtype.kind == "f":
             array = _round_to_element(rng.uniform(*RANDOM_FLOAT_RANGE, shape), spec)
         elif spec.dtype.kind == "b":
@@ -285,6 +298,10 @@ def random_inputs(
             array = rng.integers(low, high, shape, endpoint=True).astype(spec.dtype)
         values.append(array.item() if spec.shape is None else array)
     return values
+
+
+def _gib(size: int) -> str:
+    return f"{size / (1 << 30):.4g}"
 
 
 def load_inputs(
@@ -451,45 +468,6 @@ def run_function(
             ) from error
 
 
-def _parse_loc(loc: str) -> SourceLocation | None:
-    """A simulator location string (`FILE:LINE:COL`, `FILE:LINE` or `FILE`)."""
-    if not loc:
-        return None
-    parts = loc.rsplit(":", 2)
-    numbers = [p for p in parts[1:] if p.isdigit()]
-    if len(parts) == 3 and len(numbers) == 2:
-        return SourceLocation(parts[0], int(parts[1]), int(parts[2]))
-    if len(parts) >= 2 and parts[-1].isdigit():
-        return SourceLocation(loc.rsplit(":", 1)[0], int(parts[-1]))
-    return SourceLocation(loc)
-
-
-def sim_diagnostic(error: SimError) -> Diagnostic:
-    """A simulator error at its instruction; a race at the later access, with a
-    note at the earlier one."""
-    locs = [loc for loc in error.locs if loc]
-    message = error.message
-    if locs and message.startswith(f"{locs[0]}: "):
-        message = message.removeprefix(f"{locs[0]}: ")
-    if isinstance(error, RaceError):
-        return Diagnostic(
-            Severity.ERROR,
-            message,
-            _parse_loc(error.second_loc),
-            [
-                Diagnostic(
-                    Severity.NOTE, "the earlier access", _parse_loc(error.first_loc)
-                )
-            ],
-        )
-    notes = [
-        Diagnostic(Severity.NOTE, "involved here", _parse_loc(loc)) for loc in locs[1:]
-    ]
-    return Diagnostic(
-        Severity.ERROR, message, _parse_loc(locs[0]) if locs else None, notes
-    )
-
-
 # --------------------------------------------------------------------------------------
 # Outputs and the summary
 # --------------------------------------------------------------------------------------
@@ -572,6 +550,30 @@ def summary(
 # --------------------------------------------------------------------------------------
 
 
+def _seed(text: str) -> int:
+    """A `--random` seed: numpy's generators take non-negative integers only."""
+    seed = int(text)
+    if seed < 0:
+        raise argparse.ArgumentTypeError(f"a seed is >= 0, not {seed}")
+    return seed
+
+
+_seed.__name__ = "int"  # argparse's "invalid int value: 'x'" for non-integers
+
+TIMELINE_FORMATS = ("png", "pdf", "svg")
+"""File formats `--timeline` draws (matplotlib's, chosen by the extension)."""
+
+
+def _timeline_path(path: str) -> str:
+    extension = path.rpartition(".")[2].lower() if "." in path else ""
+    if extension not in TIMELINE_FORMATS:
+        raise argparse.ArgumentTypeError(
+            f"'{path}': the file name ends in .{', .'.join(TIMELINE_FORMATS)} "
+            "(the format drawn)"
+        )
+    return path
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=TOOL_NAME,
@@ -602,7 +604,7 @@ def build_parser() -> argparse.ArgumentParser:
     inputs.add_argument(
         "--random",
         metavar="SEED",
-        type=int,
+        type=_seed,
         help="reproducible random inputs from SEED (default: --random 0)",
     )
     parser.add_argument(
@@ -618,7 +620,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--trace", metavar="FILE.json", help="write a Chrome trace (ascend_hw only)"
     )
     parser.add_argument(
-        "--timeline", metavar="FILE.png", help="draw the pipe timeline (ascend_hw only)"
+        "--timeline",
+        metavar="FILE.png",
+        type=_timeline_path,
+        help="draw the pipe timeline (ascend_hw only; .png, .pdf or .svg)",
     )
     parser.add_argument(
         "--check",
@@ -660,12 +665,7 @@ _SIM_ONLY_FLAGS = (
 
 
 def _target_name(args: argparse.Namespace, module: ModuleOp) -> str:
-    if args.target is not None:
-        return args.target
-    attribute = module.attributes.get("pypto.target")
-    if isinstance(attribute, StringAttr):
-        return attribute.data
-    return "ascend910b"
+    return resolve_target(module, args.target)
 
 
 def _check_flags(args: argparse.Namespace, entry: func.FuncOp, level: Level) -> None:
@@ -916,6 +916,7 @@ def pipeline_text(pipeline: Any) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run `pypto-run` with `argv` (default: the command line); the exit status."""
     args = build_parser().parse_args(argv)
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), RECURSION_LIMIT))
     sources = SourceManager()
     printer = DiagnosticPrinter(sys.stderr, sources, TOOL_NAME)
     try:

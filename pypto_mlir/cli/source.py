@@ -8,6 +8,7 @@ those of the original file, also for chunks of a split input.
 from __future__ import annotations
 
 import re
+import struct
 import sys
 from bisect import bisect_right
 from dataclasses import dataclass
@@ -22,12 +23,13 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Operation
 from xdsl.parser import Parser
-from xdsl.universe import Universe
 from xdsl.utils.exceptions import (
     DiagnosticException,
     MultipleSpansParseError,
     ParseError,
 )
+from xdsl.utils.lexer import Span
+from xdsl.utils.mlir_lexer import MLIRLexer
 
 from pypto_mlir.diagnostics import (
     Diagnostic,
@@ -36,12 +38,22 @@ from pypto_mlir.diagnostics import (
     SourceLocation,
     verify,
 )
+from pypto_mlir.universe import default_context
 
 STDIN_NAME = "<stdin>"
 """The file name diagnostics use for standard input (as MLIR does)."""
 
 SPLIT_MARKER = "// -----"
 """A line holding only this separates the chunks of `--split-input-file`."""
+
+# xDSL 0.75's string literal pattern nests a `+` inside a `*` (`"(?:[^"...]+|...)*"`):
+# on a string with no closing quote the regex engine tries every way of
+# splitting its characters into runs, 2**length of them, so an unclosed
+# 50-character string "hangs" the lexer (docs/upstream/xdsl-string-literal-hang.md).
+# A possessive run (`++`, never given back) matches the same strings in linear time.
+MLIRLexer._unescaped_characters_regex = re.compile(  # pyright: ignore[reportPrivateUsage]
+    r'"(?:[^"\\\n\v\f]++|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"'
+)
 
 
 @dataclass(frozen=True)
@@ -71,6 +83,8 @@ class SourceChunk:
 def read_source(path: str | None) -> SourceFile:
     """Read and decode `path` (standard input if None).
 
+    A UTF-8 byte-order mark at the start is skipped, as clang and most editors do
+    (it is not part of the text; columns count from after it).
     Raises `DiagnosticError` for a file that cannot be opened or is not UTF-8.
     """
     name = STDIN_NAME if path is None else path
@@ -90,7 +104,7 @@ def read_source(path: str | None) -> SourceFile:
             )
         ) from error
     try:
-        text = data.decode("utf-8")
+        text = data.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as error:
         valid = data[: error.start].decode("utf-8")
         line = valid.count("\n") + 1
@@ -123,6 +137,29 @@ def split_source(source: SourceFile, split: bool) -> list[SourceChunk]:
     return chunks
 
 
+@dataclass(frozen=True)
+class LineMap:
+    """Character positions of a parsed text as lines and columns of its file."""
+
+    file_name: str
+    line_starts: tuple[int, ...]
+    first_line: int = 1
+
+    @staticmethod
+    def of(text: str, file_name: str, first_line: int = 1) -> LineMap:
+        starts = (0, *(match.end() for match in re.finditer("\n", text)))
+        return LineMap(file_name, starts, first_line)
+
+    def location_at(self, position: int) -> SourceLocation:
+        """The file location of character `position` of the text."""
+        index = bisect_right(self.line_starts, position) - 1
+        return SourceLocation(
+            self.file_name,
+            self.first_line + index,
+            position - self.line_starts[index] + 1,
+        )
+
+
 class LocatingParser(Parser):
     """xDSL's MLIR parser, giving every op it parses the location where it starts.
 
@@ -132,19 +169,12 @@ class LocatingParser(Parser):
 
     def __init__(self, ctx: Context, text: str, name: str, first_line: int = 1):
         super().__init__(ctx, text, name)
-        self.file_name = name
-        self.first_line = first_line
+        self.lines = LineMap.of(text, name, first_line)
         self._text_length = len(text)
-        self._line_starts = [0, *(match.end() for match in re.finditer("\n", text))]
 
     def location_at(self, position: int) -> SourceLocation:
         """The file location of character `position` of the parsed text."""
-        index = bisect_right(self._line_starts, position) - 1
-        return SourceLocation(
-            self.file_name,
-            self.first_line + index,
-            position - self._line_starts[index] + 1,
-        )
+        return self.lines.location_at(position)
 
     def _location_attr(self, position: int) -> FileLineColLoc:
         location = self.location_at(position)
@@ -156,6 +186,13 @@ class LocatingParser(Parser):
         start = self.pos
         try:
             op = super().parse_operation()
+        except (ValueError, OverflowError, struct.error) as error:
+            # xDSL builds attributes from parsed integers without checking them
+            # against their type: IntegerAttr raises ValueError, a dense array's
+            # struct.pack struct.error, Python's int() a ValueError past 4300 digits.
+            raise ParseError(
+                Span(start, self.pos, self.lexer.input), _integer_problem(error)
+            ) from error
         except DiagnosticException as error:
             # An attribute or type verifier failed inside this op: remember the
             # innermost op being parsed, the best place to point at.
@@ -177,7 +214,21 @@ class LocatingParser(Parser):
         return module
 
 
-def parse_error_diagnostic(error: ParseError, parser: LocatingParser) -> Diagnostic:
+def _integer_problem(error: Exception) -> str:
+    """What an exception xDSL raised on a parsed integer says, as a message."""
+    message = str(error)
+    if isinstance(error, struct.error):
+        return f"integer out of range for the element type of the array ({message})"
+    if message.startswith("Exceeds the limit"):
+        digits = re.search(r"value has (\d+) digits", message)
+        count = f"{digits.group(1)} digits" if digits else "too many digits"
+        return f"integer literal too long ({count}; at most {sys.get_int_max_str_digits()})"
+    return message
+
+
+def parse_error_diagnostic(
+    error: ParseError, parser: LocatingParser | LineMap
+) -> Diagnostic:
     """An xDSL parse error as a diagnostic at the file position of its span.
 
     Some xDSL errors carry only a context (" in block definition"): they say
@@ -206,6 +257,41 @@ def parse_error_diagnostic(error: ParseError, parser: LocatingParser) -> Diagnos
     return diagnostic
 
 
+MAX_NESTING = 256
+"""The deepest nesting of brackets (attributes, types, regions) parsed. xDSL's
+parser, printer and passes recurse once or more per level; `pypto-opt` and
+`pypto-run` raise Python's recursion limit to `RECURSION_LIMIT`, which this depth
+stays well within."""
+
+RECURSION_LIMIT = 10_000
+
+_NESTING_TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*+"?|//[^\n]*+|->|>=|[(\[{<>}\])]')
+"""What the nesting check looks at: strings and comments (skipped), the arrow and
+`>=` (not brackets), brackets."""
+
+
+def check_nesting(text: str, lines: LineMap) -> None:
+    """Raise a located `DiagnosticError` where `text` nests deeper than
+    `MAX_NESTING`: refused before parsing, instead of a `RecursionError` in
+    whichever part of xDSL recurses first."""
+    depth = 0
+    for match in _NESTING_TOKEN.finditer(text):
+        token = match.group()
+        if token in "([{<":
+            depth += 1
+            if depth > MAX_NESTING:
+                raise DiagnosticError(
+                    Diagnostic(
+                        Severity.ERROR,
+                        f"nesting too deep: more than {MAX_NESTING} levels of "
+                        "brackets, braces, parentheses and <>",
+                        lines.location_at(match.start()),
+                    )
+                )
+        elif token in ")]}>":
+            depth = max(0, depth - 1)
+
+
 def parse_chunk(
     ctx: Context,
     chunk: SourceChunk,
@@ -213,7 +299,14 @@ def parse_chunk(
     allow_implicit_module: bool = True,
 ) -> ModuleOp:
     """Parse one chunk of MLIR text; raises `DiagnosticError` on malformed input."""
-    parser = LocatingParser(ctx, chunk.text, file_name, chunk.first_line)
+    check_nesting(chunk.text, LineMap.of(chunk.text, file_name, chunk.first_line))
+    try:
+        parser = LocatingParser(ctx, chunk.text, file_name, chunk.first_line)
+    except ParseError as error:
+        # xDSL's constructor lexes the first token: a file that is one
+        # unexpected character fails here.
+        lines = LineMap.of(chunk.text, file_name, chunk.first_line)
+        raise DiagnosticError(parse_error_diagnostic(error, lines)) from error
     try:
         return parser.parse_module(allow_implicit_module)
     except ParseError as error:
@@ -225,14 +318,6 @@ def parse_chunk(
         raise DiagnosticError(
             Diagnostic(Severity.ERROR, str(error), parser.location_at(position))
         ) from error
-
-
-def default_context(allow_unregistered: bool = False) -> Context:
-    """A context that knows every dialect of every installed `xdsl.universe`."""
-    ctx = Context(allow_unregistered=allow_unregistered)
-    for name, factory in Universe.get_multiverse().all_dialects.items():
-        ctx.register_dialect(name, factory)
-    return ctx
 
 
 def load_module(path: str | None, ctx: Context | None = None) -> ModuleOp:

@@ -34,6 +34,7 @@ from pypto_mlir.diagnostics import (
 )
 from pypto_mlir.frontend.errors import KernelError, KernelRuntimeError, user_location
 from pypto_mlir.interp.tensor_view import run_tv_function
+from pypto_mlir.targets import DEFAULT_TARGET
 
 
 @dataclass(frozen=True)
@@ -163,6 +164,7 @@ class _SimCompiled(Compiled):
         from pypto_mlir.check import result_buffers
         from pypto_mlir.interp.ascend_hw import run_hw_function
         from pypto_mlir.sim import SimError
+        from pypto_mlir.sim_diagnostic import sim_diagnostic
 
         outputs = result_buffers(self.source)
         # The simulator's GM is its arguments, written in place (bf16 ones are
@@ -176,8 +178,6 @@ class _SimCompiled(Compiled):
                 self.target,
             )
         except SimError as error:
-            from pypto_mlir.cli.run import sim_diagnostic
-
             diagnostic = sim_diagnostic(error)
             raise KernelRuntimeError(diagnostic.message, diagnostic.location) from error
         return Execution(outputs, result.report)
@@ -194,7 +194,7 @@ class SimBackend(Backend):
     level = "ascend_hw"
 
     def __init__(
-        self, target: str = "ascend910b", name: str = "sim", priority: int = 10
+        self, target: str = DEFAULT_TARGET, name: str = "sim", priority: int = 10
     ) -> None:
         self.target = target
         self.name = name

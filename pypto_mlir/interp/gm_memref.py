@@ -11,9 +11,10 @@ run, or runs on its `ShapedArray` (which knows no bf16 and no dynamic sizes):
 - `memref.subview`: a numpy view (`tv.view` windows, strides, rank reduction);
 - `memref.expand_shape`: a numpy view with unit dimensions inserted.
 
-`interp.tile.tile_interpreter` registers `GmMemRefFunctions` with
-`override=True` on top of xDSL's `MemRefFunctions`; `interp.hw_gm_memref` runs
-the same ops on the simulator's GM tensors.
+`interp.tile.tile_interpreter` (and `gm_interpreter`, the same) registers
+`GmMemRefFunctions` with `override=True` on top of xDSL's `MemRefFunctions`;
+`interp.ascend_hw.gm_memref` runs the same ops on the simulator's GM tensors.
+This module imports no other interpreter module: `interp.tile` builds on it.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import Any, cast
 
 import numpy as np
 from xdsl.dialects import memref
-from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, MemRefType, ModuleOp
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, MemRefType
 from xdsl.interpreter import (
     Interpreter,
     InterpreterFunctions,
@@ -32,12 +33,12 @@ from xdsl.interpreter import (
     register_impls,
 )
 from xdsl.interpreters.builtin import scalar_attr
+from xdsl.interpreters.shaped_array import ShapedArray
 from xdsl.ir import Attribute
 from xdsl.utils.exceptions import InterpretationError
 
 from pypto_mlir.dialects import tile
-from pypto_mlir.interp.tensor_view import numpy_dtype
-from pypto_mlir.interp.tile import gm_array, tile_interpreter
+from pypto_mlir.numerics import numpy_dtype
 
 
 def _index(value: Any) -> int:
@@ -136,6 +137,22 @@ class GmMemRefFunctions(InterpreterFunctions):
         return (view,)
 
 
+def gm_array(value: Any, memref_type: MemRefType[Attribute]) -> np.ndarray:
+    """The numpy array behind a GM memref value (a numpy array or a ShapedArray)."""
+    if isinstance(value, np.ndarray):
+        return value
+    if isinstance(value, ShapedArray):
+        shaped = cast(ShapedArray[Any], value)
+        dtype = numpy_dtype(memref_type.get_element_type())
+        raw = shaped.data_ptr.raw
+        return np.frombuffer(
+            raw.memory, dtype=dtype, count=shaped.size, offset=raw.offset
+        ).reshape(shaped.shape)
+    raise InterpretationError(
+        f"expected a numpy array for {memref_type}, got {type(value)}"
+    )
+
+
 def kept_dims(sizes: Sequence[int], result_shape: Sequence[int]) -> list[int]:
     """The dims of a subview of `sizes` that its result keeps: the unit dims it
     drops are removed greedily from the left, as the result type lists them."""
@@ -156,9 +173,3 @@ def kept_dims(sizes: Sequence[int], result_shape: Sequence[int]) -> list[int]:
 
 def _kept_shape(sizes: Sequence[int], result_shape: Sequence[int]) -> list[int]:
     return [sizes[d] for d in kept_dims(sizes, result_shape)]
-
-
-def gm_interpreter(module: ModuleOp, index_bitwidth: int = 64) -> Interpreter:
-    """The tile interpreter, which runs the GM memref ops of `tv-to-tile` output
-    and xDSL's math functions (scalar code kept from the tv function)."""
-    return tile_interpreter(module, index_bitwidth)

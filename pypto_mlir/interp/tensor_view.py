@@ -35,11 +35,6 @@ from xdsl.dialects.builtin import (
     IntegerType,
     ModuleOp,
     bf16,
-    f16,
-    f32,
-    i8,
-    i16,
-    i32,
 )
 from xdsl.interpreter import (
     Interpreter,
@@ -58,49 +53,13 @@ from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import InterpretationError
 
 from pypto_mlir.dialects import tensor_view as tv
-
-_STORAGE_DTYPES: dict[Attribute, type[np.generic]] = {
-    f16: np.float16,
-    bf16: np.float32,
-    f32: np.float32,
-    i8: np.int8,
-    i16: np.int16,
-    i32: np.int32,
-}
-
-
-def numpy_dtype(element_type: Attribute) -> np.dtype[Any]:
-    """The numpy dtype that stores tensors of `element_type` (float32 for bf16)."""
-    if element_type not in _STORAGE_DTYPES:
-        raise ValueError(f"no numpy storage for element type {element_type}")
-    return np.dtype(_STORAGE_DTYPES[element_type])
-
-
-def round_to_bf16(values: np.ndarray) -> np.ndarray:
-    """Round to the nearest bf16 (ties to even); a float32 array of bf16 values.
-
-    float64 input (exact integers from a cast) is rounded from float64 directly,
-    so that it is rounded once, not twice through float32.
-    """
-    values = np.asarray(values)
-    if values.dtype == np.float64:
-        mantissa, exponent = np.frexp(values)
-        rounded = np.ldexp(np.rint(mantissa * 256.0), exponent - 8)
-        return rounded.astype(np.float32)
-    bits = values.astype(np.float32).view(np.uint32)
-    rounded = (bits + np.uint32(0x7FFF) + ((bits >> 16) & np.uint32(1))) & np.uint32(
-        0xFFFF0000
-    )
-    quiet_nan = (bits | np.uint32(0x00400000)) & np.uint32(0xFFFF0000)
-    return np.where(np.isnan(values), quiet_nan, rounded).view(np.float32)
-
-
-def round_to_element_type(values: np.ndarray, element_type: Attribute) -> np.ndarray:
-    """Round computed values (f32 for floats) to the storage of `element_type`."""
-    if element_type == bf16:
-        return np.asarray(round_to_bf16(values))
-    with np.errstate(over="ignore"):  # overflow to infinity is the rounding
-        return np.asarray(values).astype(numpy_dtype(element_type))
+from pypto_mlir.numerics import (
+    GELU_CUBIC,
+    GELU_SCALE,
+    numpy_dtype,
+    round_to_bf16,
+    round_to_element_type,
+)
 
 
 def to_compute(array: np.ndarray, element_type: Attribute) -> np.ndarray:
@@ -149,13 +108,14 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-x))
 
 
-_GELU_SCALE = np.float32(2.0 * np.sqrt(2.0 / np.pi))
+_GELU_SCALE = np.float32(GELU_SCALE)
+_GELU_CUBIC = np.float32(GELU_CUBIC)
 
 
 def _gelu_tanh(x: np.ndarray) -> np.ndarray:
     """The tanh approximation, as `x * sigmoid(2 y)` (= `0.5 x (1 + tanh(y))`):
     the sum `1 + tanh(y)` cancels catastrophically in f32 for negative x."""
-    return x / (1.0 + np.exp(-_GELU_SCALE * (x + np.float32(0.044715) * x**3)))
+    return x / (1.0 + np.exp(-_GELU_SCALE * (x + _GELU_CUBIC * x**3)))
 
 
 UNARY_KERNELS: dict[type[tv.UnaryOp], Callable[[np.ndarray], np.ndarray]] = {

@@ -49,7 +49,6 @@ from xdsl.interpreters.func import FuncFunctions
 from xdsl.interpreters.math import MathFunctions
 from xdsl.interpreters.memref import MemRefFunctions
 from xdsl.interpreters.scf import ScfFunctions
-from xdsl.interpreters.shaped_array import ShapedArray
 from xdsl.ir import Attribute, SSAValue
 from xdsl.utils.exceptions import InterpretationError
 
@@ -57,12 +56,10 @@ from pypto_mlir.dialects import tensor_view as tv
 from pypto_mlir.dialects import tile
 from pypto_mlir.dialects.tile import PadValue, RoundMode, TileType
 from pypto_mlir.interp import tensor_view as tv_kernels
-from pypto_mlir.interp.tensor_view import (
-    numpy_dtype,
-    round_to_element_type,
-    scalar_to_compute,
-    to_compute,
-)
+from pypto_mlir.interp.gm_memref import GmMemRefFunctions, gm_array
+from pypto_mlir.interp.scalar_casts import ScalarCastFunctions
+from pypto_mlir.interp.tensor_view import scalar_to_compute, to_compute
+from pypto_mlir.numerics import numpy_dtype, round_to_element_type
 
 
 def _special_value(element_type: Attribute, which: PadValue | None) -> Any:
@@ -152,30 +149,6 @@ def _resolve_valid(
             )
         valid.append(extent)
     return tuple(valid)
-
-
-def _check_same_valid(op_name: str, what: str, a: TileValue, b: TileValue) -> None:
-    if a.valid != b.valid:
-        raise InterpretationError(
-            f"{op_name}: valid shapes of {what} differ at run time: {list(a.valid)} vs "
-            f"{list(b.valid)}"
-        )
-
-
-def gm_array(value: Any, memref_type: MemRefType[Attribute]) -> np.ndarray:
-    """The numpy array behind a GM memref value (a numpy array or a ShapedArray)."""
-    if isinstance(value, np.ndarray):
-        return value
-    if isinstance(value, ShapedArray):
-        shaped = cast(ShapedArray[Any], value)
-        dtype = numpy_dtype(memref_type.get_element_type())
-        raw = shaped.data_ptr.raw
-        return np.frombuffer(
-            raw.memory, dtype=dtype, count=shaped.size, offset=raw.offset
-        ).reshape(shaped.shape)
-    raise InterpretationError(
-        f"expected a numpy array for {memref_type}, got {type(value)}"
-    )
 
 
 def _gm_window(
@@ -561,9 +534,6 @@ def tile_interpreter(module: ModuleOp, index_bitwidth: int = 64) -> Interpreter:
     """An interpreter for `module` with the tile, func, scf, arith, math, memref
     and builtin functions registered; memref ops on GM buffers (numpy arrays)
     run as `interp.gm_memref` defines them."""
-    from pypto_mlir.interp.gm_memref import GmMemRefFunctions  # imports this module
-    from pypto_mlir.interp.scalar_casts import ScalarCastFunctions
-
     interpreter = Interpreter(module, index_bitwidth=cast(Any, index_bitwidth))
     for functions in (
         ArithFunctions(),
@@ -578,6 +548,13 @@ def tile_interpreter(module: ModuleOp, index_bitwidth: int = 64) -> Interpreter:
     interpreter.register_implementations(GmMemRefFunctions(), override=True)
     interpreter.register_implementations(ScalarCastFunctions())
     return interpreter
+
+
+def gm_interpreter(module: ModuleOp, index_bitwidth: int = 64) -> Interpreter:
+    """The tile interpreter, which runs the GM memref ops of `tv-to-tile` output
+    and xDSL's math functions (scalar code kept from the tv function): the
+    interpreter of every level between tv-to-tile and tile-to-hw."""
+    return tile_interpreter(module, index_bitwidth)
 
 
 def _to_runtime(value: Any, value_type: Attribute, index_bitwidth: int) -> Any:

@@ -13,7 +13,8 @@ from pypto_mlir.sim.errors import (
     SimError,
     UninitializedReadError,
 )
-from pypto_mlir.sim.machine import Core, Machine, Record
+from pypto_mlir.sim.machine import Core, Machine
+from pypto_mlir.sim.records import Record
 from pypto_mlir.sim.report import (
     CoreStats,
     MemoryStats,

@@ -1,8 +1,8 @@
-"""The functional machine: per-core memories, GM tensors and the instruction records.
+"""The functional machine: per-core memories, GM tensors and the records they issue.
 
 An interpreter executes a kernel in program order on the numpy views this module
-hands out, and issues one record per instruction. `Machine.finish()` then replays the
-records on the pipes (timing.py) and checks them for races (race.py).
+hands out, and issues one record (records.py) per instruction. `Machine.finish()`
+then replays the records on the pipes (timing.py) and checks them for races (race.py).
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -22,19 +21,19 @@ from pypto_mlir.sim.access import (
     burst_view,
     typed_view,
 )
-from pypto_mlir.sim.cost import dma_cost
 from pypto_mlir.sim.errors import (
     AccessError,
     EventError,
     SimError,
     UninitializedReadError,
 )
+from pypto_mlir.sim.records import Record, RecordKind
+from pypto_mlir.sim.report import Report
+from pypto_mlir.sim.timing import replay
 from pypto_mlir.targets import ON_CHIP_MEMORIES, DmaPath, Target
+from pypto_mlir.targets.cost import dma_cost
 
-if TYPE_CHECKING:
-    from pypto_mlir.sim.report import Report
-
-__all__ = ["Core", "Machine", "Record", "RecordKind", "gc_paused"]
+__all__ = ["Core", "Machine", "gc_paused"]
 
 
 @contextmanager
@@ -55,46 +54,9 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-class RecordKind:
-    INSTR = 0
-    SET = 1
-    WAIT = 2
-    BARRIER = 3
-    SYNC_ALL = 4
-
-
 _INSTR = RecordKind.INSTR
 _SET = RecordKind.SET
 _WAIT = RecordKind.WAIT
-
-
-class Record(NamedTuple):
-    """One issued instruction (or set/wait/barrier) in program order.
-
-    A tuple (built with `tuple.__new__` when issued): records are created once per
-    simulated instruction, so they must be cheap to make and to read.
-    """
-
-    gid: int
-    core: int
-    kind: int
-    pipe: int
-    name: str
-    loc: str
-    cycles: int = 0
-    reads: tuple[Access, ...] = ()
-    writes: tuple[Access, ...] = ()
-    path: DmaPath | None = None
-    nbytes: int = 0
-    wire_bytes: int = 0
-    key: tuple[int, int, int] | None = None
-    scalar_cycles: int = 0
-
-    def describe(self) -> str:
-        """`name` on `pipe` at `loc`, for error messages."""
-        where = f" at {self.loc}" if self.loc else ""
-        return f"'{self.name}' (core {self.core}, {Pipe(self.pipe).name}){where}"
-
 
 _new_record = tuple.__new__
 
@@ -710,8 +672,6 @@ class Machine:
 
     def finish(self) -> Report:
         """Replay every record: timing, races, sync errors; returns the Report."""
-        from pypto_mlir.sim.timing import replay
-
         if self._finished:
             raise SimError("Machine.finish() was already called")
         self._finished = True

@@ -1,11 +1,11 @@
-"""Race detection: happens-before with vector clocks, shadow state per 32-byte block.
+"""Race detection: happens-before with vector clocks, shadow state per data block.
 
 Each core has one vector clock per pipe (NUM_PIPES counters). Happens-before comes
 from program order within a pipe, set_flag -> wait_flag, and pipe_barrier(ALL).
 The replay visits records in an order consistent with it and calls `check` for
 every access with the accessing pipe's clock.
 
-Shadow state (FastTrack-style): every 32-byte block of a memory holds the id of an
+Shadow state (FastTrack-style): every block (`race_block_bytes`, 32 B) of a memory holds the id of an
 immutable state tuple: the last write (pipe, clock value, record) and the last read
 clock value of every pipe since that write, plus which cores touched a GM block. An
 access by pipe q with clock vc races with a stored access of pipe p != q iff the
@@ -24,20 +24,21 @@ from __future__ import annotations
 
 from itertools import chain
 from operator import attrgetter, gt, itemgetter
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from pypto_mlir.sim.access import NUM_PIPES, Access, GmTensor
 from pypto_mlir.sim.errors import RaceError
-from pypto_mlir.targets import ON_CHIP_MEMORIES
+from pypto_mlir.sim.records import Record, RecordedRun
+from pypto_mlir.targets import ON_CHIP_MEMORIES, Target
 
-if TYPE_CHECKING:
-    from pypto_mlir.sim.machine import Machine, Record
 
-BLOCK = 32
-"""Race-detection granularity in bytes: the 32-byte block that DMA and vector
-instructions move (accesses to different bytes of one block count as overlapping)."""
+def race_block_bytes(target: Target) -> int:
+    """Race-detection granularity in bytes: the data block that DMA and vector
+    instructions move, the UB address unit (`memories.ub.alignment`, 32 B on Atlas
+    A2). Accesses to different bytes of one block count as overlapping."""
+    return target.memories["ub"].alignment
+
 
 # State tuple layout.
 _W_PIPE = 0  # pipe of the last write, -1 if none
@@ -54,12 +55,13 @@ _EMPTY = (_NONE, 0, _NONE, _NONE, _NONE, _NONE, _NONE) + (0,) * NUM_PIPES
 
 
 class RaceDetector:
-    def __init__(self, machine: Machine):
+    def __init__(self, machine: RecordedRun):
         self.machine = machine
         self.records = machine.records
         self.states: list[tuple[int, ...]] = [_EMPTY]
         self._shadow: dict[object, np.ndarray] = {}
         self._multi_core = machine.block_dim > 1
+        self.block = race_block_bytes(machine.target)
         self._index_cache: dict[tuple[int, int, int, int], np.ndarray] = {}
         # (core, pipe) -> record ids in the order that pipe executed them.
         self.executed: list[list[list[int]]] = [
@@ -80,20 +82,22 @@ class RaceDetector:
                 size = mem.nbytes
             else:
                 size = self.machine.target.memories[mem].size
-            shadow = np.zeros((size + BLOCK - 1) // BLOCK, np.int32)
+            block = self.block
+            shadow = np.zeros((size + block - 1) // block, np.int32)
             self._shadow[key] = shadow
         return shadow
 
     def _blocks(self, a: Access) -> np.ndarray | slice:
-        """The 32-byte blocks `a` touches (a slice when contiguous)."""
+        """The blocks `a` touches (a slice when contiguous)."""
+        block = self.block
         if a.count == 1:
-            return slice(a.start // BLOCK, (a.start + a.length + BLOCK - 1) // BLOCK)
+            return slice(a.start // block, (a.start + a.length + block - 1) // block)
         key = (a.start, a.length, a.count, a.stride)
         idx = self._index_cache.get(key)
         if idx is None:
             starts = a.start + a.stride * np.arange(a.count, dtype=np.int64)
-            lo = starts // BLOCK
-            lens = (starts + a.length + BLOCK - 1) // BLOCK - lo
+            lo = starts // block
+            lens = (starts + a.length + block - 1) // block - lo
             offsets = np.repeat(lo - np.concatenate(([0], np.cumsum(lens)[:-1])), lens)
             idx = np.unique(offsets + np.arange(int(lens.sum()), dtype=np.int64))
             if len(self._index_cache) > 4096:
@@ -122,9 +126,10 @@ class RaceDetector:
         if shadow is None:
             shadow = self._shadow_of(rec.core, mem)
         if access.count == 1:
+            block = self.block
             idx: np.ndarray | slice = slice(
-                access.start // BLOCK,
-                (access.start + access.length + BLOCK - 1) // BLOCK,
+                access.start // block,
+                (access.start + access.length + block - 1) // block,
             )
         else:
             idx = self._blocks(access)
@@ -230,8 +235,8 @@ class RaceDetector:
         run = 0
         while run + 1 < len(bad) and blocks[bad[run + 1]] == blocks[bad[run]] + 1:
             run += 1
-        lo = max(int(blocks[bad[0]]) * BLOCK, access.start)
-        hi = min((int(blocks[bad[run]]) + 1) * BLOCK, access.end)
+        lo = max(int(blocks[bad[0]]) * self.block, access.start)
+        hi = min((int(blocks[bad[run]]) + 1) * self.block, access.end)
         other = self.records[other_gid]
         this_kind = "write" if write else "read"
         first, second = (other, rec) if other.gid < rec.gid else (rec, other)
@@ -311,7 +316,7 @@ class AccessTable:
     of every instruction, one row per Access (reads before writes within an
     instruction, instructions in gid order), `rec` naming its instruction's row."""
 
-    def __init__(self, machine: Machine):
+    def __init__(self, machine: RecordedRun):
         records = machine.instructions
         n_records = len(records)
         self.rec_gid = np.fromiter(map(itemgetter(0), records), np.int64, n_records)
@@ -344,7 +349,7 @@ class AccessTable:
         self.nbytes = self.length * self.count
 
 
-def find_races(machine: Machine, log: ClockLog, table: AccessTable) -> bool:
+def find_races(machine: RecordedRun, log: ClockLog, table: AccessTable) -> bool:
     """Whether two accesses might race: False proves the replay race-free.
 
     Equivalent to running `RaceDetector.check` on every access in `log.seq` order
@@ -374,9 +379,10 @@ def find_races(machine: Machine, log: ClockLog, table: AccessTable) -> bool:
     )
     # Bursts whose gaps leave no whole block between them touch a block range;
     # others are split into one entry per burst.
-    solid = (count == 1) | (stride - length < BLOCK)
-    lo = start // BLOCK
-    hi = (start + (count - 1) * stride + length + BLOCK - 1) // BLOCK
+    block = race_block_bytes(machine.target)
+    solid = (count == 1) | (stride - length < block)
+    lo = start // block
+    hi = (start + (count - 1) * stride + length + block - 1) // block
     entry = np.flatnonzero(solid)
     split = np.flatnonzero(~solid)
     if split.size:
@@ -385,8 +391,8 @@ def find_races(machine: Machine, log: ClockLog, table: AccessTable) -> bool:
         first = np.cumsum(bursts) - bursts
         index = np.arange(int(bursts.sum()), dtype=np.int64) - np.repeat(first, bursts)
         b_start = start[which] + index * stride[which]
-        lo = np.concatenate((lo[entry], b_start // BLOCK))
-        hi = np.concatenate((hi[entry], (b_start + length[which] + BLOCK - 1) // BLOCK))
+        lo = np.concatenate((lo[entry], b_start // block))
+        hi = np.concatenate((hi[entry], (b_start + length[which] + block - 1) // block))
         entry = np.concatenate((entry, which))
     else:
         lo, hi = lo[entry], hi[entry]
@@ -440,7 +446,7 @@ def find_races(machine: Machine, log: ClockLog, table: AccessTable) -> bool:
     return bool(np.any(_unordered(core, epoch, pipe, k, clocks, row, i, b)))
 
 
-def _epochs(machine: Machine, table: AccessTable) -> np.ndarray | None:
+def _epochs(machine: RecordedRun, table: AccessTable) -> np.ndarray | None:
     """The epoch of each instruction row of `table`: how many sync_alls its core
     executed before it (None when no core has one)."""
     syncs = [

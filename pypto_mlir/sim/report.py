@@ -9,16 +9,13 @@ import json
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, overload
+from typing import Any, NamedTuple, Protocol, overload
 
 import numpy as np
 
 from pypto_mlir.sim.access import NUM_PIPES, Pipe
-from pypto_mlir.sim.machine import Record, RecordKind
-
-if TYPE_CHECKING:
-    from pypto_mlir.sim.machine import Machine
-    from pypto_mlir.sim.race import AccessTable
+from pypto_mlir.sim.race import AccessTable
+from pypto_mlir.sim.records import Record, RecordedRun, RecordKind
 
 PIPE_ORDER: tuple[str, ...] = tuple(Pipe(p).name for p in range(NUM_PIPES))
 
@@ -337,7 +334,7 @@ class SliceList(Sequence[Slice]):
         return repr(self._list())
 
 
-def _slices(machine: Machine, replay: _Times) -> list[Slice]:
+def _slices(machine: RecordedRun, replay: _Times) -> list[Slice]:
     slices: list[Slice] = []
     instr, sync_all = RecordKind.INSTR, RecordKind.SYNC_ALL
     for st in replay.cores:
@@ -360,7 +357,7 @@ def _slices(machine: Machine, replay: _Times) -> list[Slice]:
     return slices
 
 
-def _sync_alls(machine: Machine, replay: _Times) -> list[SyncAllStats]:
+def _sync_alls(machine: RecordedRun, replay: _Times) -> list[SyncAllStats]:
     """The barriers from each core's sync_all records (all cores have as many)."""
     times = [
         [(st.start[j], st.end[j]) for j in core.syncs]
@@ -378,11 +375,9 @@ def _sync_alls(machine: Machine, replay: _Times) -> list[SyncAllStats]:
 
 
 def build_report(
-    machine: Machine, replay: _Times, table: AccessTable | None = None
+    machine: RecordedRun, replay: _Times, table: AccessTable | None = None
 ) -> Report:
     """The report of a finished replay (`table`: the machine's accesses, if built)."""
-    from pypto_mlir.sim.race import AccessTable
-
     if table is None:
         table = AccessTable(machine)
     target = machine.target

@@ -39,16 +39,12 @@ from collections import deque
 from collections.abc import Generator
 from dataclasses import dataclass
 from time import process_time
-from typing import TYPE_CHECKING
 
 from pypto_mlir.sim.access import NUM_PIPES, Pipe
 from pypto_mlir.sim.errors import DeadlockError, EventError, SimError
-from pypto_mlir.sim.machine import RecordKind
 from pypto_mlir.sim.race import AccessTable, ClockLog, RaceDetector, find_races
-
-if TYPE_CHECKING:
-    from pypto_mlir.sim.machine import Machine, Record
-    from pypto_mlir.sim.report import Report
+from pypto_mlir.sim.records import Record, RecordedRun, RecordKind
+from pypto_mlir.sim.report import Report, build_report
 
 _S = int(Pipe.S)
 _INSTR = RecordKind.INSTR
@@ -114,7 +110,7 @@ class _CoreState:
 
 
 class _Replay:
-    def __init__(self, machine: Machine):
+    def __init__(self, machine: RecordedRun):
         self.machine = machine
         self.target = machine.target
         self.issue_cycles = self.target.scalar.issue
@@ -433,7 +429,7 @@ def _at(loc: str) -> str:
 
 _Channel = tuple[deque[tuple[int, tuple[int, ...]]], list[int], list[int]]
 
-# Record tuple fields (see machine.Record).
+# Record tuple fields (see records.Record).
 _GID, _KIND, _PIPE, _CYCLES, _PATH, _KEY, _SCALAR = 0, 2, 3, 6, 9, 12, 13
 
 
@@ -446,7 +442,7 @@ class _LoggedReplay(_Replay):
     for speed: records read by index, the clock tick and the path test inlined.
     """
 
-    def __init__(self, machine: Machine, log: ClockLog):
+    def __init__(self, machine: RecordedRun, log: ClockLog):
         self.machine = machine
         self.target = machine.target
         self.issue_cycles = self.target.scalar.issue
@@ -681,7 +677,7 @@ class _CoreTimes:
 class _DataflowReplay:
     """Replay when GM sharing never slows a transfer: see the module docstring."""
 
-    def __init__(self, machine: Machine, log: ClockLog):
+    def __init__(self, machine: RecordedRun, log: ClockLog):
         self.machine = machine
         self.target = machine.target
         self.issue_cycles = self.target.scalar.issue
@@ -946,7 +942,7 @@ class _DataflowReplay:
         return True
 
 
-def _gm_sharing_possible(machine: Machine) -> bool:
+def _gm_sharing_possible(machine: RecordedRun) -> bool:
     """Whether a GM transfer could ever get less than its path's bandwidth.
 
     Each pipe runs one instruction at a time, so at most (GM pipes of each core,
@@ -975,13 +971,11 @@ access table and the race pass, "reference": the reference replay when it ran,
 "report"), for benchmarks."""
 
 
-def replay(machine: Machine, *, reference: bool = False) -> Report:
+def replay(machine: RecordedRun, *, reference: bool = False) -> Report:
     """Time every record, check races and sync, and build the report.
 
     `reference` runs the reference algorithm only (for tests of the fast paths).
     """
-    from pypto_mlir.sim.report import build_report
-
     global last_replay
     phases = last_phases
     phases.clear()
@@ -1020,7 +1014,7 @@ def replay(machine: Machine, *, reference: bool = False) -> Report:
     return report
 
 
-def _check_sync_counts(machine: Machine) -> None:
+def _check_sync_counts(machine: RecordedRun) -> None:
     """DeadlockError unless every core executes as many sync_alls: the cores
     that reach one more than some core wait for it forever."""
     counts = [len(core.syncs) for core in machine.cores]

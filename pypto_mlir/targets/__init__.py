@@ -4,6 +4,8 @@ Every number in a target file is a table `{ value = N, unit = "...", source = ".
 the source names the public document it comes from, or starts with `assumed:` and
 gives the reason for the value. A file may name a `base` target and override some of
 its keys. The file format is documented in docs/simulator.md ("Target files").
+The loader reads files only (the simulator uses it and knows nothing about IR);
+which target a module is for is `targets.resolve`, the cost formulas `targets.cost`.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Any
 __all__ = [
     "BankLayout",
     "CubeSpec",
+    "DEFAULT_TARGET",
     "DmaPath",
     "Memory",
     "ON_CHIP_MEMORIES",
@@ -29,12 +32,16 @@ __all__ = [
     "SyncSpec",
     "Target",
     "TargetError",
+    "VECTOR_COST_KEYS",
     "VectorSpec",
     "builtin_targets",
     "load_target",
 ]
 
 TARGET_DIR = Path(__file__).parent
+
+DEFAULT_TARGET = "ascend910b"
+"""The target whose numbers apply when neither an option nor the module names one."""
 
 ON_CHIP_MEMORIES: tuple[str, ...] = ("l1", "l0a", "l0b", "l0c", "ub")
 """The per-core memories every target must describe (GM is described separately)."""
@@ -43,6 +50,21 @@ MEMORY_NAMES: tuple[str, ...] = ("gm", *ON_CHIP_MEMORIES)
 
 PIPE_NAMES: tuple[str, ...] = ("S", "MTE1", "MTE2", "MTE3", "M", "V", "FIX")
 """Pipe names as in AscendNPU-IR HIVMAttrs.td (without the PIPE_ prefix)."""
+
+VECTOR_COST_KEYS: tuple[str, ...] = (
+    *("add", "sub", "mul", "div", "max", "min"),
+    *("adds", "muls", "maxs", "mins"),
+    *("exp", "ln", "abs", "relu", "sqrt", "rsqrt", "reciprocal", "copy", "cast"),
+    *("reduce_sum", "reduce_max", "reduce_min"),
+    *("dup", "brcb", "cmp", "select", "gather"),
+)
+"""The vector instructions' cost keys (`cost.vector_cost_key` of each ascend_hw
+vector op): every `vector.cycles_per_repeat.<width>` table of a target prices each
+one, so no instruction's cost falls back to a default."""
+
+VECTOR_PROFILE_WIDTHS: tuple[str, ...] = ("b16", "b32")
+"""The element widths every target profiles (a `b8` table is optional: 8-bit
+elements are priced by the `b16` one when it is absent, see `cost.vector_cycles`)."""
 
 _UNIT_SCALES: dict[str, dict[str, float]] = {
     "bytes": {"B": 1, "KiB": 1024, "MiB": 1024**2},
@@ -87,10 +109,6 @@ class BankLayout:
     conflict_cycles: int = 0
     """Cycles each further row queued on one bank or bank group costs a vector
     instruction (0: conflicts are not modelled)."""
-
-    @property
-    def banks_per_group(self) -> int:
-        return self.count // self.groups
 
     @property
     def slice_bytes(self) -> int:
@@ -189,9 +207,6 @@ class Target:
     sync: SyncSpec
     sources: Mapping[str, str] = field(repr=False)
     """Dotted key (e.g. "memories.ub.size") -> where that number comes from."""
-
-    def cycles_to_us(self, cycles: float) -> float:
-        return cycles / (self.clock_ghz * 1e3)
 
     def dma_path(self, src: str, dst: str) -> DmaPath:
         """The DMA path src -> dst, or KeyError naming the directions the chip has."""
@@ -541,12 +556,23 @@ def _load_file(path: Path) -> Target:
         },
     )
     per_repeat: dict[int, Mapping[str, float]] = {}
-    for width in r.table("vector.cycles_per_repeat"):
+    widths = r.table("vector.cycles_per_repeat")
+    for width in widths:
         if width not in ("b8", "b16", "b32"):
             raise r.error(
                 f"vector.cycles_per_repeat.{width}",
                 "element width must be b8, b16 or b32",
             )
+    for width in VECTOR_PROFILE_WIDTHS:
+        if width not in widths:
+            raise r.error(f"vector.cycles_per_repeat.{width}", "missing table")
+    for width in widths:
+        for op in VECTOR_COST_KEYS:
+            if op not in r.table(f"vector.cycles_per_repeat.{width}"):
+                raise r.error(
+                    f"vector.cycles_per_repeat.{width}.{op}",
+                    "missing key (every vector instruction needs a cost)",
+                )
         per_repeat[int(width[1:])] = MappingProxyType(
             {
                 op: r.number(f"vector.cycles_per_repeat.{width}.{op}", "ratio")

@@ -878,8 +878,8 @@ def test_vmul_addressing(
 
 
 def test_vector_record_accesses_and_cycles() -> None:
-    """One record per instruction, with the op's loc and cycles from sim.cost."""
-    from pypto_mlir.sim.cost import vector_cycles
+    """One record per instruction, with the op's loc and cycles from targets.cost."""
+    from pypto_mlir.targets.cost import vector_cycles
 
     rng = np.random.default_rng(3)
     bufs = [Buf(n, "f16", random_values(rng, "f16", 128 * 5)) for n in "abd"]
@@ -889,7 +889,7 @@ def test_vector_record_accesses_and_cycles() -> None:
     assert vexp.pipe == "V"
     assert vexp.loc == f"{FILE}:12:3"  # after 3 allocs, 3 loads and 2 flags
     # a at 0 and d at 3072 start in bank 0: every repeat reads and writes banks
-    # 0-7, one bank conflict cycle each (sim.cost.bank_conflict_cycles).
+    # 0-7, one bank conflict cycle each (targets.cost.bank_conflict_cycles).
     assert result.report.bank_conflict_cycles == 5
     assert vexp.end - vexp.start == vector_cycles(TARGET, "exp", 5, "f16") + 5
 
@@ -1297,9 +1297,10 @@ def test_bf16_memref_takes_float32_values() -> None:
 def test_every_op_has_an_interpreter_function() -> None:
     from pypto_mlir.dialects.ascend_hw import AscendHW
 
-    from pypto_mlir.interp.ascend_hw import _HW_IMPLS
+    from pypto_mlir.interp.ascend_hw import AscendHwFunctions
 
-    assert set(AscendHW.operations) == set(_HW_IMPLS)
+    registered = {op_type for op_type, _ in AscendHwFunctions._impls()}
+    assert set(AscendHW.operations) == registered
 
 
 def test_pipe_barrier_all_orders_pipes_and_a_pipe_barrier_does_not() -> None:

@@ -20,9 +20,9 @@ from pypto_mlir.dialects import ascend_hw as hw
 from pypto_mlir.passes.hw_insert_sync import (
     HwInsertSyncPass,
     HwStripSyncPass,
-    Sync,
     insert_sync,
 )
+from pypto_mlir.passes.sync_frames import Sync
 from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.rewriter import Rewriter

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from pypto_mlir.sim import Access, Machine, Report
-from pypto_mlir.sim.cost import vector_cycles, vector_repeats
 from pypto_mlir.targets import Target, load_target
+from pypto_mlir.targets.cost import vector_cycles, vector_repeats
 
 # Flags of one tile of the vector-add pipeline, by name; a test can leave one out.
 FLAGS = ("mte3->mte2", "mte2->v", "v->mte3")

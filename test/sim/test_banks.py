@@ -1,4 +1,4 @@
-"""UB bank conflicts (sim.cost.bank_access_cycles / bank_conflict_cycles) against
+"""UB bank conflicts (targets.cost.bank_access_cycles / bank_conflict_cycles) against
 the Ascend C best-practice page "Avoiding Bank Conflicts in the Unified Buffer"
 (hiascend.com, atlas_ascendc_best_practices_10_0025) and a loop-by-loop model."""
 
@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pypto_mlir.sim.cost import bank_access_cycles, bank_conflict_cycles
 from pypto_mlir.targets import load_target
+from pypto_mlir.targets.cost import bank_access_cycles, bank_conflict_cycles
 
 T = load_target("ascend910b")
 BANKS = T.memories["ub"].banks

@@ -7,7 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from pypto_mlir.sim.cost import (
+from pypto_mlir.targets import load_target
+from pypto_mlir.targets.cost import (
     dma_cost,
     dma_cycles,
     mmad_cycles,
@@ -15,7 +16,6 @@ from pypto_mlir.sim.cost import (
     vector_cycles,
     vector_repeats,
 )
-from pypto_mlir.targets import load_target
 
 T = load_target("ascend910b")
 
@@ -91,9 +91,9 @@ def test_vector_costs() -> None:
     assert vector_cycles(T, "exp", 100) > vector_cycles(T, "add", 100)
     # More than 255 repeats needs a second instruction and pays a second start-up.
     assert vector_cycles(T, "muls", 256) == 2 * T.vector.startup + 256
-    assert vector_cycles(T, "no_such_op", 10) == T.vector.startup + math.ceil(
-        10 * T.vector.default_cycles_per_repeat
-    )
+    # No default cost: an instruction the cost model does not know is an error.
+    with pytest.raises(ValueError, match="'no_such_op' is not a vector instruction"):
+        vector_cycles(T, "no_such_op", 10)
     assert vector_cycles(T, "div", 10, np.float32) < vector_cycles(
         T, "div", 10, np.float16
     )

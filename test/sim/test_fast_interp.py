@@ -124,7 +124,7 @@ def test_elementwise_fast_path_matches_the_general_one(
     """One ufunc call into dst (the fast path) and the f32 evaluation rounded once
     (the general one) give the same bits, specials and in-place included, on
     contiguous and on strided (repeat, block, element) views."""
-    import pypto_mlir.interp.ascend_hw as hw_interp
+    import pypto_mlir.interp.ascend_hw.vector_kernels as hw_interp
 
     dtype = np.dtype(np.float16 if elem == "f16" else np.float32)
     size = repeats * 256 // dtype.itemsize

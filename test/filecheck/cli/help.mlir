@@ -12,10 +12,13 @@
 // CHECK: --debug
 // CHECK: A pass pipeline (-p) is a comma-separated list of passes
 // CHECK: passes of pypto-mlir:
-// CHECK: pypto-test-diagnostics Testing aid
+// CHECK: pypto-set-target Set the module's pypto.target
 // CHECK: pipelines of pypto-mlir:
 // CHECK-NEXT: pypto-cleanup Simplify IR: canonicalize, then remove common subexpressions and dead code.
 // CHECK-NEXT: cse: bool = true
+// The testing aid is a plugin of the tests (test/plugin), not a pass of pypto-mlir.
+// CHECK: passes of plugin 'pypto_mlir_testing':
+// CHECK-NEXT: pypto-test-diagnostics Testing aid
 // CHECK: passes of xDSL
 // CHECK: canonicalize,
 // CHECK: cse,

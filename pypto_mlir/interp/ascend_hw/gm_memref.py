@@ -31,13 +31,10 @@ from xdsl.interpreter import (
 from xdsl.interpreters.builtin import scalar_attr
 from xdsl.ir import Attribute, Operation
 
-from pypto_mlir.interp.ascend_hw import (
-    GmRef,
-    HwRunError,
-    HwRuntime,
-    bf16_bits,
-    storage_dtype,
-)
+from pypto_mlir.interp.ascend_hw.errors import HwRunError
+from pypto_mlir.interp.ascend_hw.float_formats import bf16_bits, storage_dtype
+from pypto_mlir.interp.ascend_hw.runtime import HwRuntime
+from pypto_mlir.interp.ascend_hw.values import GmRef
 from pypto_mlir.interp.gm_memref import kept_dims, mixed_indices, poison_array
 
 

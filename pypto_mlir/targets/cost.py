@@ -1,6 +1,10 @@
 """Cycle costs of AI Core instructions; every number comes from the Target.
 
 The formulas (and their sources) are documented in docs/simulator.md ("Cost model").
+Beside the targets, not in sim/: the passes price their choices with the same
+formulas (tiling, memory planning, DMA coalescing) as the simulator charges.
+No instruction falls back to a default cost: the loader rejects a target that
+does not price every vector instruction (`VECTOR_COST_KEYS`).
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pypto_mlir.targets import BankLayout, DmaPath, Target
+from pypto_mlir.targets import VECTOR_COST_KEYS, BankLayout, DmaPath, Target
 
 __all__ = [
     "DmaCost",
@@ -22,6 +26,7 @@ __all__ = [
     "dtype_key",
     "mmad_cycles",
     "scalar_cycles",
+    "vector_cost_key",
     "vector_cycles",
     "vector_repeats",
 ]
@@ -165,22 +170,39 @@ def vector_repeats(target: Target, elements: int, dtype: str | np.dtype | type) 
     return math.ceil(elements * dtype_bytes(dtype) / target.vector.repeat_bytes)
 
 
+_VECTOR_COST_ALIASES = {"cmps": "cmp"}
+"""Vector instructions priced by another instruction's profile."""
+
+
+def vector_cost_key(op_name: str) -> str:
+    """The `vector.cycles_per_repeat` key of a vector instruction, by its op name
+    ("ascend_hw.vexp" -> "exp"; "ascend_hw.vcmps" -> "cmp")."""
+    key = op_name.removeprefix("ascend_hw.v")
+    return _VECTOR_COST_ALIASES.get(key, key)
+
+
 def vector_cycles(
     target: Target, op: str, repeats: int, dtype: str | np.dtype | type = "f16"
 ) -> int:
     """startup per hardware instruction + repeats * per-op cycles per repeat.
 
     A request above the hardware's max repeat count is split into several
-    instructions, each paying the start-up. Ops without a measured profile cost the
-    target's default cycles per repeat.
+    instructions, each paying the start-up. `op` is a cost key (`vector_cost_key`);
+    8-bit elements use the `b8` profile, or the `b16` one when the target has none.
     """
     vec = target.vector
     if repeats < 0:
         raise ValueError(f"negative repeat count {repeats}")
+    if op not in VECTOR_COST_KEYS:
+        raise ValueError(
+            f"{op!r} is not a vector instruction's cost key "
+            f"(known: {', '.join(VECTOR_COST_KEYS)})"
+        )
     instructions = max(1, math.ceil(repeats / vec.max_repeat))
     bits = 8 * dtype_bytes(dtype)
-    table = vec.cycles_per_repeat.get(bits) or vec.cycles_per_repeat.get(16, {})
-    per_repeat = table.get(op, vec.default_cycles_per_repeat)
+    if bits == 8 and bits not in vec.cycles_per_repeat:
+        bits = 16
+    per_repeat = vec.cycles_per_repeat[bits][op]
     return instructions * vec.startup + math.ceil(repeats * per_repeat)
 
 

@@ -1,0 +1,483 @@
+"""Elementwise tile ops: unary functions, binary ops (with tile, broadcast or
+scalar operands) and broadcasts.
+
+Each unary op has a recipe (`UNARY_RECIPES`): its vector primitives, computed
+in the result buffer, and whether the result may overwrite the operand. A row
+operand (`[M, 1]` against `[M, N]`) of a binary op or a broadcast is first
+broadcast into one 32-byte block per row with `vbrcb` and read with block
+stride 0 (`block_operand`); a column operand (`[1, N]`) is read with repeat
+stride 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from math import gcd
+
+import numpy as np
+from pypto_mlir.dialects import ascend_hw as hw
+from pypto_mlir.dialects import tile
+from pypto_mlir.dialects.tile import MemorySpace, TileType
+from pypto_mlir.passes.hw_isel.emitter import (
+    BufferOf,
+    Emitter,
+    Kind,
+    Lanes,
+    MakeOp,
+    as_buffer,
+    as_tile,
+    binary,
+    dup,
+    matrix_shape,
+    round_up,
+    scalar_op,
+    unary,
+)
+from pypto_mlir.passes.hw_isel.strategy import (
+    IselContext,
+    NoScratch,
+    Term,
+    Terms,
+    TileOpStrategy,
+)
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, i16
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from pypto_mlir.diagnostics import op_error
+
+GELU_SCALE = float(np.float32(2.0 * np.sqrt(2.0 / np.pi)))
+"""`2 sqrt(2/pi)`: gelu(x) = x / (1 + exp(-GELU_SCALE (x + GELU_CUBIC x^3)))."""
+GELU_CUBIC = 0.044715
+
+
+# --------------------------------------------------------------------------------------
+# Unary functions
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class UnaryKernel:
+    """What a unary recipe computes with: the operand `x` and the result `d`
+    over the valid region, and the element type."""
+
+    em: Emitter
+    x: Lanes
+    d: Lanes
+    rows: int
+    cols: int
+    element_type: Attribute
+
+    def step(self, make: MakeOp, *lanes: Lanes) -> None:
+        """One vector primitive over the region."""
+        self.em.vector(make, lanes, self.rows, 0, self.cols)
+
+    def constant(self, value: float) -> SSAValue:
+        return self.em.scalar(value, self.element_type)
+
+
+@dataclass(frozen=True)
+class UnaryRecipe:
+    """The vector primitives of one unary op, and whether its result may
+    overwrite its operand: true when its instructions read each element before
+    writing it (and never again) for operands of that element type."""
+
+    emit: Callable[[UnaryKernel], None]
+    in_place: Callable[[Attribute], bool]
+
+
+def _always(element_type: Attribute) -> bool:
+    return True
+
+
+def _never(element_type: Attribute) -> bool:
+    return False
+
+
+def _primitive(op_type: type[hw.VectorUnaryOp]) -> Callable[[UnaryKernel], None]:
+    """A unary op that is one vector instruction."""
+
+    def emit(k: UnaryKernel) -> None:
+        k.step(unary(op_type), k.x, k.d)
+
+    return emit
+
+
+def _neg(k: UnaryKernel) -> None:
+    k.step(scalar_op(hw.VMulsOp, k.constant(-1)), k.x, k.d)
+
+
+def _abs(k: UnaryKernel) -> None:
+    """vabs for floats; max(x, -x) for integers, which reads x after writing d."""
+    if tile.is_float(k.element_type):
+        k.step(unary(hw.VAbsOp), k.x, k.d)
+    else:
+        k.step(scalar_op(hw.VMulsOp, k.constant(-1)), k.x, k.d)
+        k.step(binary(hw.VMaxOp), k.x, k.d, k.d)
+
+
+def _relu(k: UnaryKernel) -> None:
+    if k.element_type == i16:
+        k.step(scalar_op(hw.VMaxsOp, k.constant(0)), k.x, k.d)
+    else:
+        k.step(unary(hw.VReluOp), k.x, k.d)
+
+
+def _sigmoid(k: UnaryKernel) -> None:
+    """1 / (1 + e^-x)."""
+    x, d = k.x, k.d
+    k.step(scalar_op(hw.VMulsOp, k.constant(-1)), x, d)
+    k.step(unary(hw.VExpOp), d, d)
+    k.step(scalar_op(hw.VAddsOp, k.constant(1)), d, d)
+    k.step(unary(hw.VReciprocalOp), d, d)
+
+
+def _silu(k: UnaryKernel) -> None:
+    """x / (1 + e^-x), one step fewer than x * sigmoid(x); reads x at the end."""
+    x, d = k.x, k.d
+    k.step(scalar_op(hw.VMulsOp, k.constant(-1)), x, d)
+    k.step(unary(hw.VExpOp), d, d)
+    k.step(scalar_op(hw.VAddsOp, k.constant(1)), d, d)
+    k.step(binary(hw.VDivOp), x, d, d)
+
+
+def _tanh(k: UnaryKernel) -> None:
+    """2 / (1 + e^-2x) - 1: no overflow to inf - inf for any x."""
+    x, d = k.x, k.d
+    k.step(scalar_op(hw.VMulsOp, k.constant(-2)), x, d)
+    k.step(unary(hw.VExpOp), d, d)
+    k.step(scalar_op(hw.VAddsOp, k.constant(1)), d, d)
+    k.step(unary(hw.VReciprocalOp), d, d)
+    k.step(scalar_op(hw.VMulsOp, k.constant(2)), d, d)
+    k.step(scalar_op(hw.VAddsOp, k.constant(-1)), d, d)
+
+
+def _gelu(k: UnaryKernel) -> None:
+    """x / (1 + e^(-s (x + c x^3))), the form of the tv reference; reads x
+    after writing d."""
+    x, d = k.x, k.d
+    k.step(binary(hw.VMulOp), x, x, d)
+    k.step(binary(hw.VMulOp), d, x, d)
+    k.step(scalar_op(hw.VMulsOp, k.constant(GELU_CUBIC)), d, d)
+    k.step(binary(hw.VAddOp), d, x, d)
+    k.step(scalar_op(hw.VMulsOp, k.constant(-GELU_SCALE)), d, d)
+    k.step(unary(hw.VExpOp), d, d)
+    k.step(scalar_op(hw.VAddsOp, k.constant(1)), d, d)
+    k.step(binary(hw.VDivOp), x, d, d)
+
+
+UNARY_RECIPES: dict[type[tile.TileUnaryOp], UnaryRecipe] = {
+    tile.NegOp: UnaryRecipe(_neg, _always),
+    tile.AbsOp: UnaryRecipe(_abs, tile.is_float),
+    tile.ExpOp: UnaryRecipe(_primitive(hw.VExpOp), _always),
+    tile.LogOp: UnaryRecipe(_primitive(hw.VLnOp), _always),
+    tile.SqrtOp: UnaryRecipe(_primitive(hw.VSqrtOp), _always),
+    tile.RsqrtOp: UnaryRecipe(_primitive(hw.VRsqrtOp), _always),
+    tile.ReciprocalOp: UnaryRecipe(_primitive(hw.VReciprocalOp), _always),
+    tile.ReluOp: UnaryRecipe(_relu, _always),
+    tile.SigmoidOp: UnaryRecipe(_sigmoid, _always),
+    tile.TanhOp: UnaryRecipe(_tanh, _always),
+    tile.GeluOp: UnaryRecipe(_gelu, _never),
+    tile.SiluOp: UnaryRecipe(_silu, _never),
+}
+"""Every unary tile op: its vector primitives and its in-place rule."""
+
+
+class UnaryStrategy(NoScratch):
+    """Unary tile ops: their recipe over the valid region, in the result buffer."""
+
+    ops = tuple(UNARY_RECIPES)
+
+    def _recipe(self, op: Operation) -> UnaryRecipe:
+        recipe = UNARY_RECIPES.get(type(op))  # type: ignore[arg-type]
+        if recipe is None:
+            raise op_error(op, f"tile-to-hw cannot lower {op.name}")
+        return recipe
+
+    def inplace(self, op: Operation) -> tuple[int, ...]:
+        assert isinstance(op, tile.TileUnaryOp)
+        in_place = self._recipe(op).in_place(as_tile(op.source).element_type)
+        return (0,) if in_place else ()
+
+    def lower(
+        self, op: Operation, em: Emitter, buffer: BufferOf, scratch: list[SSAValue]
+    ) -> None:
+        assert isinstance(op, tile.TileUnaryOp)
+        self.check_vector_shape(op, op.result)
+        region = self.region(op.result)
+        kernel = UnaryKernel(
+            em,
+            region.lanes(buffer(op.source)),
+            region.lanes(buffer(op.result)),
+            region.rows,
+            region.cols,
+            as_tile(op.result).element_type,
+        )
+        self._recipe(op).emit(kernel)
+
+
+# --------------------------------------------------------------------------------------
+# Binary ops and broadcasts
+# --------------------------------------------------------------------------------------
+
+
+BINARY_PRIMITIVES: dict[type[tile.TileBinaryOp], type[hw.VectorBinaryOp]] = {
+    tile.AddOp: hw.VAddOp,
+    tile.SubOp: hw.VSubOp,
+    tile.MulOp: hw.VMulOp,
+    tile.DivOp: hw.VDivOp,
+    tile.MaxOp: hw.VMaxOp,
+    tile.MinOp: hw.VMinOp,
+}
+
+SCALAR_PRIMITIVES: dict[type[tile.TileBinaryOp], type[hw.VectorScalarOp]] = {
+    tile.AddOp: hw.VAddsOp,
+    tile.MulOp: hw.VMulsOp,
+    tile.MaxOp: hw.VMaxsOp,
+    tile.MinOp: hw.VMinsOp,
+}
+"""Binary ops with a scalar operand that are one vector-scalar instruction."""
+
+
+def row_block_scratch(
+    isel: IselContext, element_type: Attribute, count: int
+) -> list[hw.BufferType]:
+    """vbrcb's output (one block per value) and, for a count that is not a
+    multiple of the blocks per repeat, a padded copy of the values."""
+    ub = str(MemorySpace.UB)
+    padded = round_up(count, isel.blocks_per_repeat)
+    per_block = isel.per_block(element_type)
+    types = [hw.BufferType([padded * per_block], element_type, ub)]
+    if count % isel.blocks_per_repeat:
+        types.append(hw.BufferType([round_up(padded, per_block)], element_type, ub))
+    return types
+
+
+def block_operand(
+    isel: IselContext,
+    em: Emitter,
+    value: SSAValue,
+    count: int,
+    buffer: BufferOf,
+    scratch: list[SSAValue],
+) -> SSAValue:
+    """Broadcast the first `count` values of a column tile to one 32-byte block
+    each (vbrcb reads whole repeats of values: pad a partial one first).
+    Consumes its scratch buffers from the front of `scratch`."""
+    blocks = scratch.pop(0)
+    source = buffer(value)
+    element_type = as_tile(value).element_type
+    if count % isel.blocks_per_repeat:
+        padded = scratch.pop(0)
+        size = as_buffer(padded).element_count()
+        em.vector(dup(em.scalar(0, element_type)), [Lanes(padded)], 1, 0, size)
+        em.vector(unary(hw.VCopyOp), [Lanes(source), Lanes(padded)], 1, 0, count)
+        source = padded
+    repeats = -(-count // isel.blocks_per_repeat)
+    # Chunks of repeats start on a block of the source values.
+    step = isel.block // gcd(
+        isel.block, isel.blocks_per_repeat * as_buffer(source).element_bytes
+    )
+    most = em.max_repeat - em.max_repeat % step
+    done = 0
+    while done < repeats:
+        chunk = min(repeats - done, most)
+        per_repeat = isel.blocks_per_repeat
+        em.emit(
+            hw.VBrcbOp(
+                em.subview(source, done * per_repeat),
+                em.subview(blocks, done * per_repeat * isel.per_block(element_type)),
+                repeat=chunk,
+            )
+        )
+        done += chunk
+    return blocks
+
+
+def block_operand_terms(
+    isel: IselContext, terms: Terms, value: SSAValue, result: SSAValue, e: int
+) -> list[Term]:
+    """The `scratch_terms` of `block_operand` for operand `value` of `result`."""
+    shape, out = matrix_shape(as_tile(value)), matrix_shape(as_tile(result))
+    if shape == out or (shape != (1, 1) and shape[0] == 1):
+        return []  # a full or a row-vector operand needs none (as operand_lanes)
+    # vbrcb's blocks (a block per value, whole repeats) and a padded copy
+    return [
+        terms.term(value, isel.block + e, cols=False),
+        terms.constant(value, 320),
+    ]
+
+
+def operand_scratch(
+    isel: IselContext, value: SSAValue, result: SSAValue
+) -> list[hw.BufferType]:
+    """The scratch of `block_operand` for operand `value` of `result` (none for
+    a full or a row-vector operand)."""
+    kind, count = isel.operand_lanes(value, result)
+    if kind in (Kind.ROW_BLOCK, Kind.SPLAT_BLOCK):
+        return row_block_scratch(isel, as_tile(result).element_type, count)
+    return []
+
+
+def _has_scalar(op: tile.TileBinaryOp) -> bool:
+    return not all(isinstance(o.type, TileType) for o in op.operands)
+
+
+class BinaryStrategy(TileOpStrategy):
+    """Binary tile ops: one vector instruction over tile (or broadcast) operands,
+    or a vector-scalar one (a few for `sub` and `div`) with a scalar operand."""
+
+    ops = (tile.AddOp, tile.SubOp, tile.MulOp, tile.DivOp, tile.MaxOp, tile.MinOp)
+
+    def inplace(self, op: Operation) -> tuple[int, ...]:
+        assert isinstance(op, tile.TileBinaryOp)
+        return tuple(
+            i
+            for i, operand in enumerate(op.operands)
+            if isinstance(operand.type, TileType)
+            and matrix_shape(operand.type) == matrix_shape(as_tile(op.result))
+        )
+
+    def scratch(self, op: Operation) -> list[hw.BufferType]:
+        assert isinstance(op, tile.TileBinaryOp)
+        types: list[hw.BufferType] = []
+        element_type = as_tile(op.result).element_type
+        for operand in op.operands:
+            if isinstance(operand.type, TileType):
+                types += operand_scratch(self, operand, op.result)
+        if isinstance(op, tile.DivOp) and _has_scalar(op):
+            ub = str(MemorySpace.UB)
+            types.append(
+                hw.BufferType([self.lanes_for(element_type)], element_type, ub)
+            )
+        return types
+
+    def scratch_terms(self, op: Operation, terms: Terms) -> list[Term]:
+        assert isinstance(op, tile.TileBinaryOp)
+        e = tile.element_bytes(as_tile(op.result).element_type)
+        found: list[Term] = []
+        for operand in op.operands:
+            if isinstance(operand.type, TileType):
+                found += block_operand_terms(self, terms, operand, op.result, e)
+        if isinstance(op, tile.DivOp) and _has_scalar(op):
+            # the scalar divisor in a repeat
+            found.append(terms.constant(op.result, self.target.vector.repeat_bytes))
+        return found
+
+    def lower(
+        self, op: Operation, em: Emitter, buffer: BufferOf, scratch: list[SSAValue]
+    ) -> None:
+        assert isinstance(op, tile.TileBinaryOp)
+        self.check_vector_shape(op, op.result)
+        self._binary(op, em, buffer, scratch)
+
+    def _binary(
+        self,
+        op: tile.TileBinaryOp,
+        em: Emitter,
+        buffer: BufferOf,
+        scratch: list[SSAValue],
+    ) -> None:
+        region = self.region(op.result)
+        element_type = as_tile(op.result).element_type
+        d = region.lanes(buffer(op.result))
+        operands: list[Lanes | SSAValue] = []
+        for operand in op.operands:
+            if not isinstance(operand.type, TileType):
+                operands.append(operand)
+                continue
+            kind, count = self.operand_lanes(operand, op.result)
+            if kind == Kind.FULL:
+                operands.append(region.lanes(buffer(operand)))
+            elif kind == Kind.ROW_VECTOR:
+                operands.append(Lanes(buffer(operand), kind))
+            else:
+                blocks = block_operand(self, em, operand, count, buffer, scratch)
+                operands.append(Lanes(blocks, kind))
+        lhs, rhs = operands
+
+        def step(make: MakeOp, *lanes: Lanes) -> None:
+            em.vector(make, lanes, region.rows, 0, region.cols)
+
+        if isinstance(lhs, Lanes) and isinstance(rhs, Lanes):
+            step(binary(BINARY_PRIMITIVES[type(op)]), lhs, rhs, d)
+            return
+        tile_first = isinstance(lhs, Lanes)
+        t, s = (lhs, rhs) if tile_first else (rhs, lhs)
+        assert isinstance(t, Lanes) and isinstance(s, SSAValue)
+        if type(op) in SCALAR_PRIMITIVES:
+            step(scalar_op(SCALAR_PRIMITIVES[type(op)], s), t, d)
+        elif isinstance(op, tile.SubOp) and tile_first:
+            step(scalar_op(hw.VAddsOp, self._negate(em, s)), t, d)
+        elif isinstance(op, tile.SubOp):
+            step(scalar_op(hw.VMulsOp, em.scalar(-1, element_type)), t, d)
+            step(scalar_op(hw.VAddsOp, s), d, d)
+        else:
+            assert isinstance(op, tile.DivOp)
+            splat = scratch.pop(0)
+            count = as_buffer(splat).element_count()
+            em.vector(dup(s), [Lanes(splat)], 1, 0, count)
+            s_lanes = Lanes(splat, Kind.SPLAT_REPEAT)
+            pair = (t, s_lanes) if tile_first else (s_lanes, t)
+            step(binary(hw.VDivOp), *pair, d)
+
+    def _negate(self, em: Emitter, value: SSAValue) -> SSAValue:
+        owner = value.owner
+        if isinstance(owner, arith.ConstantOp):
+            attr = owner.value
+            if isinstance(attr, FloatAttr):
+                return em.scalar(-attr.value.data, value.type)
+            if isinstance(attr, IntegerAttr):
+                return em.scalar(-attr.value.data, value.type)
+        minus_one = em.scalar(-1, value.type)
+        if tile.is_float(value.type):
+            return em.emit(arith.MulfOp(value, minus_one)).results[0]
+        return em.emit(arith.MuliOp(value, minus_one)).results[0]
+
+
+class BroadcastStrategy(TileOpStrategy):
+    """`tile.broadcast`: a copy from a row, column or single value operand."""
+
+    ops = (tile.BroadcastOp,)
+
+    def scratch(self, op: Operation) -> list[hw.BufferType]:
+        assert isinstance(op, tile.BroadcastOp)
+        return operand_scratch(self, op.source, op.result)
+
+    def scratch_terms(self, op: Operation, terms: Terms) -> list[Term]:
+        assert isinstance(op, tile.BroadcastOp)
+        e = tile.element_bytes(as_tile(op.result).element_type)
+        return block_operand_terms(self, terms, op.source, op.result, e)
+
+    def lower(
+        self, op: Operation, em: Emitter, buffer: BufferOf, scratch: list[SSAValue]
+    ) -> None:
+        assert isinstance(op, tile.BroadcastOp)
+        self.check_vector_shape(op, op.result)
+        self._broadcast(op, em, buffer, scratch)
+
+    def _broadcast(
+        self,
+        op: tile.BroadcastOp,
+        em: Emitter,
+        buffer: BufferOf,
+        scratch: list[SSAValue],
+    ) -> None:
+        region = self.region(op.result)
+        kind, count = self.operand_lanes(op.source, op.result)
+        if kind == Kind.FULL:
+            source = region.lanes(buffer(op.source))
+        elif kind == Kind.ROW_VECTOR:
+            source = Lanes(buffer(op.source), kind)
+        else:
+            source = Lanes(
+                block_operand(self, em, op.source, count, buffer, scratch), kind
+            )
+        em.vector(
+            unary(hw.VCopyOp),
+            [source, region.lanes(buffer(op.result))],
+            region.rows,
+            0,
+            region.cols,
+        )

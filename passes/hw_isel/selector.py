@@ -1,0 +1,244 @@
+"""The registry of tile op strategies, the `Selector` that asks them, and the
+rewrite patterns that lower a function's tile ops.
+
+`STRATEGIES` lists one strategy class per tile op family; `STRATEGY_OF` maps
+every tile op class to its strategy. A tile op without one is an error naming
+the op, at planning or at lowering: there is no default.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from pypto_mlir.dialects import ascend_hw as hw
+from pypto_mlir.dialects import tile
+from pypto_mlir.passes.hw_isel.casts import CastStrategy
+from pypto_mlir.passes.hw_isel.elementwise import (
+    BinaryStrategy,
+    BroadcastStrategy,
+    UnaryStrategy,
+)
+from pypto_mlir.passes.hw_isel.emitter import (
+    BufferOf,
+    Emitter,
+    Valid,
+    as_tile,
+)
+from pypto_mlir.passes.hw_isel.emitter import (
+    Region as TileRegion,
+)
+from pypto_mlir.passes.hw_isel.gather import TransposeStrategy
+from pypto_mlir.passes.hw_isel.matmul import MatmulStrategy
+from pypto_mlir.passes.hw_isel.movement import (
+    FillStrategy,
+    LoadStrategy,
+    MoveStrategy,
+    PadStrategy,
+    StoreStrategy,
+    StridedLoad,
+    strided_load,
+)
+from pypto_mlir.passes.hw_isel.reductions import ReduceStrategy
+from pypto_mlir.passes.hw_isel.strategy import (
+    IselContext,
+    NoScratch,
+    SpansOf,
+    Term,
+    Terms,
+    TileOpStrategy,
+)
+from xdsl.ir import Operation, Region, SSAValue
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+)
+
+from pypto_mlir.diagnostics import op_error
+from pypto_mlir.targets import Target
+
+
+class ValidDimStrategy(NoScratch):
+    """`tile.valid_dim`: the static extent, a constant."""
+
+    ops = (tile.ValidDimOp,)
+
+    def lower(
+        self, op: Operation, em: Emitter, buffer: BufferOf, scratch: list[SSAValue]
+    ) -> Sequence[SSAValue]:
+        assert isinstance(op, tile.ValidDimOp)
+        return [em.index(self.valid[op.source][op.dim_index])]
+
+
+STRATEGIES: tuple[type[TileOpStrategy], ...] = (
+    LoadStrategy,
+    StoreStrategy,
+    MoveStrategy,
+    MatmulStrategy,
+    UnaryStrategy,
+    BinaryStrategy,
+    BroadcastStrategy,
+    CastStrategy,
+    ReduceStrategy,
+    FillStrategy,
+    PadStrategy,
+    TransposeStrategy,
+    ValidDimStrategy,
+)
+"""One strategy per tile op family; adding a family is adding its class here."""
+
+
+def _strategy_of() -> dict[type[Operation], type[TileOpStrategy]]:
+    found: dict[type[Operation], type[TileOpStrategy]] = {}
+    for strategy in STRATEGIES:
+        for op_type in strategy.ops:
+            assert op_type not in found, f"{op_type.name} has two strategies"
+            found[op_type] = strategy
+    return found
+
+
+STRATEGY_OF: Mapping[type[Operation], type[TileOpStrategy]] = _strategy_of()
+"""The strategy of every tile op class."""
+
+
+class PhysicalExtents(dict[SSAValue, Valid]):
+    """Valid extents for a `Selector` that sizes scratch before they are known
+    (the tiling model's probe nests): every tile's physical shape, a bound."""
+
+    def __missing__(self, value: SSAValue) -> Valid:
+        return tuple(as_tile(value).get_shape())
+
+
+class Selector:
+    """Per tile op: in-place operands, scratch buffers, and its instructions,
+    each answered by the op's strategy (ops of other dialects have none)."""
+
+    def __init__(self, target: Target, valid: dict[SSAValue, Valid]):
+        self.target = target
+        self.valid = valid
+        self._context = IselContext(target, valid)
+        self._strategies = {s: s(target, valid) for s in STRATEGIES}
+
+    def strategy(self, op: Operation) -> TileOpStrategy | None:
+        """The strategy of tile op `op`; None for an op of another dialect."""
+        if op.dialect_name() != tile.Tile.name:
+            return None
+        strategy = STRATEGY_OF.get(type(op))
+        if strategy is None:
+            raise op_error(op, f"tile-to-hw cannot lower {op.name}")
+        return self._strategies[strategy]
+
+    def region(self, value: SSAValue) -> TileRegion:
+        return self._context.region(value)
+
+    def inplace(self, op: Operation) -> tuple[int, ...]:
+        """Operands whose buffer the result may take over when they die at `op`."""
+        strategy = self.strategy(op)
+        return () if strategy is None else strategy.inplace(op)
+
+    def scratch(self, op: Operation) -> list[hw.BufferType]:
+        """The scratch buffers `op` needs while it executes, in `lower`'s order."""
+        strategy = self.strategy(op)
+        return [] if strategy is None else strategy.scratch(op)
+
+    def scratch_terms(self, op: Operation, spans_of: SpansOf) -> list[Term]:
+        """An upper bound of the bytes of `scratch(op)` for the tiling model
+        (`TileOpStrategy.scratch_terms`)."""
+        strategy = self.strategy(op)
+        return [] if strategy is None else strategy.scratch_terms(op, Terms(spans_of))
+
+    def lower(
+        self, op: Operation, em: Emitter, buffer: BufferOf, scratch: list[SSAValue]
+    ) -> Sequence[SSAValue] | None:
+        """Emit the instructions of tile op `op` (before it); the values that
+        replace its results, if they are not tiles."""
+        strategy = self.strategy(op)
+        if strategy is None:
+            raise op_error(op, f"tile-to-hw cannot lower {op.name}")
+        em.at(op)
+        return strategy.lower(op, em, buffer, scratch)
+
+    def _strided_load(self, op: tile.LoadOp) -> StridedLoad | None:
+        """The staging of a load strided in GM (`movement.strided_load`), which
+        the scratch fuzz test leaves to the tiling model's own term."""
+        return strided_load(self._context, op)
+
+
+# --------------------------------------------------------------------------------------
+# Rewriting
+# --------------------------------------------------------------------------------------
+
+
+@dataclass
+class _FunctionLowering:
+    """What the patterns lowering one function share."""
+
+    selector: Selector
+    emitter: Emitter
+    buffer: BufferOf
+    scratch: Mapping[Operation, Sequence[SSAValue]]
+    lowered: set[Operation]
+
+
+class LowerTileOpFamily(RewritePattern):
+    """Lower the ops of one strategy's family: its instructions before the op,
+    then the op is erased (or replaced, for scalar results) once no op uses its
+    tiles; an earlier tile op whose last user this was goes with it. Tiles
+    that loops carry stay until the loops are rebuilt (`tile_to_hw`)."""
+
+    def __init__(self, family: type[TileOpStrategy], lowering: _FunctionLowering):
+        self.family = family
+        self.lowering = lowering
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if STRATEGY_OF.get(type(op)) is not self.family:
+            return
+        state = self.lowering
+        replacements = state.selector.lower(
+            op, state.emitter, state.buffer, list(state.scratch.get(op, []))
+        )
+        state.lowered.add(op)
+        if replacements is not None:
+            for result, value in zip(op.results, replacements, strict=True):
+                rewriter.replace_all_uses_with(result, value)
+        _erase_if_unused(op, rewriter, state.lowered)
+
+
+def _erase_if_unused(
+    op: Operation, rewriter: PatternRewriter, lowered: set[Operation]
+) -> None:
+    """Erase lowered tile op `op` when nothing uses its results, then its
+    lowered tile definers that this leaves unused."""
+    if op not in lowered or any(result.first_use is not None for result in op.results):
+        return
+    definers = [
+        operand.owner for operand in op.operands if isinstance(operand.owner, Operation)
+    ]
+    rewriter.erase(op)
+    lowered.discard(op)
+    for definer in definers:
+        _erase_if_unused(definer, rewriter, lowered)
+
+
+def lower_tile_ops(
+    body: Region,
+    selector: Selector,
+    emitter: Emitter,
+    buffer: BufferOf,
+    scratch: Mapping[Operation, Sequence[SSAValue]],
+) -> None:
+    """Lower every tile op of `body` in program order, one pattern per family.
+
+    The walk goes forward once, without revisiting new ops: the constants and
+    aliased buffers the instructions create are hoisted in the order of their
+    first use, so the order of the ops' lowering is that of the program."""
+    lowering = _FunctionLowering(selector, emitter, buffer, scratch, set())
+    PatternRewriteWalker(
+        GreedyRewritePatternApplier(
+            [LowerTileOpFamily(family, lowering) for family in STRATEGIES],
+            dce_enabled=False,
+        ),
+        apply_recursively=False,
+    ).rewrite_region(body)

@@ -1,0 +1,386 @@
+"""Matmul loop nests of `tv-to-tile` (docs/tiling.md): the two-level nest of a
+MATMUL group of passes/tv_fusion.py, its elementwise epilogue included.
+
+- Batch dims are loops of one step; M and N are tiled by L1 blocks of `fa` x `fb`
+  base blocks (`Segment`: the whole L1 blocks, then the rest in base blocks).
+- Per L1 block, A @ B accumulates over K in l0c: L1 chunks `k1` deep, each
+  feeding `k1 / k0` cube steps, in a skewed order so that MTE1 runs ahead of the
+  cube.
+- Each finished base block is stored, or moved to UB for the group's epilogue
+  ops (computed as in a vector nest, passes/nest_builder.py) and stored from
+  there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import cast
+
+from pypto_mlir.dialects import tensor_view as tv
+from pypto_mlir.dialects import tile
+from pypto_mlir.dialects.tile import MemorySpace, TileType
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import DYNAMIC_INDEX
+from xdsl.ir import SSAValue
+from xdsl.rewriter import InsertPoint
+
+from .nest_builder import NestBuilder, Scope, Valid
+from .tiling_model import MatmulTiling
+from .tv_fusion import Extent, tensor_type
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A range of a matmul dim tiled by L1 blocks of `factor` base blocks."""
+
+    start: Valid
+    end: Valid
+    factor: int
+    full: bool
+    """Every base block of the range is whole (its valid extent is the step)."""
+
+
+class MatmulNest(NestBuilder):
+    """Builds the nest of a MATMUL group (see the module doc)."""
+
+    def emit(self, tiling: MatmulTiling) -> None:
+        """The two-level matmul nest of a MATMUL group, epilogue included."""
+        group = self.group
+        op = group.matmul
+        assert op is not None
+        rank = group.rank
+        rows, cols = rank - 2, rank - 1
+        for dim in range(rank):
+            self.steps[dim] = 1
+        self.physical = {rows: tiling.m0, cols: tiling.n0}
+
+        def batch_body(at: InsertPoint, _: list[SSAValue]) -> list[SSAValue]:
+            for m_segment in self._segments(
+                at, group.frame[rows], tiling.m0, tiling.fa
+            ):
+                for n_segment in self._segments(
+                    at, group.frame[cols], tiling.n0, tiling.fb
+                ):
+                    self._matmul_blocks(at, op, tiling, m_segment, n_segment)
+            return []
+
+        self.frame_loops(self.top, range(rank - 2), [], batch_body)
+
+    def _segments(
+        self, at: InsertPoint, extent: Extent, base: int, factor: int
+    ) -> list[Segment]:
+        """The whole L1 blocks of a dim, then the rest in base blocks."""
+        if factor == 1:
+            return [Segment(0, extent, 1, False)]
+        block = base * factor
+        if isinstance(extent, int):
+            whole = extent - extent % block
+        else:
+            remainder = self.value(at, arith.RemSIOp(extent, self.constant(block)))
+            whole = self.value(at, arith.SubiOp(extent, remainder))
+        segments = [Segment(0, whole, factor, True), Segment(whole, extent, 1, False)]
+        return [
+            s
+            for s in segments
+            if not (
+                isinstance(s.start, int) and isinstance(s.end, int) and s.start >= s.end
+            )
+        ]
+
+    def _matmul_blocks(
+        self,
+        at: InsertPoint,
+        op: tv.MatmulOp,
+        tiling: MatmulTiling,
+        m_segment: Segment,
+        n_segment: Segment,
+    ) -> None:
+        rows, cols = self.group.rank - 2, self.group.rank - 1
+        m, n = self.group.frame[rows], self.group.frame[cols]
+
+        def row_body(c1: InsertPoint, i: Valid, _: list[SSAValue]) -> list[SSAValue]:
+            row_blocks = self._base_blocks(c1, i, m, tiling.m0, m_segment)
+
+            def col_body(
+                c2: InsertPoint, j: Valid, _: list[SSAValue]
+            ) -> list[SSAValue]:
+                col_blocks = self._base_blocks(c2, j, n, tiling.n0, n_segment)
+                accumulators = self._k_loop(c2, op, tiling, row_blocks, col_blocks)
+                for a, row in enumerate(row_blocks):
+                    for b, col in enumerate(col_blocks):
+                        self.epilogue(c2, op, row, col, accumulators[a][b])
+                return []
+
+            self.loop(
+                c1,
+                n_segment.start,
+                n_segment.end,
+                tiling.n0 * n_segment.factor,
+                [],
+                col_body,
+            )
+            return []
+
+        self.loop(
+            at,
+            m_segment.start,
+            m_segment.end,
+            tiling.m0 * m_segment.factor,
+            [],
+            row_body,
+        )
+
+    def _base_blocks(
+        self,
+        at: InsertPoint,
+        offset: Valid,
+        extent: Extent,
+        base: int,
+        segment: Segment,
+    ) -> list[tuple[SSAValue, Valid]]:
+        """(offset, valid extent) of each base block of the L1 block at `offset`."""
+        blocks: list[tuple[SSAValue, Valid]] = []
+        for part in range(segment.factor):
+            start = self.add(at, offset, part * base)
+            valid = base if segment.full else self.tail(at, extent, start, base, True)
+            blocks.append((self.index_value(start), valid))
+        return blocks
+
+    def _k_loop(
+        self,
+        at: InsertPoint,
+        op: tv.MatmulOp,
+        tiling: MatmulTiling,
+        row_blocks: list[tuple[SSAValue, Valid]],
+        col_blocks: list[tuple[SSAValue, Valid]],
+    ) -> list[list[SSAValue]]:
+        """Accumulate A @ B over K for every base block of the L1 block in l0c:
+        L1 chunks `k1` deep, each feeding `k1 / k0` cube steps. The first chunk
+        starts the accumulators; with `k1 > k0` (static K) the full chunks are a
+        loop and a partial last chunk follows it, else every chunk is a loop
+        iteration with a run-time tail (tile-peel-tails makes it static)."""
+        k_extent = self.extents.of(op.lhs)[-2 if op.transpose_a is not None else -1]
+        k0, k1 = tiling.k0, tiling.k1
+        pad = not (isinstance(k_extent, int) and k_extent % k0 == 0)
+        if k1 > k0:
+            assert isinstance(k_extent, int), "deep L1 chunks need a static K"
+        width = len(col_blocks)
+
+        def chunk(
+            inner: InsertPoint,
+            p: Valid,
+            valid: Valid,
+            accumulators: list[list[SSAValue]] | None,
+        ) -> list[list[SSAValue]]:
+            return self._k_chunk(
+                inner,
+                op,
+                tiling,
+                row_blocks,
+                col_blocks,
+                self.index_value(p),
+                valid,
+                pad,
+                accumulators,
+            )
+
+        def grid(flat: Sequence[SSAValue]) -> list[list[SSAValue]]:
+            return [
+                list(flat[a * width : (a + 1) * width]) for a in range(len(row_blocks))
+            ]
+
+        result = chunk(at, 0, self.tail(at, k_extent, 0, k1, True), None)
+        if isinstance(k_extent, int) and k_extent <= k1:
+            return result
+        full_end: Valid = k_extent
+        if isinstance(k_extent, int) and k1 > k0:
+            full_end = k_extent - k_extent % k1
+
+        def body(
+            inner: InsertPoint, p: Valid, accumulators: list[SSAValue]
+        ) -> list[SSAValue]:
+            # The loop covers whole chunks only when there is a static tail.
+            valid = (
+                k1 if full_end != k_extent else self.tail(inner, k_extent, p, k1, True)
+            )
+            return [
+                acc for row in chunk(inner, p, valid, grid(accumulators)) for acc in row
+            ]
+
+        flat = self.loop(at, k1, full_end, k1, [a for r in result for a in r], body)
+        result = grid(flat)
+        if (
+            isinstance(k_extent, int)
+            and isinstance(full_end, int)
+            and full_end < k_extent
+        ):
+            result = chunk(at, full_end, k_extent - full_end, result)
+        return result
+
+    def _k_chunk(
+        self,
+        at: InsertPoint,
+        op: tv.MatmulOp,
+        tiling: MatmulTiling,
+        row_blocks: list[tuple[SSAValue, Valid]],
+        col_blocks: list[tuple[SSAValue, Valid]],
+        k_offset: SSAValue,
+        k_valid: Valid,
+        pad: bool,
+        accumulators: list[list[SSAValue]] | None,
+    ) -> list[list[SSAValue]]:
+        """One L1 chunk: load its blocks, then its cube steps in a skewed order
+        (the L0 moves of step s + 1 before the matmuls of step s), so that two
+        steps' L0 tiles are live at once and MTE1 runs ahead of the cube."""
+        ta, tb = op.transpose_a is not None, op.transpose_b is not None
+        lhs_l1 = [
+            self._operand_l1(
+                at,
+                op.lhs,
+                ta,
+                row,
+                (k_offset, k_valid),
+                tiling.m0,
+                tiling.k1,
+                pad,
+                True,
+            )
+            for row in row_blocks
+        ]
+        rhs_l1 = [
+            self._operand_l1(
+                at,
+                op.rhs,
+                tb,
+                col,
+                (k_offset, k_valid),
+                tiling.n0,
+                tiling.k1,
+                pad,
+                False,
+            )
+            for col in col_blocks
+        ]
+        steps = -(-k_valid // tiling.k0) if tiling.k1 > tiling.k0 else 1
+        assert isinstance(steps, int)
+        windowed = tiling.k1 > tiling.k0
+
+        def moves(step: int) -> tuple[list[SSAValue], list[SSAValue]]:
+            depth = (step * tiling.k0, tiling.k0) if windowed else None
+            return (
+                [
+                    self._to_l0(at, t, MemorySpace.L0A, ta, depth, not ta)
+                    for t in lhs_l1
+                ],
+                [self._to_l0(at, t, MemorySpace.L0B, tb, depth, tb) for t in rhs_l1],
+            )
+
+        acc = accumulators
+        ahead = moves(0)
+        for step in range(steps):
+            lhs_l0, rhs_l0 = ahead
+            if step + 1 < steps:
+                ahead = moves(step + 1)
+            acc = [
+                [
+                    self.value(
+                        at, tile.MatmulOp(lhs, rhs, None if acc is None else acc[a][b])
+                    )
+                    for b, rhs in enumerate(rhs_l0)
+                ]
+                for a, lhs in enumerate(lhs_l0)
+            ]
+        assert acc is not None
+        return acc
+
+    def _operand_l1(
+        self,
+        at: InsertPoint,
+        operand: SSAValue,
+        transposed: bool,
+        block: tuple[SSAValue, Valid],
+        k_block: tuple[SSAValue, Valid],
+        size: int,
+        k0: int,
+        pad: bool,
+        is_lhs: bool,
+    ) -> SSAValue:
+        """Load the base block of a matmul operand into L1 (nz, zero-padded when
+        K may be partial): lhs [m, k] or rhs [k, n], as stored (transposed or not)."""
+        buffer = self.gm.source[operand]
+        element_type = tensor_type(operand).element_type
+        (offset, valid), (k_offset, k_valid) = block, k_block
+        if is_lhs != transposed:
+            dims = [(offset, valid, size), (k_offset, k_valid, k0)]
+        else:
+            dims = [(k_offset, k_valid, k0), (offset, valid, size)]
+        rank = tensor_type(operand).get_num_dims()
+        indices = [self.index[d] for d in range(rank - 2)] + [d[0] for d in dims]
+        shape = [d[2] for d in dims]
+        valid_shape = [v if isinstance(v, int) else DYNAMIC_INDEX for _, v, _ in dims]
+        dynamic = [v for _, v, _ in dims if isinstance(v, SSAValue)]
+        tile_type = TileType(
+            shape,
+            element_type,
+            MemorySpace.L1,
+            valid_shape,
+            tile.Layout.NZ,
+            "zero" if pad else None,
+        )
+        return self.value(at, tile.LoadOp(buffer, indices, tile_type, dynamic))
+
+    def _to_l0(
+        self,
+        at: InsertPoint,
+        source: SSAValue,
+        space: MemorySpace,
+        transpose: bool,
+        depth: tuple[int, int] | None = None,
+        k_is_column: bool = True,
+    ) -> SSAValue:
+        """Move an L1 block to L0, or with `depth` = (offset, size) the window of
+        it along K (its columns when `k_is_column`, else its rows)."""
+        source_type = cast(TileType, source.type)
+        shape, valid = list(source_type.get_shape()), list(source_type.get_valid())
+        window = None
+        if depth is not None:
+            k_dim = 1 if k_is_column else 0
+            offset, size = depth
+            window = [0, 0]
+            window[k_dim] = offset
+            shape[k_dim] = size
+            valid[k_dim] = min(size, valid[k_dim] - offset)
+        if transpose:
+            shape, valid = shape[::-1], valid[::-1]
+        result_type = TileType(
+            shape, source_type.element_type, space, valid, pad=source_type.pad_value
+        )
+        return self.value(at, tile.MoveOp(source, result_type, transpose, window))
+
+    def epilogue(
+        self,
+        at: InsertPoint,
+        op: tv.MatmulOp,
+        row: tuple[SSAValue, Valid],
+        col: tuple[SSAValue, Valid],
+        accumulator: SSAValue,
+    ) -> None:
+        """Store a finished base block, after the group's epilogue ops if any."""
+        rank = self.group.rank
+        self.index[rank - 2], self.valid[rank - 2] = row
+        self.index[rank - 1], self.valid[rank - 1] = col
+        result = op.result
+        element_type = tensor_type(result).element_type
+        if self.group.members == [op]:
+            self.store(at, result, accumulator)
+            return
+        acc_type = cast(TileType, accumulator.type)
+        moved_type = TileType(
+            acc_type.get_shape(), element_type, MemorySpace.UB, acc_type.get_valid()
+        )
+        moved = self.value(at, tile.MoveOp(accumulator, moved_type))
+        self.scopes = [Scope(at)]
+        self.scopes[0].cache[(result, self.group.identity(), element_type)] = moved
+        for value in self.group.outputs:
+            self.store(at, value, self.tile_of(value, self.group.mapping[value]))

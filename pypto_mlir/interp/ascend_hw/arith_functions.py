@@ -1,0 +1,183 @@
+"""Integer `arith` functions for the index arithmetic of kernels.
+
+xDSL's `ArithFunctions` plus the unsigned and min/max ops, and `addi`/`subi`/
+`muli` built without xDSL's attribute checks (`_int_attr`): a loop computes an
+address per iteration, and building its `IntegerAttr` costs more than the
+instruction it indexes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import cache
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import (
+    IndexType,
+    IntAttr,
+    IntegerAttr,
+    IntegerType,
+    Signedness,
+)
+from xdsl.interpreter import Interpreter, PythonValues, register_impls
+from xdsl.interpreters.arith import ArithFunctions
+from xdsl.ir import Attribute, Operation
+from xdsl.utils.comparisons import to_signed, to_unsigned
+
+from pypto_mlir.interp.ascend_hw.errors import HwRunError, _at, _op_loc
+from pypto_mlir.interp.ascend_hw.impls import hw_impl
+
+
+def _integer_op(
+    interpreter: Interpreter,
+    op: Operation,
+    args: PythonValues,
+    fn: Callable[[int, int], int],
+    signed: bool,
+) -> PythonValues:
+    """An integer/index binary op on the operands read as signed or unsigned."""
+    result_type = op.results[0].type
+    if type(result_type) is IndexType:  # the usual case; isinstance on ABCs is slow
+        bitwidth = interpreter.index_bitwidth
+    elif isinstance(result_type, IntegerType):
+        bitwidth = result_type.width.data
+    else:
+        bitwidth = interpreter.index_bitwidth
+    first, second = args
+    lhs, rhs = first.value.data, second.value.data
+    # to_signed / to_unsigned, skipped for values already in their range
+    if signed:
+        half = 1 << (bitwidth - 1)
+        if not -half <= lhs < half:
+            lhs = to_signed(lhs, bitwidth)
+        if not -half <= rhs < half:
+            rhs = to_signed(rhs, bitwidth)
+    else:
+        full = 1 << bitwidth
+        if not 0 <= lhs < full:
+            lhs = to_unsigned(lhs, bitwidth)
+        if not 0 <= rhs < full:
+            rhs = to_unsigned(rhs, bitwidth)
+    try:
+        value = fn(lhs, rhs)
+    except ZeroDivisionError:
+        raise HwRunError(
+            f"{_at(_op_loc(op))}division by zero", (_op_loc(op),)
+        ) from None
+    return (_int_attr(value, result_type, interpreter.index_bitwidth),)
+
+
+_new_object = object.__new__
+
+
+def _int_attr(value: int, value_type: Attribute, bitwidth: int) -> IntegerAttr:
+    """`scalar_attr` of an integer: the same attribute, made without xDSL's checks.
+
+    An index value is made for every loop iteration and address computation, and
+    `IntegerAttr(...)` (parameter verification, normalisation) costs more than
+    the instruction it indexes. A value its storage type holds as it is needs no
+    normalisation and passes verification, so its two attributes are assembled
+    directly (as `ParametrizedAttribute.new` does, without `__post_init__`);
+    other values go through `IntegerAttr`.
+    """
+    storage, lo, hi = _int_storage(value_type, bitwidth)
+    if not lo <= value < hi:
+        return IntegerAttr(value, storage, truncate_bits=True)
+    data = _new_object(IntAttr)
+    data.__dict__["data"] = value
+    attr = _new_object(IntegerAttr)
+    fields = attr.__dict__
+    fields["value"] = data
+    fields["type"] = storage
+    return attr
+
+
+@cache
+def _int_storage(value_type: Attribute, bitwidth: int) -> tuple[IntegerType, int, int]:
+    """The integer type `scalar_attr` stores an index or integer value as, and the
+    values [lo, hi) it keeps unchanged (`IntegerType.normalized_value`)."""
+    if isinstance(value_type, IndexType):
+        value_type = IntegerType(bitwidth)
+    assert isinstance(value_type, IntegerType)
+    width = value_type.width.data
+    if value_type.signedness.data == Signedness.UNSIGNED:
+        return value_type, 0, 1 << width
+    return value_type, -(1 << (width - 1)), 1 << (width - 1)
+
+
+def _ceil_div(lhs: int, rhs: int) -> int:
+    return -(-lhs // rhs)
+
+
+@register_impls
+class HwArithFunctions(ArithFunctions):
+    """xDSL's arith functions plus the unsigned and min/max integer ops kernels use
+    for index arithmetic (divui, remui, ceildiv, min, max); addi, subi and muli
+    with cached result attributes. Each calls `_integer_op` with the function of
+    its two operand values and whether they are read as signed."""
+
+    @hw_impl(arith.AddiOp)
+    def run_addi(
+        self, interpreter: Interpreter, op: arith.AddiOp, args: PythonValues
+    ) -> PythonValues:
+        return _integer_op(interpreter, op, args, int.__add__, True)
+
+    @hw_impl(arith.SubiOp)
+    def run_subi(
+        self, interpreter: Interpreter, op: arith.SubiOp, args: PythonValues
+    ) -> PythonValues:
+        return _integer_op(interpreter, op, args, int.__sub__, True)
+
+    @hw_impl(arith.MuliOp)
+    def run_muli(
+        self, interpreter: Interpreter, op: arith.MuliOp, args: PythonValues
+    ) -> PythonValues:
+        return _integer_op(interpreter, op, args, int.__mul__, True)
+
+    @hw_impl(arith.DivUIOp)
+    def run_divui(
+        self, interpreter: Interpreter, op: arith.DivUIOp, args: PythonValues
+    ) -> PythonValues:
+        return _integer_op(interpreter, op, args, int.__floordiv__, False)
+
+    @hw_impl(arith.RemUIOp)
+    def run_remui(
+        self, interpreter: Interpreter, op: arith.RemUIOp, args: PythonValues
+    ) -> PythonValues:
+        return _integer_op(interpreter, op, args, int.__mod__, False)
+
+    @hw_impl(arith.CeilDivUIOp)
+    def run_ceildivui(
+        self, interpreter: Interpreter, op: arith.CeilDivUIOp, args: PythonValues
+    ) -> PythonValues:
+        return _integer_op(interpreter, op, args, _ceil_div, False)
+
+    @hw_impl(arith.CeilDivSIOp)
+    def run_ceildivsi(
+        self, interpreter: Interpreter, op: arith.CeilDivSIOp, args: PythonValues
+    ) -> PythonValues:
+        return _integer_op(interpreter, op, args, _ceil_div, True)
+
+    @hw_impl(arith.MinUIOp)
+    def run_minui(
+        self, interpreter: Interpreter, op: arith.MinUIOp, args: PythonValues
+    ) -> PythonValues:
+        return _integer_op(interpreter, op, args, min, False)
+
+    @hw_impl(arith.MaxUIOp)
+    def run_maxui(
+        self, interpreter: Interpreter, op: arith.MaxUIOp, args: PythonValues
+    ) -> PythonValues:
+        return _integer_op(interpreter, op, args, max, False)
+
+    @hw_impl(arith.MinSIOp)
+    def run_minsi(
+        self, interpreter: Interpreter, op: arith.MinSIOp, args: PythonValues
+    ) -> PythonValues:
+        return _integer_op(interpreter, op, args, min, True)
+
+    @hw_impl(arith.MaxSIOp)
+    def run_maxsi(
+        self, interpreter: Interpreter, op: arith.MaxSIOp, args: PythonValues
+    ) -> PythonValues:
+        return _integer_op(interpreter, op, args, max, True)

@@ -1,0 +1,159 @@
+"""Interpreter functions of the `ascend_hw` buffer, core and synchronisation ops:
+alloc and subview, block_idx and block_dim, set/wait flags, barriers, sync_all.
+"""
+
+from __future__ import annotations
+
+from typing import cast
+
+from xdsl.dialects.builtin import IndexType
+from xdsl.interpreter import Interpreter, PythonValues, register_impls
+from xdsl.interpreters.builtin import scalar_attr
+
+from pypto_mlir.dialects import ascend_hw as hw
+from pypto_mlir.dialects.ascend_hw import BufferType, element_offset
+from pypto_mlir.interp.ascend_hw.errors import _at, _op_loc
+from pypto_mlir.interp.ascend_hw.impls import HwFunctions, hw_impl
+from pypto_mlir.interp.ascend_hw.values import _INSTANCE_LIMIT, HwBuffer, _indices
+from pypto_mlir.sim import AccessError
+
+
+@register_impls
+class HwControlFunctions(HwFunctions):
+    """Buffers, core indices and synchronisation."""
+
+    # --- buffers -----------------------------------------------------------------------
+
+    @hw_impl(hw.AllocOp)
+    def run_alloc(
+        self, interpreter: Interpreter, op: hw.AllocOp, args: PythonValues
+    ) -> PythonValues:
+        runtime = self.runtime
+        buffer = runtime.plans.get(id(op))
+        if buffer is None:
+            buffer_type = cast(BufferType, op.result.type)
+            space = str(buffer_type.memory_space)
+            buffer = HwBuffer(space, op.byte_offset, buffer_type, runtime.target)
+            runtime.plans[id(op)] = buffer
+        key = (runtime.core.index, op)
+        if key not in runtime.noted_allocs:
+            runtime.noted_allocs.add(key)
+            runtime.core.note_alloc(
+                buffer.space, buffer.address, buffer.info.nbytes, runtime.loc(op)
+            )
+        return (buffer,)
+
+    @hw_impl(hw.SubviewOp)
+    def run_subview(
+        self, interpreter: Interpreter, op: hw.SubviewOp, args: PythonValues
+    ) -> PythonValues:
+        source = cast(HwBuffer, args[0])
+        index = _indices(args[1:])
+        views = self.runtime.plans.get(id(op))
+        if views is None:
+            views = self.runtime.plans[id(op)] = {}
+        key = (source.address, index)
+        buffer = views.get(key)
+        if buffer is None:
+            buffer = self._subview(op, source, index)
+            if len(views) >= _INSTANCE_LIMIT:
+                views.clear()
+            views[key] = buffer
+        return (buffer,)
+
+    def _subview(
+        self, op: hw.SubviewOp, source: HwBuffer, index: tuple[int, ...]
+    ) -> HwBuffer:
+        target = self.runtime.target
+        loc = self.runtime.loc(op)
+        result_type = cast(BufferType, op.result.type)
+        if any(not 0 <= i < d for i, d in zip(index, source.info.shape, strict=True)):
+            raise AccessError(
+                f"{_at(loc)}subview index {list(index)} is outside the source shape "
+                f"{list(source.info.shape)}",
+                (loc,),
+            )
+        start = element_offset(source.type, index, target) * source.info.ebytes
+        size = result_type.byte_size()
+        if start + size > source.info.nbytes:
+            raise AccessError(
+                f"{_at(loc)}subview bytes [{start}, {start + size}) run past the "
+                f"{source.info.nbytes} bytes of the source",
+                (loc,),
+            )
+        alignment = target.memories[source.space].alignment
+        if (source.address + start) % alignment:
+            raise AccessError(
+                f"{_at(loc)}subview starts at {source.space} byte "
+                f"{source.address + start}, not a multiple of {alignment}",
+                (loc,),
+            )
+        return HwBuffer(source.space, source.address + start, result_type, target)
+
+    # --- cores ---------------------------------------------------------------------------
+
+    @hw_impl(hw.BlockIdxOp)
+    def run_block_idx(
+        self, interpreter: Interpreter, op: hw.BlockIdxOp, args: PythonValues
+    ) -> PythonValues:
+        runtime = self.runtime
+        runtime.core.issue("S", "block_idx", runtime.loc(op), runtime.target.scalar.op)
+        return (
+            scalar_attr(runtime.core.index, IndexType(), interpreter.index_bitwidth),
+        )
+
+    @hw_impl(hw.BlockDimOp)
+    def run_block_dim(
+        self, interpreter: Interpreter, op: hw.BlockDimOp, args: PythonValues
+    ) -> PythonValues:
+        runtime = self.runtime
+        runtime.core.issue("S", "block_dim", runtime.loc(op), runtime.target.scalar.op)
+        dim = runtime.machine.block_dim
+        return (scalar_attr(dim, IndexType(), interpreter.index_bitwidth),)
+
+    # --- synchronisation -------------------------------------------------------------
+
+    @hw_impl(hw.SetFlagOp)
+    def run_set_flag(
+        self, interpreter: Interpreter, op: hw.SetFlagOp, args: PythonValues
+    ) -> PythonValues:
+        runtime = self.runtime
+        key, loc = runtime.plans.get(id(op)) or self._flag(op)
+        runtime.core.set_flag_key(key, loc)
+        return ()
+
+    @hw_impl(hw.WaitFlagOp)
+    def run_wait_flag(
+        self, interpreter: Interpreter, op: hw.WaitFlagOp, args: PythonValues
+    ) -> PythonValues:
+        runtime = self.runtime
+        key, loc = runtime.plans.get(id(op)) or self._flag(op)
+        runtime.core.wait_flag_key(key, loc)
+        return ()
+
+    def _flag(self, op: hw.FlagOp) -> tuple[tuple[int, int, int], str]:
+        """The op's checked event key (EventError at the op if bad) and its loc."""
+        runtime = self.runtime
+        loc = _op_loc(op)
+        key = runtime.core.event_key(
+            str(op.src_pipe), str(op.dst_pipe), op.event_id, loc
+        )
+        plan = runtime.plans[id(op)] = (key, loc)
+        return plan
+
+    @hw_impl(hw.PipeBarrierOp)
+    def run_pipe_barrier(
+        self, interpreter: Interpreter, op: hw.PipeBarrierOp, args: PythonValues
+    ) -> PythonValues:
+        self.runtime.core.barrier(str(op.pipe), self.runtime.loc(op))
+        return ()
+
+    @hw_impl(hw.SyncAllOp)
+    def run_sync_all(
+        self, interpreter: Interpreter, op: hw.SyncAllOp, args: PythonValues
+    ) -> PythonValues:
+        runtime = self.runtime
+        runtime.core.sync_all(runtime.loc(op))
+        if runtime.threads is not None:  # the other cores run up to it first
+            runtime.threads.sync_all()
+        return ()
