@@ -66,14 +66,24 @@ class _Tokens:
 
     def __init__(self, text: str):
         self._lexer = PipelineLexer(text)
+        self._text = text
         self._end = 0
 
     def _guard(self, action: Callable[[], SpecToken]) -> SpecToken:
         try:
             token = action()
         except ArgSpecParseError as error:
+            before = self._text[: self._end]
+            in_options = before.count("{") > before.count("}")
+            hint = (
+                ' (quote a value with other characters: target="/path/to/chip.toml")'
+                if in_options
+                else ""
+            )
             raise _error(
-                "unexpected character in pass pipeline", self._end, self._end + 1
+                f"unexpected character in pass pipeline{hint}",
+                self._end,
+                self._end + 1,
             ) from error
         self._end = token.span.end
         return token

@@ -224,6 +224,13 @@ def builtin_targets() -> list[str]:
     return sorted(p.stem for p in TARGET_DIR.glob("*.toml"))
 
 
+MAX_TARGET_INTEGER = 1 << 31
+"""The largest whole number a target file may give (sizes in bytes, counts)."""
+
+MAX_CORES = 4096
+"""The most cores a target may have (the scheduler and simulator run each)."""
+
+
 def load_target(name_or_path: str | os.PathLike[str]) -> Target:
     """Load a builtin target by name ("ascend910b", "tiny") or a TOML file by path."""
     text = os.fspath(name_or_path)
@@ -266,6 +273,9 @@ def _read_toml(path: Path, seen: tuple[Path, ...] = ()) -> dict[str, Any]:
         base_path = (path.parent / base).resolve()
     if not base_path.is_file():
         raise TargetError(str(path), "base", f"unknown base target {base!r}")
+    # The name is not inherited: a file that does not give one is named after
+    # itself, not reported as its base (whose sizes it may change).
+    data.setdefault("name", path.stem)
     return _merge(_read_toml(base_path, (*seen, path)), data)
 
 
@@ -355,6 +365,12 @@ class _Reader:
             if value != int(value):
                 raise self.error(key, f"must be a whole number, got {value}")
             value = int(value)
+            if value > MAX_TARGET_INTEGER:
+                # The simulator holds each memory in a byte array and loops over
+                # counts: a huge number is a typo, not a chip.
+                raise self.error(
+                    key, f"must be at most {MAX_TARGET_INTEGER} (2**31), got {value}"
+                )
         if value < 0 or (value == 0 and not allow_zero):
             raise self.error(key, f"must be positive, got {value}")
         self.sources[key] = source
@@ -419,6 +435,8 @@ def _load_file(path: Path) -> Target:
         raise r.error("description", "must be a string")
     clock_ghz = r.number("clock_ghz", "ghz")
     cores = int(r.number("cores", "count", integer=True))
+    if cores > MAX_CORES:
+        raise r.error("cores", f"must be at most {MAX_CORES}, got {cores}")
 
     r.check_keys("memories", set(MEMORY_NAMES))
     memories: dict[str, Memory] = {}
