@@ -33,6 +33,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import VerifyException
 
+import pypto_mlir.op_facts as op_facts
 from pypto_mlir.dialects import tensor_view as tv
 from pypto_mlir.frontend.dtypes import DType, dtype_of, f32
 from pypto_mlir.frontend.errors import KernelError, kernel_error, user_location
@@ -216,6 +217,51 @@ def _is_python_scalar(value: object) -> bool:
     )
 
 
+_REFLECTED = {
+    "add": "__radd__",
+    "subtract": "__rsub__",
+    "multiply": "__rmul__",
+    "divide": "__rtruediv__",
+    "true_divide": "__rtruediv__",
+    "matmul": "__rmatmul__",
+    "less": "__gt__",
+    "less_equal": "__ge__",
+    "greater": "__lt__",
+    "greater_equal": "__le__",
+    "equal": "__eq__",
+    "not_equal": "__ne__",
+}
+"""The numpy ufuncs of Python operators, and this side's reflected operator
+(numpy calls them for `numpy_value <op> tensor`)."""
+
+_ARRAY_FUNCTION_SPELLINGS = {
+    "transpose": "x.transpose(...) or x.T",
+    "mean": "x.mean(axis)",
+    "dot": "x @ y",
+    "reshape": "x.reshape(...)",
+    "astype": "x.astype(dtype)",
+    "softmax": "pto.softmax(x, axis)",
+}
+"""How a kernel writes what these numpy functions (not ufuncs) compute."""
+
+
+def _numpy_on_tensor(name: str) -> NoReturn:
+    """A numpy function applied to a traced tensor: it cannot compute on it
+    (the tensor has no values while the kernel is traced)."""
+    spelling = op_facts.numpy_spellings().get(name) or _ARRAY_FUNCTION_SPELLINGS.get(
+        name
+    )
+    if spelling is None:
+        raise kernel_error(
+            f"np.{name} cannot be applied to a traced tensor, and pto has no "
+            "function for it (docs/frontend.md lists them)"
+        )
+    raise kernel_error(
+        f"np.{name} cannot be applied to a traced tensor (a kernel records pto "
+        f"operations); write {spelling}"
+    )
+
+
 def _not_an_operand(what: str, value: object) -> NoReturn:
     if isinstance(value, np.ndarray | list | tuple):
         raise kernel_error(
@@ -232,8 +278,6 @@ class Tensor:
     """
 
     __slots__ = ("_value", "_trace")
-    __array_ufunc__ = None
-    """numpy defers to our reflected operators (`2.0 * x`)."""
 
     def __init__(self, value: SSAValue, trace: Trace) -> None:
         self._value = value
@@ -304,6 +348,39 @@ class Tensor:
             "kernel tensors are values and cannot be assigned to; build a new "
             "tensor instead"
         )
+
+    # numpy: `np.float32(2) * x` calls `np.multiply(np.float32(2), x)`, which
+    # numpy hands to this tensor; any other numpy function on it is a mistake.
+
+    def __array_ufunc__(
+        self, ufunc: np.ufunc, method: str, *inputs: object, **kwargs: object
+    ) -> object:
+        """A numpy operator with this tensor on its right runs the reflected
+        operator (`np.float32(2) * x` is `x.__rmul__(...)`); any other ufunc
+        (`np.exp(x)`, `np.maximum(x, y)`) is an error naming the `pto` function."""
+        reflected = _REFLECTED.get(ufunc.__name__)
+        if (
+            reflected is not None
+            and method == "__call__"
+            and not kwargs
+            and len(inputs) == 2
+            and inputs[1] is self
+            and not isinstance(inputs[0], Tensor)
+        ):
+            return getattr(self, reflected)(inputs[0])
+        _numpy_on_tensor(
+            ufunc.__name__ if method == "__call__" else f"{ufunc.__name__}.{method}"
+        )
+
+    def __array_function__(
+        self,
+        func: Any,
+        types: object,
+        args: Sequence[object],
+        kwargs: dict[str, object],
+    ) -> object:
+        """`np.sum(x)`, `np.transpose(x)`, ...: an error naming what to write."""
+        _numpy_on_tensor(getattr(func, "__name__", str(func)))
 
     def _compare(self, other: object) -> NoReturn:
         raise kernel_error(
