@@ -776,6 +776,29 @@ class SiluOp(UnaryOp):
     name = "tv.silu"
 
 
+@irdl_op_definition
+class SinOp(UnaryOp):
+    """Sine (radians). The chip has no instruction for it: `tv-expand-math`
+    expands it into f32 tv ops (pypto_mlir/op_facts.py states their accuracy)."""
+
+    name = "tv.sin"
+
+
+@irdl_op_definition
+class CosOp(UnaryOp):
+    """Cosine (radians); expanded by `tv-expand-math` as `tv.sin` is."""
+
+    name = "tv.cos"
+
+
+@irdl_op_definition
+class ErfOp(UnaryOp):
+    """The error function; expanded by `tv-expand-math` into Eigen's f32
+    rational approximation."""
+
+    name = "tv.erf"
+
+
 def silu_input(op: Operation) -> SSAValue | None:
     """`x` when `op` is `x * sigmoid(x)` (either order, same type) and the sigmoid
     has no other use: the product is `silu(x)`, which lowerings may compute as
@@ -1675,6 +1698,9 @@ TENSOR_VIEW = Dialect(
         TanhOp,
         GeluOp,
         SiluOp,
+        SinOp,
+        CosOp,
+        ErfOp,
         AddOp,
         SubOp,
         MulOp,

@@ -38,6 +38,51 @@ F32_EPSILON = float(np.finfo(np.float32).eps)
 
 
 @dataclass(frozen=True)
+class Step:
+    """One step of an expansion: `result = lhs <op> rhs` in f32, `op` a binary
+    op's suffix (`mul`, `add`, `sub`, `max`, `min`, `div`), `lhs` a value's name
+    (`x`: the op's operand, else an earlier step's result) and `rhs` a value's
+    name or an f32 constant. The last step's result is the op's."""
+
+    result: str
+    op: str
+    lhs: str
+    rhs: str | float
+
+    @property
+    def instruction(self) -> str:
+        """The vector instruction (target cost key) the step takes."""
+        facts = BINARY[self.op]
+        steps = (
+            facts.scalar_steps if isinstance(self.rhs, float) else facts.vector_steps
+        )
+        (instruction,) = steps
+        return instruction
+
+
+def expansion_steps(expansion: tuple[Step, ...]) -> tuple[str, ...]:
+    """The vector instructions of an expansion, in order."""
+    return tuple(step.instruction for step in expansion)
+
+
+def run_expansion(expansion: tuple[Step, ...], x: Array) -> Array:
+    """An expansion on f32 values as the expanded tv ops compute it (each
+    step rounds to f32): the expansion's numerics without compiling it."""
+    values: dict[str, Array] = {"x": np.asarray(x, dtype=np.float32)}
+    with np.errstate(all="ignore"):
+        for step in expansion:
+            rhs = (
+                np.float32(step.rhs)
+                if isinstance(step.rhs, float)
+                else values[step.rhs]
+            )
+            values[step.result] = np.asarray(
+                BINARY[step.op].kernel(values[step.lhs], rhs), dtype=np.float32
+            )
+    return values[expansion[-1].result]
+
+
+@dataclass(frozen=True)
 class UnaryFacts:
     """An elementwise op on one tensor (`tv.UnaryOp`, `tile.TileUnaryOp`)."""
 
@@ -70,9 +115,10 @@ class UnaryFacts:
     """The absolute error of the lowering's approximation at `x` (float64), added
     to the bound, for ops the chip computes by a polynomial instead of an
     instruction whose result is rounded once."""
-    expanded: bool = False
+    expansion: tuple[Step, ...] | None = None
     """The chip has no instruction for it: `tv-expand-math` rewrites the tv op
-    into other tv ops before tiling, so no tile-to-hw lowering exists."""
+    into these f32 steps (other tv ops) before tiling, so no tile-to-hw lowering
+    exists; `vector_steps` are the steps' instructions."""
 
 
 @dataclass(frozen=True)
@@ -140,18 +186,142 @@ def erf(x: Array) -> Array:
     return values.astype(np.asarray(x).dtype)
 
 
+_ROUND = 1.5 * 2.0**23
+"""`(v + _ROUND) - _ROUND` is `v` rounded to the nearest integer (ties to even)
+in f32 for |v| < 2^22: the f32 addition's rounding is the rounding to integer
+(tv.cast to an integer truncates, and the vector unit's adds rounds to nearest)."""
+
+_PI_2_PARTS = (1.5703125, 4.837512969970703125e-4, 7.54978995489188216e-8)
+"""pi/2 as C1 + C2 + C3 (Cody-Waite, Cephes' sinf split doubled): C1 has 8 and
+C2 11 significant bits, so `k * C1` and `k * C2` are exact in f32 for
+|k| < 2^13 (|x| < 12868), and `x - k C1` is exact (Sterbenz)."""
+
+
+def _trig_expansion(quadrant_offset: float) -> tuple[Step, ...]:
+    """sin (offset 0) or cos (offset 1: cos x = sin(x + pi/2)) in f32: k =
+    round(x 2/pi); r = x - k pi/2 (Cody-Waite); the quadrant q = (k + offset)
+    mod 4 selects sin r, cos r, -sin r, -cos r, with exact arithmetic on q
+    (products by 0 and 1, sums with 0) in place of a select; Cephes' sinf and
+    cosf polynomials on |r| <= pi/4."""
+    c1, c2, c3 = _PI_2_PARTS
+    steps = [
+        Step("y", "mul", "x", float(np.float32(2.0 / np.pi))),
+        Step("k0", "add", "y", _ROUND),
+        Step("k", "add", "k0", -_ROUND),
+        Step("t1", "mul", "k", c1),
+        Step("r1", "sub", "x", "t1"),
+        Step("t2", "mul", "k", c2),
+        Step("r2", "sub", "r1", "t2"),
+        Step("t3", "mul", "k", c3),
+        Step("r", "sub", "r2", "t3"),
+    ]
+    quadrant = "k"
+    if quadrant_offset:
+        steps.append(Step("kq", "add", "k", quadrant_offset))
+        quadrant = "kq"
+    steps += [
+        # m = floor(kq / 4): kq / 4 - 3/8 is never half-way between integers
+        Step("a0", "mul", quadrant, 0.25),
+        Step("a1", "add", "a0", -0.375),
+        Step("m0", "add", "a1", _ROUND),
+        Step("m", "add", "m0", -_ROUND),
+        Step("q0", "mul", "m", -4.0),
+        Step("q", "add", quadrant, "q0"),  # q in {0, 1, 2, 3}
+        # b = floor(q / 2) = clamp(q - 1, 0, 1); s = q mod 2; sign = 1 - 2 b
+        Step("b0", "add", "q", -1.0),
+        Step("b1", "max", "b0", 0.0),
+        Step("b", "min", "b1", 1.0),
+        Step("b2", "mul", "b", -2.0),
+        Step("s", "add", "q", "b2"),
+        Step("sign", "add", "b2", 1.0),
+        Step("z", "mul", "r", "r"),
+        # sin r = r + r z (S1 + z (S2 + z S3))
+        Step("ps0", "mul", "z", -1.9515295891e-4),
+        Step("ps1", "add", "ps0", 8.3321608736e-3),
+        Step("ps2", "mul", "ps1", "z"),
+        Step("ps", "add", "ps2", -1.6666654611e-1),
+        Step("r3", "mul", "z", "r"),
+        Step("sr0", "mul", "r3", "ps"),
+        Step("sin_r", "add", "r", "sr0"),
+        # cos r = 1 - z / 2 + z^2 (C1 + z (C2 + z C3))
+        Step("pc0", "mul", "z", 2.443315711809948e-5),
+        Step("pc1", "add", "pc0", -1.388731625493765e-3),
+        Step("pc2", "mul", "pc1", "z"),
+        Step("pc", "add", "pc2", 4.166664568298827e-2),
+        Step("z2", "mul", "z", "z"),
+        Step("cr0", "mul", "z2", "pc"),
+        Step("h0", "mul", "z", -0.5),
+        Step("h", "add", "h0", 1.0),
+        Step("cos_r", "add", "cr0", "h"),
+        # (sin r (1 - s) + cos r s) sign: each product and the sum are exact
+        Step("ns0", "mul", "s", -1.0),
+        Step("ns", "add", "ns0", 1.0),
+        Step("u", "mul", "sin_r", "ns"),
+        Step("w", "mul", "cos_r", "s"),
+        Step("v", "add", "u", "w"),
+        Step("result", "mul", "v", "sign"),
+    ]
+    return tuple(steps)
+
+
+_ERF_NUMERATOR = (
+    -2.72614225801306e-10,
+    2.77068142495902e-08,
+    -2.10102402082508e-06,
+    -5.69250639462346e-05,
+    -7.34990630326855e-04,
+    -2.95459980854025e-03,
+    -1.60960333262415e-02,
+)
+_ERF_DENOMINATOR = (
+    -1.45660718464996e-05,
+    -2.13374055278905e-04,
+    -1.68282697438203e-03,
+    -7.37332916720468e-03,
+    -1.42647390514189e-02,
+)
+"""Eigen's (and XLA's) f32 erf: `x P(x^2) / Q(x^2)` on x clamped to [-4, 4]
+(outside, erf is +-1 in f32), highest coefficient first."""
+
+
+def _horner(name: str, coefficients: tuple[float, ...]) -> list[Step]:
+    """`name` = the polynomial in `x2` with `coefficients` (highest first)."""
+    steps = [
+        Step(f"{name}0", "mul", "x2", coefficients[0]),
+        Step(f"{name}1", "add", f"{name}0", coefficients[1]),
+    ]
+    for i, coefficient in enumerate(coefficients[2:], 1):
+        steps.append(Step(f"{name}{i}m", "mul", steps[-1].result, "x2"))
+        steps.append(Step(f"{name}{i + 1}", "add", f"{name}{i}m", coefficient))
+    return steps
+
+
+def _erf_expansion() -> tuple[Step, ...]:
+    return (
+        Step("c0", "min", "x", 4.0),
+        Step("c", "max", "c0", -4.0),
+        Step("x2", "mul", "c", "c"),
+        *_horner("p", _ERF_NUMERATOR),
+        Step("px", "mul", "c", f"p{len(_ERF_NUMERATOR) - 1}"),
+        *_horner("q", _ERF_DENOMINATOR),
+        Step("result", "div", "px", f"q{len(_ERF_DENOMINATOR) - 1}"),
+    )
+
+
 def _trig_approximation(x: Array) -> Bound:
-    """The absolute error of tv-expand-math's sin/cos in f32 (measured over
-    |x| <= 1e4, with margin): the polynomials are accurate to 2 ulps of f32; the
-    range reduction's Cody-Waite split of pi/2 into three f32 parts leaves an
-    error of about |x| * 2^-47."""
-    return 8.0 * F32_EPSILON + np.abs(x) * 2.0**-44
+    """The absolute error of the sin/cos expansion in f32: 0.77 ulp of 1.0
+    measured over |x| <= 1e4 (stated: 1 ulp), plus |x| 2^-35 for the rounding
+    of `k * C2` once |k| >= 2^13; no claim for |x| >= 2^22 (where f32 addition
+    no longer rounds `x 2/pi` to an integer)."""
+    magnitude = np.abs(x)
+    bound = F32_EPSILON + magnitude * 2.0**-35
+    return np.where(magnitude < 2.0**22, bound, np.inf)
 
 
 def _erf_approximation(x: Array) -> Bound:
-    """The absolute error of tv-expand-math's erf in f32: Eigen's rational
-    approximation is accurate to a few ulps of f32 over the clamped range."""
-    return 8.0 * F32_EPSILON
+    """The absolute error of the erf expansion in f32: 3.5 ulps of 1.0
+    measured over [-6, 6] (stated: 4 ulps)."""
+    return 4.0 * F32_EPSILON
 
 
 # --------------------------------------------------------------------------------------
@@ -284,6 +454,44 @@ def _unary_table() -> dict[str, UnaryFacts]:
             frontend="silu",
             doc="x * sigmoid(x) (swish) as one op, rounded once.",
         ),
+        UnaryFacts(
+            "sin",
+            np.sin,
+            lambda x, v: np.abs(np.cos(x)),
+            expansion_steps(SIN_EXPANSION),
+            "pto.sin(x)",
+            frontend="sin",
+            doc="Sine (radians); on the chip a polynomial after a range reduction, "
+            "in f32 (docs/tensor_view.md).",
+            numpy_names=("sin",),
+            approximation=_trig_approximation,
+            expansion=SIN_EXPANSION,
+        ),
+        UnaryFacts(
+            "cos",
+            np.cos,
+            lambda x, v: np.abs(np.sin(x)),
+            expansion_steps(COS_EXPANSION),
+            "pto.cos(x)",
+            frontend="cos",
+            doc="Cosine (radians); on the chip a polynomial after a range "
+            "reduction, in f32 (docs/tensor_view.md).",
+            numpy_names=("cos",),
+            approximation=_trig_approximation,
+            expansion=COS_EXPANSION,
+        ),
+        UnaryFacts(
+            "erf",
+            erf,
+            lambda x, v: 2.0 / np.sqrt(np.pi) * np.exp(-x * x),
+            expansion_steps(ERF_EXPANSION),
+            "pto.erf(x)",
+            frontend="erf",
+            doc="The error function (exact GELU is `0.5 x (1 + erf(x / sqrt(2)))`); "
+            "on the chip a rational approximation in f32.",
+            approximation=_erf_approximation,
+            expansion=ERF_EXPANSION,
+        ),
     )
     return {entry.name: entry for entry in entries}
 
@@ -380,11 +588,15 @@ REDUCE: dict[str, ReduceFacts] = {
 }
 """The reductions, by op suffix."""
 
-UNARY: dict[str, UnaryFacts] = _unary_table()
-"""The elementwise unary ops, by op suffix."""
-
 BINARY: dict[str, BinaryFacts] = _binary_table()
 """The elementwise binary ops, by op suffix."""
+
+SIN_EXPANSION = _trig_expansion(0.0)
+COS_EXPANSION = _trig_expansion(1.0)
+ERF_EXPANSION = _erf_expansion()
+
+UNARY: dict[str, UnaryFacts] = _unary_table()
+"""The elementwise unary ops, by op suffix."""
 
 
 def numpy_spellings() -> dict[str, str]:

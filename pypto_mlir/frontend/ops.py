@@ -79,16 +79,17 @@ ELEMENTWISE_FUNCTIONS: dict[str, Callable[..., Tensor]] = {
     **{
         facts.frontend: _unary_function(facts)
         for facts in op_facts.UNARY.values()
-        if facts.frontend is not None
+        if facts.frontend is not None and f"tv.{facts.name}" in _TV_OPS
     },
     **{
         facts.frontend: _binary_function(facts)
         for facts in op_facts.BINARY.values()
-        if facts.frontend is not None
+        if facts.frontend is not None and f"tv.{facts.name}" in _TV_OPS
     },
 }
 """The `pto.*` function of every elementwise op whose facts name one
-(`pypto_mlir.op_facts`), by name: defined here, none written by hand."""
+(`pypto_mlir.op_facts`), by name: defined here, none written by hand (a fact
+without its tv op has none; test_op_facts names it)."""
 
 globals().update(ELEMENTWISE_FUNCTIONS)
 
