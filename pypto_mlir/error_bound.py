@@ -66,11 +66,19 @@ def _derivative(op: tv.UnaryOp, x: np.ndarray, v: np.ndarray) -> np.ndarray:
     return np.asarray(facts.derivative(x, v), dtype=np.float64)
 
 
-OTHER_OPS = (tv.CastOp, tv.MatmulOp, tv.SoftmaxOp, tv.TransposeOp, tv.ViewOp, tv.FillOp)
+OTHER_OPS = (
+    tv.ReshapeOp,
+    tv.CastOp,
+    tv.MatmulOp,
+    tv.SoftmaxOp,
+    tv.TransposeOp,
+    tv.ViewOp,
+    tv.FillOp,
+)
 """The tv ops besides the elementwise and reduction families (whose rules come
 from `pypto_mlir.op_facts`) that `_carried` has a rule for."""
 
-_EXACT = (tv.TransposeOp, tv.ViewOp, tv.FillOp)
+_EXACT = (tv.TransposeOp, tv.ViewOp, tv.ReshapeOp, tv.FillOp)
 """Ops besides the elementwise and reduction families (whose facts say it) whose
 result is one of their operands' values: they do not round."""
 
@@ -171,6 +179,9 @@ class ErrorBounds(Interpreter.Listener):
             return np.transpose(err, op.permutation.get_values())
         if isinstance(op, tv.ViewOp):
             return self._view(op, np.broadcast_to(errs[0], mags[0].shape))
+        if isinstance(op, tv.ReshapeOp):
+            err = np.broadcast_to(errs[0], mags[0].shape)
+            return err.reshape(np.shape(v))
         if isinstance(op, tv.FillOp):
             return 0.0
         raise ValueError(f"pypto_mlir.error_bound has no rule for {op.name}")

@@ -61,10 +61,11 @@ emits (docs/tile_to_hw.md), the shortest it knows."""
 
 _NARROW_FLOATS = ("f16", "bf16")
 
-_VIEWS = (tv.ViewOp,)
+_VIEWS = (tv.ViewOp, tv.ReshapeOp)
 
-NOT_VECTOR_OPS = (tv.MatmulOp, tv.ViewOp, tv.DimOp)
-"""The tv ops that take no vector steps: the cube's matmul, the views."""
+NOT_VECTOR_OPS = (tv.MatmulOp, tv.ViewOp, tv.ReshapeOp, tv.DimOp)
+"""The tv ops that take no vector steps: the cube's matmul, the views (a
+reshape too: it is a view of its contiguous operand)."""
 
 
 @dataclass(frozen=True)

@@ -46,6 +46,7 @@ TV_FRONTEND = {
     "tv.matmul": "matmul",
     "tv.softmax": "softmax",
     "tv.transpose": "Tensor.transpose",
+    "tv.reshape": "Tensor.reshape",
 }
 """The frontend's spelling of the tv ops outside the op-facts families."""
 
@@ -90,6 +91,9 @@ def test_tv_op_has_every_layer(op: type[Operation]) -> None:
         spelling = TV_FRONTEND[op.name]
         if spelling is not None and spelling.isidentifier():
             assert spelling in pto.__all__, f"{op.name}: no pto.{spelling}"
+        if spelling is not None and spelling.startswith("Tensor."):
+            method = spelling.removeprefix("Tensor.")
+            assert hasattr(pto.Tensor, method), f"{op.name}: no {spelling}"
         return
     assert isinstance(
         facts, op_facts.UnaryFacts | op_facts.BinaryFacts | op_facts.ReduceFacts

@@ -508,6 +508,44 @@ class Tensor:
             return self
         return self._wrap(tv.TransposeOp(self._value, permutation))
 
+    def reshape(self, *shape: int | Sequence[int]) -> Tensor:
+        """The same elements in row-major order with another shape, as numpy's
+        `reshape` (one size may be -1). Without a copy: the tensor must be
+        contiguous (not a strided slice)."""
+        dims = (
+            tuple(shape[0])  # pyright: ignore[reportArgumentType]
+            if len(shape) == 1 and isinstance(shape[0], tuple | list)
+            else shape
+        )
+        for dim in dims:
+            if (
+                not isinstance(dim, numbers.Integral)
+                or isinstance(dim, bool)
+                or dim < -1
+            ):
+                raise kernel_error(
+                    f"reshape: a size is an integer >= 0 (or one -1), got {dim!r}"
+                )
+        sizes = [int(d) for d in dims]  # pyright: ignore[reportArgumentType]
+        known = math.prod(d for d in sizes if d != -1)
+        if sizes.count(-1) > 1:
+            raise kernel_error("reshape: only one size can be -1")
+        if -1 in sizes:
+            if known == 0 or self.size % known:
+                raise kernel_error(
+                    f"reshape: a {format_shape(self.shape)} tensor cannot become "
+                    f"{format_shape(dims)}"
+                )
+            sizes[sizes.index(-1)] = self.size // known
+        if math.prod(sizes) != self.size:
+            raise kernel_error(
+                f"reshape: a {format_shape(self.shape)} tensor ({self.size} elements) "
+                f"cannot become {format_shape(sizes)} ({math.prod(sizes)} elements)"
+            )
+        if tuple(sizes) == self.shape:
+            return self
+        return self._wrap(tv.ReshapeOp(self._value, sizes))
+
     def __getitem__(self, key: object) -> Tensor:
         """A strided window: integers pick (and drop) a dimension, slices keep
         it; steps must be positive."""
@@ -784,7 +822,7 @@ def _view(x: Tensor, key: object) -> Tensor:
             result_shape.append(size)
         elif item is None:
             raise kernel_error(
-                "indexing with None (np.newaxis) is not supported: tv has no reshape"
+                "indexing with None (np.newaxis) is not supported; use x.reshape(...)"
             )
         elif isinstance(item, Tensor):
             raise kernel_error("indexing with a tensor (a gather) is not supported")

@@ -488,6 +488,15 @@ class TensorViewFunctions(
         result = softmax(args[0], op.axis.value.data, _element_type(op.input))
         return (_check_result(interpreter, op.name, result, op.result),)
 
+    @impl(tv.ReshapeOp)
+    def run_reshape(
+        self, interpreter: Interpreter, op: tv.ReshapeOp, args: PythonValues
+    ) -> PythonValues:
+        result_type = op.result.type
+        assert isinstance(result_type, tv.TensorViewType)
+        result = np.array(np.reshape(args[0], result_type.get_shape()))
+        return (_check_result(interpreter, op.name, result, op.result),)
+
     @impl(tv.TransposeOp)
     def run_transpose(
         self, interpreter: Interpreter, op: tv.TransposeOp, args: PythonValues
