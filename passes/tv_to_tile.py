@@ -943,14 +943,7 @@ def _schedule(
 
 def _row_major_strides(shape: Sequence[int]) -> list[int | None]:
     """The element strides of a contiguous (row-major) array of `shape`."""
-    strides: list[int | None] = []
-    running: int | None = 1
-    for extent in reversed(shape):
-        strides.append(running)
-        running = (
-            None if running is None or extent == DYNAMIC_INDEX else running * extent
-        )
-    return strides[::-1]
+    return memref_strides(MemRefType(IndexType(), shape))
 
 
 def _effective(tiling: MatmulTiling, request: MatmulRequest) -> MatmulTiling:
