@@ -783,6 +783,29 @@ class SiluOp(UnaryOp):
     name = "tv.silu"
 
 
+@irdl_op_definition
+class SinOp(UnaryOp):
+    """Sine (radians). The chip has no instruction for it: `tv-expand-math`
+    expands it into f32 tv ops (pypto_mlir/op_facts.py states their accuracy)."""
+
+    name = "tv.sin"
+
+
+@irdl_op_definition
+class CosOp(UnaryOp):
+    """Cosine (radians); expanded by `tv-expand-math` as `tv.sin` is."""
+
+    name = "tv.cos"
+
+
+@irdl_op_definition
+class ErfOp(UnaryOp):
+    """The error function; expanded by `tv-expand-math` into Eigen's f32
+    rational approximation."""
+
+    name = "tv.erf"
+
+
 def silu_input(op: Operation) -> SSAValue | None:
     """`x` when `op` is `x * sigmoid(x)` (either order, same type) and the sigmoid
     has no other use: the product is `silu(x)`, which lowerings may compute as
@@ -1415,6 +1438,74 @@ class TransposeOp(IRDLOperation):
         _check_result_type(self, input_type.with_shape([shape[p] for p in permutation]))
 
 
+def view_is_contiguous(op: ViewOp) -> bool:
+    """Whether a static `tv.view` is one contiguous run of its (row-major)
+    source: unit dims, then one partial dim with stride 1, then whole dims."""
+    source = op.source.type
+    assert isinstance(source, TensorViewType)
+    sizes, strides = op.mixed_sizes(), op.mixed_strides()
+    if not all(isinstance(v, int) for v in (*sizes, *strides)):
+        return False
+    extents = source.get_shape()
+    partial = [d for d, (s, e) in enumerate(zip(sizes, extents, strict=True)) if s != e]
+    last = partial[-1] if partial else -1
+    return all(strides[d] == 1 or sizes[d] == 1 for d in range(len(sizes))) and all(
+        sizes[d] == 1 for d in range(last)
+    )
+
+
+@irdl_op_definition
+class ReshapeOp(IRDLOperation):
+    """The same elements in row-major order with another static shape:
+    `tv.reshape %x : !tv.tensor<4x8xf16> to !tv.tensor<32xf16>` (numpy's
+    `reshape` of a C-contiguous array). The operand must be contiguous in GM
+    (not a strided `tv.view`), so that lowerings reshape without a copy."""
+
+    name = "tv.reshape"
+
+    input = operand_def(TensorViewType)
+    result = result_def(TensorViewType)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$input attr-dict `:` type($input) `to` type($result)"
+
+    def __init__(self, input: SSAValue | Operation, shape: Sequence[int]) -> None:
+        input = SSAValue.get(input)
+        assert isinstance(input.type, TensorViewType)
+        super().__init__(
+            operands=[input], result_types=[input.type.with_shape(list(shape))]
+        )
+
+    def verify_(self) -> None:
+        input_type = _dense_tensor(self.input, "the operand of tv.reshape")
+        result_type = _dense_tensor(self.result, "the result of tv.reshape")
+        if input_type.element_type != result_type.element_type:
+            raise VerifyException(
+                "tv.reshape keeps the element type, but it changes from "
+                f"{input_type.element_type} to {result_type.element_type}"
+            )
+        shapes = (input_type.get_shape(), result_type.get_shape())
+        if any(DYNAMIC_INDEX in shape for shape in shapes):
+            raise VerifyException(
+                f"tv.reshape needs static shapes, got {_dims_str(shapes[0])} to "
+                f"{_dims_str(shapes[1])}"
+            )
+        counts = [math.prod(shape) for shape in shapes]
+        if counts[0] != counts[1]:
+            raise VerifyException(
+                f"tv.reshape keeps the number of elements, but "
+                f"{_dims_str(shapes[0])} has {counts[0]} and "
+                f"{_dims_str(shapes[1])} has {counts[1]}"
+            )
+        owner = self.input.owner
+        if isinstance(owner, ViewOp) and not view_is_contiguous(owner):
+            raise VerifyException(
+                "tv.reshape needs a contiguous operand, but it is a strided "
+                "tv.view (a window that is not one run of its source)"
+            )
+
+
 # ---------------------------------------------------------------------------
 # Canonicalization patterns
 # ---------------------------------------------------------------------------
@@ -1685,6 +1776,9 @@ TensorView = Dialect(
         TanhOp,
         GeluOp,
         SiluOp,
+        SinOp,
+        CosOp,
+        ErfOp,
         AddOp,
         SubOp,
         MulOp,
@@ -1698,6 +1792,7 @@ TensorView = Dialect(
         ReduceMinOp,
         SoftmaxOp,
         TransposeOp,
+        ReshapeOp,
     ],
     [TensorViewType, CsrEncodingAttr],
 )

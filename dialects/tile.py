@@ -1073,6 +1073,28 @@ class SiluOp(TileUnaryOp):
     name = "tile.silu"
 
 
+@irdl_op_definition
+class SinOp(TileUnaryOp):
+    """Sine (radians). No instruction computes it: `tv-expand-math` expands
+    `tv.sin` before tiling, so tile-to-hw does not lower this op."""
+
+    name = "tile.sin"
+
+
+@irdl_op_definition
+class CosOp(TileUnaryOp):
+    """Cosine (radians); not lowered by tile-to-hw (see `tile.sin`)."""
+
+    name = "tile.cos"
+
+
+@irdl_op_definition
+class ErfOp(TileUnaryOp):
+    """The error function; not lowered by tile-to-hw (see `tile.sin`)."""
+
+    name = "tile.erf"
+
+
 class TileBinaryOp(IRDLOperation, abc.ABC):
     """Elementwise `result = lhs op rhs` on the valid region of ub tiles.
 
@@ -1665,6 +1687,9 @@ UNARY_OPS: tuple[type[TileUnaryOp], ...] = (
     TanhOp,
     GeluOp,
     SiluOp,
+    SinOp,
+    CosOp,
+    ErfOp,
 )
 BINARY_OPS: tuple[type[TileBinaryOp], ...] = (AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp)
 REDUCE_OPS: tuple[type[TileReduceOp], ...] = (ReduceSumOp, ReduceMaxOp, ReduceMinOp)

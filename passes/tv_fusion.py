@@ -179,6 +179,8 @@ class ExtentAnalysis:
             self._merge(k1, k2)
             batch = [self._merge(a, b) for a, b in zip(lhs[:-2], rhs[:-2], strict=True)]
             return (*batch, m, n)
+        if isinstance(op, tv.ReshapeOp):
+            return tuple(tensor_type(op.result).get_shape())
         if isinstance(op, tv.ViewOp):
             sizes = [
                 constant_extent(s) if isinstance(s, SSAValue) else s
@@ -224,7 +226,7 @@ class Group:
 
 def needs_gm(user: Operation) -> bool:
     """Whether `user` reads its tensor operands from GM rather than from tiles."""
-    return isinstance(user, tv.MatmulOp | tv.ViewOp)
+    return isinstance(user, tv.MatmulOp | tv.ViewOp | tv.ReshapeOp)
 
 
 def tensor_users(value: SSAValue) -> list[Operation]:
@@ -262,7 +264,7 @@ class FusionAnalysis:
         self.group_of: dict[Operation, Group] = {}
         self.position = {op: i for i, op in enumerate(ops)}
         for op in reversed(ops):
-            if isinstance(op, tv.ViewOp | tv.DimOp):
+            if isinstance(op, tv.ViewOp | tv.ReshapeOp | tv.DimOp):
                 continue
             users = tensor_users(op.results[0])
             if not users and not _is_returned(op.results[0]):
@@ -371,8 +373,8 @@ class FusionAnalysis:
         for member in group.members:
             for operand in member.operands:
                 producer = operand.owner
-                while isinstance(producer, tv.ViewOp):
-                    producer = producer.source.owner
+                while isinstance(producer, tv.ViewOp | tv.ReshapeOp):
+                    producer = producer.operands[0].owner
                 other = (
                     self.group_of.get(producer)
                     if isinstance(producer, Operation)

@@ -16,6 +16,9 @@ over GM memrefs and turns its ops into loop nests of `tile` ops (docs/tiling.md)
   through GM: its output memref when it is also a function result, otherwise a
   `memref.alloc` temporary (deallocated before the return).
 - `tv.view` becomes `memref.subview`; `tv.dim` becomes the size it names.
+- `tv.reshape` of a value contiguous in GM becomes a view of the same bytes
+  (`memref.collapse_shape` to one dim, then `memref.expand_shape`): no copy. A
+  reshape of a strided GM view is refused with a diagnostic (no copy is made).
 - Tile sizes come from `tile-sizes`/`matmul-tile-sizes` or from the target
   (passes/tiling_model.py); every nest gets a remark with its sizes, and the
   module gets `pypto.target`.
@@ -23,6 +26,7 @@ over GM memrefs and turns its ops into loop nests of `tile` ops (docs/tiling.md)
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import cast
@@ -44,6 +48,7 @@ from xdsl.dialects.builtin import (
     IndexType,
     MemRefType,
     ModuleOp,
+    NoneAttr,
     StridedLayoutAttr,
     StringAttr,
     UnitAttr,
@@ -59,7 +64,7 @@ from pypto_mlir.targets.resolve import resolve_target
 from .hw_isel import PhysicalExtents, Selector
 from .located_builder import LocatedBuilder
 from .matmul_nests import MatmulNest
-from .nest_builder import GmBuffers, memref_strides
+from .nest_builder import GmBuffers, _i64_array, _reassociation, memref_strides
 from .tiling_model import (
     ASSUMED_DYNAMIC_EXTENT,
     BUFFERING,
@@ -212,10 +217,12 @@ class FunctionLowering:
         end = LocatedBuilder(InsertPoint.before(return_op))
         for item in _schedule(ops, analysis):
             with end.located(
-                item.location if isinstance(item, tv.ViewOp) else item.root.location
+                item.location if isinstance(item, _GM_VIEWS) else item.root.location
             ):
                 if isinstance(item, tv.ViewOp):
                     self._view(item, end)
+                elif isinstance(item, tv.ReshapeOp):
+                    self._reshape(item, end)
                 else:
                     self._emit_group(item, end)
         self._copy_returned_gm_values(analysis, outputs, return_op)
@@ -407,6 +414,55 @@ class FunctionLowering:
             source, offsets, op.mixed_sizes(), view_strides, result_type
         )
         self.gm.source[op.result] = cursor.value(subview)
+
+    def _reshape(self, op: tv.ReshapeOp, cursor: LocatedBuilder) -> None:
+        """`tv.reshape` of a contiguous GM value: the same bytes seen with the
+        result's shape (collapsed to one dim, then expanded), no copy."""
+        source = self.gm.source[op.input]
+        source_type = cast(MemRefType[Attribute], source.type)
+        shape = source_type.get_shape()
+        result_shape = tensor_type(op.result).get_shape()
+        offset = (
+            source_type.layout.get_offset()
+            if isinstance(source_type.layout, StridedLayoutAttr)
+            else 0
+        )
+        if memref_strides(source_type) != _row_major_strides(shape) or offset is None:
+            raise op_error(
+                op,
+                f"tv-to-tile reshapes only tensors contiguous in GM (no copy), but "
+                f"the operand is the strided {source_type}",
+            )
+        if not shape or not result_shape:
+            raise op_error(op, "tv-to-tile does not reshape rank-0 tensors")
+        element_type = source_type.get_element_type()
+
+        def layout(extents: Sequence[int]) -> Attribute:
+            if not offset:
+                return NoneAttr()
+            return StridedLayoutAttr(_row_major_strides(extents), offset)
+
+        count = [math.prod(shape)]
+        flat = source
+        if len(shape) > 1:
+            collapse = memref.CollapseShapeOp.create(
+                operands=[source],
+                result_types=[MemRefType(element_type, count, layout(count))],
+                properties={"reassociation": _reassociation([list(range(len(shape)))])},
+            )
+            flat = cursor.value(collapse)
+        if len(result_shape) == 1:
+            self.gm.source[op.result] = flat
+            return
+        expand = memref.ExpandShapeOp.create(
+            operands=[flat],
+            result_types=[MemRefType(element_type, result_shape, layout(result_shape))],
+            properties={
+                "reassociation": _reassociation([list(range(len(result_shape)))]),
+                "static_output_shape": _i64_array(result_shape),
+            },
+        )
+        self.gm.source[op.result] = cursor.value(expand)
 
     def _dim(self, op: tv.DimOp) -> None:
         extent = self.extents.of(op.source)[op.index.value.data]
@@ -855,44 +911,55 @@ def _swaps_last_two(permutation: Sequence[int]) -> bool:
     return rank >= 2 and list(permutation) == [*range(rank - 2), rank - 1, rank - 2]
 
 
+_GM_VIEWS = (tv.ViewOp, tv.ReshapeOp)
+"""The tv ops that become views of GM buffers, not nests."""
+
+_GmView = tv.ViewOp | tv.ReshapeOp
+
+
 def _schedule(
     ops: Sequence[Operation], analysis: FusionAnalysis
-) -> list[Group | tv.ViewOp]:
+) -> list[Group | _GmView]:
     """Groups and views in an order where each comes after what it reads, as
     close to program order as that allows."""
     position = {op: i for i, op in enumerate(ops)}
-    items: list[Group | tv.ViewOp] = [*analysis.groups]
-    items += [op for op in ops if isinstance(op, tv.ViewOp)]
+    items: list[Group | _GmView] = [*analysis.groups]
+    items += [op for op in ops if isinstance(op, _GM_VIEWS)]
 
-    def producer(value: SSAValue) -> Group | tv.ViewOp | None:
+    def producer(value: SSAValue) -> Group | _GmView | None:
         owner = value.owner
-        if isinstance(owner, tv.ViewOp):
+        if isinstance(owner, _GM_VIEWS):
             return owner
         return analysis.group_of.get(owner) if isinstance(owner, Operation) else None
 
-    def needs(item: Group | tv.ViewOp) -> list[Group | tv.ViewOp]:
+    def needs(item: Group | _GmView) -> list[Group | _GmView]:
         values = (
-            [item.source]
-            if isinstance(item, tv.ViewOp)
+            [item.operands[0]]
+            if isinstance(item, _GM_VIEWS)
             else [o for m in item.members for o in m.operands]
         )
-        found: list[Group | tv.ViewOp] = []
+        found: list[Group | _GmView] = []
         for value in values:
             source = producer(value)
             if source is not None and source is not item and source not in found:
                 found.append(source)
         return found
 
-    def key(item: Group | tv.ViewOp) -> int:
-        return position[item if isinstance(item, tv.ViewOp) else item.root]
+    def key(item: Group | _GmView) -> int:
+        return position[item if isinstance(item, _GM_VIEWS) else item.root]
 
-    done: list[Group | tv.ViewOp] = []
+    done: list[Group | _GmView] = []
     pending = sorted(items, key=key)
     while pending:
         ready = next(i for i in pending if all(n in done for n in needs(i)))
         done.append(ready)
         pending.remove(ready)
     return done
+
+
+def _row_major_strides(shape: Sequence[int]) -> list[int | None]:
+    """The element strides of a contiguous (row-major) array of `shape`."""
+    return memref_strides(MemRefType(IndexType(), shape))
 
 
 def _effective(tiling: MatmulTiling, request: MatmulRequest) -> MatmulTiling:

@@ -17,8 +17,8 @@ product, ...). Inputs and constants are exact. Integer values have no bound
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 from xdsl.dialects import func
@@ -27,6 +27,7 @@ from xdsl.interpreter import Interpreter, PythonValues
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.traits import SymbolTable
 
+import pypto_mlir.op_facts as op_facts
 from pypto_mlir.dialects import tensor_view as tv
 from pypto_mlir.interp.tensor_view import (
     _resolve_dynamic,
@@ -39,43 +40,57 @@ _EPSILON = {f16: 2.0**-10, bf16: 2.0**-7}
 """Machine epsilon of the narrow float types (f32 uses numpy's)."""
 
 
+_FactsT = TypeVar("_FactsT")
+
+
 def epsilon(element_type: Attribute) -> float:
     """The machine epsilon (one ulp at 1.0) of a float element type."""
     return _EPSILON.get(element_type, float(np.finfo(np.float32).eps))
 
 
+def _suffix(op: Operation) -> str:
+    return op.name.split(".", 1)[1]
+
+
+def _facts(op: Operation, table: Mapping[str, _FactsT], family: str) -> _FactsT:
+    """The facts of `op` in `table`; an op of the family without them is an
+    error naming it (test_op_facts checks every tv op has them)."""
+    if _suffix(op) not in table:
+        raise ValueError(f"{op.name} has no {family} entry in pypto_mlir.op_facts")
+    return table[_suffix(op)]
+
+
 def _derivative(op: tv.UnaryOp, x: np.ndarray, v: np.ndarray) -> np.ndarray:
     """|f'(x)| of a unary op at its operand `x` with result `v` (float64)."""
-    bounds: dict[type[tv.UnaryOp], Callable[[], np.ndarray | float]] = {
-        tv.NegOp: lambda: 1.0,
-        tv.AbsOp: lambda: 1.0,
-        tv.ReluOp: lambda: 1.0,
-        tv.ExpOp: lambda: np.abs(v),
-        tv.LogOp: lambda: 1.0 / np.abs(x),
-        tv.SqrtOp: lambda: 0.5 / np.abs(v),
-        tv.RsqrtOp: lambda: 0.5 * np.abs(v) / np.abs(x),
-        tv.ReciprocalOp: lambda: v * v,
-        tv.SigmoidOp: lambda: np.abs(v * (1.0 - v)),
-        tv.TanhOp: lambda: np.abs(1.0 - v * v),
-        tv.GeluOp: lambda: 1.13,  # max |gelu'| ~ 1.129
-        tv.SiluOp: lambda: 1.1,  # max |silu'| ~ 1.0998
-    }
-    return np.asarray(bounds.get(type(op), lambda: 1.0)(), dtype=np.float64)
+    facts = _facts(op, op_facts.UNARY, "unary")
+    return np.asarray(facts.derivative(x, v), dtype=np.float64)
 
 
-_EXACT = (
-    tv.NegOp,
-    tv.AbsOp,
-    tv.ReluOp,
-    tv.MaxOp,
-    tv.MinOp,
-    tv.ReduceMaxOp,
-    tv.ReduceMinOp,
+OTHER_OPS = (
+    tv.ReshapeOp,
+    tv.CastOp,
+    tv.MatmulOp,
+    tv.SoftmaxOp,
     tv.TransposeOp,
     tv.ViewOp,
     tv.FillOp,
 )
-"""Ops whose result is one of their operands' values: they do not round."""
+"""The tv ops besides the elementwise and reduction families (whose rules come
+from `pypto_mlir.op_facts`) that `_carried` has a rule for."""
+
+_EXACT = (tv.TransposeOp, tv.ViewOp, tv.ReshapeOp, tv.FillOp)
+"""Ops besides the elementwise and reduction families (whose facts say it) whose
+result is one of their operands' values: they do not round."""
+
+
+def _is_exact(op: Operation) -> bool:
+    if isinstance(op, tv.UnaryOp):
+        return _facts(op, op_facts.UNARY, "unary").exact
+    if isinstance(op, tv.BinaryOp):
+        return _facts(op, op_facts.BINARY, "binary").exact
+    if isinstance(op, tv.ReduceOp):
+        return not _facts(op, op_facts.REDUCE, "reduction").accumulates
+    return isinstance(op, _EXACT)
 
 
 class ErrorBounds(Interpreter.Listener):
@@ -108,14 +123,19 @@ class ErrorBounds(Interpreter.Listener):
         self.values[result] = np.abs(v)
         if not tv.is_float_element_type(element_type):
             return
-        rounding = 0.0 if isinstance(op, _EXACT) else epsilon(element_type)
+        rounding = 0.0 if _is_exact(op) else epsilon(element_type)
         magnitude = np.abs(v)
-        if isinstance(op, tv.TanhOp):
-            # evaluated as 2 / (1 + e^-2x) - 1: the last step rounds a value
-            # of magnitude |v| + 1 (accurate in absolute terms near 0)
-            magnitude = magnitude + 1.0
+        approximation: np.ndarray | float = 0.0
+        if isinstance(op, tv.UnaryOp):
+            facts = _facts(op, op_facts.UNARY, "unary")
+            # e.g. tanh, evaluated as 2 / (1 + e^-2x) - 1: the last step rounds
+            # a value of magnitude |v| + 1 (accurate in absolute terms near 0)
+            magnitude = magnitude + facts.rounding_offset
+            if facts.approximation is not None:
+                x = np.asarray(self._args[0], dtype=np.float64)
+                approximation = facts.approximation(x)
         with np.errstate(all="ignore"):
-            bound = magnitude * rounding + self._carried(op, v)
+            bound = magnitude * rounding + approximation + self._carried(op, v)
         self.bounds[result] = np.broadcast_to(np.nan_to_num(bound, nan=np.inf), v.shape)
 
     def _carried(self, op: Operation, v: np.ndarray) -> np.ndarray | float:
@@ -128,21 +148,16 @@ class ErrorBounds(Interpreter.Listener):
         if isinstance(op, tv.UnaryOp):
             x = np.asarray(args[0], dtype=np.float64)
             return _derivative(op, x, v) * errs[0]
-        if isinstance(op, tv.AddOp | tv.SubOp):
-            return errs[0] + errs[1]
-        if isinstance(op, tv.MulOp):
-            return errs[0] * mags[1] + mags[0] * errs[1]
-        if isinstance(op, tv.DivOp):
-            return errs[0] / mags[1] + mags[0] * errs[1] / (mags[1] * mags[1])
-        if isinstance(op, tv.MaxOp | tv.MinOp):
-            return np.maximum(errs[0], errs[1])
+        if isinstance(op, tv.BinaryOp):
+            carry = _facts(op, op_facts.BINARY, "binary").carry
+            return carry(errs[0], errs[1], mags[0], mags[1])
         if isinstance(op, tv.CastOp):
             return errs[0]
         if isinstance(op, tv.ReduceOp):
             axes = tuple(op.axes.get_values())
             keep = op.keepdims is not None
             err = np.broadcast_to(errs[0], mags[0].shape)
-            if isinstance(op, tv.ReduceSumOp):
+            if _facts(op, op_facts.REDUCE, "reduction").accumulates:
                 total = np.sum(mags[0], axis=axes, keepdims=keep)
                 return np.sum(err, axis=axes, keepdims=keep) + acc * total
             return np.max(err, axis=axes, keepdims=keep, initial=0.0)
@@ -164,7 +179,12 @@ class ErrorBounds(Interpreter.Listener):
             return np.transpose(err, op.permutation.get_values())
         if isinstance(op, tv.ViewOp):
             return self._view(op, np.broadcast_to(errs[0], mags[0].shape))
-        return 0.0
+        if isinstance(op, tv.ReshapeOp):
+            err = np.broadcast_to(errs[0], mags[0].shape)
+            return err.reshape(np.shape(v))
+        if isinstance(op, tv.FillOp):
+            return 0.0
+        raise ValueError(f"pypto_mlir.error_bound has no rule for {op.name}")
 
     def _view(self, op: tv.ViewOp, err: np.ndarray) -> np.ndarray:
         _, *dynamic = self._args

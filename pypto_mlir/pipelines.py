@@ -109,6 +109,7 @@ class Stage:
 LOWER_STAGES: tuple[Stage, ...] = (
     Stage("canonicalize", "tv"),
     Stage("pypto-set-target", "tv", (("target", "target"),)),
+    Stage("tv-expand-math", "tv"),
     Stage(
         "tv-to-tile",
         "tile",
@@ -143,7 +144,7 @@ option it takes."""
 class LowerPipeline(PipelinePass):
     """Lower tv to ascend_hw: tile, peel tails, select instructions, synchronise.
 
-    Runs canonicalize, pypto-set-target, tv-to-tile, tile-peel-tails,
+    Runs canonicalize, pypto-set-target, tv-expand-math, tv-to-tile, tile-peel-tails,
     tile-pipeline (unless double-buffer=false), tile-to-hw (bank-offset),
     hw-coalesce-dma (unless coalesce-dma=false) and hw-insert-sync; every stage
     is also a pass of its own.

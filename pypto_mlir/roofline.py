@@ -39,6 +39,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from xdsl.traits import SymbolTable
 
+import pypto_mlir.op_facts as op_facts
 from pypto_mlir.dialects import tensor_view as tv
 from pypto_mlir.targets import Target
 
@@ -48,26 +49,23 @@ _STORAGE_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "i8": 1, "i16": 2, "i32": 4}
 _VECTOR_TYPE = {"f16": "f16", "bf16": "f32", "f32": "f32", "i8": "i16"}
 """The type a vector op computes in, when not its own (docs/tiling.md)."""
 
-_INSTRUCTION = {"log": "ln", "neg": "muls", "fill": "dup", "transpose": "gather"}
-"""The vector instruction a tv op needs at least, when not named like it."""
-
-_SCALAR_FORM = {"add": "adds", "sub": "adds", "mul": "muls", "div": "muls"}
-_SCALAR_FORM |= {"max": "maxs", "min": "mins"}
-"""The instruction of a binary op with a scalar operand (x / s = x * (1/s))."""
-
-_STEPS = {
+OTHER_STEPS = {
     "softmax": ("reduce_max", "sub", "exp", "reduce_sum", "div"),
-    "sigmoid": ("muls", "exp", "adds", "reciprocal"),
-    "silu": ("muls", "exp", "adds", "div"),
-    "tanh": ("muls", "exp", "adds", "reciprocal", "muls", "adds"),
-    "gelu": ("mul", "mul", "muls", "add", "muls", "exp", "adds", "div"),
+    "fill": ("dup",),
+    "transpose": ("gather",),
+    "cast": ("cast",),
 }
-"""The vector instructions of the tv ops the vector unit has no instruction for:
-the sequences tile-to-hw emits (docs/tile_to_hw.md), the shortest it knows."""
+"""The vector instructions of the tv ops outside the elementwise and reduction
+families (whose steps `pypto_mlir.op_facts` gives): the sequences tile-to-hw
+emits (docs/tile_to_hw.md), the shortest it knows."""
 
 _NARROW_FLOATS = ("f16", "bf16")
 
-_VIEWS = (tv.ViewOp,)
+_VIEWS = (tv.ViewOp, tv.ReshapeOp)
+
+NOT_VECTOR_OPS = (tv.MatmulOp, tv.ViewOp, tv.ReshapeOp, tv.DimOp)
+"""The tv ops that take no vector steps: the cube's matmul, the views (a
+reshape too: it is a view of its contiguous operand)."""
 
 
 @dataclass(frozen=True)
@@ -180,7 +178,8 @@ def _vector_op(work: _Work, op: Operation) -> None:
     if isinstance(op, tv.CastOp):
         widths = [_STORAGE_BYTES.get(_dtype(v.type), 4) for v in tensors]
         dtype = _dtype(tensors[widths.index(max(widths))].type)
-    if isinstance(op, tv.ReduceSumOp | tv.SoftmaxOp) and dtype in _NARROW_FLOATS:
+    accumulates = name in op_facts.REDUCE and op_facts.REDUCE[name].accumulates
+    if (accumulates or isinstance(op, tv.SoftmaxOp)) and dtype in _NARROW_FLOATS:
         # Sums of narrow floats accumulate in f32 (docs/tensor_view.md): one
         # cast in, the steps in f32 and, for softmax, one cast back.
         work.vector("cast", elements, dtype)
@@ -193,15 +192,25 @@ def _vector_op(work: _Work, op: Operation) -> None:
         return  # counted as the silu of its product
     if tv.silu_input(op) is not None:
         name = "silu"
-    if name in _STEPS:
-        for step in _STEPS[name]:
-            work.vector(step, elements, dtype)
-        return
-    if isinstance(op, tv.BinaryOp) and any(
-        _tensor(v.type) is None for v in op.operands
-    ):
-        name = _SCALAR_FORM.get(name, name)
-    work.vector(_INSTRUCTION.get(name, name), elements, dtype)
+    for step in _steps(op, name):
+        work.vector(step, elements, dtype)
+
+
+def _steps(op: Operation, name: str) -> tuple[str, ...]:
+    """The vector instructions of `op` (named `name`; `silu` for the product
+    of a silu), from its facts; an op without them is an error naming it."""
+    if name in op_facts.UNARY:
+        return op_facts.UNARY[name].vector_steps
+    if name in op_facts.BINARY:
+        facts = op_facts.BINARY[name]
+        if any(_tensor(v.type) is None for v in op.operands):
+            return facts.scalar_steps
+        return facts.vector_steps
+    if name in op_facts.REDUCE:
+        return op_facts.REDUCE[name].vector_steps
+    if name in OTHER_STEPS:
+        return OTHER_STEPS[name]
+    raise ValueError(f"the roofline has no vector steps for {op.name}")
 
 
 def roofline(module: ModuleOp, name: str, target: Target) -> Roofline:
@@ -230,7 +239,7 @@ def roofline(module: ModuleOp, name: str, target: Target) -> Roofline:
                 work.move("l0c", "ub", size)
             if any(isinstance(u, func.ReturnOp) for u, _ in _users(result)):
                 work.move("l0c", "gm", size)
-        elif op.name.startswith("tv.") and not isinstance(op, tv.ViewOp | tv.DimOp):
+        elif op.name.startswith("tv.") and not isinstance(op, NOT_VECTOR_OPS):
             _vector_op(work, op)
             for result in op.results:
                 if any(isinstance(u, func.ReturnOp) for u, _ in _users(result)):

@@ -274,7 +274,12 @@ def test_pypto_lower_is_its_stages_run_one_by_one(target: str) -> None:
             )
     assert printed(whole) == printed(by_hand)
     names = [m.name for m in pipeline.member_passes()]
-    assert names[:3] == ["canonicalize", "pypto-set-target", "tv-to-tile"]
+    assert names[:4] == [
+        "canonicalize",
+        "pypto-set-target",
+        "tv-expand-math",
+        "tv-to-tile",
+    ]
     assert names.index("tile-peel-tails") < names.index("tile-to-hw")
     assert names[-1] == "hw-insert-sync"
 
@@ -292,6 +297,7 @@ def test_the_tile_prefix_stops_before_tile_to_hw() -> None:
     assert [m.name for m in pipeline.stages("tv")] == [
         "canonicalize",
         "pypto-set-target",
+        "tv-expand-math",
     ]
     with pytest.raises(ValueError, match="unknown level 'hw'"):
         pipeline.stages("hw")

@@ -15,7 +15,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from math import gcd
 
-import numpy as np
 from pypto_mlir.dialects import ascend_hw as hw
 from pypto_mlir.dialects import tile
 from pypto_mlir.dialects.tile import MemorySpace, TileType
@@ -46,11 +45,7 @@ from xdsl.dialects.builtin import FloatAttr, IntegerAttr, i16
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from pypto_mlir.diagnostics import op_error
-
-GELU_SCALE = float(np.float32(2.0 * np.sqrt(2.0 / np.pi)))
-"""`2 sqrt(2/pi)`: gelu(x) = x / (1 + exp(-GELU_SCALE (x + GELU_CUBIC x^3)))."""
-GELU_CUBIC = 0.044715
-
+from pypto_mlir.numerics import GELU_CUBIC, GELU_SCALE
 
 # --------------------------------------------------------------------------------------
 # Unary functions

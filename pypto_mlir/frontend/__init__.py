@@ -11,6 +11,7 @@
 See docs/frontend.md.
 """
 
+from pypto_mlir.frontend import ops
 from pypto_mlir.frontend.backends import (
     Backend,
     Compiled,
@@ -30,28 +31,7 @@ from pypto_mlir.frontend.kernel import (
     Specialization,
     kernel,
 )
-from pypto_mlir.frontend.ops import (
-    abs,
-    cast,
-    exp,
-    full,
-    gelu,
-    log,
-    matmul,
-    maximum,
-    minimum,
-    neg,
-    ones,
-    reciprocal,
-    relu,
-    rsqrt,
-    sigmoid,
-    silu,
-    softmax,
-    sqrt,
-    tanh,
-    zeros,
-)
+from pypto_mlir.frontend.ops import *  # noqa: F403 (the generated pto.* functions)
 from pypto_mlir.frontend.tensor import Scalar, Sym, Tensor, TensorSpec, sym
 
 __all__ = [
@@ -71,35 +51,17 @@ __all__ = [
     "Sym",
     "Tensor",
     "TensorSpec",
-    "abs",
     "backend_names",
     "bf16",
-    "cast",
-    "exp",
     "f16",
     "f32",
-    "full",
-    "gelu",
     "i16",
     "i32",
     "i8",
     "kernel",
-    "log",
-    "matmul",
-    "maximum",
-    "minimum",
-    "neg",
-    "ones",
-    "reciprocal",
     "register_backend",
-    "relu",
-    "rsqrt",
     "select_backend",
-    "sigmoid",
-    "silu",
-    "softmax",
-    "sqrt",
     "sym",
-    "tanh",
-    "zeros",
 ]
+__all__ += ops.__all__
+__all__.sort()

@@ -1,13 +1,20 @@
 """The `pto.*` functions available inside a kernel: elementwise math, softmax,
-matmul, casts and constant tensors. Each records one `tv` op (or a few)."""
+matmul, casts and constant tensors. Each records one `tv` op (or a few).
+
+The elementwise functions (`pto.exp`, `pto.maximum`, ...) are made from the
+op facts (`pypto_mlir.op_facts`: each op's `frontend` name and docstring), so
+an op added there is a `pto` function without an edit here."""
 
 from __future__ import annotations
 
 import numbers
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from xdsl.dialects.builtin import DYNAMIC_INDEX
+from xdsl.ir import Operation
 
+import pypto_mlir.op_facts as op_facts
 from pypto_mlir.dialects import tensor_view as tv
 from pypto_mlir.frontend.dtypes import DType, f32
 from pypto_mlir.frontend.errors import kernel_error
@@ -21,89 +28,6 @@ from pypto_mlir.frontend.tensor import (
     unary,
 )
 
-__all__ = [
-    "abs",
-    "cast",
-    "exp",
-    "full",
-    "gelu",
-    "log",
-    "matmul",
-    "maximum",
-    "minimum",
-    "neg",
-    "ones",
-    "reciprocal",
-    "relu",
-    "rsqrt",
-    "sigmoid",
-    "silu",
-    "softmax",
-    "sqrt",
-    "tanh",
-    "zeros",
-]
-
-
-def exp(x: Tensor) -> Tensor:
-    """e**x."""
-    return unary(x, tv.ExpOp, "pto.exp")
-
-
-def log(x: Tensor) -> Tensor:
-    """Natural logarithm (NaN for negative values)."""
-    return unary(x, tv.LogOp, "pto.log")
-
-
-def sqrt(x: Tensor) -> Tensor:
-    """Square root (NaN for negative values)."""
-    return unary(x, tv.SqrtOp, "pto.sqrt")
-
-
-def rsqrt(x: Tensor) -> Tensor:
-    """1 / sqrt(x)."""
-    return unary(x, tv.RsqrtOp, "pto.rsqrt")
-
-
-def reciprocal(x: Tensor) -> Tensor:
-    """1 / x."""
-    return unary(x, tv.ReciprocalOp, "pto.reciprocal")
-
-
-def relu(x: Tensor) -> Tensor:
-    """max(x, 0); also for integer tensors."""
-    return unary(x, tv.ReluOp, "pto.relu")
-
-
-def sigmoid(x: Tensor) -> Tensor:
-    """1 / (1 + exp(-x))."""
-    return unary(x, tv.SigmoidOp, "pto.sigmoid")
-
-
-def tanh(x: Tensor) -> Tensor:
-    """Hyperbolic tangent."""
-    return unary(x, tv.TanhOp, "pto.tanh")
-
-
-def gelu(x: Tensor) -> Tensor:
-    """GELU, tanh approximation (see docs/tensor_view.md)."""
-    return unary(x, tv.GeluOp, "pto.gelu")
-
-
-def silu(x: Tensor) -> Tensor:
-    """x * sigmoid(x) (swish) as one op, rounded once."""
-    return unary(x, tv.SiluOp, "pto.silu")
-
-
-def abs(x: Tensor) -> Tensor:  # noqa: A001 (numpy's name)
-    """|x|; also for integer tensors."""
-    return unary(x, tv.AbsOp, "pto.abs")
-
-
-def neg(x: Tensor) -> Tensor:
-    """-x; also for integer tensors."""
-    return unary(x, tv.NegOp, "pto.neg")
-
 
 def _elementwise(op_type: type[tv.BinaryOp], what: str, a: object, b: object) -> Tensor:
     """A binary op where either side may be a tensor (at least one must be)."""
@@ -114,14 +38,64 @@ def _elementwise(op_type: type[tv.BinaryOp], what: str, a: object, b: object) ->
     raise kernel_error(f"{what} needs at least one kernel tensor operand")
 
 
-def maximum(a: Tensor | Scalar | float, b: Tensor | Scalar | float) -> Tensor:
-    """Elementwise maximum with broadcasting; NaN propagates."""
-    return _elementwise(tv.MaxOp, "pto.maximum", a, b)
+_TV_OPS: dict[str, type[Operation]] = {op.name: op for op in tv.TensorView.operations}
 
 
-def minimum(a: Tensor | Scalar | float, b: Tensor | Scalar | float) -> Tensor:
-    """Elementwise minimum with broadcasting; NaN propagates."""
-    return _elementwise(tv.MinOp, "pto.minimum", a, b)
+def _unary_function(facts: op_facts.UnaryFacts) -> Callable[[Tensor], Tensor]:
+    """`pto.<facts.frontend>(x)`: records the op's `tv` op."""
+    op_type: Any = _TV_OPS[f"tv.{facts.name}"]
+    what = f"pto.{facts.frontend}"
+
+    def function(x: Tensor) -> Tensor:
+        return unary(x, op_type, what)
+
+    return _named(function, facts.frontend, facts.doc)
+
+
+def _binary_function(
+    facts: op_facts.BinaryFacts,
+) -> Callable[[Tensor | Scalar | float, Tensor | Scalar | float], Tensor]:
+    """`pto.<facts.frontend>(a, b)`: either side may be a tensor."""
+    op_type: Any = _TV_OPS[f"tv.{facts.name}"]
+    what = f"pto.{facts.frontend}"
+
+    def function(a: Tensor | Scalar | float, b: Tensor | Scalar | float) -> Tensor:
+        return _elementwise(op_type, what, a, b)
+
+    return _named(function, facts.frontend, facts.doc)
+
+
+_FunctionT = TypeVar("_FunctionT", bound=Callable[..., Tensor])
+
+
+def _named(function: _FunctionT, name: str | None, doc: str) -> _FunctionT:
+    assert name is not None
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = doc
+    return function
+
+
+ELEMENTWISE_FUNCTIONS: dict[str, Callable[..., Tensor]] = {
+    **{
+        facts.frontend: _unary_function(facts)
+        for facts in op_facts.UNARY.values()
+        if facts.frontend is not None and f"tv.{facts.name}" in _TV_OPS
+    },
+    **{
+        facts.frontend: _binary_function(facts)
+        for facts in op_facts.BINARY.values()
+        if facts.frontend is not None and f"tv.{facts.name}" in _TV_OPS
+    },
+}
+"""The `pto.*` function of every elementwise op whose facts name one
+(`pypto_mlir.op_facts`), by name: defined here, none written by hand (a fact
+without its tv op has none; test_op_facts names it)."""
+
+globals().update(ELEMENTWISE_FUNCTIONS)
+
+__all__ = ["cast", "full", "matmul", "ones", "softmax", "zeros"]
+__all__ += ELEMENTWISE_FUNCTIONS
+__all__.sort()
 
 
 def cast(x: Tensor, dtype: DType) -> Tensor:

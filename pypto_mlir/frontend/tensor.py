@@ -33,6 +33,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import VerifyException
 
+import pypto_mlir.op_facts as op_facts
 from pypto_mlir.dialects import tensor_view as tv
 from pypto_mlir.frontend.dtypes import DType, dtype_of, f32
 from pypto_mlir.frontend.errors import KernelError, kernel_error, user_location
@@ -216,6 +217,51 @@ def _is_python_scalar(value: object) -> bool:
     )
 
 
+_REFLECTED = {
+    "add": "__radd__",
+    "subtract": "__rsub__",
+    "multiply": "__rmul__",
+    "divide": "__rtruediv__",
+    "true_divide": "__rtruediv__",
+    "matmul": "__rmatmul__",
+    "less": "__gt__",
+    "less_equal": "__ge__",
+    "greater": "__lt__",
+    "greater_equal": "__le__",
+    "equal": "__eq__",
+    "not_equal": "__ne__",
+}
+"""The numpy ufuncs of Python operators, and this side's reflected operator
+(numpy calls them for `numpy_value <op> tensor`)."""
+
+_ARRAY_FUNCTION_SPELLINGS = {
+    "transpose": "x.transpose(...) or x.T",
+    "mean": "x.mean(axis)",
+    "dot": "x @ y",
+    "reshape": "x.reshape(...)",
+    "astype": "x.astype(dtype)",
+    "softmax": "pto.softmax(x, axis)",
+}
+"""How a kernel writes what these numpy functions (not ufuncs) compute."""
+
+
+def _numpy_on_tensor(name: str) -> NoReturn:
+    """A numpy function applied to a traced tensor: it cannot compute on it
+    (the tensor has no values while the kernel is traced)."""
+    spelling = op_facts.numpy_spellings().get(name) or _ARRAY_FUNCTION_SPELLINGS.get(
+        name
+    )
+    if spelling is None:
+        raise kernel_error(
+            f"np.{name} cannot be applied to a traced tensor, and pto has no "
+            "function for it (docs/frontend.md lists them)"
+        )
+    raise kernel_error(
+        f"np.{name} cannot be applied to a traced tensor (a kernel records pto "
+        f"operations); write {spelling}"
+    )
+
+
 def _not_an_operand(what: str, value: object) -> NoReturn:
     if isinstance(value, np.ndarray | list | tuple):
         raise kernel_error(
@@ -232,8 +278,6 @@ class Tensor:
     """
 
     __slots__ = ("_value", "_trace")
-    __array_ufunc__ = None
-    """numpy defers to our reflected operators (`2.0 * x`)."""
 
     def __init__(self, value: SSAValue, trace: Trace) -> None:
         self._value = value
@@ -304,6 +348,39 @@ class Tensor:
             "kernel tensors are values and cannot be assigned to; build a new "
             "tensor instead"
         )
+
+    # numpy: `np.float32(2) * x` calls `np.multiply(np.float32(2), x)`, which
+    # numpy hands to this tensor; any other numpy function on it is a mistake.
+
+    def __array_ufunc__(
+        self, ufunc: np.ufunc, method: str, *inputs: object, **kwargs: object
+    ) -> object:
+        """A numpy operator with this tensor on its right runs the reflected
+        operator (`np.float32(2) * x` is `x.__rmul__(...)`); any other ufunc
+        (`np.exp(x)`, `np.maximum(x, y)`) is an error naming the `pto` function."""
+        reflected = _REFLECTED.get(ufunc.__name__)
+        if (
+            reflected is not None
+            and method == "__call__"
+            and not kwargs
+            and len(inputs) == 2
+            and inputs[1] is self
+            and not isinstance(inputs[0], Tensor)
+        ):
+            return getattr(self, reflected)(inputs[0])
+        _numpy_on_tensor(
+            ufunc.__name__ if method == "__call__" else f"{ufunc.__name__}.{method}"
+        )
+
+    def __array_function__(
+        self,
+        func: Any,
+        types: object,
+        args: Sequence[object],
+        kwargs: dict[str, object],
+    ) -> object:
+        """`np.sum(x)`, `np.transpose(x)`, ...: an error naming what to write."""
+        _numpy_on_tensor(getattr(func, "__name__", str(func)))
 
     def _compare(self, other: object) -> NoReturn:
         raise kernel_error(
@@ -430,6 +507,44 @@ class Tensor:
         if permutation == list(range(self.ndim)):
             return self
         return self._wrap(tv.TransposeOp(self._value, permutation))
+
+    def reshape(self, *shape: int | Sequence[int]) -> Tensor:
+        """The same elements in row-major order with another shape, as numpy's
+        `reshape` (one size may be -1). Without a copy: the tensor must be
+        contiguous (not a strided slice)."""
+        dims = (
+            tuple(shape[0])  # pyright: ignore[reportArgumentType]
+            if len(shape) == 1 and isinstance(shape[0], tuple | list)
+            else shape
+        )
+        for dim in dims:
+            if (
+                not isinstance(dim, numbers.Integral)
+                or isinstance(dim, bool)
+                or dim < -1
+            ):
+                raise kernel_error(
+                    f"reshape: a size is an integer >= 0 (or one -1), got {dim!r}"
+                )
+        sizes = [int(d) for d in dims]  # pyright: ignore[reportArgumentType]
+        known = math.prod(d for d in sizes if d != -1)
+        if sizes.count(-1) > 1:
+            raise kernel_error("reshape: only one size can be -1")
+        if -1 in sizes:
+            if known == 0 or self.size % known:
+                raise kernel_error(
+                    f"reshape: a {format_shape(self.shape)} tensor cannot become "
+                    f"{format_shape(dims)}"
+                )
+            sizes[sizes.index(-1)] = self.size // known
+        if math.prod(sizes) != self.size:
+            raise kernel_error(
+                f"reshape: a {format_shape(self.shape)} tensor ({self.size} elements) "
+                f"cannot become {format_shape(sizes)} ({math.prod(sizes)} elements)"
+            )
+        if tuple(sizes) == self.shape:
+            return self
+        return self._wrap(tv.ReshapeOp(self._value, sizes))
 
     def __getitem__(self, key: object) -> Tensor:
         """A strided window: integers pick (and drop) a dimension, slices keep
@@ -707,7 +822,7 @@ def _view(x: Tensor, key: object) -> Tensor:
             result_shape.append(size)
         elif item is None:
             raise kernel_error(
-                "indexing with None (np.newaxis) is not supported: tv has no reshape"
+                "indexing with None (np.newaxis) is not supported; use x.reshape(...)"
             )
         elif isinstance(item, Tensor):
             raise kernel_error("indexing with a tensor (a gather) is not supported")

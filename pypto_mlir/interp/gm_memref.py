@@ -119,6 +119,20 @@ class GmMemRefFunctions(InterpreterFunctions):
         kept = _kept_shape(sizes, result_type.get_shape())
         return (view.reshape(kept),)
 
+    @impl(memref.CollapseShapeOp)
+    def run_collapse_shape(
+        self, interpreter: Interpreter, op: memref.CollapseShapeOp, args: PythonValues
+    ) -> PythonValues:
+        """A view of the source with each group of dims merged (tv.reshape)."""
+        source = gm_array(args[0], cast(MemRefType[Attribute], op.src.type))
+        result_type = cast(MemRefType[Attribute], op.result.type)
+        view = source.reshape(result_type.get_shape())
+        if not np.shares_memory(view, source) and source.size > 0:
+            raise InterpretationError(
+                "memref.collapse_shape: the result is not a view of the source"
+            )
+        return (view,)
+
     @impl(memref.ExpandShapeOp)
     def run_expand_shape(
         self, interpreter: Interpreter, op: memref.ExpandShapeOp, args: PythonValues

@@ -48,14 +48,13 @@ from xdsl.interpreters.builtin import scalar_attr
 from xdsl.interpreters.func import FuncFunctions
 from xdsl.interpreters.math import MathFunctions
 from xdsl.interpreters.scf import ScfFunctions
-from xdsl.ir import Attribute, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import InterpretationError
 
+import pypto_mlir.op_facts as op_facts
 from pypto_mlir.dialects import tensor_view as tv
 from pypto_mlir.numerics import (
-    GELU_CUBIC,
-    GELU_SCALE,
     numpy_dtype,
     round_to_bf16,
     round_to_element_type,
@@ -104,47 +103,52 @@ def cast_array(
     return np.asarray(array).astype(dtype)
 
 
-def _sigmoid(x: np.ndarray) -> np.ndarray:
-    return 1.0 / (1.0 + np.exp(-x))
+def _family_ops(family: type[Operation]) -> list[Any]:
+    """The tv ops of a family (`tv.UnaryOp`, ...), in the dialect's order."""
+    return [op for op in tv.TensorView.operations if issubclass(op, family)]
 
 
-_GELU_SCALE = np.float32(GELU_SCALE)
-_GELU_CUBIC = np.float32(GELU_CUBIC)
-
-
-def _gelu_tanh(x: np.ndarray) -> np.ndarray:
-    """The tanh approximation, as `x * sigmoid(2 y)` (= `0.5 x (1 + tanh(y))`):
-    the sum `1 + tanh(y)` cancels catastrophically in f32 for negative x."""
-    return x / (1.0 + np.exp(-_GELU_SCALE * (x + _GELU_CUBIC * x**3)))
+def op_suffix(op_type: type[Operation]) -> str:
+    """`exp` for `tv.exp` and `tile.exp`: the key of an op in `op_facts`."""
+    return op_type.name.split(".", 1)[1]
 
 
 UNARY_KERNELS: dict[type[tv.UnaryOp], Callable[[np.ndarray], np.ndarray]] = {
-    tv.NegOp: np.negative,
-    tv.AbsOp: np.abs,
-    tv.ExpOp: np.exp,
-    tv.LogOp: np.log,
-    tv.SqrtOp: np.sqrt,
-    tv.RsqrtOp: lambda x: 1.0 / np.sqrt(x),
-    tv.ReciprocalOp: lambda x: 1.0 / x,
-    tv.ReluOp: lambda x: np.maximum(x, np.zeros((), x.dtype)),
-    tv.SigmoidOp: _sigmoid,
-    tv.TanhOp: np.tanh,
-    tv.GeluOp: _gelu_tanh,
-    tv.SiluOp: lambda x: x * _sigmoid(x),
+    op: op_facts.UNARY[op_suffix(op)].kernel
+    for op in _family_ops(tv.UnaryOp)
+    if op_suffix(op) in op_facts.UNARY
 }
-"""Each unary op on values in the compute type (f32 or the integer type)."""
+"""Each unary op on values in the compute type (f32 or the integer type), from
+`pypto_mlir.op_facts`; test_op_facts fails naming an op missing there."""
 
 BINARY_KERNELS: dict[
     type[tv.BinaryOp], Callable[[np.ndarray, np.ndarray], np.ndarray]
 ] = {
-    tv.AddOp: np.add,
-    tv.SubOp: np.subtract,
-    tv.MulOp: np.multiply,
-    tv.DivOp: np.divide,
-    tv.MaxOp: np.maximum,
-    tv.MinOp: np.minimum,
+    op: op_facts.BINARY[op_suffix(op)].kernel
+    for op in _family_ops(tv.BinaryOp)
+    if op_suffix(op) in op_facts.BINARY
 }
 """Each binary op on values in the compute type (numpy broadcasting)."""
+
+REDUCE_FACTS: dict[type[tv.ReduceOp], op_facts.ReduceFacts] = {
+    op: op_facts.REDUCE[op_suffix(op)]
+    for op in _family_ops(tv.ReduceOp)
+    if op_suffix(op) in op_facts.REDUCE
+}
+"""Each reduction's kernel and whether it accumulates (in f32)."""
+
+
+def family_functions(
+    name: str, runners: dict[type[Operation], Callable[..., PythonValues]]
+) -> type[InterpreterFunctions]:
+    """A base class of `InterpreterFunctions` with one `@impl(op)` per entry of
+    `runners` (an op and the implementation of its family, a function of `self,
+    interpreter, op, args`): the ops of a family come from the facts tables, so
+    an op added there needs no method of its own in an interpreter."""
+    namespace = {
+        f"run_{op.name.replace('.', '_')}": impl(op)(run) for op, run in runners.items()
+    }
+    return type(name, (InterpreterFunctions,), namespace)
 
 
 def unary(
@@ -198,17 +202,12 @@ def reduce(
     element_type: Attribute,
 ) -> np.ndarray:
     """Sums accumulate in f32 (integers wrap in their width); max/min are exact."""
-    axis = tuple(axes)
+    if kind not in REDUCE_FACTS:
+        raise ValueError(f"unknown reduction {kind.__name__}")
+    facts = REDUCE_FACTS[kind]
+    values = to_compute(array, element_type) if facts.accumulates else array
     with np.errstate(all="ignore"):
-        if kind is tv.ReduceSumOp:
-            values = to_compute(array, element_type)
-            values = np.sum(values, axis=axis, keepdims=keepdims, dtype=values.dtype)
-        elif kind is tv.ReduceMaxOp:
-            values = np.max(array, axis=axis, keepdims=keepdims)
-        elif kind is tv.ReduceMinOp:
-            values = np.min(array, axis=axis, keepdims=keepdims)
-        else:
-            raise ValueError(f"unknown reduction {kind.__name__}")
+        values = facts.kernel(values, tuple(axes), keepdims)
     return round_to_element_type(values, element_type)
 
 
@@ -302,47 +301,70 @@ def _element_type(value: SSAValue) -> Attribute:
     return value.type.element_type
 
 
+def _run_unary(
+    self: InterpreterFunctions,
+    interpreter: Interpreter,
+    op: tv.UnaryOp,
+    args: PythonValues,
+) -> PythonValues:
+    result = unary(UNARY_KERNELS[type(op)], args[0], _element_type(op.input))
+    return (_check_result(interpreter, op.name, result, op.result),)
+
+
+def _run_binary(
+    self: InterpreterFunctions,
+    interpreter: Interpreter,
+    op: tv.BinaryOp,
+    args: PythonValues,
+) -> PythonValues:
+    result_type = op.result.type
+    assert isinstance(result_type, tv.TensorViewType)
+    element_type = result_type.element_type
+    operands: list[np.ndarray] = []
+    for value, arg in zip(op.operands, args, strict=True):
+        if isinstance(value.type, tv.TensorViewType):
+            operands.append(to_compute(arg, element_type))
+        else:
+            operands.append(scalar_to_compute(arg, value.type))
+    if all(isinstance(v.type, tv.TensorViewType) for v in op.operands):
+        _check_dynamic_broadcast(interpreter, op, args[0], args[1])
+    result = binary(BINARY_KERNELS[type(op)], *operands, element_type)
+    return (_check_result(interpreter, op.name, result, op.result),)
+
+
+def _run_reduce(
+    self: InterpreterFunctions,
+    interpreter: Interpreter,
+    op: tv.ReduceOp,
+    args: PythonValues,
+) -> PythonValues:
+    try:
+        result = reduce(
+            type(op),
+            args[0],
+            op.axes.get_values(),
+            op.keepdims is not None,
+            _element_type(op.input),
+        )
+    except ValueError as e:
+        raise InterpretationError(f"{op.name}: {e}") from e
+    return (_check_result(interpreter, op.name, result, op.result),)
+
+
 @register_impls
-class TensorViewFunctions(InterpreterFunctions):
-    """Numpy implementations of the `tv` ops; tensors are numpy arrays."""
-
-    def _unary(
-        self, interpreter: Interpreter, op: tv.UnaryOp, args: PythonValues
-    ) -> PythonValues:
-        result = unary(UNARY_KERNELS[type(op)], args[0], _element_type(op.input))
-        return (_check_result(interpreter, op.name, result, op.result),)
-
-    def _binary(
-        self, interpreter: Interpreter, op: tv.BinaryOp, args: PythonValues
-    ) -> PythonValues:
-        result_type = op.result.type
-        assert isinstance(result_type, tv.TensorViewType)
-        element_type = result_type.element_type
-        operands: list[np.ndarray] = []
-        for value, arg in zip(op.operands, args, strict=True):
-            if isinstance(value.type, tv.TensorViewType):
-                operands.append(to_compute(arg, element_type))
-            else:
-                operands.append(scalar_to_compute(arg, value.type))
-        if all(isinstance(v.type, tv.TensorViewType) for v in op.operands):
-            _check_dynamic_broadcast(interpreter, op, args[0], args[1])
-        result = binary(BINARY_KERNELS[type(op)], *operands, element_type)
-        return (_check_result(interpreter, op.name, result, op.result),)
-
-    def _reduce(
-        self, interpreter: Interpreter, op: tv.ReduceOp, args: PythonValues
-    ) -> PythonValues:
-        try:
-            result = reduce(
-                type(op),
-                args[0],
-                op.axes.get_values(),
-                op.keepdims is not None,
-                _element_type(op.input),
-            )
-        except ValueError as e:
-            raise InterpretationError(f"{op.name}: {e}") from e
-        return (_check_result(interpreter, op.name, result, op.result),)
+class TensorViewFunctions(
+    family_functions(
+        "TensorViewFamilyFunctions",
+        {
+            **dict.fromkeys(UNARY_KERNELS, _run_unary),
+            **dict.fromkeys(BINARY_KERNELS, _run_binary),
+            **dict.fromkeys(REDUCE_FACTS, _run_reduce),
+        },
+    )
+):
+    """Numpy implementations of the `tv` ops; tensors are numpy arrays. The
+    elementwise and reduction ops' `@impl`s come from the facts tables (the base
+    class); the others are below."""
 
     @impl(tv.ViewOp)
     def run_view(
@@ -387,82 +409,6 @@ class TensorViewFunctions(InterpreterFunctions):
         result = np.full(shape, scalar, dtype=numpy_dtype(result_type.element_type))
         return (_check_result(interpreter, op.name, result, op.result),)
 
-    @impl(tv.NegOp)
-    def run_neg(self, interpreter: Interpreter, op: tv.NegOp, args: PythonValues):
-        return self._unary(interpreter, op, args)
-
-    @impl(tv.AbsOp)
-    def run_abs(self, interpreter: Interpreter, op: tv.AbsOp, args: PythonValues):
-        return self._unary(interpreter, op, args)
-
-    @impl(tv.ExpOp)
-    def run_exp(self, interpreter: Interpreter, op: tv.ExpOp, args: PythonValues):
-        return self._unary(interpreter, op, args)
-
-    @impl(tv.LogOp)
-    def run_log(self, interpreter: Interpreter, op: tv.LogOp, args: PythonValues):
-        return self._unary(interpreter, op, args)
-
-    @impl(tv.SqrtOp)
-    def run_sqrt(self, interpreter: Interpreter, op: tv.SqrtOp, args: PythonValues):
-        return self._unary(interpreter, op, args)
-
-    @impl(tv.RsqrtOp)
-    def run_rsqrt(self, interpreter: Interpreter, op: tv.RsqrtOp, args: PythonValues):
-        return self._unary(interpreter, op, args)
-
-    @impl(tv.ReciprocalOp)
-    def run_reciprocal(
-        self, interpreter: Interpreter, op: tv.ReciprocalOp, args: PythonValues
-    ):
-        return self._unary(interpreter, op, args)
-
-    @impl(tv.ReluOp)
-    def run_relu(self, interpreter: Interpreter, op: tv.ReluOp, args: PythonValues):
-        return self._unary(interpreter, op, args)
-
-    @impl(tv.SigmoidOp)
-    def run_sigmoid(
-        self, interpreter: Interpreter, op: tv.SigmoidOp, args: PythonValues
-    ):
-        return self._unary(interpreter, op, args)
-
-    @impl(tv.TanhOp)
-    def run_tanh(self, interpreter: Interpreter, op: tv.TanhOp, args: PythonValues):
-        return self._unary(interpreter, op, args)
-
-    @impl(tv.GeluOp)
-    def run_gelu(self, interpreter: Interpreter, op: tv.GeluOp, args: PythonValues):
-        return self._unary(interpreter, op, args)
-
-    @impl(tv.SiluOp)
-    def run_silu(self, interpreter: Interpreter, op: tv.SiluOp, args: PythonValues):
-        return self._unary(interpreter, op, args)
-
-    @impl(tv.AddOp)
-    def run_add(self, interpreter: Interpreter, op: tv.AddOp, args: PythonValues):
-        return self._binary(interpreter, op, args)
-
-    @impl(tv.SubOp)
-    def run_sub(self, interpreter: Interpreter, op: tv.SubOp, args: PythonValues):
-        return self._binary(interpreter, op, args)
-
-    @impl(tv.MulOp)
-    def run_mul(self, interpreter: Interpreter, op: tv.MulOp, args: PythonValues):
-        return self._binary(interpreter, op, args)
-
-    @impl(tv.DivOp)
-    def run_div(self, interpreter: Interpreter, op: tv.DivOp, args: PythonValues):
-        return self._binary(interpreter, op, args)
-
-    @impl(tv.MaxOp)
-    def run_max(self, interpreter: Interpreter, op: tv.MaxOp, args: PythonValues):
-        return self._binary(interpreter, op, args)
-
-    @impl(tv.MinOp)
-    def run_min(self, interpreter: Interpreter, op: tv.MinOp, args: PythonValues):
-        return self._binary(interpreter, op, args)
-
     @impl(tv.CastOp)
     def run_cast(
         self, interpreter: Interpreter, op: tv.CastOp, args: PythonValues
@@ -492,29 +438,20 @@ class TensorViewFunctions(InterpreterFunctions):
         )
         return (_check_result(interpreter, op.name, result, op.result),)
 
-    @impl(tv.ReduceSumOp)
-    def run_reduce_sum(
-        self, interpreter: Interpreter, op: tv.ReduceSumOp, args: PythonValues
-    ):
-        return self._reduce(interpreter, op, args)
-
-    @impl(tv.ReduceMaxOp)
-    def run_reduce_max(
-        self, interpreter: Interpreter, op: tv.ReduceMaxOp, args: PythonValues
-    ):
-        return self._reduce(interpreter, op, args)
-
-    @impl(tv.ReduceMinOp)
-    def run_reduce_min(
-        self, interpreter: Interpreter, op: tv.ReduceMinOp, args: PythonValues
-    ):
-        return self._reduce(interpreter, op, args)
-
     @impl(tv.SoftmaxOp)
     def run_softmax(
         self, interpreter: Interpreter, op: tv.SoftmaxOp, args: PythonValues
     ) -> PythonValues:
         result = softmax(args[0], op.axis.value.data, _element_type(op.input))
+        return (_check_result(interpreter, op.name, result, op.result),)
+
+    @impl(tv.ReshapeOp)
+    def run_reshape(
+        self, interpreter: Interpreter, op: tv.ReshapeOp, args: PythonValues
+    ) -> PythonValues:
+        result_type = op.result.type
+        assert isinstance(result_type, tv.TensorViewType)
+        result = np.array(np.reshape(args[0], result_type.get_shape()))
         return (_check_result(interpreter, op.name, result, op.result),)
 
     @impl(tv.TransposeOp)

@@ -52,13 +52,14 @@ from xdsl.interpreters.scf import ScfFunctions
 from xdsl.ir import Attribute, SSAValue
 from xdsl.utils.exceptions import InterpretationError
 
+import pypto_mlir.op_facts as op_facts
 from pypto_mlir.dialects import tensor_view as tv
 from pypto_mlir.dialects import tile
 from pypto_mlir.dialects.tile import PadValue, RoundMode, TileType
 from pypto_mlir.interp import tensor_view as tv_kernels
 from pypto_mlir.interp.gm_memref import GmMemRefFunctions, gm_array
 from pypto_mlir.interp.scalar_casts import ScalarCastFunctions
-from pypto_mlir.interp.tensor_view import scalar_to_compute, to_compute
+from pypto_mlir.interp.tensor_view import op_suffix, scalar_to_compute, to_compute
 from pypto_mlir.numerics import numpy_dtype, round_to_element_type
 
 
@@ -173,38 +174,30 @@ def _gm_window(
 # Numerics: the tv kernels
 # --------------------------------------------------------------------------------------
 
+
 UNARY_KERNELS: dict[type[tile.TileUnaryOp], Callable[[np.ndarray], np.ndarray]] = {
-    tile.NegOp: tv_kernels.UNARY_KERNELS[tv.NegOp],
-    tile.AbsOp: tv_kernels.UNARY_KERNELS[tv.AbsOp],
-    tile.ExpOp: tv_kernels.UNARY_KERNELS[tv.ExpOp],
-    tile.LogOp: tv_kernels.UNARY_KERNELS[tv.LogOp],
-    tile.SqrtOp: tv_kernels.UNARY_KERNELS[tv.SqrtOp],
-    tile.RsqrtOp: tv_kernels.UNARY_KERNELS[tv.RsqrtOp],
-    tile.ReciprocalOp: tv_kernels.UNARY_KERNELS[tv.ReciprocalOp],
-    tile.ReluOp: tv_kernels.UNARY_KERNELS[tv.ReluOp],
-    tile.SigmoidOp: tv_kernels.UNARY_KERNELS[tv.SigmoidOp],
-    tile.TanhOp: tv_kernels.UNARY_KERNELS[tv.TanhOp],
-    tile.GeluOp: tv_kernels.UNARY_KERNELS[tv.GeluOp],
-    tile.SiluOp: tv_kernels.UNARY_KERNELS[tv.SiluOp],
+    op: op_facts.UNARY[op_suffix(op)].kernel
+    for op in tile.UNARY_OPS
+    if op_suffix(op) in op_facts.UNARY
 }
-"""The kernel of each unary op: the same function as its tv counterpart."""
+"""The kernel of each unary op, from `pypto_mlir.op_facts`: the same function
+as its tv counterpart's."""
 
 BINARY_KERNELS: dict[
     type[tile.TileBinaryOp], Callable[[np.ndarray, np.ndarray], np.ndarray]
 ] = {
-    tile.AddOp: tv_kernels.BINARY_KERNELS[tv.AddOp],
-    tile.SubOp: tv_kernels.BINARY_KERNELS[tv.SubOp],
-    tile.MulOp: tv_kernels.BINARY_KERNELS[tv.MulOp],
-    tile.DivOp: tv_kernels.BINARY_KERNELS[tv.DivOp],
-    tile.MaxOp: tv_kernels.BINARY_KERNELS[tv.MaxOp],
-    tile.MinOp: tv_kernels.BINARY_KERNELS[tv.MinOp],
+    op: op_facts.BINARY[op_suffix(op)].kernel
+    for op in tile.BINARY_OPS
+    if op_suffix(op) in op_facts.BINARY
 }
 
 REDUCE_KINDS: dict[type[tile.TileReduceOp], type[tv.ReduceOp]] = {
-    tile.ReduceSumOp: tv.ReduceSumOp,
-    tile.ReduceMaxOp: tv.ReduceMaxOp,
-    tile.ReduceMinOp: tv.ReduceMinOp,
+    op: tv_op
+    for op in tile.REDUCE_OPS
+    for tv_op in tv_kernels.REDUCE_FACTS
+    if op_suffix(op) == op_suffix(tv_op)
 }
+"""The tv reduction whose kernel each tile reduction runs (on one axis)."""
 
 _ROUNDING: dict[RoundMode, Callable[[np.ndarray], np.ndarray]] = {
     RoundMode.RINT: np.rint,
@@ -246,9 +239,80 @@ def _operand_value(value: Any, operand: SSAValue) -> np.ndarray:
     return scalar_to_compute(value, operand.type)
 
 
+def _run_unary(
+    self: InterpreterFunctions,
+    interpreter: Interpreter,
+    op: tile.TileUnaryOp,
+    args: PythonValues,
+) -> PythonValues:
+    source = cast(TileValue, args[0])
+    values = _operand_value(source, op.source)
+    with np.errstate(all="ignore"):
+        result = UNARY_KERNELS[type(op)](values)
+    return (new_tile(_result_type(op), source.valid, result),)
+
+
+def _run_binary(
+    self: InterpreterFunctions,
+    interpreter: Interpreter,
+    op: tile.TileBinaryOp,
+    args: PythonValues,
+) -> PythonValues:
+    operands = (op.lhs, op.rhs)
+    tiles = [
+        cast(TileValue, a)
+        for a, o in zip(args, operands, strict=True)
+        if isinstance(o.type, TileType)
+    ]
+    result_type = _result_type(op)
+    # Per dim, the result's valid extent is that of the operand not broadcast.
+    valid: list[int] = []
+    for dim, size in enumerate(result_type.get_shape()):
+        extents = {t.valid[dim] for t in tiles if t.data.shape[dim] == size}
+        if len(extents) != 1:
+            raise InterpretationError(
+                f"{op.name}: valid extents of dim {dim} differ at run time: "
+                f"{sorted(extents)}"
+            )
+        valid.append(extents.pop())
+    lhs, rhs = (_operand_value(a, o) for a, o in zip(args, operands, strict=True))
+    with np.errstate(all="ignore"):
+        result = BINARY_KERNELS[type(op)](lhs, rhs)
+    return (new_tile(result_type, valid, result),)
+
+
+def _run_reduce(
+    self: InterpreterFunctions,
+    interpreter: Interpreter,
+    op: tile.TileReduceOp,
+    args: PythonValues,
+) -> PythonValues:
+    source = cast(TileValue, args[0])
+    axis = op.axis_index
+    result = tv_kernels.reduce(
+        REDUCE_KINDS[type(op)],
+        source.valid_data(),
+        (axis,),
+        True,
+        cast(TileType, op.source.type).element_type,
+    )
+    valid = tuple(1 if d == axis else v for d, v in enumerate(source.valid))
+    return (new_tile(_result_type(op), valid, result),)
+
+
 @register_impls
-class TileFunctions(InterpreterFunctions):
-    """Numpy implementations of the `tile` ops."""
+class TileFunctions(
+    tv_kernels.family_functions(
+        "TileFamilyFunctions",
+        {
+            **dict.fromkeys(UNARY_KERNELS, _run_unary),
+            **dict.fromkeys(BINARY_KERNELS, _run_binary),
+            **dict.fromkeys(REDUCE_KINDS, _run_reduce),
+        },
+    )
+):
+    """Numpy implementations of the `tile` ops. The elementwise and reduction
+    ops' `@impl`s come from the facts tables (the base class)."""
 
     @impl(tile.LoadOp)
     def run_load(
@@ -327,49 +391,6 @@ class TileFunctions(InterpreterFunctions):
         valid = _resolve_valid(op.name, result_type, (), valid)
         return (new_tile(result_type, valid, product),)
 
-    def _unary(self, op: tile.TileUnaryOp, args: PythonValues) -> PythonValues:
-        source = cast(TileValue, args[0])
-        values = _operand_value(source, op.source)
-        with np.errstate(all="ignore"):
-            result = UNARY_KERNELS[type(op)](values)
-        return (new_tile(_result_type(op), source.valid, result),)
-
-    def _binary(self, op: tile.TileBinaryOp, args: PythonValues) -> PythonValues:
-        operands = (op.lhs, op.rhs)
-        tiles = [
-            cast(TileValue, a)
-            for a, o in zip(args, operands, strict=True)
-            if isinstance(o.type, TileType)
-        ]
-        result_type = _result_type(op)
-        # Per dim, the result's valid extent is that of the operand not broadcast.
-        valid: list[int] = []
-        for dim, size in enumerate(result_type.get_shape()):
-            extents = {t.valid[dim] for t in tiles if t.data.shape[dim] == size}
-            if len(extents) != 1:
-                raise InterpretationError(
-                    f"{op.name}: valid extents of dim {dim} differ at run time: "
-                    f"{sorted(extents)}"
-                )
-            valid.append(extents.pop())
-        lhs, rhs = (_operand_value(a, o) for a, o in zip(args, operands, strict=True))
-        with np.errstate(all="ignore"):
-            result = BINARY_KERNELS[type(op)](lhs, rhs)
-        return (new_tile(result_type, valid, result),)
-
-    def _reduce(self, op: tile.TileReduceOp, args: PythonValues) -> PythonValues:
-        source = cast(TileValue, args[0])
-        axis = op.axis_index
-        result = tv_kernels.reduce(
-            REDUCE_KINDS[type(op)],
-            source.valid_data(),
-            (axis,),
-            True,
-            cast(TileType, op.source.type).element_type,
-        )
-        valid = tuple(1 if d == axis else v for d, v in enumerate(source.valid))
-        return (new_tile(_result_type(op), valid, result),)
-
     @impl(tile.CastOp)
     def run_cast(
         self, interpreter: Interpreter, op: tile.CastOp, args: PythonValues
@@ -427,102 +448,6 @@ class TileFunctions(InterpreterFunctions):
         source = cast(TileValue, args[0])
         extent = source.valid[op.dim_index]
         return (scalar_attr(extent, IndexType(), interpreter.index_bitwidth),)
-
-    # One entry per op of each family; the work is in _unary/_binary/_reduce.
-
-    @impl(tile.NegOp)
-    def run_neg(self, interpreter: Interpreter, op: tile.NegOp, args: PythonValues):
-        return self._unary(op, args)
-
-    @impl(tile.AbsOp)
-    def run_abs(self, interpreter: Interpreter, op: tile.AbsOp, args: PythonValues):
-        return self._unary(op, args)
-
-    @impl(tile.ExpOp)
-    def run_exp(self, interpreter: Interpreter, op: tile.ExpOp, args: PythonValues):
-        return self._unary(op, args)
-
-    @impl(tile.LogOp)
-    def run_log(self, interpreter: Interpreter, op: tile.LogOp, args: PythonValues):
-        return self._unary(op, args)
-
-    @impl(tile.SqrtOp)
-    def run_sqrt(self, interpreter: Interpreter, op: tile.SqrtOp, args: PythonValues):
-        return self._unary(op, args)
-
-    @impl(tile.RsqrtOp)
-    def run_rsqrt(self, interpreter: Interpreter, op: tile.RsqrtOp, args: PythonValues):
-        return self._unary(op, args)
-
-    @impl(tile.ReciprocalOp)
-    def run_reciprocal(
-        self, interpreter: Interpreter, op: tile.ReciprocalOp, args: PythonValues
-    ):
-        return self._unary(op, args)
-
-    @impl(tile.ReluOp)
-    def run_relu(self, interpreter: Interpreter, op: tile.ReluOp, args: PythonValues):
-        return self._unary(op, args)
-
-    @impl(tile.SigmoidOp)
-    def run_sigmoid(
-        self, interpreter: Interpreter, op: tile.SigmoidOp, args: PythonValues
-    ):
-        return self._unary(op, args)
-
-    @impl(tile.TanhOp)
-    def run_tanh(self, interpreter: Interpreter, op: tile.TanhOp, args: PythonValues):
-        return self._unary(op, args)
-
-    @impl(tile.GeluOp)
-    def run_gelu(self, interpreter: Interpreter, op: tile.GeluOp, args: PythonValues):
-        return self._unary(op, args)
-
-    @impl(tile.SiluOp)
-    def run_silu(self, interpreter: Interpreter, op: tile.SiluOp, args: PythonValues):
-        return self._unary(op, args)
-
-    @impl(tile.AddOp)
-    def run_add(self, interpreter: Interpreter, op: tile.AddOp, args: PythonValues):
-        return self._binary(op, args)
-
-    @impl(tile.SubOp)
-    def run_sub(self, interpreter: Interpreter, op: tile.SubOp, args: PythonValues):
-        return self._binary(op, args)
-
-    @impl(tile.MulOp)
-    def run_mul(self, interpreter: Interpreter, op: tile.MulOp, args: PythonValues):
-        return self._binary(op, args)
-
-    @impl(tile.DivOp)
-    def run_div(self, interpreter: Interpreter, op: tile.DivOp, args: PythonValues):
-        return self._binary(op, args)
-
-    @impl(tile.MaxOp)
-    def run_max(self, interpreter: Interpreter, op: tile.MaxOp, args: PythonValues):
-        return self._binary(op, args)
-
-    @impl(tile.MinOp)
-    def run_min(self, interpreter: Interpreter, op: tile.MinOp, args: PythonValues):
-        return self._binary(op, args)
-
-    @impl(tile.ReduceSumOp)
-    def run_reduce_sum(
-        self, interpreter: Interpreter, op: tile.ReduceSumOp, args: PythonValues
-    ):
-        return self._reduce(op, args)
-
-    @impl(tile.ReduceMaxOp)
-    def run_reduce_max(
-        self, interpreter: Interpreter, op: tile.ReduceMaxOp, args: PythonValues
-    ):
-        return self._reduce(op, args)
-
-    @impl(tile.ReduceMinOp)
-    def run_reduce_min(
-        self, interpreter: Interpreter, op: tile.ReduceMinOp, args: PythonValues
-    ):
-        return self._reduce(op, args)
 
 
 # --------------------------------------------------------------------------------------

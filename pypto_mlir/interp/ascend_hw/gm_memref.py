@@ -137,6 +137,34 @@ class HwGmMemRefFunctions(InterpreterFunctions):
             ),
         )
 
+    @impl(memref.CollapseShapeOp)
+    def run_collapse_shape(
+        self, interpreter: Interpreter, op: memref.CollapseShapeOp, args: PythonValues
+    ) -> PythonValues:
+        """Each group of dims merged into one: the group's dims must be
+        contiguous in the source (tv.reshape of a contiguous tensor)."""
+        source = _ref(args[0], op)
+        groups = [[int(i.value.data) for i in g.data] for g in op.reassociation.data]
+        shape: list[int] = []
+        strides: list[int] = []
+        for group in groups:
+            inner = source.strides[group[-1]] if group else 1
+            expected = inner
+            for d in reversed(group):
+                if source.shape[d] != 1 and source.strides[d] != expected:
+                    raise HwRunError(
+                        f"memref.collapse_shape: dims {group} of a memref with "
+                        f"strides {list(source.strides)} are not contiguous"
+                    )
+                expected *= source.shape[d]
+            shape.append(int(np.prod([source.shape[d] for d in group])))
+            strides.append(inner)
+        return (
+            GmRef(
+                source.tensor, tuple(shape), tuple(strides), source.offset, source.dtype
+            ),
+        )
+
     @impl(memref.ExpandShapeOp)
     def run_expand_shape(
         self, interpreter: Interpreter, op: memref.ExpandShapeOp, args: PythonValues
