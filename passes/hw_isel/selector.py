@@ -237,7 +237,9 @@ def lower_tile_ops(
 
     The walk goes forward once, without revisiting new ops: the constants and
     aliased buffers the instructions create are hoisted in the order of their
-    first use, so the order of the ops' lowering is that of the program."""
+    first use, so the order of the ops' lowering is that of the program. No
+    trivially dead op is erased unlowered (`dce_enabled=False`): a tile op's
+    instructions run even when no op reads its tile."""
     lowering = _FunctionLowering(selector, emitter, buffer, scratch, set())
     PatternRewriteWalker(
         GreedyRewritePatternApplier(
