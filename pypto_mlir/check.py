@@ -49,11 +49,11 @@ from pypto_mlir.diagnostics import (
 )
 from pypto_mlir.dialects import tensor_view as tv
 from pypto_mlir.dialects import tile
-from pypto_mlir.error_bound import epsilon, run_with_error_bounds
+from pypto_mlir.error_bound import run_with_error_bounds
 from pypto_mlir.interp.ascend_hw import run_hw_function
 from pypto_mlir.interp.gm_memref import poison_array
-from pypto_mlir.interp.tensor_view import round_to_bf16
 from pypto_mlir.interp.tile import gm_interpreter
+from pypto_mlir.numerics import epsilon, round_to_bf16
 from pypto_mlir.pipelines import LowerPipeline
 from pypto_mlir.targets import Target, load_target
 from pypto_mlir.targets.resolve import resolve_target

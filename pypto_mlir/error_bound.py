@@ -22,9 +22,9 @@ from typing import Any, TypeVar
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, bf16, f16, f32
+from xdsl.dialects.builtin import ModuleOp, f32
 from xdsl.interpreter import Interpreter, PythonValues
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Operation, SSAValue
 from xdsl.traits import SymbolTable
 
 import pypto_mlir.op_facts as op_facts
@@ -35,17 +35,9 @@ from pypto_mlir.interp.tensor_view import (
     run_tv_function,
     view,
 )
-
-_EPSILON = {f16: 2.0**-10, bf16: 2.0**-7}
-"""Machine epsilon of the narrow float types (f32 uses numpy's)."""
-
+from pypto_mlir.numerics import epsilon
 
 _FactsT = TypeVar("_FactsT")
-
-
-def epsilon(element_type: Attribute) -> float:
-    """The machine epsilon (one ulp at 1.0) of a float element type."""
-    return _EPSILON.get(element_type, float(np.finfo(np.float32).eps))
 
 
 def _suffix(op: Operation) -> str:

@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import numpy as np
-import pypto_mlir.interp.hw_gm_memref as hw_gm_memref
 import pytest
 from pypto_mlir.dialects import ascend_hw as hw
 from pypto_mlir.dialects import tensor_view as tv
@@ -22,9 +21,10 @@ from xdsl.interpreter import InterpreterFunctions
 from xdsl.ir import Operation
 
 import pypto_mlir as pto
-import pypto_mlir.interp.ascend_hw as hw_interp
 import pypto_mlir.op_facts as op_facts
 from pypto_mlir import error_bound, roofline
+from pypto_mlir.interp.ascend_hw import AscendHwFunctions
+from pypto_mlir.interp.ascend_hw.gm_memref import HwGmMemRefFunctions
 from pypto_mlir.interp.tensor_view import TensorViewFunctions, op_suffix
 from pypto_mlir.interp.tile import TileFunctions
 
@@ -114,17 +114,8 @@ def test_tile_op_has_every_layer(op: type[Operation]) -> None:
 
 
 def _hw_functions() -> list[type[InterpreterFunctions]]:
-    """Every InterpreterFunctions class of the ascend_hw interpreter modules."""
-    classes: list[type[InterpreterFunctions]] = []
-    for module in (hw_interp, hw_gm_memref):
-        for value in vars(module).values():
-            if (
-                isinstance(value, type)
-                and issubclass(value, InterpreterFunctions)
-                and hasattr(value, "__impl_dict")  # set by @register_impls
-            ):
-                classes.append(value)
-    return classes
+    """The InterpreterFunctions classes of the ascend_hw interpreter package."""
+    return [AscendHwFunctions, HwGmMemRefFunctions]
 
 
 @pytest.mark.parametrize("op", HW_OPS, ids=_ids(HW_OPS))

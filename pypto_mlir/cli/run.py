@@ -65,7 +65,7 @@ from pypto_mlir.diagnostics import (
     verify,
 )
 from pypto_mlir.dialects import tensor_view as tv
-from pypto_mlir.interp.tensor_view import numpy_dtype, round_to_bf16
+from pypto_mlir.numerics import numpy_dtype, round_to_bf16
 from pypto_mlir.sim import SimError
 from pypto_mlir.sim_diagnostic import sim_diagnostic
 from pypto_mlir.targets.resolve import resolve_target
