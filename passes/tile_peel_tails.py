@@ -16,13 +16,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pypto_mlir.dialects.tile import TileType
-from pypto_mlir.passes.index_range import (
-    Range,
-    fold_index_constants,
-    index_ranges,
-    loop_trip_count,
-)
 from xdsl.context import Context
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import DYNAMIC_INDEX, IntegerAttr, ModuleOp
@@ -31,6 +24,14 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.transforms.canonicalize import CanonicalizePass
 from xdsl.transforms.common_subexpression_elimination import cse
+
+from pypto_mlir.dialects.tile import TileType
+from pypto_mlir.passes.index_range import (
+    Range,
+    fold_index_constants,
+    index_ranges,
+    loop_trip_count,
+)
 
 
 def has_dynamic_tiles(op: Operation) -> bool:

@@ -16,6 +16,11 @@ from dataclasses import dataclass
 from math import gcd
 
 import numpy as np
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, i16
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from pypto_mlir.diagnostics import op_error
 from pypto_mlir.dialects import ascend_hw as hw
 from pypto_mlir.dialects import tile
 from pypto_mlir.dialects.tile import MemorySpace, TileType
@@ -41,11 +46,6 @@ from pypto_mlir.passes.hw_isel.strategy import (
     Terms,
     TileOpStrategy,
 )
-from xdsl.dialects import arith
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, i16
-from xdsl.ir import Attribute, Operation, SSAValue
-
-from pypto_mlir.diagnostics import op_error
 
 GELU_SCALE = float(np.float32(2.0 * np.sqrt(2.0 / np.pi)))
 """`2 sqrt(2/pi)`: gelu(x) = x / (1 + exp(-GELU_SCALE (x + GELU_CUBIC x^3)))."""
