@@ -13,13 +13,13 @@ row-by-row copy shows what the pass merges when it finds something to merge.
 from __future__ import annotations
 
 import numpy as np
-from pypto_mlir.passes.hw_coalesce_dma import HwCoalesceDmaPass
-from pypto_mlir.passes.hw_insert_sync import HwInsertSyncPass
 from xdsl.dialects.builtin import ModuleOp
 
 from pypto_mlir.check import lower
 from pypto_mlir.cli.source import SourceChunk, default_context, parse_chunk
 from pypto_mlir.interp.ascend_hw import run_hw_function
+from pypto_mlir.passes.hw_coalesce_dma import HwCoalesceDmaPass
+from pypto_mlir.passes.hw_insert_sync import HwInsertSyncPass
 from pypto_mlir.pipelines import LowerPipeline
 from pypto_mlir.targets import load_target
 from pypto_mlir.targets.cost import dma_cost

@@ -20,14 +20,14 @@ import re
 import time
 from pathlib import Path
 
-from pypto_mlir.dialects.tensor_view import TensorViewType
-from pypto_mlir.passes.hw_insert_sync import HwStripSyncPass, Sync, insert_sync
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import DiagnosticException
 
 from pypto_mlir.cli.source import SourceChunk, default_context, load_module, parse_chunk
 from pypto_mlir.diagnostics import diagnostic_handler
+from pypto_mlir.dialects.tensor_view import TensorViewType
+from pypto_mlir.passes.hw_insert_sync import HwStripSyncPass, Sync, insert_sync
 from pypto_mlir.pipelines import LowerPipeline
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"

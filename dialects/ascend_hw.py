@@ -47,19 +47,6 @@ from enum import auto
 from math import prod
 from typing import ClassVar
 
-from pypto_mlir.dialects import common
-from pypto_mlir.dialects.common import (
-    ELEMENT_TYPES,
-    MATMUL_TYPES,
-    VECTOR_ARITH_TYPES,
-    VECTOR_FLOAT_TYPES,
-    Layout,
-    names,
-)
-from pypto_mlir.dialects.common import (
-    TARGET_ATTR as TARGET_ATTR,
-)
-from pypto_mlir.dialects.common import target_of as target_of
 from xdsl.dialects import scf
 from xdsl.dialects.arith import ConstantOp
 from xdsl.dialects.builtin import (
@@ -115,6 +102,19 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
+from pypto_mlir.dialects import common
+from pypto_mlir.dialects.common import (
+    ELEMENT_TYPES,
+    MATMUL_TYPES,
+    VECTOR_ARITH_TYPES,
+    VECTOR_FLOAT_TYPES,
+    Layout,
+    names,
+)
+from pypto_mlir.dialects.common import (
+    TARGET_ATTR as TARGET_ATTR,
+)
+from pypto_mlir.dialects.common import target_of as target_of
 from pypto_mlir.targets import Target
 
 # --------------------------------------------------------------------------------------

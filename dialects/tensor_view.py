@@ -16,13 +16,6 @@ from collections.abc import Sequence
 from itertools import pairwise
 from typing import ClassVar
 
-from pypto_mlir.dialects.common import (
-    ELEMENT_TYPES,
-    FLOAT_ELEMENT_TYPES,
-    names,
-)
-from pypto_mlir.dialects.common import INTEGER_ELEMENT_TYPES as INTEGER_ELEMENT_TYPES
-from pypto_mlir.dialects.common import is_float as is_float_element_type
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
@@ -92,6 +85,14 @@ from xdsl.pattern_rewriter import (
 from xdsl.printer import Printer
 from xdsl.traits import HasCanonicalizationPatternsTrait, Pure
 from xdsl.utils.exceptions import VerifyException
+
+from pypto_mlir.dialects.common import (
+    ELEMENT_TYPES,
+    FLOAT_ELEMENT_TYPES,
+    names,
+)
+from pypto_mlir.dialects.common import INTEGER_ELEMENT_TYPES as INTEGER_ELEMENT_TYPES
+from pypto_mlir.dialects.common import is_float as is_float_element_type
 
 CSR_INDEX_TYPES: tuple[Attribute, ...] = (i16, i32, i64)
 

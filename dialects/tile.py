@@ -29,21 +29,6 @@ from collections.abc import Sequence
 from enum import auto
 from typing import ClassVar, cast
 
-from pypto_mlir.dialects import common
-from pypto_mlir.dialects.common import (
-    MATMUL_TYPES,
-    VECTOR_ARITH_TYPES,
-    VECTOR_FLOAT_TYPES,
-    Layout,
-    is_float,
-    load_target,
-    names,
-    target_name_of,
-    target_of,
-)
-from pypto_mlir.dialects.common import (
-    TARGET_ATTR as TARGET_ATTR,
-)
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
@@ -112,6 +97,21 @@ from xdsl.traits import (
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
+from pypto_mlir.dialects import common
+from pypto_mlir.dialects.common import (
+    MATMUL_TYPES,
+    VECTOR_ARITH_TYPES,
+    VECTOR_FLOAT_TYPES,
+    Layout,
+    is_float,
+    load_target,
+    names,
+    target_name_of,
+    target_of,
+)
+from pypto_mlir.dialects.common import (
+    TARGET_ATTR as TARGET_ATTR,
+)
 from pypto_mlir.targets import DEFAULT_TARGET, Target
 
 # --------------------------------------------------------------------------------------

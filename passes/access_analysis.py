@@ -13,6 +13,10 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import IntegerAttr, MemRefType
+from xdsl.ir import BlockArgument, Operation, SSAValue
+
 from pypto_mlir.dialects.ascend_hw import (
     AllocOp,
     BufferType,
@@ -26,10 +30,6 @@ from pypto_mlir.dialects.ascend_hw import (
     element_bytes,
     element_offset,
 )
-from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import IntegerAttr, MemRefType
-from xdsl.ir import BlockArgument, Operation, SSAValue
-
 from pypto_mlir.targets import Target
 
 # Addresses: affine expressions over run-time values -----------------------------------

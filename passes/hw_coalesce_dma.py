@@ -26,8 +26,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pypto_mlir.dialects import ascend_hw as hw
-from pypto_mlir.passes.access_analysis import Affine, affine_of
 from xdsl.context import Context
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import MemRefType, ModuleOp
@@ -42,6 +40,8 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import is_side_effect_free
 
+from pypto_mlir.dialects import ascend_hw as hw
+from pypto_mlir.passes.access_analysis import Affine, affine_of
 from pypto_mlir.targets import Target
 from pypto_mlir.targets.cost import dma_cost
 

@@ -31,6 +31,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from math import inf
 
+from xdsl.context import Context
+from xdsl.dialects import func, scf
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+
+from pypto_mlir.diagnostics import op_error
 from pypto_mlir.dialects.ascend_hw import (
     FlagOp,
     HwInstruction,
@@ -41,14 +49,6 @@ from pypto_mlir.dialects.ascend_hw import (
     target_of,
 )
 from pypto_mlir.passes.index_range import MAX_TRIPS_ATTR, Range, index_ranges
-from xdsl.context import Context
-from xdsl.dialects import func, scf
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp
-from xdsl.ir import Block, Operation, SSAValue
-from xdsl.passes import ModulePass
-from xdsl.rewriter import Rewriter
-
-from pypto_mlir.diagnostics import op_error
 from pypto_mlir.targets import Target
 
 from .access_analysis import Access, AccessAnalysis, affine_of, constant_int

@@ -17,13 +17,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import cast
 
-from pypto_mlir.dialects import tensor_view as tv
-from pypto_mlir.dialects import tile
-from pypto_mlir.dialects.tile import MemorySpace, TileType
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import DYNAMIC_INDEX
 from xdsl.ir import SSAValue
 from xdsl.rewriter import InsertPoint
+
+from pypto_mlir.dialects import tensor_view as tv
+from pypto_mlir.dialects import tile
+from pypto_mlir.dialects.tile import MemorySpace, TileType
 
 from .nest_builder import NestBuilder, Scope, Valid
 from .tiling_model import MatmulTiling

@@ -45,12 +45,12 @@ from dataclasses import dataclass, field
 from typing import cast
 
 import numpy as np
-from pypto_mlir.dialects.tile import LoadOp, MatmulOp, MoveOp, TileType, element_bytes
-from pypto_mlir.passes.tile_pipeline import PIPELINE_PROLOGUE_ATTR
 from xdsl.dialects import func, scf
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 
 from pypto_mlir.diagnostics import op_error
+from pypto_mlir.dialects.tile import LoadOp, MatmulOp, MoveOp, TileType, element_bytes
+from pypto_mlir.passes.tile_pipeline import PIPELINE_PROLOGUE_ATTR
 from pypto_mlir.targets import BankLayout, Target
 from pypto_mlir.targets.cost import bank_access_cycles
 

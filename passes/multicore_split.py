@@ -19,6 +19,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from math import gcd, lcm
 
+from xdsl.dialects import arith, func, scf
+from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, i64
+from xdsl.ir import Block, Operation, OpResult, Region, SSAValue
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.traits import MemoryEffectKind, get_effects
+
 from pypto_mlir.dialects import ascend_hw as hw
 from pypto_mlir.dialects import tile
 from pypto_mlir.passes.index_range import (
@@ -27,11 +33,6 @@ from pypto_mlir.passes.index_range import (
     index_ranges,
     loop_trip_count,
 )
-from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, i64
-from xdsl.ir import Block, Operation, OpResult, Region, SSAValue
-from xdsl.rewriter import InsertPoint, Rewriter
-from xdsl.traits import MemoryEffectKind, get_effects
 
 
 def _tile_ops(op: Operation) -> list[Operation]:

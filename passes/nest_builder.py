@@ -29,9 +29,6 @@ from dataclasses import dataclass, field
 from typing import cast
 
 import numpy as np
-from pypto_mlir.dialects import tensor_view as tv
-from pypto_mlir.dialects import tile
-from pypto_mlir.dialects.tile import MemorySpace, TileType
 from xdsl.dialects import arith, memref, scf
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
@@ -54,6 +51,9 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 
+from pypto_mlir.dialects import tensor_view as tv
+from pypto_mlir.dialects import tile
+from pypto_mlir.dialects.tile import MemorySpace, TileType
 from pypto_mlir.numerics import round_to_element_type
 
 from .located_builder import LocatedBuilder

@@ -19,9 +19,10 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from math import inf
 
-from pypto_mlir.dialects.ascend_hw import Pipe
 from xdsl.dialects import scf
 from xdsl.ir import Block, Operation
+
+from pypto_mlir.dialects.ascend_hw import Pipe
 
 from .access_analysis import Access, LoopShift, constant_int, may_overlap
 

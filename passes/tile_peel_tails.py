@@ -20,13 +20,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pypto_mlir.dialects.tile import TileType
-from pypto_mlir.passes.index_range import (
-    Range,
-    fold_index_constants,
-    index_ranges,
-    loop_trip_count,
-)
 from xdsl.context import Context
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import DYNAMIC_INDEX, IntegerAttr, ModuleOp
@@ -41,6 +34,14 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 from xdsl.transforms.canonicalize import CanonicalizePass
 from xdsl.transforms.common_subexpression_elimination import cse
+
+from pypto_mlir.dialects.tile import TileType
+from pypto_mlir.passes.index_range import (
+    Range,
+    fold_index_constants,
+    index_ranges,
+    loop_trip_count,
+)
 
 
 def has_dynamic_tiles(op: Operation) -> bool:

@@ -30,8 +30,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pypto_mlir.dialects.tile import LoadOp, MatmulOp, StoreOp, TileType
-from pypto_mlir.passes.index_range import MAX_TRIPS_ATTR
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, UnitAttr, i64
@@ -46,6 +44,8 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 
 from pypto_mlir.diagnostics import emit_remark, op_error
+from pypto_mlir.dialects.tile import LoadOp, MatmulOp, StoreOp, TileType
+from pypto_mlir.passes.index_range import MAX_TRIPS_ATTR
 from pypto_mlir.targets import Target, load_target
 from pypto_mlir.targets.resolve import resolve_target
 

@@ -27,30 +27,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import cast
 
-from pypto_mlir.dialects import ascend_hw as hw
-from pypto_mlir.dialects import tile
-from pypto_mlir.dialects.tile import MemorySpace, TileType
-from pypto_mlir.passes.hw_isel import (
-    BufferOf,
-    ConstantPool,
-    Emitter,
-    Lanes,
-    Selector,
-    Valid,
-    buffer_type,
-    lower_tile_ops,
-    unary,
-)
-from pypto_mlir.passes.index_range import Range, index_ranges
-from pypto_mlir.passes.memory_plan import MemoryPlan, ScratchRequest, plan_memory
-from pypto_mlir.passes.multicore_split import distribute
-from pypto_mlir.passes.tile_pipeline import (
-    PIPELINE_PROLOGUE_ATTR,
-    SPLIT_STAGES_ATTR,
-    Clones,
-    pipeline_loop,
-    pipeline_split_loop,
-)
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import (
@@ -76,6 +52,30 @@ from xdsl.transforms.dead_code_elimination import region_dce
 from xdsl.utils.exceptions import VerifyException
 
 from pypto_mlir.diagnostics import op_error
+from pypto_mlir.dialects import ascend_hw as hw
+from pypto_mlir.dialects import tile
+from pypto_mlir.dialects.tile import MemorySpace, TileType
+from pypto_mlir.passes.hw_isel import (
+    BufferOf,
+    ConstantPool,
+    Emitter,
+    Lanes,
+    Selector,
+    Valid,
+    buffer_type,
+    lower_tile_ops,
+    unary,
+)
+from pypto_mlir.passes.index_range import Range, index_ranges
+from pypto_mlir.passes.memory_plan import MemoryPlan, ScratchRequest, plan_memory
+from pypto_mlir.passes.multicore_split import distribute
+from pypto_mlir.passes.tile_pipeline import (
+    PIPELINE_PROLOGUE_ATTR,
+    SPLIT_STAGES_ATTR,
+    Clones,
+    pipeline_loop,
+    pipeline_split_loop,
+)
 from pypto_mlir.targets import Target, load_target
 from pypto_mlir.targets.resolve import TARGET_ATTR, resolve_target
 

@@ -25,9 +25,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
-from pypto_mlir.dialects.tile import LoadOp, MemorySpace, TileType, element_bytes
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
+from pypto_mlir.dialects.tile import LoadOp, MemorySpace, TileType, element_bytes
 from pypto_mlir.targets import Target
 from pypto_mlir.targets.cost import dma_cost, mmad_cycles
 

@@ -20,8 +20,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import cast
 
-from pypto_mlir.dialects import tensor_view as tv
-from pypto_mlir.passes.located_builder import LocatedBuilder
 from xdsl.context import Context
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import FloatAttr, ModuleOp, f32
@@ -35,6 +33,8 @@ from xdsl.pattern_rewriter import (
 )
 
 import pypto_mlir.op_facts as op_facts
+from pypto_mlir.dialects import tensor_view as tv
+from pypto_mlir.passes.located_builder import LocatedBuilder
 
 _TV_OPS: dict[str, type[Operation]] = {op.name: op for op in tv.TensorView.operations}
 

@@ -29,10 +29,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
-from pypto_mlir.dialects import tensor_view as tv
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr
 from xdsl.ir import Operation, SSAValue
+
+from pypto_mlir.dialects import tensor_view as tv
 
 Extent = int | SSAValue
 """A dimension size: a static int or an `index` SSA value."""

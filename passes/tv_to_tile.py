@@ -31,15 +31,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import cast
 
-from pypto_mlir.dialects import tensor_view as tv
-from pypto_mlir.dialects.tile import (
-    MATMUL_TYPES,
-    TARGET_ATTR,
-    MemorySpace,
-    TileType,
-    element_bytes,
-    fractal_edge,
-)
 from xdsl.context import Context
 from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import (
@@ -58,6 +49,15 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
 
 from pypto_mlir.diagnostics import emit_remark, op_error
+from pypto_mlir.dialects import tensor_view as tv
+from pypto_mlir.dialects.tile import (
+    MATMUL_TYPES,
+    TARGET_ATTR,
+    MemorySpace,
+    TileType,
+    element_bytes,
+    fractal_edge,
+)
 from pypto_mlir.targets import Target, TargetError, load_target
 from pypto_mlir.targets.resolve import resolve_target
 

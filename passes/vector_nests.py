@@ -19,12 +19,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import cast
 
-from pypto_mlir.dialects import tensor_view as tv
-from pypto_mlir.dialects import tile
-from pypto_mlir.dialects.tile import TileType
 from xdsl.dialects.builtin import IntegerType, bf16, f16, f32, i8, i16, i32
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
+
+from pypto_mlir.dialects import tensor_view as tv
+from pypto_mlir.dialects import tile
+from pypto_mlir.dialects.tile import TileType
 
 from .located_builder import LocatedBuilder
 from .nest_builder import TILE_OPS, GmBuffers, NestBuilder, op_suffix

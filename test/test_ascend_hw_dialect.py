@@ -8,7 +8,6 @@ from collections.abc import Sequence
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pypto_mlir.dialects import ascend_hw as hw
 from xdsl.context import Context
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
@@ -27,6 +26,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import VerifyException
 
+from pypto_mlir.dialects import ascend_hw as hw
 from pypto_mlir.targets import load_target
 
 TARGET = load_target("ascend910b")

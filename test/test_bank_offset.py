@@ -8,8 +8,9 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pypto_mlir.dialects import ascend_hw as hw
 from test_pipeline import EXAMPLE_KERNELS, TARGETS, Example, check_through_pipeline
+
+from pypto_mlir.dialects import ascend_hw as hw
 
 SHAPES = [(1, 17), (7, 13), (37, 45), (16, 33)]
 

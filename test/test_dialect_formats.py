@@ -6,9 +6,10 @@ Custom syntax the declarative format cannot spell is a custom directive
 """
 
 import pytest
+from xdsl.irdl import IRDLOperation
+
 from pypto_mlir.dialects.tensor_view import TensorView
 from pypto_mlir.dialects.tile import Tile
-from xdsl.irdl import IRDLOperation
 
 
 @pytest.mark.parametrize(

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from pypto_mlir.dialects import ascend_hw as hw
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
 from pypto_mlir.cli.source import load_module
+from pypto_mlir.dialects import ascend_hw as hw
 from pypto_mlir.interp.ascend_hw import HwRunResult, run_hw_function
 from pypto_mlir.sim import DeadlockError, EventError, RaceError, Report
 from pypto_mlir.targets import load_target

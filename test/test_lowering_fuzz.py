@@ -845,13 +845,12 @@ def test_scratch_terms_bound_the_scratch_of_random_nests(target: str) -> None:
     over its tiles' physical extents) is at least what tile-to-hw allocates for
     it (`Selector.scratch` with the static valid extents), for every tile op of
     random kernels: the model never lets a nest need more UB than it budgets."""
+    from pypto_mlir.cli.source import default_context
     from pypto_mlir.dialects.tile import TileType
     from pypto_mlir.passes.hw_isel import Selector
     from pypto_mlir.passes.tile_peel_tails import TilePeelTailsPass
     from pypto_mlir.passes.tile_to_hw import _ValidExtents, tile_values  # pyright: ignore[reportPrivateUsage]
     from pypto_mlir.passes.tv_to_tile import TvToTilePass
-
-    from pypto_mlir.cli.source import default_context
     from pypto_mlir.targets import load_target
 
     checked = 0

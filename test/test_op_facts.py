@@ -14,15 +14,15 @@ from collections.abc import Iterable
 
 import numpy as np
 import pytest
-from pypto_mlir.dialects import ascend_hw as hw
-from pypto_mlir.dialects import tensor_view as tv
-from pypto_mlir.dialects import tile
 from xdsl.interpreter import InterpreterFunctions
 from xdsl.ir import Operation
 
 import pypto_mlir as pto
 import pypto_mlir.op_facts as op_facts
 from pypto_mlir import error_bound, roofline
+from pypto_mlir.dialects import ascend_hw as hw
+from pypto_mlir.dialects import tensor_view as tv
+from pypto_mlir.dialects import tile
 from pypto_mlir.interp.ascend_hw import AscendHwFunctions
 from pypto_mlir.interp.ascend_hw.gm_memref import HwGmMemRefFunctions
 from pypto_mlir.interp.tensor_view import TensorViewFunctions, op_suffix

@@ -23,8 +23,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pypto_mlir.dialects import tensor_view as tv
-from pypto_mlir.dialects import tile
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, f16, f32, i32
 from xdsl.passes import ModulePass
@@ -42,6 +40,8 @@ from pypto_mlir.check import (
 from pypto_mlir.cli import run
 from pypto_mlir.cli.source import SourceChunk, default_context, parse_chunk
 from pypto_mlir.diagnostics import DiagnosticError, diagnostic_handler, op_error
+from pypto_mlir.dialects import tensor_view as tv
+from pypto_mlir.dialects import tile
 from pypto_mlir.frontend import backends
 from pypto_mlir.pipelines import LowerPipeline, pass_by_name
 from pypto_mlir.roofline import roofline

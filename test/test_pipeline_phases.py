@@ -9,7 +9,6 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pypto_mlir.dialects import ascend_hw as hw
 from test_pipeline import (
     check_through_pipeline,
     inputs_for,
@@ -23,6 +22,7 @@ from xdsl.traits import SymbolTable
 
 from pypto_mlir.check import lower, result_buffers
 from pypto_mlir.diagnostics import diagnostic_handler
+from pypto_mlir.dialects import ascend_hw as hw
 from pypto_mlir.interp.ascend_hw import run_hw_function
 from pypto_mlir.pipelines import LowerPipeline
 from pypto_mlir.sim import RaceError

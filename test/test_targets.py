@@ -8,8 +8,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from pypto_mlir.dialects import ascend_hw as hw
 
+from pypto_mlir.dialects import ascend_hw as hw
 from pypto_mlir.targets import (
     ON_CHIP_MEMORIES,
     VECTOR_COST_KEYS,

@@ -12,6 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from xdsl.dialects.builtin import bf16, f16, f32, i8, i16, i32
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from pypto_mlir.diagnostics import op_error
 from pypto_mlir.dialects import ascend_hw as hw
 from pypto_mlir.dialects import tile
 from pypto_mlir.dialects.tile import MemorySpace
@@ -32,10 +36,6 @@ from pypto_mlir.passes.hw_isel.emitter import (
     unary,
 )
 from pypto_mlir.passes.hw_isel.strategy import IselContext, Term, Terms, TileOpStrategy
-from xdsl.dialects.builtin import bf16, f16, f32, i8, i16, i32
-from xdsl.ir import Attribute, Operation, SSAValue
-
-from pypto_mlir.diagnostics import op_error
 
 EXACT_CASTS: frozenset[tuple[Attribute, Attribute]] = frozenset(
     pair for pair, modes in hw.CAST_MODES.items() if modes == (hw.RoundMode.NONE,)

@@ -15,9 +15,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from math import gcd
 
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, i16
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from pypto_mlir.diagnostics import op_error
 from pypto_mlir.dialects import ascend_hw as hw
 from pypto_mlir.dialects import tile
 from pypto_mlir.dialects.tile import MemorySpace, TileType
+from pypto_mlir.numerics import GELU_CUBIC, GELU_SCALE
 from pypto_mlir.passes.hw_isel.emitter import (
     BufferOf,
     Emitter,
@@ -40,12 +46,6 @@ from pypto_mlir.passes.hw_isel.strategy import (
     Terms,
     TileOpStrategy,
 )
-from xdsl.dialects import arith
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, i16
-from xdsl.ir import Attribute, Operation, SSAValue
-
-from pypto_mlir.diagnostics import op_error
-from pypto_mlir.numerics import GELU_CUBIC, GELU_SCALE
 
 # --------------------------------------------------------------------------------------
 # Unary functions

@@ -16,15 +16,15 @@ from dataclasses import dataclass, replace
 from enum import Enum, auto
 from math import prod
 
-from pypto_mlir.dialects import ascend_hw as hw
-from pypto_mlir.dialects import tile
-from pypto_mlir.dialects.tile import TileType
-from pypto_mlir.passes.located_builder import LocatedBuilder
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, i32
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 
+from pypto_mlir.dialects import ascend_hw as hw
+from pypto_mlir.dialects import tile
+from pypto_mlir.dialects.tile import TileType
+from pypto_mlir.passes.located_builder import LocatedBuilder
 from pypto_mlir.targets import Target
 
 Valid = tuple[int, ...]

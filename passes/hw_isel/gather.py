@@ -11,6 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from xdsl.dialects.builtin import f16, i32
+from xdsl.ir import Attribute, Operation, SSAValue
+
 from pypto_mlir.dialects import ascend_hw as hw
 from pypto_mlir.dialects import tile
 from pypto_mlir.dialects.tile import MemorySpace
@@ -30,8 +33,6 @@ from pypto_mlir.passes.hw_isel.emitter import (
     scalar_op,
 )
 from pypto_mlir.passes.hw_isel.strategy import IselContext, Term, Terms, TileOpStrategy
-from xdsl.dialects.builtin import f16, i32
-from xdsl.ir import Attribute, Operation, SSAValue
 
 
 def transpose_copies(op: tile.TransposeOp) -> bool:

@@ -6,11 +6,12 @@ The moves that bring the operands to l0a/l0b and the result out of l0c are
 
 from __future__ import annotations
 
+from xdsl.ir import Operation, SSAValue
+
 from pypto_mlir.dialects import ascend_hw as hw
 from pypto_mlir.dialects import tile
 from pypto_mlir.passes.hw_isel.emitter import BufferOf, Emitter
 from pypto_mlir.passes.hw_isel.strategy import NoScratch
-from xdsl.ir import Operation, SSAValue
 
 
 class MatmulStrategy(NoScratch):

@@ -14,6 +14,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IntegerAttr, MemRefType, f32, i8, i16, i32
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from pypto_mlir.diagnostics import op_error
 from pypto_mlir.dialects import ascend_hw as hw
 from pypto_mlir.dialects import tile
 from pypto_mlir.dialects.tile import Layout, MemorySpace, PadValue, TileType
@@ -40,11 +45,6 @@ from pypto_mlir.passes.hw_isel.strategy import (
     Terms,
     TileOpStrategy,
 )
-from xdsl.dialects import arith
-from xdsl.dialects.builtin import IntegerAttr, MemRefType, f32, i8, i16, i32
-from xdsl.ir import Attribute, Operation, SSAValue
-
-from pypto_mlir.diagnostics import op_error
 
 
 def as_memref(value: SSAValue) -> MemRefType:

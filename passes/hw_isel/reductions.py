@@ -13,6 +13,9 @@ from dataclasses import replace
 from fractions import Fraction
 from itertools import pairwise
 
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from pypto_mlir.diagnostics import op_error
 from pypto_mlir.dialects import ascend_hw as hw
 from pypto_mlir.dialects import tile
 from pypto_mlir.dialects.tile import MemorySpace
@@ -38,9 +41,6 @@ from pypto_mlir.passes.hw_isel.gather import (
     gather_transpose,
 )
 from pypto_mlir.passes.hw_isel.strategy import Term, Terms, TileOpStrategy
-from xdsl.ir import Attribute, Operation, SSAValue
-
-from pypto_mlir.diagnostics import op_error
 
 REDUCE_PRIMITIVES: dict[type[tile.TileReduceOp], type[hw.VectorReduceOp]] = {
     tile.ReduceSumOp: hw.VReduceSumOp,

@@ -11,6 +11,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from xdsl.ir import Operation, Region, SSAValue
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+)
+
+from pypto_mlir.diagnostics import op_error
 from pypto_mlir.dialects import ascend_hw as hw
 from pypto_mlir.dialects import tile
 from pypto_mlir.passes.hw_isel.casts import CastStrategy
@@ -48,15 +57,6 @@ from pypto_mlir.passes.hw_isel.strategy import (
     Terms,
     TileOpStrategy,
 )
-from xdsl.ir import Operation, Region, SSAValue
-from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
-    PatternRewriter,
-    PatternRewriteWalker,
-    RewritePattern,
-)
-
-from pypto_mlir.diagnostics import op_error
 from pypto_mlir.targets import Target
 
 

@@ -24,6 +24,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import ClassVar
 
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from pypto_mlir.diagnostics import op_error
 from pypto_mlir.dialects import ascend_hw as hw
 from pypto_mlir.dialects import tile
 from pypto_mlir.passes.hw_isel.emitter import (
@@ -36,9 +39,6 @@ from pypto_mlir.passes.hw_isel.emitter import (
     matrix_shape,
     matrix_valid,
 )
-from xdsl.ir import Attribute, Operation, SSAValue
-
-from pypto_mlir.diagnostics import op_error
 from pypto_mlir.targets import Target
 
 Term = tuple[Fraction, tuple[bool, ...]]

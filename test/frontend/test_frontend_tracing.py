@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from pypto_mlir.dialects import tensor_view as tv
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import FileLineColLoc, FloatAttr, IntegerAttr, f16, f32, i8
 
 import pypto_mlir as pto
+from pypto_mlir.dialects import tensor_view as tv
 from pypto_mlir.frontend.kernel import Kernel
 
 M = pto.sym("M")

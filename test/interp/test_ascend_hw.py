@@ -1296,7 +1296,6 @@ def test_bf16_memref_takes_float32_values() -> None:
 
 def test_every_op_has_an_interpreter_function() -> None:
     from pypto_mlir.dialects.ascend_hw import AscendHW
-
     from pypto_mlir.interp.ascend_hw import AscendHwFunctions
 
     registered = {op_type for op_type, _ in AscendHwFunctions._impls()}

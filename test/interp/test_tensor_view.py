@@ -14,7 +14,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
-from pypto_mlir.dialects import tensor_view as tv
 from xdsl.builder import ImplicitBuilder
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
@@ -38,6 +37,7 @@ from xdsl.parser import Parser
 from xdsl.transforms.canonicalize import CanonicalizePass
 from xdsl.utils.exceptions import InterpretationError, VerifyException
 
+from pypto_mlir.dialects import tensor_view as tv
 from pypto_mlir.interp.tensor_view import (
     numpy_dtype,
     round_to_bf16,

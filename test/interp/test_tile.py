@@ -15,9 +15,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pypto_mlir.dialects import tensor_view as tv
-from pypto_mlir.dialects import tile
-from pypto_mlir.dialects.tile import DYNAMIC_INDEX, TileType
 from tile_kernels import elementwise_kernel, extent, matmul_kernel
 from xdsl.builder import ImplicitBuilder
 from xdsl.context import Context
@@ -39,6 +36,9 @@ from xdsl.ir import Block, Region
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import InterpretationError, VerifyException
 
+from pypto_mlir.dialects import tensor_view as tv
+from pypto_mlir.dialects import tile
+from pypto_mlir.dialects.tile import DYNAMIC_INDEX, TileType
 from pypto_mlir.interp.tensor_view import round_to_bf16, run_tv_function
 from pypto_mlir.interp.tile import TileValue, cast_values, run_tile_function
 

@@ -8,14 +8,14 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pypto_mlir.dialects import ascend_hw as hw
-from pypto_mlir.passes.hw_coalesce_dma import HwCoalesceDmaPass
-from pypto_mlir.passes.hw_insert_sync import HwInsertSyncPass
 from xdsl.dialects.builtin import ModuleOp
 
 from pypto_mlir.check import lower
 from pypto_mlir.cli.source import SourceChunk, default_context, parse_chunk
+from pypto_mlir.dialects import ascend_hw as hw
 from pypto_mlir.interp.ascend_hw import HwRunResult, run_hw_function
+from pypto_mlir.passes.hw_coalesce_dma import HwCoalesceDmaPass
+from pypto_mlir.passes.hw_insert_sync import HwInsertSyncPass
 from pypto_mlir.pipelines import LowerPipeline
 from pypto_mlir.targets import load_target
 

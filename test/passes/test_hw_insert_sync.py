@@ -16,20 +16,20 @@ import pytest
 from example_kernels import example_kernel
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pypto_mlir.dialects import ascend_hw as hw
-from pypto_mlir.passes.hw_insert_sync import (
-    HwInsertSyncPass,
-    HwStripSyncPass,
-    insert_sync,
-)
-from pypto_mlir.passes.sync_frames import Sync
 from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.rewriter import Rewriter
 
 from pypto_mlir.cli.source import SourceChunk, default_context, load_module, parse_chunk
 from pypto_mlir.diagnostics import diagnostic_handler
+from pypto_mlir.dialects import ascend_hw as hw
 from pypto_mlir.interp.ascend_hw import HwRunResult, run_hw_function
+from pypto_mlir.passes.hw_insert_sync import (
+    HwInsertSyncPass,
+    HwStripSyncPass,
+    insert_sync,
+)
+from pypto_mlir.passes.sync_frames import Sync
 from pypto_mlir.pipelines import LowerPipeline
 from pypto_mlir.sim import SimError
 from pypto_mlir.targets import load_target

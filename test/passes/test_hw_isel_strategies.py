@@ -4,14 +4,14 @@ a tile op without one is an error naming it (never a silent default)."""
 from __future__ import annotations
 
 import pytest
-from pypto_mlir.dialects import ascend_hw as hw
-from pypto_mlir.dialects import tile
-from pypto_mlir.passes.hw_isel import STRATEGIES, STRATEGY_OF, Selector
-from pypto_mlir.passes.hw_isel.strategy import NoScratch
 from xdsl.ir import Operation
 from xdsl.irdl import IRDLOperation, irdl_op_definition
 from xdsl.utils.exceptions import PassFailedException
 
+from pypto_mlir.dialects import ascend_hw as hw
+from pypto_mlir.dialects import tile
+from pypto_mlir.passes.hw_isel import STRATEGIES, STRATEGY_OF, Selector
+from pypto_mlir.passes.hw_isel.strategy import NoScratch
 from pypto_mlir.targets import load_target
 
 

@@ -13,14 +13,14 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pypto_mlir.dialects import ascend_hw as hw
-from pypto_mlir.dialects import tile
 from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.parser import Parser
 
 from pypto_mlir.check import LoweringCheck, check_lowering, lower
 from pypto_mlir.cli.source import default_context
+from pypto_mlir.dialects import ascend_hw as hw
+from pypto_mlir.dialects import tile
 from pypto_mlir.pipelines import LowerPipeline
 
 TARGETS = ("ascend910b", "tiny")

@@ -17,13 +17,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pypto_mlir.dialects import ascend_hw as hw
-from pypto_mlir.dialects import tensor_view as tv
-from pypto_mlir.dialects import tile
-from pypto_mlir.passes.hw_insert_sync import HwInsertSyncPass
-from pypto_mlir.passes.tile_peel_tails import TilePeelTailsPass
-from pypto_mlir.passes.tile_to_hw import TileToHwPass
-from pypto_mlir.passes.tv_to_tile import TvToTilePass
 from tile_kernels import elementwise_kernel, extent, matmul_kernel
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf
@@ -32,8 +25,15 @@ from xdsl.parser import Parser
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from pypto_mlir.check import run_tile_level
+from pypto_mlir.dialects import ascend_hw as hw
+from pypto_mlir.dialects import tensor_view as tv
+from pypto_mlir.dialects import tile
 from pypto_mlir.interp.ascend_hw import HwRunResult, run_hw_function
 from pypto_mlir.interp.tensor_view import run_tv_function
+from pypto_mlir.passes.hw_insert_sync import HwInsertSyncPass
+from pypto_mlir.passes.tile_peel_tails import TilePeelTailsPass
+from pypto_mlir.passes.tile_to_hw import TileToHwPass
+from pypto_mlir.passes.tv_to_tile import TvToTilePass
 from pypto_mlir.sim import RaceError
 from pypto_mlir.targets import load_target
 

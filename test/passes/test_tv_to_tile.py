@@ -21,8 +21,6 @@ import numpy as np
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from pypto_mlir.dialects import tensor_view as tv
-from pypto_mlir.passes.tv_to_tile import TvToTilePass
 from xdsl.dialects import func
 from xdsl.dialects.builtin import FileLineColLoc, IndexType, IntegerType, ModuleOp
 from xdsl.parser import Parser
@@ -31,7 +29,9 @@ from xdsl.utils.exceptions import PassFailedException
 from pypto_mlir.check import compare_levels
 from pypto_mlir.cli.source import SourceChunk, default_context, parse_chunk
 from pypto_mlir.diagnostics import verify
+from pypto_mlir.dialects import tensor_view as tv
 from pypto_mlir.interp.tensor_view import numpy_dtype
+from pypto_mlir.passes.tv_to_tile import TvToTilePass
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 TARGETS = ("ascend910b", "tiny")
