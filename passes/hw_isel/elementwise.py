@@ -11,9 +11,10 @@ stride 0.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from math import gcd
+from typing import NoReturn
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, i16
@@ -46,6 +47,38 @@ from pypto_mlir.passes.hw_isel.strategy import (
     Terms,
     TileOpStrategy,
 )
+
+
+class ExpandedMathStrategy(TileOpStrategy):
+    """`tile.sin`, `tile.cos`, `tile.erf`: the vector unit has no instruction for
+    them. `pypto-lower` expands their tv forms into other tv ops (`tv-expand-math`,
+    from `op_facts`) before tiling, so tile-to-hw meets them only in tile IR
+    written by hand, and refuses them naming the pass that expands them."""
+
+    ops = (tile.SinOp, tile.CosOp, tile.ErfOp)
+
+    def _refuse(self, op: Operation) -> NoReturn:
+        raise op_error(
+            op,
+            f"tile-to-hw cannot lower {op.name}: the vector unit has no instruction "
+            f"for it; expand tv.{op.name.split('.', 1)[1]} before tiling with "
+            "tv-expand-math (pypto-lower does) or write the expanded tile ops",
+        )
+
+    def inplace(self, op: Operation) -> tuple[int, ...]:
+        self._refuse(op)
+
+    def scratch(self, op: Operation) -> list[hw.BufferType]:
+        self._refuse(op)
+
+    def scratch_terms(self, op: Operation, terms: Terms) -> list[Term]:
+        self._refuse(op)
+
+    def lower(
+        self, op: Operation, em: Emitter, buffer: BufferOf, scratch: list[SSAValue]
+    ) -> Sequence[SSAValue] | None:
+        self._refuse(op)
+
 
 # --------------------------------------------------------------------------------------
 # Unary functions

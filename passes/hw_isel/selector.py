@@ -26,6 +26,7 @@ from pypto_mlir.passes.hw_isel.casts import CastStrategy
 from pypto_mlir.passes.hw_isel.elementwise import (
     BinaryStrategy,
     BroadcastStrategy,
+    ExpandedMathStrategy,
     UnaryStrategy,
 )
 from pypto_mlir.passes.hw_isel.emitter import (
@@ -86,6 +87,7 @@ STRATEGIES: tuple[type[TileOpStrategy], ...] = (
     PadStrategy,
     TransposeStrategy,
     ValidDimStrategy,
+    ExpandedMathStrategy,
 )
 """One strategy per tile op family; adding a family is adding its class here."""
 
