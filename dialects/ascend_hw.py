@@ -4,7 +4,7 @@ Buffers sit at fixed byte offsets in named on-chip memories; every instruction
 runs on one pipe (S, MTE1, MTE2, MTE3, M, V, FIX); pipes are ordered against each
 other only by `set_flag`/`wait_flag` and `pipe_barrier`. Scalar control stays in
 `scf`/`arith`/`func`. Every op's docstring states its exact semantics: the
-interpreter (`pypto_mlir/interp/ascend_hw.py`) implements them byte for byte.
+interpreter (`pypto_mlir/interp/ascend_hw/`) implements them byte for byte.
 docs/ascend_hw.md has the op table.
 
 Conventions shared by all ops:
@@ -37,6 +37,10 @@ Conventions shared by all ops:
 - **Instructions.** Every op that the core executes is an `HwInstruction`:
   `op.pipe` is the pipe that executes it, `op.read_buffers()` /
   `op.write_buffers()` are the buffer and memref values it reads and writes.
+
+One module for the whole dialect, as xDSL's own dialects are (`builtin`, `arith`):
+its length is its ops (about 60), each a class with the docstring that states its
+semantics; splitting it would scatter the op list a reader looks up.
 """
 
 from __future__ import annotations

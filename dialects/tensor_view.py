@@ -6,6 +6,9 @@ softmax, transpose, cast, strided views, fill). Lower levels tile them onto the
 AI Core. The numerical meaning of every op, fp16 rounding included, is fixed by
 the reference interpreter in `pypto_mlir.interp.tensor_view` and described in
 docs/tensor_view.md.
+
+One module for the whole dialect, as xDSL's own dialects are: its length is the
+ops' docstrings and verifiers, not several jobs.
 """
 
 from __future__ import annotations

@@ -20,6 +20,9 @@ Conventions shared by every op (docs/tile.md has the full reference):
 - When the enclosing `builtin.module` names a target (`pypto.target`), every
   tile an op produces must fit its memory, and `nd` rows must respect the
   memory's alignment.
+
+One module for the whole dialect, as xDSL's own dialects are: its length is the
+ops' docstrings and verifiers, not several jobs.
 """
 
 from __future__ import annotations

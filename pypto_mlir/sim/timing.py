@@ -29,6 +29,9 @@ Three implementations give the same result; `replay` picks the fastest that appl
 
 The last two log each instruction's clock and leave race detection to one
 vectorised pass over all accesses (`race.find_races`).
+
+One module of about 1,000 lines: the replay's event loop, its per-pipe queues
+and the flag/barrier/sync_all joins are one algorithm over shared state.
 """
 
 from __future__ import annotations
