@@ -39,7 +39,7 @@ Conventions shared by all ops:
   `op.write_buffers()` are the buffer and memref values it reads and writes.
 
 One module for the whole dialect, as xDSL's own dialects are (`builtin`, `arith`):
-its length is its ops (about 60), each a class with the docstring that states its
+its length is its 44 ops, each a class with the docstring that states its
 semantics; splitting it would scatter the op list a reader looks up.
 """
 
