@@ -42,6 +42,7 @@ from xdsl.traits import SymbolTable
 import pypto_mlir.op_facts as op_facts
 from pypto_mlir.dialects import tensor_view as tv
 from pypto_mlir.targets import Target
+from pypto_mlir.targets.cost import cycles_per_repeat
 
 _STORAGE_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "i8": 1, "i16": 2, "i32": 4}
 """Bytes per element in GM."""
@@ -157,11 +158,10 @@ class _Work:
     def vector(self, instruction: str, elements: int, dtype: str) -> None:
         compute = _VECTOR_TYPE.get(dtype, dtype)
         width = _STORAGE_BYTES.get(compute, 4)
-        spec = self.target.vector
-        per_repeat = spec.cycles_per_repeat.get(8 * width, {}).get(
-            instruction, spec.default_cycles_per_repeat
+        per_repeat = cycles_per_repeat(self.target, instruction, f"i{8 * width}")
+        self.vector_cycles += (
+            elements * width / self.target.vector.repeat_bytes * per_repeat
         )
-        self.vector_cycles += elements * width / spec.repeat_bytes * per_repeat
 
 
 def _is_matmul_operand(op: Operation) -> bool:

@@ -166,7 +166,6 @@ class VectorSpec:
     repeat_bytes: int
     max_repeat: int
     startup: int
-    default_cycles_per_repeat: float
     cycles_per_repeat: Mapping[int, Mapping[str, float]]
     """element bits (16, 32) -> op name -> cycles per repeat."""
 
@@ -569,7 +568,6 @@ def _load_file(path: Path) -> Target:
             "repeat_bytes",
             "max_repeat",
             "startup",
-            "default_cycles_per_repeat",
             "cycles_per_repeat",
         },
     )
@@ -603,7 +601,6 @@ def _load_file(path: Path) -> Target:
         startup=int(
             r.number("vector.startup", "cycles", integer=True, allow_zero=True)
         ),
-        default_cycles_per_repeat=r.number("vector.default_cycles_per_repeat", "ratio"),
         cycles_per_repeat=MappingProxyType(per_repeat),
     )
 
