@@ -405,7 +405,8 @@ def lowering_lines(
     lowering: Lowering, dialect: Dialect, context: ReferenceContext, page: str
 ) -> list[str]:
     """The op section's lowering bullet, one sub-bullet per table entry with the
-    table's name and the lowering object's own docstring summary."""
+    table's name and the lowering object's own docstring (a strategy's
+    description says how it builds the instruction sequence)."""
     if lowering.pass_name is None and not lowering.targets:
         return [
             f"- **Lowering:** none (no {code(dialect.name + '-to-...')} pass: the lowest level)"
@@ -414,10 +415,15 @@ def lowering_lines(
     lines = [f"- **Lowering:** {lead}" + (":" if lead and lowering.targets else "")]
     for table, target in lowering.targets:
         text = f"{_target_text(target, context, page)} in {code(table.module + '.' + table.name)}"
+        description = ""
         if not _is_op_class(target):
-            summary, _ = split_docstring(own_docstring(_lowering_owner(target)))
+            summary, description = split_docstring(
+                own_docstring(_lowering_owner(target))
+            )
             text += f": {summary}" if summary else ""
         lines.append(f"    - {text}")
+        for paragraph in description.split("\n\n") if description else ():
+            lines += ["", "        " + " ".join(paragraph.split())]
     return lines
 
 

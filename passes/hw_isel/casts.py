@@ -272,7 +272,23 @@ def i32_to_bf16(
 
 
 class CastStrategy(TileOpStrategy):
-    """`tile.cast`: its plan's steps over chunks of the region."""
+    """`tile.cast`: its plan's steps over chunks of the region.
+
+    `cast`: every pair, rounding once as `tv.cast` (`cast_plan`): a `vcast` pair
+    directly (round mode `none` for exact widenings, `rint` for float/int → float,
+    the op's mode for float → int); else exact widenings (i8 → f16, i16/bf16 → f32)
+    then one conversion; i32 → f16 through f32 (exact for every i32 f16 does not
+    overflow); f32 → i16/i8 through i32 (saturating) and a `vmaxs`/`vmins` clamp to
+    the result's range (i8 then exactly through f32 and f16); int → narrower int
+    keeps the low bits: i32 → i16 a 16-bit `vgather` of the even halfwords, i16 → i8
+    `x − 256 floor((x + 128) / 256)` exact in f32 (`vcast floor`), then f16 → i8;
+    i32 → bf16 from `t = trunc_f32(x)`: `rint(t) + m (round(t) − rint(t))` with `m =
+    min(|x − t|, 1)` (x beyond a tie of t rounds away). Intermediates live in
+    scratch buffers (a same-width conversion overwrites its input); the region is
+    converted in chunks (groups of rows, or column chunks of a long row) whose
+    intermediates take at most 1/32 of UB or one repeat (`_cast_chunks`), so a cast
+    needs little memory besides its tiles
+    """
 
     ops = (tile.CastOp,)
 

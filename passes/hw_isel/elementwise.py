@@ -213,7 +213,23 @@ UNARY_RECIPES: dict[type[tile.TileUnaryOp], UnaryRecipe] = {
 
 
 class UnaryStrategy(NoScratch):
-    """Unary tile ops: their recipe over the valid region, in the result buffer."""
+    """Unary tile ops: their recipe over the valid region, in the result buffer.
+
+    `neg abs exp log sqrt rsqrt reciprocal relu`: `vmuls(-1)`, `vabs` (integers:
+    `vmax(x, -x)`), `vexp`, `vln`, `vsqrt`, `vrsqrt`, `vreciprocal`, `vrelu` (i16:
+    `vmaxs(x, 0)`)
+
+    `sigmoid`: `1 / (1 + e^-x)`: `vmuls -1, vexp, vadds 1, vreciprocal`
+
+    `silu`: `x / (1 + e^-x)`: `vmuls -1, vexp, vadds 1, vdiv` (tv-to-tile makes `x *
+    sigmoid(x)` one silu)
+
+    `tanh`: `2 / (1 + e^-2x) - 1`: `vmuls -2, vexp, vadds 1, vreciprocal, vmuls 2,
+    vadds -1` (no inf − inf for any x)
+
+    `gelu`: the tv form `x / (1 + e^(-s (x + 0.044715 x^3)))`: `vmul, vmul, vmuls,
+    vadd, vmuls, vexp, vadds 1, vdiv`
+    """
 
     ops = tuple(UNARY_RECIPES)
 
@@ -354,7 +370,17 @@ def _has_scalar(op: tile.TileBinaryOp) -> bool:
 
 class BinaryStrategy(TileOpStrategy):
     """Binary tile ops: one vector instruction over tile (or broadcast) operands,
-    or a vector-scalar one (a few for `sub` and `div`) with a scalar operand."""
+    or a vector-scalar one (a few for `sub` and `div`) with a scalar operand.
+
+    `add sub mul div max min`: `vadd vsub vmul vdiv vmax vmin`; a `[M, 1]` operand
+    is broadcast into one 32-byte block per row (`vbrcb`, from a zero-padded copy
+    when M is not a multiple of 8) and read with block stride 0; a `[1, N]` operand
+    is read with repeat stride 0
+
+    binary with a scalar: `vadds vmuls vmaxs vmins`; `t - s` = `vadds(t, -s)`, `s -
+    t` = `vadds(vmuls(t, -1), s)`; division: `vdup` the scalar into one repeat, read
+    with repeat stride 0
+    """
 
     ops = (tile.AddOp, tile.SubOp, tile.MulOp, tile.DivOp, tile.MaxOp, tile.MinOp)
 
@@ -465,7 +491,10 @@ class BinaryStrategy(TileOpStrategy):
 
 
 class BroadcastStrategy(TileOpStrategy):
-    """`tile.broadcast`: a copy from a row, column or single value operand."""
+    """`tile.broadcast`: a copy from a row, column or single value operand.
+
+    `broadcast`: `vcopy` from the block-broadcast (`vbrcb`) or row-vector operand
+    """
 
     ops = (tile.BroadcastOp,)
 

@@ -141,7 +141,17 @@ def gather_transpose(
 
 
 class TransposeStrategy(TileOpStrategy):
-    """`tile.transpose`: a gather per result row (8-bit elements through f16)."""
+    """`tile.transpose`: a gather per result row (8-bit elements through f16).
+
+    `transpose`: of a row `[1, N]` or a column `[N, 1]`: `vcopy` (both are N
+    contiguous elements); else `vgather`: result row `j` reads bytes `(l * C + j) *
+    e` of the source (C its row pitch), from a source subview at the 32-byte block
+    of column `j`; the offsets are a table of one row per element of a block, built
+    by `vdup` on single lanes and doubling `vadds` (one row at a time when the table
+    would exceed 1/16 of UB), for the lanes the result's valid columns use. 8-bit
+    tiles (vgather moves 16/32-bit elements): the valid rows converted to f16
+    (exact), transposed, converted back
+    """
 
     ops = (tile.TransposeOp,)
 

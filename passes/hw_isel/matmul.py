@@ -15,7 +15,11 @@ from pypto_mlir.passes.hw_isel.strategy import NoScratch
 
 
 class MatmulStrategy(NoScratch):
-    """`tile.matmul`: `mmad` over the valid m x k and k x n operands."""
+    """`tile.matmul`: `mmad` over the valid m x k and k x n operands.
+
+    `matmul`: `mmad` with `m`, `n`, `k` = the valid extents, `accumulate` with an
+    accumulator
+    """
 
     ops = (tile.MatmulOp,)
 

@@ -312,7 +312,34 @@ def zero_fill_scratch(isel: IselContext, value: SSAValue) -> list[hw.BufferType]
 
 
 class LoadStrategy(TileOpStrategy):
-    """`tile.load`: DMA from GM (nd2nz for nz tiles; strided windows gathered)."""
+    """`tile.load`: DMA from GM (nd2nz for nz tiles; strided windows gathered).
+
+    `load` → ub / l1 (nd): `dma_load`: one burst when the valid rows are contiguous
+    on both sides, else one `dma_load` per valid row (`burst_bytes` = valid columns)
+    into the row's place in the buffer; `hw-coalesce-dma` then merges them into one
+    DMA with a burst per row (GM gap = row stride − row, on-chip gap = row pitch −
+    aligned row), so that `coalesce-dma=false` shows what forming bursts gains
+    (test/filecheck/passes/tile_to_hw/rows.mlir). GM views need a static layout. A
+    tile with a pad and a partial valid region is first filled with the pad
+    (`vdup`).
+
+    `load` → ub from a view with strided rows (innermost stride s > 1), or a column
+    tile `[M, 1]` from a GM column (one row of M elements, s = the row stride): the
+    DMA writes bursts only at 32-byte aligned UB addresses (from any GM byte), so
+    each row is staged in a UB scratch, either as its whole GM span (`((n − 1) s +
+    1) e` bytes) or one element per 32-byte block (bursts of one element), whichever
+    is smaller; one `dma_load` when the rows are evenly spaced, else one per row;
+    then a `vgather` per row packs it, with an offset table `l * step` for the lanes
+    used (`vdup` on single lanes, doubling `vadds`). A window with one valid column
+    ignores the innermost stride (`x[:, ::2]` of one column is contiguous). 8-bit
+    tiles: one element per zeroed 32-byte block, a 16-bit gather of the halfwords
+    that start with them (each an unsigned byte), wrapped to i8 as `cast` does
+
+    `load` → l1, `layout = nz`: `nd2nz` of the valid block; with a partial valid
+    region, first zero what `load_l0` will read but `nd2nz` does not write (rows up
+    to the next fractal row, the partial column block) from a zeroed UB scratch
+    (`vdup` + `dma_copy` UB→L1)
+    """
 
     ops = (tile.LoadOp,)
 
@@ -486,7 +513,12 @@ class LoadStrategy(TileOpStrategy):
 
 
 class StoreStrategy(NoScratch):
-    """`tile.store`: DMA to GM (fixpipe from l0c)."""
+    """`tile.store`: DMA to GM (fixpipe from l0c).
+
+    `store` from ub: `dma_store` (mirror of the load)
+
+    `store` from l0c: `fixpipe` of the valid block (f32 → f16/bf16 on the way)
+    """
 
     ops = (tile.StoreOp,)
 
@@ -519,7 +551,19 @@ class StoreStrategy(NoScratch):
 
 class MoveStrategy(TileOpStrategy):
     """`tile.move` between on-chip memories: fixpipe from l0c, load_l0 into
-    l0a/l0b, block copies between nd tiles."""
+    l0a/l0b, block copies between nd tiles.
+
+    `move` l1 → l0a / l0b: `load_l0` of the valid block rounded up to whole fractals
+    (`transpose` kept), from the window's offsets in the source (0, 0 without a
+    window)
+
+    `move` l0c → ub / l1: `fixpipe`; an `nz` result in l1 with a partial valid
+    region is zeroed up to whole fractals first, as for loads
+
+    `move` l1 ↔ ub (nd): `dma_copy` of whole 32-byte blocks per row; the bytes after
+    the valid columns of a UB source are zeroed first (`vdup`), an L1 source must
+    end its rows on a block
+    """
 
     ops = (tile.MoveOp,)
 
@@ -626,7 +670,12 @@ class MoveStrategy(TileOpStrategy):
 
 
 class FillStrategy(NoScratch):
-    """`tile.fill`: vdup over the valid region (8-bit values as byte pairs)."""
+    """`tile.fill`: vdup over the valid region (8-bit values as byte pairs).
+
+    `fill`: `vdup` of the valid region (and of the pad elsewhere); 8-bit tiles:
+    `vdup` of the byte twice (an i16 pattern; for a scalar known at run time
+    `arith.extui`, `arith.muli` by 257) over a halfword view of the buffer
+    """
 
     ops = (tile.FillOp,)
 
@@ -662,7 +711,10 @@ class FillStrategy(NoScratch):
 
 
 class PadStrategy(NoScratch):
-    """`tile.pad`: the pad value beyond the valid region, in place."""
+    """`tile.pad`: the pad value beyond the valid region, in place.
+
+    `pad`: `vcopy` (unless in place), `vdup` of the pad outside the valid region
+    """
 
     ops = (tile.PadOp,)
 

@@ -57,7 +57,23 @@ REDUCE_COMBINE: dict[type[tile.TileReduceOp], type[hw.VectorBinaryOp]] = {
 
 
 class ReduceStrategy(TileOpStrategy):
-    """Reductions: partial results in scratch, combined into the result."""
+    """Reductions: partial results in scratch, combined into the result.
+
+    `reduce_*` along rows: `vreduce_*` with one repeat per row (`rep_stride` = row
+    pitch, mask = valid columns); rows longer than a repeat, whichever issues fewer
+    instructions (each pays the vector start-up): by row, a `vreduce` of each row's
+    whole repeats into a row of partials, one `vreduce` of the rows of partials, and
+    for a partial last repeat one more `vreduce` over the rows and a
+    `vadd`/`vmax`/`vmin` (8 rows of 1024 f32: 9 instructions), or by column chunk,
+    one `vreduce` per chunk into a scratch, then `vadd`/`vmax`/`vmin` of the partial
+    results (test/filecheck/passes/tile_to_hw/row-reductions.mlir). A single row:
+    `vreduce` of every repeat into a scratch, level by level until one repeat is
+    left, the partial last repeat of each level in a slot of its own, combined at
+    the end. f16/f32 only (vreduce is float-only)
+
+    `reduce_*` along columns: pairwise over rows: row `i` combines with row `i +
+    ceil(rows / 2)` until one row is left (any vector type)
+    """
 
     ops = (tile.ReduceSumOp, tile.ReduceMaxOp, tile.ReduceMinOp)
 

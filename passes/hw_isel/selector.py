@@ -62,7 +62,10 @@ from pypto_mlir.targets import Target
 
 
 class ValidDimStrategy(NoScratch):
-    """`tile.valid_dim`: the static extent, a constant."""
+    """`tile.valid_dim`: the static extent, a constant.
+
+    `valid_dim`: the constant extent
+    """
 
     ops = (tile.ValidDimOp,)
 
