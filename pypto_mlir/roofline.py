@@ -158,7 +158,7 @@ class _Work:
     def vector(self, instruction: str, elements: int, dtype: str) -> None:
         compute = _VECTOR_TYPE.get(dtype, dtype)
         width = _STORAGE_BYTES.get(compute, 4)
-        per_repeat = cycles_per_repeat(self.target, instruction, f"i{8 * width}")
+        per_repeat = cycles_per_repeat(self.target, instruction, 8 * width)
         self.vector_cycles += (
             elements * width / self.target.vector.repeat_bytes * per_repeat
         )

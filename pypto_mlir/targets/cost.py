@@ -199,17 +199,14 @@ def vector_cycles(
             f"(known: {', '.join(VECTOR_COST_KEYS)})"
         )
     instructions = max(1, math.ceil(repeats / vec.max_repeat))
-    per_repeat = cycles_per_repeat(target, op, dtype)
+    per_repeat = cycles_per_repeat(target, op, 8 * dtype_bytes(dtype))
     return instructions * vec.startup + math.ceil(repeats * per_repeat)
 
 
-def cycles_per_repeat(
-    target: Target, op: str, dtype: str | np.dtype | type = "f16"
-) -> float:
+def cycles_per_repeat(target: Target, op: str, bits: int) -> float:
     """The cycles one repeat of vector instruction `op` (a cost key) takes on
-    elements of `dtype`: the `b8` profile, or the `b16` one when the target has none."""
+    `bits`-bit elements: the `b8` profile, or the `b16` one when the target has none."""
     profiles = target.vector.cycles_per_repeat
-    bits = 8 * dtype_bytes(dtype)
     if bits == 8 and bits not in profiles:
         bits = 16
     return profiles[bits][op]
