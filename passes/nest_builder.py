@@ -341,8 +341,8 @@ class NestBuilder:
             operands=[buffer, *[s for s in sizes if isinstance(s, SSAValue)]],
             result_types=[result_type],
             properties={
-                "reassociation": _reassociation(groups),
-                "static_output_shape": _i64_array(static),
+                "reassociation": reassociation_attr(groups),
+                "static_output_shape": i64_array_attr(static),
             },
         )
         view = self.value(self.top, op)
@@ -667,9 +667,11 @@ def memref_strides(memref_type: MemRefType[Attribute]) -> list[int | None]:
     return list(found) if found is not None else [None] * memref_type.get_num_dims()
 
 
-def _reassociation(groups: list[list[int]]) -> Attribute:
+def reassociation_attr(groups: list[list[int]]) -> Attribute:
+    """The `reassociation` property of memref.expand_shape/collapse_shape."""
     return ArrayAttr(ArrayAttr(IntegerAttr(i, i64) for i in group) for group in groups)
 
 
-def _i64_array(values: Sequence[int]) -> Attribute:
+def i64_array_attr(values: Sequence[int]) -> Attribute:
+    """An `array<i64: ...>` property (static shapes and offsets)."""
     return DenseArrayBase.from_list(i64, values)

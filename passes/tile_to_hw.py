@@ -449,9 +449,11 @@ class TileToHwPass(ModulePass):
             raise op_error(op, f"max_cores must be >= 0, got {self.max_cores}")
         op.attributes[TARGET_ATTR] = StringAttr(name)
         cores = min(target.cores, self.max_cores or target.cores)
-        functions = [f for f in op.walk() if isinstance(f, func.FuncOp)]
         # A declaration (no body) has nothing to lower.
-        for function in [f for f in functions if not f.is_declaration]:
+        functions = [
+            f for f in op.walk() if isinstance(f, func.FuncOp) and not f.is_declaration
+        ]
+        for function in functions:
             if any(
                 _is_tile(v) for o in function.walk() for v in (*o.results, *o.operands)
             ) or any(map(_is_tile, function.args)):

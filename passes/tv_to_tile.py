@@ -64,7 +64,7 @@ from pypto_mlir.targets.resolve import resolve_target
 from .hw_isel import PhysicalExtents, Selector
 from .located_builder import LocatedBuilder
 from .matmul_nests import MatmulNest
-from .nest_builder import GmBuffers, _i64_array, _reassociation, memref_strides
+from .nest_builder import GmBuffers, i64_array_attr, memref_strides, reassociation_attr
 from .tiling_model import (
     ASSUMED_DYNAMIC_EXTENT,
     BUFFERING,
@@ -448,7 +448,9 @@ class FunctionLowering:
             collapse = memref.CollapseShapeOp.create(
                 operands=[source],
                 result_types=[MemRefType(element_type, count, layout(count))],
-                properties={"reassociation": _reassociation([list(range(len(shape)))])},
+                properties={
+                    "reassociation": reassociation_attr([list(range(len(shape)))])
+                },
             )
             flat = cursor.value(collapse)
         if len(result_shape) == 1:
@@ -458,8 +460,8 @@ class FunctionLowering:
             operands=[flat],
             result_types=[MemRefType(element_type, result_shape, layout(result_shape))],
             properties={
-                "reassociation": _reassociation([list(range(len(result_shape)))]),
-                "static_output_shape": _i64_array(result_shape),
+                "reassociation": reassociation_attr([list(range(len(result_shape)))]),
+                "static_output_shape": i64_array_attr(result_shape),
             },
         )
         self.gm.source[op.result] = cursor.value(expand)
