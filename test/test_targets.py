@@ -13,6 +13,7 @@ from pypto_mlir.dialects import ascend_hw as hw
 from pypto_mlir.targets import (
     ON_CHIP_MEMORIES,
     VECTOR_COST_KEYS,
+    VECTOR_PROFILE_TABLES,
     TargetError,
     builtin_targets,
     load_target,
@@ -46,7 +47,17 @@ def test_ascend910b_figures() -> None:
     # L1 -> L0A is quoted as 441 GiB/s = 256 B/cycle.
     assert t.dma[("l1", "l0a")].bytes_per_cycle == pytest.approx(256, rel=1e-3)
     assert t.cube.macs_per_cycle["f16"] == 4096
-    assert t.cube.macs_per_cycle["f32"] == 2048
+    # PTO-ISA's mad: fp32 fractals are 16 x 16 x 8 and take 2 cycles each.
+    assert t.cube.macs_per_cycle["f32"] == 16 * 16 * 8 // 2
+    assert t.cube.macs_per_cycle["bf16"] == t.cube.macs_per_cycle["f16"]
+    assert t.cube.head_cycles == 6
+    # A2A3.ini's L1 -> UB, UB -> L1 and L0C -> UB rates, in bytes per cycle.
+    assert t.dma[("l1", "ub")].bytes_per_cycle == 128
+    assert t.dma[("ub", "l1")].bytes_per_cycle == 128
+    assert t.dma[("l0c", "ub")].bytes_per_cycle == 256
+    # The 910B1 profiles' start-ups: vadd about 6, vexp 12, vdiv 13 cycles.
+    heads = t.vector.head_cycles
+    assert (heads[16]["add"], heads[16]["div"], heads[32]["exp"]) == (5.93, 13, 12)
     assert t.vector.repeat_bytes == 256 and t.vector.max_repeat == 255
     assert t.sync.event_ids == 8
     assert t.cores == 24
@@ -171,7 +182,17 @@ BAD_OVERRIDES = [
         "whole",
     ),
     ('[sync]\nevent_ids = { value = 0, source = "x" }\n', "sync.event_ids", "positive"),
-    ('[cube]\nstartup = { value = 1.5, source = "x" }\n', "cube.startup", "whole"),
+    (
+        '[cube]\nhead_cycles = { value = 1.5, source = "x" }\n',
+        "cube.head_cycles",
+        "whole",
+    ),
+    ('[cube]\nstartup = { value = 20, source = "x" }\n', "cube.startup", "unknown key"),
+    (
+        '[vector.head_cycles.b32]\nadd = { value = -1, source = "x" }\n',
+        "vector.head_cycles.b32.add",
+        "positive",
+    ),
     (
         '[vector.cycles_per_repeat.b12]\nadd = { value = 1, source = "x" }\n',
         "vector.cycles_per_repeat.b12",
@@ -221,17 +242,24 @@ def test_unknown_target_and_bad_toml(tmp_path: Path) -> None:
         load_target(str(cyclic))
 
 
-def test_a_vector_instruction_without_a_cost_is_a_load_error(tmp_path: Path) -> None:
-    """No instruction's cost falls back to a default: the file must price it."""
+@pytest.mark.parametrize("table", ["cycles_per_repeat", "head_cycles"])
+def test_a_vector_instruction_without_a_cost_is_a_load_error(
+    tmp_path: Path, table: str
+) -> None:
+    """No instruction's cost falls back to a default: the file must price it, its
+    slope and its start-up."""
     text = Path(load_target("ascend910b").path).read_text()
     lines = text.splitlines(keepends=True)
-    first = next(i for i, line in enumerate(lines) if line.startswith("brcb = "))
+    section = lines.index(f"[vector.{table}.b16]\n")
+    first = next(
+        i for i in range(section, len(lines)) if lines[i].startswith("brcb = ")
+    )
     path = tmp_path / "chip.toml"
     path.write_text("".join(lines[:first] + lines[first + 1 :]))
     with pytest.raises(TargetError) as info:
         load_target(str(path))
     assert info.value.file == str(path)
-    assert info.value.key == "vector.cycles_per_repeat.b16.brcb"
+    assert info.value.key == f"vector.{table}.b16.brcb"
     assert "missing key" in str(info.value)
 
 
@@ -249,7 +277,7 @@ def _instruction_classes() -> list[type[hw.HwInstruction]]:
 NOT_VECTOR_PRICING: dict[type[hw.HwInstruction], str] = {
     hw.BurstDmaOp: "its DMA path (dma.<src>-><dst>)",
     hw.MatrixMoveOp: "its DMA path (dma.<src>-><dst>)",
-    hw.MmadOp: "cube.macs_per_cycle.<dtype>",
+    hw.MmadOp: "cube.macs_per_cycle.<dtype> and cube.head_cycles",
     hw.FlagOp: "no cycles of its own (sync)",
     hw.PipeBarrierOp: "no cycles of its own (sync)",
     hw.SyncAllOp: "sync.all_latency",
@@ -278,8 +306,8 @@ def test_every_instruction_has_a_cost_in_every_target(
         f"{op.name}: its cost key {key!r} is not in targets.VECTOR_COST_KEYS"
     )
     vector = load_target(target).vector
-    for bits, table in vector.cycles_per_repeat.items():
-        assert key in table, (
-            f"target {target}: {op.name} has no cost "
-            f"vector.cycles_per_repeat.b{bits}.{key}"
-        )
+    for name in VECTOR_PROFILE_TABLES:
+        for bits, table in getattr(vector, name).items():
+            assert key in table, (
+                f"target {target}: {op.name} has no cost vector.{name}.b{bits}.{key}"
+            )

@@ -246,6 +246,7 @@ class Core:
         nbytes: int | None = None,
         wire_bytes: int | None = None,
         bank_cycles: int = 0,
+        head: int = 0,
     ) -> int:
         """Record one instruction executed on `pipe`; returns its record id.
 
@@ -254,7 +255,8 @@ class Core:
         direction (it must exist on the target and run on `pipe`), `nbytes` the payload
         and `wire_bytes` the bytes moved after granule rounding (default nbytes).
         `bank_cycles`: how many of `cycles` are lost to UB bank conflicts (counted
-        in the report).
+        in the report). `head`: the start-up cycles the replay adds when the
+        instruction starts a stream on its pipe (docs/simulator.md, "Start-up").
         """
         p = _PIPE_INDEX.get(pipe)
         if p is None or type(pipe) is int:
@@ -263,8 +265,10 @@ class Core:
             raise SimError(
                 f"{_at(loc)}instructions cannot be issued on pipe ALL", (loc,)
             )
-        if cycles < 0:
-            raise SimError(f"{_at(loc)}negative cycle count {cycles}", (loc,))
+        if cycles < 0 or head < 0:
+            raise SimError(
+                f"{_at(loc)}negative cycle count {min(cycles, head)}", (loc,)
+            )
         if not 0 <= bank_cycles <= cycles:
             raise SimError(
                 f"{_at(loc)}bank conflict cycles {bank_cycles} not in 0..{cycles}",
@@ -310,6 +314,7 @@ class Core:
                 int(wire_bytes),
                 None,
                 self._pending_scalar,
+                int(head),
             ),
         )
         self._pending_scalar = 0
@@ -330,11 +335,13 @@ class Core:
         nbytes: int = 0,
         wire_bytes: int = 0,
         bank_cycles: int = 0,
+        head: int = 0,
     ) -> int:
         """`issue` for an interpreter that checked its arguments once per op: `pipe`
         an index (not ALL), `cycles` a non-negative int, accesses as tuples of
         Access, `path` the target's DmaPath running on `pipe`, `nbytes` and
-        `wire_bytes` given, `bank_cycles` in 0..cycles. The accesses are checked
+        `wire_bytes` given, `bank_cycles` in 0..cycles, `head` a non-negative
+        int. The accesses are checked
         as `issue` checks them."""
         if bank_cycles:
             self.bank_conflict_cycles += bank_cycles
@@ -367,6 +374,7 @@ class Core:
                 wire_bytes,
                 None,
                 self._pending_scalar,
+                head,
             ),
         )
         self._pending_scalar = 0
@@ -507,6 +515,7 @@ class Core:
                 0,
                 key,
                 self._pending_scalar,
+                0,
             ),
         )
         self._pending_scalar = 0
@@ -601,6 +610,7 @@ class Core:
                 0,
                 key,
                 self._pending_scalar,
+                0,
             ),
         )
         self._pending_scalar = 0

@@ -48,6 +48,9 @@ class Record(NamedTuple):
     wire_bytes: int = 0
     key: tuple[int, int, int] | None = None
     scalar_cycles: int = 0
+    head: int = 0
+    """Start-up cycles added to `cycles` when the instruction starts a stream on
+    its pipe (docs/simulator.md, "Start-up"); 0 for everything but V and M."""
 
     def describe(self) -> str:
         """`name` on `pipe` at `loc`, for error messages."""

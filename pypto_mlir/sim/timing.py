@@ -7,6 +7,10 @@ at `scalar.issue` cycles per instruction. A queued instruction starts at
 max(issue time, its pipe free); a set_flag fires when everything before it on its
 source pipe has completed; a wait_flag holds its destination pipe until the matching
 set has fired (the k-th wait of a (src, dst, event) matches the k-th set).
+An instruction with a start-up (`Record.head`: vector ops and mmad) pays it only
+when it starts a stream on its pipe: it starts later than the pipe's previous
+instruction ended, or a set_flag from that pipe or a barrier over it came between
+(docs/simulator.md, "Start-up"); back-to-back instructions overlap it away.
 
 Events are processed in time order with one heap for all cores, so DMA transfers that
 touch GM see how many other GM transfers are in flight when they start: each gets
@@ -58,6 +62,18 @@ _SYNC_ALL = RecordKind.SYNC_ALL
 _ALL = int(Pipe.ALL)
 
 
+_FLUSHED = -1
+"""`stream_end` of a pipe with no stream running: nothing ran on it yet, or a
+set_flag from it or a barrier over it has drained it."""
+
+
+def _no_stream() -> list[int]:
+    """Per pipe, the end of the last instruction of its running stream: an
+    instruction with a start-up (`Record.head`) that starts later than that, or
+    after a flush, starts a new stream and pays it (docs/simulator.md, "Start-up")."""
+    return [_FLUSHED] * NUM_PIPES
+
+
 def _queue_pipe(rec: Record) -> int:
     """The pipe whose in-order queue holds `rec` (S for S-executed records:
     `barrier("all")` and `sync_all` are the records on pipe ALL)."""
@@ -84,6 +100,7 @@ class _CoreState:
         "barrier_need",
         "busy",
         "s_paid",
+        "stream_end",
     )
 
     def __init__(self, index: int, recs: list[Record]):
@@ -110,6 +127,7 @@ class _CoreState:
         self.s_barrier = False
         self.busy = [0] * NUM_PIPES
         self.s_paid = -1  # the record whose scalar cycles S has already spent
+        self.stream_end = _no_stream()
 
 
 class _Replay:
@@ -211,6 +229,7 @@ class _Replay:
                 merged = [max(col) for col in zip(*st.vc, strict=True)]
                 for p in range(NUM_PIPES):
                     st.vc[p] = list(merged)
+                st.stream_end = _no_stream()
                 st.issue[j] = st.start[j] = st.end[j] = bt
                 free[_S] = bt
                 if kind == _SYNC_ALL:
@@ -274,6 +293,7 @@ class _Replay:
             else:  # barrier on one pipe: the pipe is in order already
                 self.tick(st, pipe, rec)
                 st.start[j] = st.end[j] = t
+                st.stream_end[pipe] = _FLUSHED
                 free[pipe] = t
             st.qpos[pipe] = pos + 1
             if st.s_barrier:
@@ -299,12 +319,14 @@ class _Replay:
         for access in rec.writes:
             check(rec, pipe, vc, access, True)
         duration = rec.cycles
+        if rec.head and t > st.stream_end[pipe]:
+            duration += rec.head
         path = rec.path
         if path is not None and path.touches_gm:
             duration += self.gm_contention(t, rec, duration)
         end = t + duration
         st.start[j] = t
-        st.end[j] = end
+        st.end[j] = st.stream_end[pipe] = end
         st.free[pipe] = end
         st.busy[pipe] += duration
 
@@ -336,6 +358,7 @@ class _Replay:
         self.history[key][0].append((t, rec))
         st.start[j] = st.end[j] = t
         st.free[pipe] = t
+        st.stream_end[pipe] = _FLUSHED
         if st.waiting[dst] == rec.key:
             st.waiting[dst] = None
             if not st.scheduled[dst]:
@@ -433,7 +456,7 @@ def _at(loc: str) -> str:
 _Channel = tuple[deque[tuple[int, tuple[int, ...]]], list[int], list[int]]
 
 # Record tuple fields (see records.Record).
-_GID, _KIND, _PIPE, _CYCLES, _PATH, _KEY, _SCALAR = 0, 2, 3, 6, 9, 12, 13
+_GID, _KIND, _PIPE, _CYCLES, _PATH, _KEY, _SCALAR, _HEAD = 0, 2, 3, 6, 9, 12, 13, 14
 
 
 class _LoggedReplay(_Replay):
@@ -517,6 +540,7 @@ class _LoggedReplay(_Replay):
                 merged = [max(col) for col in zip(*st.vc, strict=True)]
                 for p in range(NUM_PIPES):
                     st.vc[p] = list(merged)
+                st.stream_end = _no_stream()
                 st.issue[j] = st.start[j] = st.end[j] = bt
                 free[_S] = bt
                 if kind == _SYNC_ALL:
@@ -565,6 +589,7 @@ class _LoggedReplay(_Replay):
             else:  # barrier on one pipe: the pipe is in order already
                 st.vc[pipe][pipe] += 1
                 st.start[j] = st.end[j] = t
+                st.stream_end[pipe] = _FLUSHED
                 free[pipe] = t
             qpos[pipe] = pos + 1
             if st.s_barrier:
@@ -595,12 +620,15 @@ class _LoggedReplay(_Replay):
         log.row[gid] = len(rows) // NUM_PIPES
         rows.extend(vc)
         duration = rec[_CYCLES]
+        head = rec[_HEAD]
+        if head and t > st.stream_end[pipe]:
+            duration += head
         path = rec[_PATH]
         if path is not None and (id(path) in self.gm_paths or path.touches_gm):
             duration += self.gm_contention(t, rec, duration)
         end = t + duration
         st.start[j] = t
-        st.end[j] = end
+        st.end[j] = st.stream_end[pipe] = end
         st.free[pipe] = end
         st.busy[pipe] += duration
 
@@ -617,6 +645,7 @@ class _LoggedReplay(_Replay):
         self.history[key][0].append((t, rec))
         st.start[j] = st.end[j] = t
         st.free[pipe] = t
+        st.stream_end[pipe] = _FLUSHED
         if st.waiting[dst] == rec_key:
             st.waiting[dst] = None
             if not st.scheduled[dst]:
@@ -759,6 +788,7 @@ class _DataflowReplay:
         free = [0] * NUM_PIPES
         busy = [0] * NUM_PIPES
         vc = [[0] * NUM_PIPES for _ in range(NUM_PIPES)]
+        stream = _no_stream()
         row = [0] * NUM_PIPES
         backlog: list[deque[tuple[int, int]] | None] = [None] * NUM_PIPES
         waiting: list[tuple[int, int, int] | None] = [None] * NUM_PIPES
@@ -805,8 +835,10 @@ class _DataflowReplay:
                 k_log[gid] = v[p]
                 row_log[gid] = row[p]
                 c = rec[_CYCLES]
+                if rec[_HEAD] and t > stream[p]:
+                    c += rec[_HEAD]
                 start[j] = t
-                end[j] = free[p] = t + c
+                end[j] = free[p] = stream[p] = t + c
                 busy[p] += c
             elif kind == _SET:
                 v[p] += 1
@@ -815,6 +847,7 @@ class _DataflowReplay:
                 channel[0].append((t, tuple(v)))
                 channel[1].append(t)
                 start[j] = end[j] = free[p] = t
+                stream[p] = _FLUSHED
                 if waiting[key[1]] == key:
                     wake(key[1])
             elif kind == _WAIT:
@@ -834,6 +867,7 @@ class _DataflowReplay:
             else:  # barrier on one pipe: the pipe is in order already
                 v[p] += 1
                 start[j] = end[j] = free[p] = t
+                stream[p] = _FLUSHED
             return True
 
         def wake(p: int) -> None:
@@ -881,8 +915,10 @@ class _DataflowReplay:
                     k_log[gid] = v[p]
                     row_log[gid] = row[p]
                     c = rec[_CYCLES]
+                    if rec[_HEAD] and s > stream[p]:
+                        c += rec[_HEAD]
                     start[j] = s
-                    end[j] = free[p] = s + c
+                    end[j] = free[p] = stream[p] = s + c
                     busy[p] += c
                 elif kind == _SET:
                     v[p] += 1
@@ -891,6 +927,7 @@ class _DataflowReplay:
                     channel[0].append((s, tuple(v)))
                     channel[1].append(s)
                     start[j] = end[j] = free[p] = s
+                    stream[p] = _FLUSHED
                     if waiting[key[1]] == key:
                         wake(key[1])
                 elif kind == _WAIT:
@@ -911,6 +948,7 @@ class _DataflowReplay:
                 else:
                     v[p] += 1
                     start[j] = end[j] = free[p] = s
+                    stream[p] = _FLUSHED
                 continue
             if kind != _BARRIER and kind != _SYNC_ALL:
                 # Executed by S itself, on its clock t (S is never behind it); a
@@ -932,6 +970,7 @@ class _DataflowReplay:
             rows.extend(merged)
             for i in range(NUM_PIPES):
                 row[i] = new_row
+                stream[i] = _FLUSHED
             start[j] = end[j] = bt
             t = bt
             if kind == _SYNC_ALL:

@@ -66,6 +66,10 @@ VECTOR_PROFILE_WIDTHS: tuple[str, ...] = ("b16", "b32")
 """The element widths every target profiles (a `b8` table is optional: 8-bit
 elements are priced by the `b16` one when it is absent, see `cost.vector_cycles`)."""
 
+VECTOR_PROFILE_TABLES: tuple[str, ...] = ("cycles_per_repeat", "head_cycles")
+"""The per-op tables of `[vector]`: each has a table per element width, and each
+of those prices every instruction (`VECTOR_COST_KEYS`)."""
+
 _UNIT_SCALES: dict[str, dict[str, float]] = {
     "bytes": {"B": 1, "KiB": 1024, "MiB": 1024**2},
     "cycles": {"cycles": 1},
@@ -157,7 +161,8 @@ class CubeSpec:
     fractal_m: int
     fractal_n: int
     fractal_k_bytes: int
-    startup: int
+    head_cycles: int
+    """Start-up cycles of an mmad that starts a stream on the M pipe."""
     macs_per_cycle: Mapping[str, int]
 
 
@@ -165,9 +170,11 @@ class CubeSpec:
 class VectorSpec:
     repeat_bytes: int
     max_repeat: int
-    startup: int
     cycles_per_repeat: Mapping[int, Mapping[str, float]]
     """element bits (16, 32) -> op name -> cycles per repeat."""
+    head_cycles: Mapping[int, Mapping[str, float]]
+    """element bits (16, 32) -> op name -> start-up cycles, charged when the op
+    starts a stream on the V pipe (docs/simulator.md, "Start-up")."""
 
 
 @dataclass(frozen=True)
@@ -412,6 +419,37 @@ class _Reader:
             raise self.error(f"{key}.{name}" if key else name, "unknown key")
 
 
+def _per_op_table(
+    r: _Reader, key: str, *, allow_zero: bool
+) -> Mapping[int, Mapping[str, float]]:
+    """`key`'s per-width tables (element bits -> cost key -> value): one for each
+    width of `VECTOR_PROFILE_WIDTHS` (and an optional b8), each pricing every
+    instruction of `VECTOR_COST_KEYS`."""
+    widths = r.table(key)
+    for width in widths:
+        if width not in ("b8", "b16", "b32"):
+            raise r.error(f"{key}.{width}", "element width must be b8, b16 or b32")
+    for width in VECTOR_PROFILE_WIDTHS:
+        if width not in widths:
+            raise r.error(f"{key}.{width}", "missing table")
+    per_width: dict[int, Mapping[str, float]] = {}
+    for width in widths:
+        table = r.table(f"{key}.{width}")
+        for op in VECTOR_COST_KEYS:
+            if op not in table:
+                raise r.error(
+                    f"{key}.{width}.{op}",
+                    "missing key (every vector instruction needs a cost)",
+                )
+        per_width[int(width[1:])] = MappingProxyType(
+            {
+                op: r.number(f"{key}.{width}.{op}", "ratio", allow_zero=allow_zero)
+                for op in table
+            }
+        )
+    return MappingProxyType(per_width)
+
+
 def _load_file(path: Path) -> Target:
     r = _Reader(str(path), _read_toml(path))
     r.check_keys(
@@ -546,7 +584,7 @@ def _load_file(path: Path) -> Target:
 
     r.check_keys(
         "cube",
-        {"fractal_m", "fractal_n", "fractal_k_bytes", "startup", "macs_per_cycle"},
+        {"fractal_m", "fractal_n", "fractal_k_bytes", "head_cycles", "macs_per_cycle"},
     )
     macs = {
         dtype: int(r.number(f"cube.macs_per_cycle.{dtype}", "count", integer=True))
@@ -558,50 +596,21 @@ def _load_file(path: Path) -> Target:
         fractal_m=int(r.number("cube.fractal_m", "count", integer=True)),
         fractal_n=int(r.number("cube.fractal_n", "count", integer=True)),
         fractal_k_bytes=int(r.number("cube.fractal_k_bytes", "bytes", integer=True)),
-        startup=int(r.number("cube.startup", "cycles", integer=True, allow_zero=True)),
+        head_cycles=int(
+            r.number("cube.head_cycles", "cycles", integer=True, allow_zero=True)
+        ),
         macs_per_cycle=MappingProxyType(macs),
     )
 
-    r.check_keys(
-        "vector",
-        {
-            "repeat_bytes",
-            "max_repeat",
-            "startup",
-            "cycles_per_repeat",
-        },
-    )
-    per_repeat: dict[int, Mapping[str, float]] = {}
-    widths = r.table("vector.cycles_per_repeat")
-    for width in widths:
-        if width not in ("b8", "b16", "b32"):
-            raise r.error(
-                f"vector.cycles_per_repeat.{width}",
-                "element width must be b8, b16 or b32",
-            )
-    for width in VECTOR_PROFILE_WIDTHS:
-        if width not in widths:
-            raise r.error(f"vector.cycles_per_repeat.{width}", "missing table")
-    for width in widths:
-        for op in VECTOR_COST_KEYS:
-            if op not in r.table(f"vector.cycles_per_repeat.{width}"):
-                raise r.error(
-                    f"vector.cycles_per_repeat.{width}.{op}",
-                    "missing key (every vector instruction needs a cost)",
-                )
-        per_repeat[int(width[1:])] = MappingProxyType(
-            {
-                op: r.number(f"vector.cycles_per_repeat.{width}.{op}", "ratio")
-                for op in r.table(f"vector.cycles_per_repeat.{width}")
-            }
-        )
+    r.check_keys("vector", {"repeat_bytes", "max_repeat", *VECTOR_PROFILE_TABLES})
     vector = VectorSpec(
         repeat_bytes=int(r.number("vector.repeat_bytes", "bytes", integer=True)),
         max_repeat=int(r.number("vector.max_repeat", "count", integer=True)),
-        startup=int(
-            r.number("vector.startup", "cycles", integer=True, allow_zero=True)
+        cycles_per_repeat=_per_op_table(
+            r, "vector.cycles_per_repeat", allow_zero=False
         ),
-        cycles_per_repeat=MappingProxyType(per_repeat),
+        # A zero start-up is a real figure (an op that overlaps any predecessor).
+        head_cycles=_per_op_table(r, "vector.head_cycles", allow_zero=True),
     )
 
     r.check_keys("scalar", {"issue", "op"})

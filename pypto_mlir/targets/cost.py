@@ -10,7 +10,7 @@ does not price every vector instruction (`VECTOR_COST_KEYS`).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,6 +28,7 @@ __all__ = [
     "scalar_cycles",
     "vector_cost_key",
     "vector_cycles",
+    "vector_head_cycles",
     "vector_repeats",
 ]
 
@@ -144,7 +145,9 @@ def dma_cycles(
 def mmad_cycles(
     target: Target, m: int, n: int, k: int, in_dtype: str | np.dtype | type
 ) -> int:
-    """startup + fractals * cycles per fractal.
+    """ceil(fractals * cycles per fractal): an mmad inside a stream on the M pipe
+    (one that starts a stream pays `cube.head_cycles` more, docs/simulator.md
+    "Start-up").
 
     A fractal is fractal_m x fractal_n x k0 with k0 = fractal_k_bytes / element size
     (16 for fp16, 8 for fp32); one costs k0 * fractal_m * fractal_n / MACs-per-cycle.
@@ -162,7 +165,7 @@ def mmad_cycles(
         * math.ceil(k / k0)
     )
     per_fractal = cube.fractal_m * cube.fractal_n * k0 / cube.macs_per_cycle[key]
-    return cube.startup + math.ceil(fractals * per_fractal)
+    return math.ceil(fractals * per_fractal)
 
 
 def vector_repeats(target: Target, elements: int, dtype: str | np.dtype | type) -> int:
@@ -184,32 +187,53 @@ def vector_cost_key(op_name: str) -> str:
 def vector_cycles(
     target: Target, op: str, repeats: int, dtype: str | np.dtype | type = "f16"
 ) -> int:
-    """startup per hardware instruction + repeats * per-op cycles per repeat.
+    """ceil(repeats * per-op cycles per repeat): the instruction inside a stream on
+    the V pipe (one that starts a stream pays `vector_head_cycles` more).
 
-    A request above the hardware's max repeat count is split into several
-    instructions, each paying the start-up. `op` is a cost key (`vector_cost_key`);
-    8-bit elements use the `b8` profile, or the `b16` one when the target has none.
+    A request above the hardware's max repeat count is several instructions
+    issued back to back: only the first can start a stream, so the split adds no
+    cycles. `op` is a cost key (`vector_cost_key`); 8-bit elements use the `b8`
+    profile, or the `b16` one when the target has none.
     """
-    vec = target.vector
     if repeats < 0:
         raise ValueError(f"negative repeat count {repeats}")
+    _check_cost_key(op)
+    return math.ceil(repeats * cycles_per_repeat(target, op, 8 * dtype_bytes(dtype)))
+
+
+def vector_head_cycles(
+    target: Target, op: str, dtype: str | np.dtype | type = "f16"
+) -> int:
+    """The start-up cycles vector instruction `op` (a cost key) pays when it starts
+    a stream on the V pipe (docs/simulator.md, "Start-up"), rounded to the nearest
+    cycle as the source's profiles are (half up)."""
+    _check_cost_key(op)
+    head = _per_width(target.vector.head_cycles, 8 * dtype_bytes(dtype))[op]
+    return math.floor(head + 0.5)
+
+
+def _check_cost_key(op: str) -> None:
     if op not in VECTOR_COST_KEYS:
         raise ValueError(
             f"{op!r} is not a vector instruction's cost key "
             f"(known: {', '.join(VECTOR_COST_KEYS)})"
         )
-    instructions = max(1, math.ceil(repeats / vec.max_repeat))
-    per_repeat = cycles_per_repeat(target, op, 8 * dtype_bytes(dtype))
-    return instructions * vec.startup + math.ceil(repeats * per_repeat)
+
+
+def _per_width(
+    tables: Mapping[int, Mapping[str, float]], bits: int
+) -> Mapping[str, float]:
+    """The table of `bits`-bit elements: 8-bit ones use the b16 table when the
+    target has no b8 one."""
+    if bits == 8 and bits not in tables:
+        bits = 16
+    return tables[bits]
 
 
 def cycles_per_repeat(target: Target, op: str, bits: int) -> float:
     """The cycles one repeat of vector instruction `op` (a cost key) takes on
     `bits`-bit elements: the `b8` profile, or the `b16` one when the target has none."""
-    profiles = target.vector.cycles_per_repeat
-    if bits == 8 and bits not in profiles:
-        bits = 16
-    return profiles[bits][op]
+    return _per_width(target.vector.cycles_per_repeat, bits)[op]
 
 
 def _distinct_rows(blocks: Sequence[np.ndarray], width: int) -> np.ndarray:

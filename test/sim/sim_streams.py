@@ -6,7 +6,7 @@ import numpy as np
 
 from pypto_mlir.sim import Access, Machine, Report
 from pypto_mlir.targets import Target, load_target
-from pypto_mlir.targets.cost import vector_cycles, vector_repeats
+from pypto_mlir.targets.cost import vector_cycles, vector_head_cycles, vector_repeats
 
 # Flags of one tile of the vector-add pipeline, by name; a test can leave one out.
 FLAGS = ("mte3->mte2", "mte2->v", "v->mte3")
@@ -37,6 +37,7 @@ def vector_add(
     tb = tile * 2
     buffers = 2 if double_buffer else 1
     add_cycles = vector_cycles(tgt, "add", vector_repeats(tgt, tile, np.float16))
+    add_head = vector_head_cycles(tgt, "add", np.float16)
     for c in range(block_dim):
         core = machine.core(c)
         for b in range(buffers):
@@ -60,7 +61,13 @@ def vector_add(
             bb = core.view("ub", base + tb, (tile,), np.float16)
             core.view("ub", base + 2 * tb, (tile,), np.float16)[:] = a + bb
             core.issue(
-                "v", "vadd", f"t{i}.vadd", add_cycles, reads=[ub_x, ub_y], writes=[ub_z]
+                "v",
+                "vadd",
+                f"t{i}.vadd",
+                add_cycles,
+                reads=[ub_x, ub_y],
+                writes=[ub_z],
+                head=add_head,
             )
             if omit != "v->mte3":
                 core.set_flag("v", "mte3", b, f"t{i}.set_v_mte3")

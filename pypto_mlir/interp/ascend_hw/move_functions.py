@@ -169,7 +169,15 @@ class HwMoveFunctions(HwFunctions):
         b = _matrix_side(core, args[1], (0, 0), (k, n), frac, loc)
         c = _matrix_side(core, args[2], (0, 0), (m, n), frac, loc)
         reads = a.accesses + b.accesses + (c.accesses if plan.accumulate else ())
-        core.issue("M", "mmad", loc, plan.cycles, reads=reads, writes=c.accesses)
+        core.issue(
+            "M",
+            "mmad",
+            loc,
+            plan.cycles,
+            reads=reads,
+            writes=c.accesses,
+            head=runtime.target.cube.head_cycles,
+        )
         left, right = a.read(), b.read()
         if plan.bf16:
             left, right = bf16_values(left), bf16_values(right)

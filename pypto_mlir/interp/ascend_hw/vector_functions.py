@@ -147,6 +147,7 @@ class HwVectorFunctions(HwFunctions):
             call.reads,
             call.writes,
             bank_cycles=call.bank_cycles,
+            head=plan.head,
         )
         _run_repeats(plan, call, kernel, scalar)
         return ()
@@ -340,6 +341,7 @@ class HwVectorFunctions(HwFunctions):
             reads=reads,
             writes=call.writes,
             bank_cycles=call.bank_cycles,
+            head=plan.head,
         )
         elements = core.memories[src.space].view(plan.dtypes[0])
         base = src.address // e

@@ -31,6 +31,7 @@ from pypto_mlir.targets.cost import (
     bank_conflict_cycles,
     vector_cost_key,
     vector_cycles,
+    vector_head_cycles,
 )
 
 _V = int(Pipe.V)
@@ -51,6 +52,8 @@ class _VectorPlan:
     name: str
     loc: str
     cycles: int
+    head: int
+    """Start-up cycles when the op starts a stream on V (`vector_head_cycles`)."""
     repeat: int
     lanes: int
     active: np.ndarray
@@ -120,6 +123,7 @@ def _vector_plan(op: hw.VectorOp, target: Target) -> _VectorPlan:
         name=_short_name(op),
         loc=_op_loc(op),
         cycles=vector_cycles(target, key, repeat, str(cost_type)),
+        head=vector_head_cycles(target, key, str(cost_type)),
         repeat=repeat,
         lanes=lanes,
         active=np.asarray(active, dtype=np.int64),
