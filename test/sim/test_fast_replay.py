@@ -169,6 +169,8 @@ def _build(
                     cycles,
                     reads=accesses[0],
                     writes=accesses[1],
+                    # A start-up, paid only when the instruction starts a stream.
+                    head=cycles % 17,
                 )
             elif op[0] == "set":
                 core.set_flag(op[1], op[2], op[3], f"c{index}:set")
