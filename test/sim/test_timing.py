@@ -14,7 +14,6 @@ from pypto_mlir.targets.cost import (
     mmad_cycles,
     vector_cycles,
     vector_head_cycles,
-    vector_repeats,
 )
 
 TINY = load_target("tiny")
