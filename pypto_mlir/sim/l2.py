@@ -1,0 +1,308 @@
+"""The L2 cache shared by all cores: which GM bytes are resident, and what a GM
+transfer costs when some of them are.
+
+One job: residency. The replay (timing.py) calls `L2Cache.transfer` for every
+GM transfer in the global order of their start times, so the L2 state is that of
+one chip whose cores share it. The model (docs/simulator.md, "L2 cache"):
+
+- GM is one address space of lines of `spec.line` bytes; each GM tensor starts
+  on a line of its own (tensors are allocated line-aligned).
+- Fully associative LRU over `spec.lines` lines: a line is resident iff fewer
+  than `spec.lines` distinct lines were touched since its last access. A
+  transfer's lines are looked up when it starts and are then the most recent, in
+  address order. A later transfer that hits a line still being filled waits
+  for its data: its first bytes come no earlier than the fill's (PyPTO merges
+  such requests into the miss in flight, CacheMachine::AddMSHR).
+- A read's missed lines are filled from HBM; a write is write-through (it costs
+  what it costs without an L2) and, when `spec.write_allocate`, makes its lines
+  the most recent.
+
+The LRU test needs, per line, how many distinct lines were touched after it.
+Each transfer is a batch with a number; every line remembers the batch and the
+position in it of its last access. A Fenwick tree over batches counts the lines
+whose last access is in each, so "lines touched after batch q" is one prefix
+sum, and a bool array per batch says which of its positions are still some
+line's last access (the order inside the batch). A transfer costs
+O(previous batches of its lines * log batches) Python steps plus numpy work on
+its lines: no loop over lines.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from pypto_mlir.sim.access import Access, GmTensor
+from pypto_mlir.sim.records import Record
+from pypto_mlir.targets import L2Spec
+
+__all__ = ["L2Cache", "L2Transfers", "l2_read_cycles"]
+
+
+@dataclass(frozen=True)
+class L2Transfers:
+    """Per GM read the L2 saw, in the order it saw them (numpy arrays, one entry
+    each): for the report's totals and the trace's counters."""
+
+    gid: np.ndarray
+    core: np.ndarray
+    start: np.ndarray
+    """Cycle the transfer started (when its lines were looked up)."""
+    hit_bytes: np.ndarray
+    """Payload bytes in resident lines."""
+    miss_bytes: np.ndarray
+    """Payload bytes in missed lines."""
+    hbm_bytes: np.ndarray
+    """Bytes filled from HBM: the missed lines, whole."""
+
+
+def l2_read_cycles(
+    spec: L2Spec, rec: Record, hit_wire: int, miss_wire: int, latency: int
+) -> int:
+    """Cycles of GM read `rec` before HBM sharing, when `hit_wire` of its wire
+    bytes come from L2 and `miss_wire` from HBM, and its first bytes arrive
+    `latency` cycles after it starts.
+
+    `rec.cycles` is the path's cost with every byte from HBM (`cost.dma_cost`):
+    latency + bursts * burst_overhead + ceil(wire / bandwidth). The hit bytes move
+    at min(path, L2 read bandwidth), the missed ones at the path's.
+    """
+    path = rec.path
+    assert path is not None
+    delta = latency - path.latency
+    bandwidth = path.bytes_per_cycle
+    hit_bandwidth = min(bandwidth, spec.read_bytes_per_cycle)
+    if hit_bandwidth < bandwidth:
+        wire = hit_wire + miss_wire
+        delta += math.ceil(hit_wire / hit_bandwidth + miss_wire / bandwidth)
+        delta -= math.ceil(wire / bandwidth)
+    return rec.cycles + delta
+
+
+class L2Cache:
+    """LRU residency of GM lines in the L2 of `spec`, advanced transfer by
+    transfer in start-time order (see the module docstring)."""
+
+    def __init__(self, spec: L2Spec):
+        self.spec = spec
+        self.line = spec.line
+        self.capacity = spec.lines
+        # First line of each GM tensor (by id), assigned on first access.
+        self.base: dict[int, int] = {}
+        self.lines_used = 0
+        # Per line: the batch and the position in it of its last access (-1: never).
+        self.last_batch = np.full(0, -1, np.int64)
+        self.last_pos = np.zeros(0, np.int64)
+        # Per line: the cycle its data is in the L2 (its fill's first bytes arrive).
+        self.ready = np.zeros(0, np.int64)
+        # Per batch: which positions are still a line's last access (None once
+        # every line of the batch moved on or was evicted: no longer needed).
+        self.alive: list[np.ndarray | None] = []
+        self.counts: list[int] = []
+        self.tree: list[int] = [0]  # Fenwick tree over batches, 1-based
+        self.distinct = 0
+        """Lines ever touched (each has one last access): the tree's total."""
+        self._gid: list[int] = []
+        self._core: list[int] = []
+        self._start: list[int] = []
+        self._hit: list[int] = []
+        self._miss: list[int] = []
+        self._hbm: list[int] = []
+
+    # --- the replay's entry point --------------------------------------------------------
+    def transfer(self, rec: Record, t: int) -> tuple[int, int]:
+        """(cycles before HBM sharing, wire bytes that use HBM) of GM transfer
+        `rec` starting at cycle `t`; advances the L2 state."""
+        path = rec.path
+        assert path is not None
+        wire = rec.wire_bytes
+        arrival = t + path.latency
+        if path.src != "gm":
+            if self.spec.write_allocate:
+                lines, _ = self._lines_of(
+                    [a for a in rec.writes if type(a.mem) is not str]
+                )
+                if lines.size:
+                    self._stamp(lines)
+                    self.ready[lines] = arrival
+            return rec.cycles, wire
+        lines, nbytes = self._lines_of(
+            [a for a in rec.reads if type(a.mem) is not str]
+        )
+        if not lines.size:
+            return rec.cycles, wire
+        hit = self._resident(lines)
+        self._stamp(lines)
+        hit_bytes = int(nbytes[hit].sum())
+        missed = lines[~hit]
+        hbm_bytes = missed.size * self.line
+        # A hit on a line still being filled waits for its data.
+        latency = path.latency if missed.size else self.spec.hit_latency
+        if hit_bytes:
+            latency = max(latency, int(self.ready[lines[hit]].max()) - t)
+        self.ready[missed] = arrival
+        self._gid.append(rec.gid)
+        self._core.append(rec.core)
+        self._start.append(t)
+        self._hit.append(hit_bytes)
+        self._miss.append(int(nbytes.sum()) - hit_bytes)
+        self._hbm.append(hbm_bytes)
+        if not hit_bytes:
+            return rec.cycles, wire
+        miss_wire = min(wire, hbm_bytes)
+        cycles = l2_read_cycles(self.spec, rec, wire - miss_wire, miss_wire, latency)
+        return cycles, miss_wire
+
+    def transfers(self) -> L2Transfers:
+        """Every GM read so far, as arrays."""
+
+        def array(values: list[int]) -> np.ndarray:
+            return np.array(values, np.int64)
+
+        return L2Transfers(
+            gid=array(self._gid),
+            core=array(self._core),
+            start=array(self._start),
+            hit_bytes=array(self._hit),
+            miss_bytes=array(self._miss),
+            hbm_bytes=array(self._hbm),
+        )
+
+    # --- lines -------------------------------------------------------------------------
+    def _lines_of(self, accesses: list[Access]) -> tuple[np.ndarray, np.ndarray]:
+        """The distinct lines `accesses` touch, ascending (= access order: bursts
+        go up in address), and the payload bytes of each."""
+        parts_lines: list[np.ndarray] = []
+        parts_bytes: list[np.ndarray] = []
+        size = self.line
+        for a in accesses:
+            if not a.length:
+                continue
+            assert isinstance(a.mem, GmTensor)
+            base = self._base_of(a.mem)
+            starts = a.start + a.stride * np.arange(a.count, dtype=np.int64)
+            ends = starts + a.length
+            first = starts // size
+            spans = (ends - 1) // size - first + 1
+            total = int(spans.sum())
+            offsets = np.arange(total, dtype=np.int64) - np.repeat(
+                np.cumsum(spans) - spans, spans
+            )
+            line = np.repeat(first, spans) + offsets
+            lo = np.maximum(np.repeat(starts, spans), line * size)
+            hi = np.minimum(np.repeat(ends, spans), (line + 1) * size)
+            parts_lines.append(line + base)
+            parts_bytes.append(hi - lo)
+        if not parts_lines:
+            empty = np.zeros(0, np.int64)
+            return empty, empty
+        lines, inverse = np.unique(np.concatenate(parts_lines), return_inverse=True)
+        nbytes = np.zeros(lines.size, np.int64)
+        np.add.at(nbytes, inverse, np.concatenate(parts_bytes))
+        return lines, nbytes
+
+    def _base_of(self, tensor: GmTensor) -> int:
+        base = self.base.get(id(tensor))
+        if base is None:
+            base = self.base[id(tensor)] = self.lines_used
+            self.lines_used += max(1, -(-tensor.nbytes // self.line))
+            grow = self.lines_used - self.last_batch.size
+            if grow > 0:
+                self.last_batch = np.concatenate(
+                    (self.last_batch, np.full(grow, -1, np.int64))
+                )
+                self.last_pos = np.concatenate(
+                    (self.last_pos, np.zeros(grow, np.int64))
+                )
+                self.ready = np.concatenate((self.ready, np.zeros(grow, np.int64)))
+        return base
+
+    # --- LRU ---------------------------------------------------------------------------
+    def _resident(self, lines: np.ndarray) -> np.ndarray:
+        """Per line: whether it is in the L2 now."""
+        hit = np.zeros(lines.size, bool)
+        prev = self.last_batch[lines]
+        seen = np.flatnonzero(prev >= 0)
+        if not seen.size:
+            return hit
+        order = seen[np.argsort(prev[seen], kind="stable")]
+        batches, first = np.unique(prev[order], return_index=True)
+        bounds = [*first.tolist(), order.size]
+        capacity = self.capacity
+        for i, q in enumerate(batches.tolist()):
+            alive = self.alive[q]
+            if alive is None:
+                continue  # evicted long ago
+            newer = self.distinct - self._prefix(q)
+            if newer >= capacity:
+                self.alive[q] = None  # every line of q is out, and stays out
+                continue
+            members = order[bounds[i] : bounds[i + 1]]
+            if newer + self.counts[q] <= capacity:
+                hit[members] = True
+                continue
+            # Lines of q touched after each position (inclusive cumsum counts itself).
+            after = self.counts[q] - np.cumsum(alive)[self.last_pos[lines[members]]]
+            hit[members] = newer + after < capacity
+        return hit
+
+    def _stamp(self, lines: np.ndarray) -> None:
+        """`lines` become the most recent, in their order, as one new batch."""
+        batch = len(self.counts)
+        prev = self.last_batch[lines]
+        old = np.flatnonzero(prev >= 0)
+        if old.size:
+            batches, moved = np.unique(prev[old], return_counts=True)
+            order = old[np.argsort(prev[old], kind="stable")]
+            start = 0
+            for q, count in zip(batches.tolist(), moved.tolist(), strict=True):
+                alive = self.alive[q]
+                if alive is not None:
+                    alive[self.last_pos[lines[order[start : start + count]]]] = False
+                start += count
+                self.counts[q] -= count
+                self._add(q, -count)
+                if not self.counts[q]:
+                    self.alive[q] = None
+        k = lines.size
+        self.distinct += k - old.size
+        self.last_batch[lines] = batch
+        self.last_pos[lines] = np.arange(k, dtype=np.int64)
+        if batch + 1 >= len(self.tree):
+            self._grow()
+        self.alive.append(np.ones(k, bool))
+        self.counts.append(k)
+        self._add(batch, k)
+
+    # --- the Fenwick tree over batches -------------------------------------------------------
+    def _add(self, batch: int, delta: int) -> None:
+        tree = self.tree
+        i = batch + 1
+        n = len(tree)
+        while i < n:
+            tree[i] += delta
+            i += i & -i
+
+    def _prefix(self, batch: int) -> int:
+        """Lines whose last access is in batches 0..batch."""
+        tree = self.tree
+        i = batch + 1
+        total = 0
+        while i:
+            total += tree[i]
+            i &= i - 1
+        return total
+
+    def _grow(self) -> None:
+        """Double the tree, rebuilt from the per-batch counts in linear time."""
+        n = 2 * len(self.tree)
+        tree = [0] * n
+        for b, count in enumerate(self.counts):
+            tree[b + 1] += count
+        for i in range(1, n):
+            parent = i + (i & -i)
+            if parent < n:
+                tree[parent] += tree[i]
+        self.tree = tree
