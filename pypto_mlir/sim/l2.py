@@ -50,6 +50,8 @@ class L2Transfers:
     core: np.ndarray
     start: np.ndarray
     """Cycle the transfer started (when its lines were looked up)."""
+    cycles: np.ndarray
+    """Its cycles before HBM sharing (`L2Cache.transfer`)."""
     hit_bytes: np.ndarray
     """Payload bytes in resident lines."""
     miss_bytes: np.ndarray
@@ -107,6 +109,7 @@ class L2Cache:
         self._gid: list[int] = []
         self._core: list[int] = []
         self._start: list[int] = []
+        self._cycles: list[int] = []
         self._hit: list[int] = []
         self._miss: list[int] = []
         self._hbm: list[int] = []
@@ -128,9 +131,7 @@ class L2Cache:
                     self._stamp(lines)
                     self.ready[lines] = arrival
             return rec.cycles, wire
-        lines, nbytes = self._lines_of(
-            [a for a in rec.reads if type(a.mem) is not str]
-        )
+        lines, nbytes = self._lines_of([a for a in rec.reads if type(a.mem) is not str])
         if not lines.size:
             return rec.cycles, wire
         hit = self._resident(lines)
@@ -150,9 +151,11 @@ class L2Cache:
         self._miss.append(int(nbytes.sum()) - hit_bytes)
         self._hbm.append(hbm_bytes)
         if not hit_bytes:
+            self._cycles.append(rec.cycles)
             return rec.cycles, wire
         miss_wire = min(wire, hbm_bytes)
         cycles = l2_read_cycles(self.spec, rec, wire - miss_wire, miss_wire, latency)
+        self._cycles.append(cycles)
         return cycles, miss_wire
 
     def transfers(self) -> L2Transfers:
@@ -165,6 +168,7 @@ class L2Cache:
             gid=array(self._gid),
             core=array(self._core),
             start=array(self._start),
+            cycles=array(self._cycles),
             hit_bytes=array(self._hit),
             miss_bytes=array(self._miss),
             hbm_bytes=array(self._hbm),
