@@ -93,6 +93,10 @@ class L2Cache:
         self.capacity = spec.lines
         # First line of each GM tensor (by id), assigned on first access.
         self.base: dict[int, int] = {}
+        # (start % line, length, count, stride) -> `_regular_lines` of that shape.
+        self._shapes: dict[
+            tuple[int, int, int, int], tuple[np.ndarray, np.ndarray] | None
+        ] = {}
         self.lines_used = 0
         # Per line: the batch and the position in it of its last access (-1: never).
         self.last_batch = np.full(0, -1, np.int64)
@@ -128,27 +132,34 @@ class L2Cache:
                     [a for a in rec.writes if type(a.mem) is not str]
                 )
                 if lines.size:
-                    self._stamp(lines)
+                    self._touch(lines)
                     self.ready[lines] = arrival
             return rec.cycles, wire
         lines, nbytes = self._lines_of([a for a in rec.reads if type(a.mem) is not str])
         if not lines.size:
             return rec.cycles, wire
-        hit = self._resident(lines)
-        self._stamp(lines)
-        hit_bytes = int(nbytes[hit].sum())
-        missed = lines[~hit]
+        hit = self._touch(lines)
+        hits = int(np.count_nonzero(hit))
+        total_bytes = int(nbytes.sum())
+        if hits == lines.size:
+            hit_bytes, missed = total_bytes, lines[:0]
+            hit_lines = lines
+        elif hits:
+            hit_bytes, missed = int(nbytes[hit].sum()), lines[~hit]
+            hit_lines = lines[hit]
+        else:
+            hit_bytes, missed, hit_lines = 0, lines, lines[:0]
         hbm_bytes = missed.size * self.line
         # A hit on a line still being filled waits for its data.
         latency = path.latency if missed.size else self.spec.hit_latency
         if hit_bytes:
-            latency = max(latency, int(self.ready[lines[hit]].max()) - t)
+            latency = max(latency, int(self.ready[hit_lines].max()) - t)
         self.ready[missed] = arrival
         self._gid.append(rec.gid)
         self._core.append(rec.core)
         self._start.append(t)
         self._hit.append(hit_bytes)
-        self._miss.append(int(nbytes.sum()) - hit_bytes)
+        self._miss.append(total_bytes - hit_bytes)
         self._hbm.append(hbm_bytes)
         if not hit_bytes:
             self._cycles.append(rec.cycles)
@@ -178,34 +189,66 @@ class L2Cache:
     def _lines_of(self, accesses: list[Access]) -> tuple[np.ndarray, np.ndarray]:
         """The distinct lines `accesses` touch, ascending (= access order: bursts
         go up in address), and the payload bytes of each."""
-        parts_lines: list[np.ndarray] = []
-        parts_bytes: list[np.ndarray] = []
-        size = self.line
-        for a in accesses:
-            if not a.length:
-                continue
-            assert isinstance(a.mem, GmTensor)
-            base = self._base_of(a.mem)
-            starts = a.start + a.stride * np.arange(a.count, dtype=np.int64)
-            ends = starts + a.length
-            first = starts // size
-            spans = (ends - 1) // size - first + 1
-            total = int(spans.sum())
-            offsets = np.arange(total, dtype=np.int64) - np.repeat(
-                np.cumsum(spans) - spans, spans
-            )
-            line = np.repeat(first, spans) + offsets
-            lo = np.maximum(np.repeat(starts, spans), line * size)
-            hi = np.minimum(np.repeat(ends, spans), (line + 1) * size)
-            parts_lines.append(line + base)
-            parts_bytes.append(hi - lo)
-        if not parts_lines:
+        parts = [self._burst_lines(a) for a in accesses if a.length]
+        if len(parts) == 1 and parts[0][2]:
+            return parts[0][0], parts[0][1]
+        if not parts:
             empty = np.zeros(0, np.int64)
             return empty, empty
-        lines, inverse = np.unique(np.concatenate(parts_lines), return_inverse=True)
+        lines, inverse = np.unique(
+            np.concatenate([p[0] for p in parts]), return_inverse=True
+        )
         nbytes = np.zeros(lines.size, np.int64)
-        np.add.at(nbytes, inverse, np.concatenate(parts_bytes))
+        np.add.at(nbytes, inverse, np.concatenate([p[1] for p in parts]))
         return lines, nbytes
+
+    def _burst_lines(self, a: Access) -> tuple[np.ndarray, np.ndarray, bool]:
+        """The lines each burst of `a` touches, burst after burst, the payload
+        bytes of each, and whether no line is touched twice (then the lines
+        are ascending and distinct)."""
+        assert isinstance(a.mem, GmTensor)
+        size = self.line
+        base = self._base_of(a.mem)
+        offset = a.start % size
+        shape = (offset, a.length, a.count, a.stride)
+        regular = self._shapes.get(shape)
+        if regular is None:
+            regular = self._shapes[shape] = self._regular_lines(a)
+        if regular:
+            lines, nbytes = regular
+            return lines + (a.start // size + base), nbytes, True
+        starts = a.start + a.stride * np.arange(a.count, dtype=np.int64)
+        ends = starts + a.length
+        first = starts // size
+        spans = (ends - 1) // size - first + 1
+        total = int(spans.sum())
+        offsets = np.arange(total, dtype=np.int64) - np.repeat(
+            np.cumsum(spans) - spans, spans
+        )
+        line = np.repeat(first, spans) + offsets
+        lo = np.maximum(np.repeat(starts, spans), line * size)
+        hi = np.minimum(np.repeat(ends, spans), (line + 1) * size)
+        return line + base, hi - lo, False
+
+    def _regular_lines(self, a: Access) -> tuple[np.ndarray, np.ndarray] | None:
+        """When every burst of `a` covers its lines as the first does and no
+        two share one (one burst, or a stride of whole lines): its lines
+        relative to the first one's and the payload bytes of each (kept per
+        shape: a kernel moves tiles of few shapes). None otherwise."""
+        size = self.line
+        offset = a.start % size
+        span = (offset + a.length - 1) // size + 1  # lines of the first burst
+        step = a.stride // size
+        if a.count > 1 and (a.stride % size or step < span):
+            return None
+        first = np.arange(span, dtype=np.int64)
+        nbytes = np.minimum(offset + a.length, (first + 1) * size) - np.maximum(
+            offset, first * size
+        )
+        if a.count == 1:
+            return first, nbytes
+        bursts = step * np.arange(a.count, dtype=np.int64)
+        return (bursts[:, None] + first).reshape(-1), np.tile(nbytes, a.count)
 
     def _base_of(self, tensor: GmTensor) -> int:
         base = self.base.get(id(tensor))
@@ -224,18 +267,28 @@ class L2Cache:
         return base
 
     # --- LRU ---------------------------------------------------------------------------
-    def _resident(self, lines: np.ndarray) -> np.ndarray:
-        """Per line: whether it is in the L2 now."""
+    def _touch(self, lines: np.ndarray) -> np.ndarray:
+        """Per line: whether it was in the L2; then `lines` become the most
+        recent, in their order, as one new batch."""
         hit = np.zeros(lines.size, bool)
         prev = self.last_batch[lines]
         seen = np.flatnonzero(prev >= 0)
-        if not seen.size:
-            return hit
-        order = seen[np.argsort(prev[seen], kind="stable")]
-        batches, first = np.unique(prev[order], return_index=True)
-        bounds = [*first.tolist(), order.size]
+        groups: list[tuple[int, np.ndarray]] = []
+        if seen.size:
+            known = prev[seen]
+            low = int(known.min())
+            if low == int(known.max()):
+                groups = [(low, seen)]
+            else:
+                order = seen[np.argsort(known, kind="stable")]
+                batches, first = np.unique(prev[order], return_index=True)
+                bounds = [*first.tolist(), order.size]
+                groups = [
+                    (q, order[bounds[i] : bounds[i + 1]])
+                    for i, q in enumerate(batches.tolist())
+                ]
         capacity = self.capacity
-        for i, q in enumerate(batches.tolist()):
+        for q, members in groups:  # the lookups, all before any update
             alive = self.alive[q]
             if alive is None:
                 continue  # evicted long ago
@@ -243,35 +296,23 @@ class L2Cache:
             if newer >= capacity:
                 self.alive[q] = None  # every line of q is out, and stays out
                 continue
-            members = order[bounds[i] : bounds[i + 1]]
             if newer + self.counts[q] <= capacity:
                 hit[members] = True
                 continue
             # Lines of q touched after each position (inclusive cumsum counts itself).
             after = self.counts[q] - np.cumsum(alive)[self.last_pos[lines[members]]]
             hit[members] = newer + after < capacity
-        return hit
-
-    def _stamp(self, lines: np.ndarray) -> None:
-        """`lines` become the most recent, in their order, as one new batch."""
+        for q, members in groups:
+            alive = self.alive[q]
+            if alive is not None:
+                alive[self.last_pos[lines[members]]] = False
+            self.counts[q] -= members.size
+            self._add(q, -members.size)
+            if not self.counts[q]:
+                self.alive[q] = None
         batch = len(self.counts)
-        prev = self.last_batch[lines]
-        old = np.flatnonzero(prev >= 0)
-        if old.size:
-            batches, moved = np.unique(prev[old], return_counts=True)
-            order = old[np.argsort(prev[old], kind="stable")]
-            start = 0
-            for q, count in zip(batches.tolist(), moved.tolist(), strict=True):
-                alive = self.alive[q]
-                if alive is not None:
-                    alive[self.last_pos[lines[order[start : start + count]]]] = False
-                start += count
-                self.counts[q] -= count
-                self._add(q, -count)
-                if not self.counts[q]:
-                    self.alive[q] = None
         k = lines.size
-        self.distinct += k - old.size
+        self.distinct += k - seen.size
         self.last_batch[lines] = batch
         self.last_pos[lines] = np.arange(k, dtype=np.int64)
         if batch + 1 >= len(self.tree):
@@ -279,6 +320,7 @@ class L2Cache:
         self.alive.append(np.ones(k, bool))
         self.counts.append(k)
         self._add(batch, k)
+        return hit
 
     # --- the Fenwick tree over batches -------------------------------------------------------
     def _add(self, batch: int, delta: int) -> None:
