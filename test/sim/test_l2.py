@@ -328,7 +328,7 @@ _GOOD = {
             "l2.line: must be a power of two",
         ),
         ("policy", 'policy = "fifo"', "l2.policy: must be one of lru, got 'fifo'"),
-                (
+        (
             "write_allocate",
             'write_allocate = "yes"',
             "l2.write_allocate: must be true or false",
