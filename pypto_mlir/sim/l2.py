@@ -30,6 +30,7 @@ its lines: no loop over lines.
 from __future__ import annotations
 
 import math
+from array import array
 from dataclasses import dataclass
 
 import numpy as np
@@ -110,13 +111,14 @@ class L2Cache:
         self.tree: list[int] = [0]  # Fenwick tree over batches, 1-based
         self.distinct = 0
         """Lines ever touched (each has one last access): the tree's total."""
-        self._gid: list[int] = []
-        self._core: list[int] = []
-        self._start: list[int] = []
-        self._cycles: list[int] = []
-        self._hit: list[int] = []
-        self._miss: list[int] = []
-        self._hbm: list[int] = []
+        # The log of GM reads (8 bytes an entry: a long run has many).
+        self._gid = array("q")
+        self._core = array("q")
+        self._start = array("q")
+        self._cycles = array("q")
+        self._hit = array("q")
+        self._miss = array("q")
+        self._hbm = array("q")
 
     # --- the replay's entry point --------------------------------------------------------
     def transfer(self, rec: Record, t: int) -> tuple[int, int]:
@@ -172,17 +174,17 @@ class L2Cache:
     def transfers(self) -> L2Transfers:
         """Every GM read so far, as arrays."""
 
-        def array(values: list[int]) -> np.ndarray:
-            return np.array(values, np.int64)
+        def copy(values: array) -> np.ndarray:
+            return np.frombuffer(values, np.int64).copy()
 
         return L2Transfers(
-            gid=array(self._gid),
-            core=array(self._core),
-            start=array(self._start),
-            cycles=array(self._cycles),
-            hit_bytes=array(self._hit),
-            miss_bytes=array(self._miss),
-            hbm_bytes=array(self._hbm),
+            gid=copy(self._gid),
+            core=copy(self._core),
+            start=copy(self._start),
+            cycles=copy(self._cycles),
+            hit_bytes=copy(self._hit),
+            miss_bytes=copy(self._miss),
+            hbm_bytes=copy(self._hbm),
         )
 
     # --- lines -------------------------------------------------------------------------
