@@ -14,6 +14,7 @@ from typing import Any, NamedTuple, Protocol, overload
 import numpy as np
 
 from pypto_mlir.sim.access import NUM_PIPES, Pipe
+from pypto_mlir.sim.l2 import L2Cache, L2Transfers
 from pypto_mlir.sim.race import AccessTable
 from pypto_mlir.sim.records import Record, RecordedRun, RecordKind
 
@@ -36,6 +37,7 @@ class _Times(Protocol):
     def cores(self) -> Sequence[_CoreTimes]: ...
 
     gm_wire_bytes: int
+    l2: L2Cache | None
 
 
 class Slice(NamedTuple):
@@ -110,6 +112,40 @@ class MemoryStats:
 
 
 @dataclass
+class L2Stats:
+    """GM reads through the L2 (writes are write-through and not counted)."""
+
+    hit_bytes: int
+    """Payload bytes read from resident lines."""
+    miss_bytes: int
+    """Payload bytes read from missed lines."""
+    hbm_bytes: int
+    """Bytes read from HBM to fill the missed lines (whole lines)."""
+
+    @property
+    def hit_rate(self) -> float:
+        """Hit bytes / bytes read (0 when nothing was read)."""
+        total = self.hit_bytes + self.miss_bytes
+        return self.hit_bytes / total if total else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "hit_bytes": self.hit_bytes,
+            "miss_bytes": self.miss_bytes,
+            "hit_rate": round(self.hit_rate, 6),
+            "hbm_bytes": self.hbm_bytes,
+        }
+
+
+def _l2_stats(transfers: L2Transfers, mask: np.ndarray | slice) -> L2Stats:
+    return L2Stats(
+        hit_bytes=int(transfers.hit_bytes[mask].sum()),
+        miss_bytes=int(transfers.miss_bytes[mask].sum()),
+        hbm_bytes=int(transfers.hbm_bytes[mask].sum()),
+    )
+
+
+@dataclass
 class CoreStats:
     index: int
     cycles: int
@@ -126,8 +162,11 @@ class CoreStats:
     """This core's instructions that lost cycles to UB bank conflicts."""
     sync_wait_cycles: int = 0
     """Cycles this core spent at sync_all barriers after its pipes drained."""
+    l2: L2Stats | None = None
+    """This core's GM reads through the L2 (None: the target has none)."""
 
     def to_dict(self) -> dict[str, Any]:
+        l2 = {} if self.l2 is None else {"l2": self.l2.to_dict()}
         return {
             "core": self.index,
             "cycles": self.cycles,
@@ -139,6 +178,7 @@ class CoreStats:
             "bank_conflict_cycles": self.bank_conflict_cycles,
             "bank_conflict_instructions": self.bank_conflict_instructions,
             "sync_wait_cycles": self.sync_wait_cycles,
+            **l2,
             "memories": {name: m.to_dict() for name, m in self.memories.items()},
         }
 
@@ -164,6 +204,10 @@ class Report:
     and one on S per sync_all, from the core's arrival to the release."""
     sync_alls: list[SyncAllStats] = field(default_factory=list)
     """The sync_all barriers, in order."""
+    l2: L2Stats | None = None
+    """GM reads through the L2, all cores (None: the target has none)."""
+    l2_transfers: L2Transfers | None = field(default=None, repr=False, compare=False)
+    """Per GM read, in start order: its hit, miss and HBM bytes (None: no L2)."""
 
     @property
     def microseconds(self) -> float:
@@ -196,6 +240,7 @@ class Report:
         return achieved / self.gm_peak_bytes_per_cycle
 
     def to_dict(self) -> dict[str, Any]:
+        l2 = {} if self.l2 is None else {"l2": self.l2.to_dict()}
         return {
             "target": self.target,
             "clock_ghz": self.clock_ghz,
@@ -212,6 +257,7 @@ class Report:
             "gm_bandwidth_utilization": round(self.gm_bandwidth_utilization, 6),
             "bank_conflict_cycles": self.bank_conflict_cycles,
             "bank_conflict_instructions": self.bank_conflict_instructions,
+            **l2,
             "sync_all": [b.to_dict() for b in self.sync_alls],
             "cores": [c.to_dict() for c in self.cores],
         }
@@ -235,6 +281,11 @@ class Report:
             f"{self.gm_bandwidth_gbps:.1f} GB/s = {self.gm_bandwidth_utilization:.1%} of peak "
             f"({self.gm_wire_bytes} B on the wire)"
         )
+        if self.l2 is not None:
+            lines.append(
+                f"L2: {self.l2.hit_bytes} B hit, {self.l2.miss_bytes} B missed "
+                f"({self.l2.hit_rate:.1%} hit rate), {self.l2.hbm_bytes} B from HBM"
+            )
         if self.bytes_per_path:
             lines.append(
                 "bytes per path: "
@@ -271,18 +322,21 @@ class Report:
         )
         if self.block_dim > 1:
             lines.append("")
+            l2_head = "" if self.l2 is None else f"{'L2 hit':>8}"
             lines.append(
                 f"{'core':<6}{'cycles':>10}  "
                 + "".join(f"{p:>7}" for p in PIPE_ORDER)
                 + f"{'bank conflict cycles':>22}"
+                + l2_head
             )
             for core in self.cores:
                 utils = "".join(
                     f"{core.pipes[p].utilization:>7.0%}" for p in PIPE_ORDER
                 )
+                l2_rate = "" if core.l2 is None else f"{core.l2.hit_rate:>8.0%}"
                 lines.append(
                     f"{core.index:<6}{core.cycles:>10}  {utils}"
-                    f"{core.bank_conflict_cycles:>22}"
+                    f"{core.bank_conflict_cycles:>22}{l2_rate}"
                 )
         return "\n".join(lines)
 
@@ -409,6 +463,7 @@ def build_report(
     cores: list[CoreStats] = []
     total_paths: dict[str, int] = {}
     sync_alls = _sync_alls(machine, replay)
+    transfers = None if replay.l2 is None else replay.l2.transfers()
     for st, core in zip(replay.cores, machine.cores, strict=True):
         mine = rec_core == st.index
         with_path = np.flatnonzero(mine & (path_code >= 0))
@@ -440,6 +495,9 @@ def build_report(
                 bank_conflict_cycles=core.bank_conflict_cycles,
                 bank_conflict_instructions=core.bank_conflict_instructions,
                 sync_wait_cycles=sum(b.release - b.arrive[st.index] for b in sync_alls),
+                l2=None
+                if transfers is None
+                else _l2_stats(transfers, transfers.core == st.index),
             )
         )
         for name, b in paths.items():
@@ -469,4 +527,6 @@ def build_report(
         gm_peak_bytes_per_cycle=target.gm_bytes_per_cycle,
         slices=SliceList(lambda: _slices(machine, replay)),
         sync_alls=sync_alls,
+        l2=None if transfers is None else _l2_stats(transfers, slice(None)),
+        l2_transfers=transfers,
     )

@@ -34,6 +34,13 @@ Three implementations give the same result; `replay` picks the fastest that appl
 The last two log each instruction's clock and leave race detection to one
 vectorised pass over all accesses (`race.find_races`).
 
+With an L2 (`target.l2`), `gm_contention` asks the L2 model (l2.py) what each GM
+transfer costs and how many of its bytes use HBM. The L2 is one state shared by
+all cores, so it must see the transfers in the order they start on the chip:
+the heap replays start GM transfers in time order (ties broken by push order,
+the same in both), the dataflow replay runs one core after another and has no
+such order, so a target with an L2 always takes the logged replay.
+
 One module of about 1,000 lines: the replay's event loop, its per-pipe queues
 and the flag/barrier/sync_all joins are one algorithm over shared state.
 """
@@ -49,9 +56,11 @@ from time import process_time
 
 from pypto_mlir.sim.access import NUM_PIPES, Pipe
 from pypto_mlir.sim.errors import DeadlockError, EventError, SimError
+from pypto_mlir.sim.l2 import L2Cache
 from pypto_mlir.sim.race import AccessTable, ClockLog, RaceDetector, find_races
 from pypto_mlir.sim.records import Record, RecordedRun, RecordKind
 from pypto_mlir.sim.report import Report, build_report
+from pypto_mlir.targets import Target
 
 _S = int(Pipe.S)
 _INSTR = RecordKind.INSTR
@@ -148,6 +157,7 @@ class _Replay:
         self.history: dict[tuple[int, int, int, int], tuple[list, list]] = {}
         self.gm_in_flight: list[int] = []
         self.gm_wire_bytes = 0
+        self.l2 = _l2_of(self.target)
         self.sync_latency = self.target.sync.all_latency
         # The cores that reached the current sync_all: (core, record, drain time).
         self.arrived: list[tuple[_CoreState, int, int]] = []
@@ -331,20 +341,29 @@ class _Replay:
         st.busy[pipe] += duration
 
     def gm_contention(self, t: int, rec: Record, duration: int) -> int:
-        """Extra cycles for a GM transfer starting at t that shares GM bandwidth."""
+        """Cycles to add to `duration` for a GM transfer starting at t: what the
+        L2 saves (negative) and what sharing HBM bandwidth costs. Without an L2
+        every wire byte shares HBM; with one only those of missed lines do, and a
+        transfer none of whose bytes use HBM is not in flight on it."""
         flight = self.gm_in_flight
         while flight and flight[0] <= t:
             heapq.heappop(flight)
         sharing = len(flight) + 1
         share = self.gm_bpc / sharing
         bandwidth = rec.path.bytes_per_cycle
-        extra = 0
         wire = rec.wire_bytes
-        if share < bandwidth and wire:
-            extra = math.ceil(wire / share - wire / bandwidth)
-        heapq.heappush(flight, t + duration + extra)
         self.gm_wire_bytes += wire
-        return extra
+        if self.l2 is None:
+            cycles, hbm = duration, wire
+        else:
+            cycles, hbm = self.l2.transfer(rec, t)
+            if not hbm:
+                return cycles - duration
+        extra = 0
+        if share < bandwidth and hbm:
+            extra = math.ceil(hbm / share - hbm / bandwidth)
+        heapq.heappush(flight, t + cycles + extra)
+        return cycles - duration + extra
 
     def fire(self, st: _CoreState, pipe: int, j: int, rec: Record, t: int) -> None:
         vc = self.tick(st, pipe, rec)
@@ -481,6 +500,7 @@ class _LoggedReplay(_Replay):
         self.history = {}
         self.gm_in_flight = []
         self.gm_wire_bytes = 0
+        self.l2 = _l2_of(self.target)
         self.sync_latency = self.target.sync.all_latency
         self.arrived = []
         self.log = log
@@ -722,6 +742,7 @@ class _DataflowReplay:
         # waits), for the pending-set limit.
         self.history: dict[tuple[int, int, int, int], tuple[list, list]] = {}
         self.unconsumed = False
+        self.l2: L2Cache | None = None  # only taken without an L2 (see `replay`)
 
     def run(self) -> bool:
         """Time every core; False when some core does not finish (deadlock), a set is
@@ -984,6 +1005,11 @@ class _DataflowReplay:
         return True
 
 
+def _l2_of(target: Target) -> L2Cache | None:
+    """A fresh (empty) L2 for one replay of a run on `target`, if it has one."""
+    return None if target.l2 is None else L2Cache(target.l2)
+
+
 def _gm_sharing_possible(machine: RecordedRun) -> bool:
     """Whether a GM transfer could ever get less than its path's bandwidth.
 
@@ -1027,7 +1053,7 @@ def replay(machine: RecordedRun, *, reference: bool = False) -> Report:
         n = len(machine.records)
         log = ClockLog(n)
         fast: _DataflowReplay | _LoggedReplay
-        if _gm_sharing_possible(machine):
+        if machine.target.l2 is not None or _gm_sharing_possible(machine):
             fast = _LoggedReplay(machine, log)
             try:
                 fast.run()

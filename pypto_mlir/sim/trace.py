@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 from typing import Any
 
+import numpy as np
+
 from pypto_mlir.sim.report import PIPE_ORDER, Report
 
-__all__ = ["chrome_trace", "write_chrome_trace", "write_timeline_png"]
+__all__ = [
+    "chrome_trace",
+    "l2_counter_events",
+    "write_chrome_trace",
+    "write_timeline_png",
+]
 
 
 def chrome_trace(report: Report) -> dict[str, Any]:
@@ -63,11 +71,83 @@ def chrome_trace(report: Report) -> dict[str, Any]:
                 },
             }
         )
+    events += l2_counter_events(report)
     return {
         "traceEvents": events,
         "displayTimeUnit": "ns",
         "otherData": {"target": report.target, "cycles": report.cycles},
     }
+
+
+def l2_counter_events(report: Report, bins: int = 256) -> list[dict[str, Any]]:
+    """Counter tracks of the L2 (none without one), in a process "L2" after the
+    cores': per time bin of the run (at most `bins`, so the trace stays small),
+    the hit rate of the GM bytes read by the transfers that start in it, and the
+    HBM read bandwidth (GB/s) of the line fills, each transfer's spread evenly
+    over its cycles before HBM sharing."""
+    transfers = report.l2_transfers
+    if transfers is None or not transfers.start.size:
+        return []
+    pid = report.block_dim
+    start = transfers.start
+    end = start + np.maximum(transfers.cycles, 1)
+    width = max(1, math.ceil(max(report.cycles, int(end.max()), 1) / bins))
+    count = -(-int(end.max()) // width)
+    which = start // width
+    hit = np.bincount(which, transfers.hit_bytes, count)
+    read = hit + np.bincount(which, transfers.miss_bytes, count)
+    edges = np.arange(count + 1, dtype=np.float64) * width
+    delivered = _ramp(edges, start, end, transfers.hbm_bytes)
+    hbm = np.diff(delivered)
+    us_per_cycle = 1.0 / (report.clock_ghz * 1e3)
+    gbps_per_byte = report.clock_ghz / width
+    events: list[dict[str, Any]] = [
+        {"ph": "M", "name": "process_name", "pid": pid, "args": {"name": "L2"}}
+    ]
+    for b in range(count + 1):  # the last: HBM back to 0 after the last read
+        ts = b * width * us_per_cycle
+        if b < count and read[b]:
+            events.append(
+                {
+                    "ph": "C",
+                    "name": "L2 hit rate",
+                    "pid": pid,
+                    "ts": ts,
+                    "args": {"hit %": round(100 * float(hit[b] / read[b]), 3)},
+                }
+            )
+        bandwidth = float(hbm[b]) * gbps_per_byte if b < count else 0.0
+        events.append(
+            {
+                "ph": "C",
+                "name": "HBM read",
+                "pid": pid,
+                "ts": ts,
+                "args": {"GB/s": round(bandwidth, 3)},
+            }
+        )
+    return events
+
+
+def _ramp(
+    x: np.ndarray, start: np.ndarray, end: np.ndarray, nbytes: np.ndarray
+) -> np.ndarray:
+    """Bytes delivered by each time in `x` when transfer i moves nbytes[i] evenly
+    over [start[i], end[i]): the sum of rate_i * (clip(x, s_i, e_i) - s_i),
+    as two sorted cumulative sums (no loop over transfers)."""
+    rate = nbytes / (end - start)
+
+    def since(points: np.ndarray) -> np.ndarray:
+        """sum over points p < x of rate * (x - p)."""
+        order = np.argsort(points, kind="stable")
+        p = points[order].astype(np.float64)
+        r = rate[order]
+        k = np.searchsorted(p, x, side="left")
+        rates = np.concatenate(([0.0], np.cumsum(r)))
+        moments = np.concatenate(([0.0], np.cumsum(r * p)))
+        return x * rates[k] - moments[k]
+
+    return since(start) - since(end)
 
 
 def write_chrome_trace(report: Report, path: str | os.PathLike[str]) -> None:

@@ -25,6 +25,8 @@ __all__ = [
     "CubeSpec",
     "DEFAULT_TARGET",
     "DmaPath",
+    "L2Spec",
+    "L2_POLICIES",
     "Memory",
     "ON_CHIP_MEMORIES",
     "PIPE_NAMES",
@@ -194,6 +196,35 @@ class SyncSpec:
     core going on (0 when the target does not give it)."""
 
 
+L2_POLICIES: tuple[str, ...] = ("lru",)
+"""Replacement policies the L2 model (sim/l2.py) implements."""
+
+
+@dataclass(frozen=True)
+class L2Spec:
+    """The L2 cache shared by all cores between their DMA engines and GM (HBM).
+
+    Fully associative with `policy` replacement over lines of `line` bytes. GM
+    reads hit or miss per line; writes are write-through (they cost what they
+    cost without an L2) and allocate their lines when `write_allocate`. The miss
+    latency is the GM path's own `latency`. Model: docs/simulator.md ("L2 cache").
+    """
+
+    size: int
+    line: int
+    policy: str
+    write_allocate: bool
+    read_bytes_per_cycle: float
+    """L2 read bandwidth available to one core."""
+    hit_latency: int
+    """Start-up cycles of a GM read all of whose lines hit."""
+
+    @property
+    def lines(self) -> int:
+        """Capacity in lines."""
+        return self.size // self.line
+
+
 @dataclass(frozen=True)
 class Target:
     """A chip description; every hardware number the compiler and simulator use."""
@@ -212,6 +243,8 @@ class Target:
     scalar: ScalarSpec
     sync: SyncSpec
     sources: Mapping[str, str] = field(repr=False)
+    l2: L2Spec | None = None
+    """The shared L2 cache; None when the target has none (GM reads all pay HBM)."""
     """Dotted key (e.g. "memories.ub.size") -> where that number comes from."""
 
     def dma_path(self, src: str, dst: str) -> DmaPath:
@@ -464,7 +497,7 @@ def _load_file(path: Path) -> Target:
             "cube",
             "vector",
         }
-        | {"scalar", "sync"},
+        | {"scalar", "sync", "l2"},
     )
     name = r.string("name")
     description = r.data.get("description", "")
@@ -629,6 +662,7 @@ def _load_file(path: Path) -> Target:
         max_pending_sets=int(r.number("sync.max_pending_sets", "count", integer=True)),
         all_latency=all_latency,
     )
+    l2 = _read_l2(r, clock_ghz)
     return Target(
         name=name,
         description=description,
@@ -643,4 +677,57 @@ def _load_file(path: Path) -> Target:
         scalar=scalar,
         sync=sync,
         sources=MappingProxyType(dict(r.sources)),
+        l2=l2,
+    )
+
+
+def _read_l2(r: _Reader, clock_ghz: float) -> L2Spec | None:
+    """The `[l2]` table, or None when the file has none or sets `enabled = false`
+    (how a target derived from one with an L2 drops it)."""
+    if "l2" not in r.data:
+        return None
+    table = r.table("l2")
+    enabled = table.get("enabled", True)
+    if not isinstance(enabled, bool):
+        raise r.error("l2.enabled", f"must be true or false, got {enabled!r}")
+    if not enabled:
+        return None
+    r.check_keys(
+        "l2",
+        {
+            "enabled",
+            "size",
+            "line",
+            "policy",
+            "write_allocate",
+            "read_bandwidth",
+            "hit_latency",
+        },
+    )
+    line = r.power_of_two("l2.line")
+    size = int(r.number("l2.size", "bytes", integer=True))
+    if size % line:
+        raise r.error("l2.size", f"{size} is not a multiple of the line size {line}")
+    policy = r.string("l2.policy")
+    if policy not in L2_POLICIES:
+        raise r.error(
+            "l2.policy", f"must be one of {', '.join(L2_POLICIES)}, got {policy!r}"
+        )
+    write_allocate = table.get("write_allocate")
+    if not isinstance(write_allocate, bool):
+        raise r.error(
+            "l2.write_allocate",
+            "missing key" if write_allocate is None else "must be true or false",
+        )
+    return L2Spec(
+        size=size,
+        line=line,
+        policy=policy,
+        write_allocate=write_allocate,
+        read_bytes_per_cycle=r.number(
+            "l2.read_bandwidth", "bandwidth", clock_ghz=clock_ghz
+        ),
+        hit_latency=int(
+            r.number("l2.hit_latency", "cycles", integer=True, allow_zero=True)
+        ),
     )

@@ -12,11 +12,25 @@ from hypothesis import strategies as st
 
 from pypto_mlir.sim import Access, Machine, SimError, timing
 from pypto_mlir.sim.access import Pipe
-from pypto_mlir.targets import load_target
+from pypto_mlir.targets import L2Spec, load_target
 
 TINY = load_target("tiny")
 SHARED_GM = dataclasses.replace(TINY, gm_bytes_per_cycle=40.0)
 """GM slower than two transfers' paths: the replay must order GM transfers in time."""
+WITH_L2 = dataclasses.replace(
+    SHARED_GM,
+    l2=L2Spec(
+        size=256,
+        line=64,
+        policy="lru",
+        write_allocate=True,
+        read_bytes_per_cycle=30.0,
+        hit_latency=50,
+    ),
+)
+"""A 4-line L2 shared by the cores (GM transfers see its state in time order),
+slower than the paths so its bandwidth matters too."""
+TARGETS = {"tiny": TINY, "shared_gm": SHARED_GM, "l2": WITH_L2}
 
 PIPES = ("mte1", "mte2", "mte3", "m", "v", "fix", "s")
 UB_BLOCKS = 8
@@ -42,7 +56,7 @@ def streams(draw: st.DrawFn) -> tuple[str, bool, int, list[list[tuple]]]:
 
     With `private`, each pipe of each core touches bytes of its own (no races, so
     the timing of the fast replays is compared on long synchronised streams)."""
-    target = draw(st.sampled_from(("tiny", "shared_gm")))
+    target = draw(st.sampled_from(tuple(TARGETS)))
     private = draw(st.booleans())
     block_dim = draw(st.integers(1, 2))
     syncs = draw(st.integers(0, 2))
@@ -101,7 +115,7 @@ def _build(
     target: str, private: bool, block_dim: int, programs: list[list[tuple]]
 ) -> Machine:
     """The machine with every core's stream issued (GM and on-chip initialised)."""
-    machine = Machine(TINY if target == "tiny" else SHARED_GM, block_dim)
+    machine = Machine(TARGETS[target], block_dim)
     gm = machine.register_gm("x", np.zeros(UB_BLOCKS * 16 * 2, np.float16))
 
     def own(mem: str | object, core: int, pipe: str, a: Access) -> Access:
@@ -218,8 +232,13 @@ def test_fast_replay_matches_the_reference(
 
 def test_the_fast_paths_are_taken() -> None:
     """A race-free stream is replayed by the dataflow replay, or by the logged one
-    when GM is shared; a racy one by the reference, which reports it."""
-    for target, expected in ((TINY, "dataflow"), (SHARED_GM, "logged")):
+    when GM is shared or there is an L2; a racy one by the reference, which
+    reports it."""
+    for target, expected in (
+        (TINY, "dataflow"),
+        (SHARED_GM, "logged"),
+        (WITH_L2, "logged"),
+    ):
         machine = Machine(target, 2)
         x = machine.register_gm("x", np.zeros(1024, np.float16))
         for c in range(2):

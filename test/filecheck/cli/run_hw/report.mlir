@@ -18,11 +18,13 @@
 // both start in bank group 0, so every repeat reads two rows of groups 0-7.
 // CHECK:      V               6800
 // CHECK:      GM: 1048576 B read, 524288 B written
+// Each input byte is read once: the L2 (ascend910b has one) never hits.
+// CHECK-NEXT: L2: 0 B hit, 1048576 B missed (0.0% hit rate), 1048576 B from HBM
 // CHECK:      bytes per path: gm->ub 1048576, ub->gm 524288
 // CHECK:      UB bank conflicts: 2048 cycles in 16 instructions (30.1% of V busy)
 // CHECK:      ub 131072/196608 B (67%)
-// CHECK:      core      cycles {{.*}} bank conflict cycles
-// CHECK-NEXT: 0 {{.*}} 1024{{$}}
-// CHECK-NEXT: 1 {{.*}} 1024{{$}}
+// CHECK:      core      cycles {{.*}} bank conflict cycles  L2 hit
+// CHECK-NEXT: 0 {{.*}} 1024 {{ *}}0%{{$}}
+// CHECK-NEXT: 1 {{.*}} 1024 {{ *}}0%{{$}}
 
 // SUM: True
