@@ -237,15 +237,24 @@ def main() -> None:
         help="skip the profile of where the time goes",
     )
     args = parser.parse_args()
-    print("examples/hw (declared block_dim; median of 5 runs):")
+    examples, generated_runs = 5, 3
+    print(f"examples/hw (declared block_dim; median of {examples} runs):")
     for file in ("vadd_single.mlir", "vadd_double.mlir", "matmul.mlir"):
-        measure(f"  {file}", example(file), None, repeats=5)
-    print("generated double-buffered vector add, 1 core (median of 3 runs):")
-    measure("  256 B tiles (1 repeat per vadd)", generated(args.records, 1), 1, 3)
+        measure(f"  {file}", example(file), None, examples)
+    print(
+        f"generated double-buffered vector add, 1 core (median of {generated_runs} runs):"
+    )
+    measure(
+        "  256 B tiles (1 repeat per vadd)",
+        generated(args.records, 1),
+        1,
+        generated_runs,
+    )
     measure(
         "  16 KiB tiles (64 repeats per vadd)",
         generated(max(2_000, args.records // 10), 64),
         1,
+        generated_runs,
     )
     if not args.no_profile:
         breakdown(generated(max(2_000, args.records // 5), 1))

@@ -173,7 +173,7 @@ def compare_arrays(
     reference has NaN, infinities of the same sign, otherwise `ulps` ulps of
     the element type relative to the largest finite magnitude of `expected`,
     or `ulps` times the element's error bound (`pypto_mlir.error_bound`) where
-    that is larger."""
+    that is larger; exact where that bound is infinite (or NaN)."""
     expected = np.asarray(expected)
     actual = np.asarray(actual).reshape(expected.shape)
     if not tile.is_float(element_type):
@@ -199,9 +199,16 @@ def compare_arrays(
         e.shape, tolerance(element_type, ulps) * max(scale, np.finfo(np.float32).tiny)
     )
     if bound is not None:
-        with np.errstate(over="ignore"):  # an unbounded error allows anything
-            allowed = np.maximum(allowed, ulps * np.broadcast_to(bound, e.shape))
-    with np.errstate(invalid="ignore"):
+        # an infinite bound at a finite value (no claim: sin beyond 2^22) is
+        # no licence: the element must be exact, as an infinity or NaN must
+        element_bound = np.broadcast_to(bound, e.shape)
+        with np.errstate(over="ignore", invalid="ignore"):
+            allowed = np.where(
+                np.isfinite(element_bound),
+                np.maximum(allowed, ulps * element_bound),
+                0.0,
+            )
+    with np.errstate(invalid="ignore", divide="ignore"):
         difference = np.where(finite, np.abs(a - e), 0.0)
         bad = np.where(
             finite, ~(difference <= allowed), ~((a == e) | (np.isnan(a) & np.isnan(e)))

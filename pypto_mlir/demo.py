@@ -26,7 +26,7 @@ from typing import Any, TextIO, TypeVar
 
 import numpy as np
 
-from pypto_mlir.targets import DEFAULT_TARGET
+from pypto_mlir.targets import DEFAULT_TARGET, TARGET_DIR, Target
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 EXAMPLES = REPOSITORY / "examples"
@@ -134,17 +134,25 @@ def load_example(name: str) -> ModuleType:
     return module
 
 
+def pipeline_target(target: Target) -> str:
+    """How `pypto-lower` names `target`: a builtin by its name, any other
+    file by its path (a copy of a builtin still named like it is not it)."""
+    if Path(target.path).resolve() == (TARGET_DIR / f"{target.name}.toml").resolve():
+        return target.name
+    return target.path
+
+
 def run_kernel(
-    demo: DemoKernel, target_name: str, out: Path | None, progress: Progress
+    demo: DemoKernel, target: Target, out: Path | None, progress: Progress
 ) -> KernelResult:
-    """Trace, lower, simulate, check and draw one kernel."""
+    """Trace, lower, simulate, check and draw one kernel on `target` (loaded
+    once, from a builtin name or a file)."""
     from pypto_mlir.check import lower, result_buffers
     from pypto_mlir.diagnostics import diagnostic_handler
     from pypto_mlir.frontend.testing import compare
     from pypto_mlir.interp.ascend_hw import run_hw_function
     from pypto_mlir.pipelines import LowerPipeline
     from pypto_mlir.roofline import roofline
-    from pypto_mlir.targets import load_target
 
     result = KernelResult(demo)
     label = f"{demo.kernel:<16}"
@@ -158,7 +166,6 @@ def run_kernel(
         progress.done(f"{label}{name:<10}{seconds:7.2f} s")
         return value
 
-    target = load_target(target_name)
     example = load_example(demo.example)
     kernel = getattr(example, demo.kernel)
     rng = np.random.default_rng(0)
@@ -173,7 +180,10 @@ def run_kernel(
 
         with diagnostic_handler(lambda _: None):  # the tile-size remarks
             return lower(
-                module, "ascend_hw", LowerPipeline(target=target_name), on_stage
+                module,
+                "ascend_hw",
+                LowerPipeline(target=pipeline_target(target)),
+                on_stage,
             )
 
     lowered = stage("lower", lower_with_progress)
@@ -331,9 +341,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for demo in kernels:
         try:
             results.append(
-                run_kernel(
-                    demo, target.name, None if args.no_timeline else out, progress
-                )
+                run_kernel(demo, target, None if args.no_timeline else out, progress)
             )
         except Exception as error:  # a kernel that fails is reported, the rest run
             from pypto_mlir.diagnostics import DiagnosticError

@@ -13,6 +13,16 @@ terms a sum or matmul accumulates) to the errors of its operands carried through
 its derivative (`|f'(x)| * E(x)` for a unary op, `E(a) * |b| + |a| * E(b)` for a
 product, ...). Inputs and constants are exact. Integer values have no bound
 (they are compared exactly).
+
+Where the first-order rule breaks down the bound stays sound, never "anything":
+an exact operand carries no error whatever the derivative (`sqrt` at an exact 0
+is exact, not `inf * 0`; `op_facts.carry_product`); an op whose derivative is
+infinite at a finite result has a bound for any perturbation in its facts
+(`sqrt(e)` for sqrt); and an infinite or NaN value has bound 0, since the check
+requires the lowering to give the same infinity or NaN there, so the ops
+that consume it start from an exact operand (`1 / exp(100)` is exactly 0). A
+bound that is still infinite at a finite value (an approximation with no claim
+there, sin beyond 2^22) makes `pypto_mlir.check` require the exact value.
 """
 
 from __future__ import annotations
@@ -52,10 +62,18 @@ def _facts(op: Operation, table: Mapping[str, _FactsT], family: str) -> _FactsT:
     return table[_suffix(op)]
 
 
-def _derivative(op: tv.UnaryOp, x: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """|f'(x)| of a unary op at its operand `x` with result `v` (float64)."""
+def _unary_carry(
+    op: tv.UnaryOp, x: np.ndarray, v: np.ndarray, error: np.ndarray | float
+) -> np.ndarray | float:
+    """The operand's error `error` through a unary op at operand `x` with
+    result `v` (float64): `|f'(x)| E(x)`, at most the op's perturbation bound
+    (finite where the derivative is not: sqrt at 0)."""
     facts = _facts(op, op_facts.UNARY, "unary")
-    return np.asarray(facts.derivative(x, v), dtype=np.float64)
+    derivative = np.asarray(facts.derivative(x, v), dtype=np.float64)
+    carried = op_facts.carry_product(error, derivative)
+    if facts.perturbation is not None:
+        carried = np.fmin(carried, facts.perturbation(x, error))
+    return carried
 
 
 OTHER_OPS = (
@@ -128,7 +146,12 @@ class ErrorBounds(Interpreter.Listener):
                 approximation = facts.approximation(x)
         with np.errstate(all="ignore"):
             bound = magnitude * rounding + approximation + self._carried(op, v)
-        self.bounds[result] = np.broadcast_to(np.nan_to_num(bound, nan=np.inf), v.shape)
+            # an infinity or NaN is required as it is (pypto_mlir.check); a
+            # NaN bound at a finite value is no bound: exact required too
+            bound = np.where(
+                np.isfinite(v), np.where(np.isnan(bound), np.inf, bound), 0.0
+            )
+        self.bounds[result] = np.broadcast_to(bound, v.shape)
 
     def _carried(self, op: Operation, v: np.ndarray) -> np.ndarray | float:
         """The operands' errors through the op, plus accumulation errors."""
@@ -139,7 +162,7 @@ class ErrorBounds(Interpreter.Listener):
         acc = epsilon(f32)
         if isinstance(op, tv.UnaryOp):
             x = np.asarray(args[0], dtype=np.float64)
-            return _derivative(op, x, v) * errs[0]
+            return _unary_carry(op, x, v, errs[0])
         if isinstance(op, tv.BinaryOp):
             carry = _facts(op, op_facts.BINARY, "binary").carry
             return carry(errs[0], errs[1], mags[0], mags[1])

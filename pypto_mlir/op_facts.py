@@ -33,6 +33,18 @@ Bound = np.ndarray | float
 F32_EPSILON = float(np.finfo(np.float32).eps)
 """One ulp at 1.0 of f32: the unit of the approximation errors below."""
 
+F32_MAX = float(np.finfo(np.float32).max)
+F32_TINY = float(np.finfo(np.float32).smallest_subnormal)
+INF = math.inf
+
+
+def carry_product(error: Bound, factor: Bound) -> Bound:
+    """`error * factor`, 0 where the error is 0: an exact operand carries no
+    error into the result, even where the factor is infinite (sqrt' at 0, an
+    infinite operand of a product), instead of the NaN of `0 * inf`."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        return np.where(np.asarray(error) == 0, 0.0, np.multiply(error, factor))
+
 
 # --------------------------------------------------------------------------------------
 # The entries
@@ -121,6 +133,18 @@ class UnaryFacts:
     """The chip has no instruction for it: `tv-expand-math` rewrites the tv op
     into these f32 steps (other tv ops) before tiling, so no tile-to-hw lowering
     exists; `vector_steps` are the steps' instructions."""
+    perturbation: Callable[[Array, Bound], Bound] | None = None
+    """A bound on `|f(x + d) - f(x)|` for every `|d| <= e`, at operand `x` and
+    error `e` (float64), that holds where the derivative is infinite (sqrt at
+    0: `sqrt(e)`); the carried error is the smaller of it and `|f'(x)| e`.
+    None: the op has no point with a finite result and an infinite derivative."""
+    singular_points: tuple[float, ...] | None = None
+    """The operand values where the first-order rule `|f'(x)| E(x)` breaks
+    down: an infinite or undefined derivative (sqrt, log at 0), a kink (relu at
+    0), overflow or underflow (exp), saturation (tanh), the end of an
+    approximation's range, infinities. test/test_error_bound_singular.py feeds
+    the checker wrong outputs at each and expects a mismatch; () for none, None
+    (undeclared) fails that test."""
 
 
 @dataclass(frozen=True)
@@ -140,6 +164,9 @@ class BinaryFacts:
     doc: str = ""
     numpy_names: tuple[str, ...] = ()
     exact: bool = False
+    singular_points: tuple[tuple[float, float], ...] | None = None
+    """Operand pairs where the first-order carry breaks down (division by 0,
+    overflow, infinities; see `UnaryFacts.singular_points`)."""
 
 
 @dataclass(frozen=True)
@@ -175,6 +202,25 @@ def gelu_tanh(x: Array) -> Array:
     """The tanh approximation, as `x * sigmoid(2 y)` (= `0.5 x (1 + tanh(y))`):
     the sum `1 + tanh(y)` cancels catastrophically in f32 for negative x."""
     return x / (1.0 + np.exp(-GELU_SCALE * (x + GELU_CUBIC * x**3)))
+
+
+def _gated_slope(x: Array, g: Array, dg: Array | float) -> Array:
+    """`|d/dx x sigmoid(g(x))| = |s + x s (1 - s) g'(x)|`, `s = sigmoid(g)`
+    (silu: g = x; gelu's tanh form), with the second term 0 where the sigmoid
+    saturates: not the global maximum (1.1), which would allow an error of the
+    size of the operand's where the result is exactly 0 (gelu(-1e13))."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        s = sigmoid(g)
+        slope = s * (1.0 - s)
+        return np.abs(s + np.where(slope == 0, 0.0, x * slope * dg))
+
+
+def gelu_derivative(x: Array, v: Array) -> Array:
+    """|gelu'(x)| of the tanh form `x sigmoid(g)`, at most 1.129."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        g = GELU_SCALE * (x + GELU_CUBIC * x**3)
+        dg = GELU_SCALE * (1.0 + 3.0 * GELU_CUBIC * x * x)
+    return _gated_slope(x, g, dg)
 
 
 _ERF = np.frompyfunc(math.erf, 1, 1)
@@ -346,6 +392,7 @@ def _unary_table() -> dict[str, UnaryFacts]:
             doc="-x; also for integer tensors.",
             numpy_names=("negative",),
             exact=True,
+            singular_points=(0.0, INF, -INF),
         ),
         UnaryFacts(
             "abs",
@@ -357,6 +404,7 @@ def _unary_table() -> dict[str, UnaryFacts]:
             doc="|x|; also for integer tensors.",
             numpy_names=("absolute", "fabs"),
             exact=True,
+            singular_points=(0.0, -0.0, -INF),
         ),
         UnaryFacts(
             "exp",
@@ -367,6 +415,8 @@ def _unary_table() -> dict[str, UnaryFacts]:
             frontend="exp",
             doc="e**x.",
             numpy_names=("exp",),
+            # overflow to inf, underflow to 0 and into the subnormals
+            singular_points=(88.8, 89.0, -88.0, -104.0, INF, -INF),
         ),
         UnaryFacts(
             "log",
@@ -377,6 +427,7 @@ def _unary_table() -> dict[str, UnaryFacts]:
             frontend="log",
             doc="Natural logarithm (NaN for negative values).",
             numpy_names=("log",),
+            singular_points=(0.0, -0.0, F32_TINY, -1.0, INF),
         ),
         UnaryFacts(
             "sqrt",
@@ -387,6 +438,9 @@ def _unary_table() -> dict[str, UnaryFacts]:
             frontend="sqrt",
             doc="Square root (NaN for negative values).",
             numpy_names=("sqrt",),
+            # sqrt(x + d) - sqrt(x) <= sqrt(|d|): finite where sqrt' is not
+            perturbation=lambda x, e: np.sqrt(e),
+            singular_points=(0.0, -0.0, F32_TINY, -1.0, INF),
         ),
         UnaryFacts(
             "rsqrt",
@@ -396,6 +450,7 @@ def _unary_table() -> dict[str, UnaryFacts]:
             "pto.rsqrt(x)",
             frontend="rsqrt",
             doc="1 / sqrt(x).",
+            singular_points=(0.0, -0.0, F32_TINY, -1.0, INF),
         ),
         UnaryFacts(
             "reciprocal",
@@ -406,6 +461,8 @@ def _unary_table() -> dict[str, UnaryFacts]:
             frontend="reciprocal",
             doc="1 / x.",
             numpy_names=("reciprocal",),
+            # 1 / 1e-39 overflows f32
+            singular_points=(0.0, -0.0, 1e-39, F32_TINY, INF, -INF),
         ),
         UnaryFacts(
             "relu",
@@ -416,6 +473,7 @@ def _unary_table() -> dict[str, UnaryFacts]:
             frontend="relu",
             doc="max(x, 0); also for integer tensors.",
             exact=True,
+            singular_points=(0.0, -0.0, INF, -INF),
         ),
         UnaryFacts(
             "sigmoid",
@@ -425,6 +483,8 @@ def _unary_table() -> dict[str, UnaryFacts]:
             "pto.sigmoid(x)",
             frontend="sigmoid",
             doc="1 / (1 + exp(-x)).",
+            # saturation to 1 and 0, exp(-x) overflowing
+            singular_points=(20.0, -20.0, 100.0, -100.0, INF, -INF),
         ),
         UnaryFacts(
             "tanh",
@@ -436,24 +496,28 @@ def _unary_table() -> dict[str, UnaryFacts]:
             doc="Hyperbolic tangent.",
             numpy_names=("tanh",),
             rounding_offset=1.0,
+            singular_points=(10.0, -10.0, 100.0, -100.0, INF, -INF),
         ),
         UnaryFacts(
             "gelu",
             gelu_tanh,
-            lambda x, v: 1.13,  # max |gelu'| ~ 1.129
+            gelu_derivative,  # at most 1.129
             ("mul", "mul", "muls", "add", "muls", "exp", "adds", "div"),
             "pto.gelu(x)",
             frontend="gelu",
             doc="GELU, tanh approximation (see docs/tensor_view.md).",
+            # exp overflowing for x < -88 / 1.6; x ** 3 overflowing f32
+            singular_points=(-60.0, -100.0, 100.0, -1e13, 1e13, INF),
         ),
         UnaryFacts(
             "silu",
             lambda x: x * sigmoid(x),
-            lambda x, v: 1.1,  # max |silu'| ~ 1.0998
+            lambda x, v: _gated_slope(x, x, 1.0),  # at most 1.0998
             ("muls", "exp", "adds", "div"),
             "pto.silu(x)",
             frontend="silu",
             doc="x * sigmoid(x) (swish) as one op, rounded once.",
+            singular_points=(-100.0, 100.0, -1e38, INF),
         ),
         UnaryFacts(
             "sin",
@@ -467,6 +531,7 @@ def _unary_table() -> dict[str, UnaryFacts]:
             numpy_names=("sin",),
             approximation=_trig_approximation,
             expansion=SIN_EXPANSION,
+            singular_points=(0.0, 2.0**13, 2.0**22, -1e9, INF),
         ),
         UnaryFacts(
             "cos",
@@ -480,6 +545,7 @@ def _unary_table() -> dict[str, UnaryFacts]:
             numpy_names=("cos",),
             approximation=_trig_approximation,
             expansion=COS_EXPANSION,
+            singular_points=(0.0, 2.0**13, 2.0**22, -1e9, INF),
         ),
         UnaryFacts(
             "erf",
@@ -492,6 +558,7 @@ def _unary_table() -> dict[str, UnaryFacts]:
             "on the chip a rational approximation in f32.",
             approximation=_erf_approximation,
             expansion=ERF_EXPANSION,
+            singular_points=(4.0, -4.0, 10.0, INF, -INF),
         ),
     )
     return {entry.name: entry for entry in entries}
@@ -507,6 +574,7 @@ def _binary_table() -> dict[str, BinaryFacts]:
             ("adds",),
             "x + y",
             numpy_names=("add",),
+            singular_points=((F32_MAX, F32_MAX), (INF, 1.0), (INF, -INF)),
         ),
         BinaryFacts(
             "sub",
@@ -516,24 +584,38 @@ def _binary_table() -> dict[str, BinaryFacts]:
             ("adds",),
             "x - y",
             numpy_names=("subtract",),
+            singular_points=((F32_MAX, -F32_MAX), (INF, 1.0), (INF, INF)),
         ),
         BinaryFacts(
             "mul",
             np.multiply,
-            lambda ea, eb, a, b: ea * b + a * eb,
+            lambda ea, eb, a, b: carry_product(ea, b) + carry_product(eb, a),
             ("mul",),
             ("muls",),
             "x * y",
             numpy_names=("multiply",),
+            singular_points=((1e30, 1e30), (0.0, INF), (INF, 2.0), (1e-30, 1e-30)),
         ),
         BinaryFacts(
             "div",
             np.divide,
-            lambda ea, eb, a, b: ea / b + a * eb / (b * b),
+            lambda ea, eb, a, b: (
+                carry_product(ea, 1.0 / b) + carry_product(eb, a / (b * b))
+            ),
             ("div",),
             ("muls",),
             "x / y",
             numpy_names=("divide", "true_divide"),
+            # by 0, by a tiny or an infinite value, overflow
+            singular_points=(
+                (1.0, 0.0),
+                (-1.0, 0.0),
+                (0.0, 0.0),
+                (1.0, F32_TINY),
+                (1e30, 1e-30),
+                (1.0, INF),
+                (INF, INF),
+            ),
         ),
         BinaryFacts(
             "max",
@@ -546,6 +628,7 @@ def _binary_table() -> dict[str, BinaryFacts]:
             doc="Elementwise maximum with broadcasting; NaN propagates.",
             numpy_names=("maximum", "fmax"),
             exact=True,
+            singular_points=((INF, -INF), (0.0, -0.0), (math.nan, 1.0)),
         ),
         BinaryFacts(
             "min",
@@ -558,6 +641,7 @@ def _binary_table() -> dict[str, BinaryFacts]:
             doc="Elementwise minimum with broadcasting; NaN propagates.",
             numpy_names=("minimum", "fmin"),
             exact=True,
+            singular_points=((INF, -INF), (0.0, -0.0), (1.0, math.nan)),
         ),
     )
     return {entry.name: entry for entry in entries}

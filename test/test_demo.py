@@ -19,7 +19,7 @@ import pytest
 from pypto_mlir.cli.source import SourceChunk, default_context, load_module, parse_chunk
 from pypto_mlir.demo import KERNELS, DemoKernel, KernelResult, load_example, table
 from pypto_mlir.roofline import roofline
-from pypto_mlir.targets import load_target
+from pypto_mlir.targets import TARGET_DIR, load_target
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
@@ -222,3 +222,54 @@ def test_roofline_of_ffn_keeps_the_hidden_tensor_on_chip() -> None:
     assert paths["l0c->ub"] == paths["ub->l1"] == 2 * tokens * inner
     assert paths["l0c->gm"] == 2 * tokens * hidden
     assert "gm->ub" not in paths
+
+
+def _target_copy(folder: Path, name: str, cores: int | None = None) -> Path:
+    """ascend910b.toml copied under another `name`, with `cores` if given."""
+    lines = (TARGET_DIR / "ascend910b.toml").read_text().splitlines()
+    edited = []
+    for line in lines:
+        if line.startswith("name = "):
+            line = f'name = "{name}"'
+        elif cores is not None and line.startswith("cores = "):
+            line = f'cores = {{ value = {cores}, source = "assumed: a test copy" }}'
+        edited.append(line)
+    path = folder / f"{name}-copy.toml"
+    path.write_text("\n".join(edited) + "\n")
+    return path
+
+
+def _layernorm_on(target: Path, out: Path) -> dict:
+    """`python -m pypto_mlir.demo --target TARGET --only layernorm`'s figures
+    (demo.json)."""
+    from pypto_mlir.demo import main
+
+    argv = ["--target", str(target), "--only", "layernorm", "--out", str(out)]
+    assert main(argv) == 0
+    summary = json.loads((out / "demo.json").read_text())
+    (kernel,) = summary["kernels"]
+    return kernel
+
+
+def test_demo_runs_the_target_file_it_is_given(
+    demo_run: tuple[str, Path], tmp_path: Path
+) -> None:
+    """`--target FILE` runs that file, not the builtin of the same name (a
+    copy of ascend910b with 4 cores gives other figures) nor fails for want
+    of a builtin of its name (a renamed copy gives ascend910b's figures)."""
+    _, out = demo_run
+    builtin = next(
+        k
+        for k in json.loads((out / "demo.json").read_text())["kernels"]
+        if k["kernel"] == "layernorm"
+    )
+    fewer_cores = _layernorm_on(_target_copy(tmp_path, "ascend910b", 4), tmp_path / "a")
+    assert fewer_cores["ok"] and fewer_cores["cores"] <= 4 < builtin["cores"]
+    assert fewer_cores["cycles"] > builtin["cycles"]
+    assert fewer_cores["roofline_cycles"] > builtin["roofline_cycles"]
+    renamed = _layernorm_on(_target_copy(tmp_path, "mychip"), tmp_path / "b")
+    assert renamed["ok"] and renamed["error"] is None
+    assert (renamed["cycles"], renamed["cores"]) == (
+        builtin["cycles"],
+        builtin["cores"],
+    )

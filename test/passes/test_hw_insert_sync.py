@@ -18,10 +18,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
 from xdsl.rewriter import Rewriter
 
 from pypto_mlir.cli.source import SourceChunk, default_context, load_module, parse_chunk
-from pypto_mlir.diagnostics import diagnostic_handler
+from pypto_mlir.diagnostics import diagnostic_handler, op_location
 from pypto_mlir.dialects import ascend_hw as hw
 from pypto_mlir.interp.ascend_hw import HwRunResult, run_hw_function
 from pypto_mlir.passes.hw_insert_sync import (
@@ -31,7 +32,7 @@ from pypto_mlir.passes.hw_insert_sync import (
 )
 from pypto_mlir.passes.sync_frames import Sync
 from pypto_mlir.pipelines import LowerPipeline
-from pypto_mlir.sim import SimError
+from pypto_mlir.sim import DeadlockError, EventError, RaceError, SimError
 from pypto_mlir.targets import load_target
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "hw"
@@ -88,6 +89,46 @@ def _run(module: ModuleOp, name: str, args: list) -> HwRunResult:
 
 def _bits(arrays: list[np.ndarray]) -> list[bytes]:
     return [a.tobytes() for a in arrays]
+
+
+def _loc(op: Operation) -> str:
+    location = op_location(op)
+    return "" if location is None else str(location)
+
+
+def _flag_places(sync: Sync) -> set[str]:
+    """Where a flag is: the ops it orders and its own set/wait ops (which the
+    pass places at them). Taken before the flag is removed."""
+    return {_loc(sync.producer), _loc(sync.consumer), *(_loc(op) for op in sync.ops)}
+
+
+def _check_missing_flag_error(
+    error: SimError, sync: Sync, places: set[str], module: ModuleOp
+) -> None:
+    """The error a removed flag must cause: a race, a deadlock or an event
+    misuse (not any SimError: an out-of-bounds access says nothing of the
+    flag), located at the flag (its ops, what it orders) or, for a race,
+    between an op on its source pipe and one on its destination pipe (a flag
+    set after the last of a pipe's loads orders the earlier ones too)."""
+    flag = f"{sync.src} -> {sync.dst} at {sorted(places)}"
+    assert isinstance(error, RaceError | DeadlockError | EventError), (
+        f"{flag}: {type(error).__name__}: {error}"
+    )
+    assert error.locs and all(error.locs), f"{flag}: unlocated error {error}"
+    if places & set(error.locs):
+        return
+    assert isinstance(error, RaceError), f"{flag}: {error}"
+    pipes_at: dict[str, set[hw.Pipe]] = {}
+    for op in module.walk():
+        if isinstance(op, hw.HwInstruction):
+            pipes_at.setdefault(_loc(op), set()).add(op.pipe)
+    first, second = (
+        pipes_at.get(error.first_loc, set()),
+        pipes_at.get(error.second_loc, set()),
+    )
+    assert (sync.src in first and sync.dst in second) or (
+        sync.dst in first and sync.src in second
+    ), f"{flag}: the race is not across the flag's pipes: {error}"
 
 
 def _loop_flags(module: ModuleOp) -> list[int]:
@@ -159,11 +200,13 @@ def test_every_inserted_flag_is_needed(file: str, index: int) -> None:
     reference = _run(load_module(str(EXAMPLES / file)), name, inputs()).outputs
     module = load_module(str(EXAMPLES / file))
     sync = _resync(module)[index]
+    places = _flag_places(sync)
     for op in sync.ops:
         Rewriter.erase_op(op)
     try:
         outputs = _run(module, name, inputs()).outputs
-    except SimError:
+    except SimError as error:
+        _check_missing_flag_error(error, sync, places, module)
         return
     assert _bits(outputs) != _bits(reference), f"{sync.src} -> {sync.dst} not needed"
 
@@ -340,11 +383,13 @@ def test_every_flag_of_a_shape_is_needed(case: str) -> None:
     count = len(_resync_text(text)[1])
     for index in range(count):
         module, syncs = _resync_text(text)
+        places = _flag_places(syncs[index])
         for op in syncs[index].ops:
             Rewriter.erase_op(op)
         try:
             outputs = _run(module, name, inputs()).outputs
-        except SimError:
+        except SimError as error:
+            _check_missing_flag_error(error, syncs[index], places, module)
             continue
         assert _bits(outputs) != _bits(reference), (case, index)
 
@@ -737,11 +782,14 @@ def test_every_flag_of_a_lowered_example_is_needed(
     kept = []
     for index in range(count):
         module = lowered.clone()
-        for op in _resync(module)[index].ops:
+        sync = _resync(module)[index]
+        places = _flag_places(sync)
+        for op in sync.ops:
             Rewriter.erase_op(op)
         try:
             if run(module) == reference:
                 kept.append(index)
-        except SimError:
+        except SimError as error:
+            _check_missing_flag_error(error, sync, places, module)
             continue
     assert not kept, f"{name} on {target}: flags {kept} of {count} change nothing"
