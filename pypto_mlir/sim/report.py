@@ -14,6 +14,7 @@ from typing import Any, NamedTuple, Protocol, overload
 import numpy as np
 
 from pypto_mlir.sim.access import NUM_PIPES, Pipe
+from pypto_mlir.sim.columns import RecordColumns, record_columns
 from pypto_mlir.sim.race import AccessTable
 from pypto_mlir.sim.records import Record, RecordedRun, RecordKind
 
@@ -73,6 +74,26 @@ class SyncAllStats:
             "arrive_cycles": list(self.arrive),
             "release_cycle": self.release,
             "wait_cycles": self.wait_cycles,
+        }
+
+
+@dataclass(frozen=True)
+class RooflineBound:
+    """The roofline of the kernel's problem, as plain numbers: the compiler
+    computes it from the IR (`pypto_mlir.roofline`) and attaches it to the report
+    (the simulator knows nothing about IR)."""
+
+    cycles: float
+    """The fewest cycles the chip needs for the problem."""
+    resource: str
+    """The resource that bounds it: `cube`, `vector`, a DMA path, `gm`."""
+
+    def to_dict(self, cycles: int, clock_ghz: float) -> dict[str, Any]:
+        return {
+            "cycles": round(self.cycles, 3),
+            "microseconds": round(self.cycles / (clock_ghz * 1e3), 6),
+            "bound_by": self.resource,
+            "fraction": round(self.cycles / cycles, 6) if cycles else 0.0,
         }
 
 
@@ -164,6 +185,30 @@ class Report:
     and one on S per sync_all, from the core's arrival to the release."""
     sync_alls: list[SyncAllStats] = field(default_factory=list)
     """The sync_all barriers, in order."""
+    target_cores: int = 0
+    """The chip's cores (`block_dim` may use fewer)."""
+    roofline: RooflineBound | None = None
+    """The problem's roofline, when whoever ran the kernel had its IR."""
+    columns_builder: Callable[[], RecordColumns] | None = field(
+        default=None, repr=False, compare=False
+    )
+    _columns: RecordColumns | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def columns(self) -> RecordColumns:
+        """Every record with its cycles as numpy columns (built on first use)."""
+        if self._columns is None:
+            if self.columns_builder is None:
+                raise ValueError("this report has no records (built without a replay)")
+            self._columns = self.columns_builder()
+        return self._columns
+
+    @property
+    def roofline_fraction(self) -> float | None:
+        """The share of the roofline reached: bound / simulated cycles."""
+        if self.roofline is None:
+            return None
+        return self.roofline.cycles / self.cycles if self.cycles else 0.0
 
     @property
     def microseconds(self) -> float:
@@ -213,8 +258,23 @@ class Report:
             "bank_conflict_cycles": self.bank_conflict_cycles,
             "bank_conflict_instructions": self.bank_conflict_instructions,
             "sync_all": [b.to_dict() for b in self.sync_alls],
+            "target_cores": self.target_cores,
+            "roofline": None
+            if self.roofline is None
+            else self.roofline.to_dict(self.cycles, self.clock_ghz),
             "cores": [c.to_dict() for c in self.cores],
         }
+
+    def roofline_text(self) -> str:
+        """`roofline: 1200 cycles (0.649 us), bound by gm->ub; reached 41.2%`."""
+        bound = self.roofline
+        if bound is None:
+            return "roofline: - (needs the kernel's tv-level IR)"
+        us = bound.cycles / (self.clock_ghz * 1e3)
+        return (
+            f"roofline: {bound.cycles:.0f} cycles ({us:.3f} us), bound by "
+            f"{bound.resource}; this run reaches {self.roofline_fraction:.1%} of it"
+        )
 
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent)
@@ -224,6 +284,7 @@ class Report:
             f"target {self.target}, {self.block_dim} core(s) at {self.clock_ghz} GHz: "
             f"{self.cycles} cycles = {self.microseconds:.3f} us, "
             f"{self.instructions} instructions",
+            self.roofline_text(),
             "",
             f"{'pipe':<6}{'busy cycles':>14}{'utilization':>13}",
         ]
@@ -469,4 +530,6 @@ def build_report(
         gm_peak_bytes_per_cycle=target.gm_bytes_per_cycle,
         slices=SliceList(lambda: _slices(machine, replay)),
         sync_alls=sync_alls,
+        target_cores=target.cores,
+        columns_builder=lambda: record_columns(machine, replay),
     )
