@@ -35,6 +35,8 @@ HINT_SHARE = 0.05
 WASTE_SHARE = 0.10
 """DMA lines wasting less than this share of their wire bytes get no hint."""
 MAX_WAIT_HINTS = 3
+BOTTLENECK = 0.8
+"""A pipe busy this share of the run is called the bottleneck in wait hints."""
 
 
 @dataclass(frozen=True)
@@ -288,6 +290,10 @@ def _wait_hints(
     keys, inverse = np.unique(group, return_inverse=True)
     totals = np.bincount(inverse, weights=blocked).astype(np.int64)
     core_cycles = report.cycles * report.block_dim
+    # Blocked cycles per (waiting pipe, setting pipe): to say when the pipe
+    # waited for is itself waiting.
+    pair = np.zeros((NUM_PIPES, NUM_PIPES), np.int64)
+    np.add.at(pair, (c.dst[waits], c.src[waits]), blocked)
     hints: list[Hint] = []
     for k in sorted(range(len(keys)), key=lambda k: (-totals[k], keys[k]))[
         :MAX_WAIT_HINTS
@@ -312,10 +318,20 @@ def _wait_hints(
             )
         else:
             util = report.pipes[src].utilization if src in report.pipes else 0.0
+            upstream = int(np.argmax(pair[int(c.src[wait])]))
+            waiting = int(pair[int(c.src[wait]), upstream])
+            if util >= BOTTLENECK:
+                cause = f"{src} is the bottleneck"
+            elif waiting >= HINT_SHARE * core_cycles:
+                cause = (
+                    f"{src} itself waits for {PIPE_ORDER[upstream]} "
+                    f"{waiting / core_cycles:.0%} of its time"
+                )
+            else:
+                cause = f"speed up {src}'s work or give it more in flight"
             text = (
                 f"{head} for the data in {buffer}: {src} produces it too late "
-                f"({src} busy {util:.0%} of the run); speed up {src}'s work or give "
-                f"it more in flight"
+                f"({src} busy {util:.0%} of the run); {cause}"
             )
         hints.append(Hint("wait", line, text, total))
     return hints
