@@ -475,7 +475,7 @@ def write_timeline_png(
         frameon=False,
     )
     legend_rows = (len(handles) + 5) // 6
-    fig.tight_layout(rect=(0, 0.04 + 0.35 * legend_rows / max(height, 3.0), 1, 1))
+    fig.tight_layout(rect=(0, 0.03 + 0.25 * legend_rows / max(height, 3.0), 1, 1))
     fig.savefig(path, dpi=100)
     plt.close(fig)
 
