@@ -46,7 +46,7 @@ def test_report_carries_the_roofline(inputs) -> None:
 
 def test_profile_lines_are_the_kernels_lines(inputs) -> None:
     result = add_mul.profile(*inputs)
-    name = "test_profile.py"
+    name = "test_frontend_profile.py"
     lines = {short_line(s.line): s for s in result.lines}
     assert set(lines) == {f"{name}:{FIRST_LINE + 4}", f"{name}:{FIRST_LINE + 5}"}
     add = lines[f"{name}:{FIRST_LINE + 4}"]
