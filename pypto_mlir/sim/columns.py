@@ -20,7 +20,14 @@ import numpy as np
 from pypto_mlir.sim.access import Access, GmTensor, Pipe
 from pypto_mlir.sim.records import Record, RecordedRun, RecordKind
 
-__all__ = ["RecordColumns", "flag_pairs", "line_of", "record_columns", "short_line"]
+__all__ = [
+    "RecordColumns",
+    "flag_pairs",
+    "line_of",
+    "path_codes",
+    "record_columns",
+    "short_line",
+]
 
 
 class _CoreTimes(Protocol):
@@ -116,6 +123,20 @@ def _codes(values: list[str]) -> tuple[np.ndarray, list[str]]:
     return codes, list(table)
 
 
+def path_codes(records: Sequence[Record]) -> tuple[np.ndarray, list[str]]:
+    """Each record's DMA path as an index into the `src->dst` names (-1: none)."""
+    index: dict[int, int] = {id(None): -1}
+    names: list[str] = []
+    codes: list[int] = []
+    for path in map(itemgetter(9), records):
+        code = index.get(id(path))
+        if code is None:
+            code = index[id(path)] = len(names)
+            names.append(f"{path.src}->{path.dst}")
+        codes.append(code)
+    return np.fromiter(codes, np.int64, len(records)), names
+
+
 def record_columns(machine: RecordedRun, replay: _ReplayTimes) -> RecordColumns:
     """The columns of a finished replay of `machine`'s records."""
     records = [core.records for core in machine.cores]
@@ -136,16 +157,7 @@ def record_columns(machine: RecordedRun, replay: _ReplayTimes) -> RecordColumns:
     key = np.array(keys, np.int64).reshape(n, 3)
     is_flag = (kind == RecordKind.SET) | (kind == RecordKind.WAIT)
     key[~is_flag] = -1
-    path_codes: dict[int, int] = {id(None): -1}
-    path_names: list[str] = []
-    codes: list[int] = []
-    for dma in map(itemgetter(9), flat):
-        code = path_codes.get(id(dma))
-        if code is None:
-            code = path_codes[id(dma)] = len(path_names)
-            path_names.append(f"{dma.src}->{dma.dst}")
-        codes.append(code)
-    path = np.fromiter(codes, np.int64, n)
+    path, path_names = path_codes(flat)
     sizes = [len(recs) for recs in records]
     by_index = {st.index: st for st in replay.cores}
     start = np.concatenate(

@@ -14,7 +14,7 @@ from typing import Any, NamedTuple, Protocol, overload
 import numpy as np
 
 from pypto_mlir.sim.access import NUM_PIPES, Pipe
-from pypto_mlir.sim.columns import RecordColumns, record_columns
+from pypto_mlir.sim.columns import RecordColumns, path_codes, record_columns
 from pypto_mlir.sim.race import AccessTable
 from pypto_mlir.sim.records import Record, RecordedRun, RecordKind
 
@@ -447,16 +447,7 @@ def build_report(
     rec_core = table.rec_core
     nbytes = np.fromiter(map(itemgetter(10), records), np.int64, n)
     # Path of each instruction as an index into `path_names` (-1: none).
-    path_index: dict[int, int] = {id(None): -1}
-    path_names: list[str] = []
-    path_codes: list[int] = []
-    for path in map(itemgetter(9), records):
-        code = path_index.get(id(path))
-        if code is None:
-            code = path_index[id(path)] = len(path_names)
-            path_names.append(f"{path.src}->{path.dst}")
-        path_codes.append(code)
-    path_code = np.fromiter(path_codes, np.int64, n)
+    path_code, path_names = path_codes(records)
     on_gm = table.gm
     access_core = rec_core[table.rec]
     gm_read = np.zeros(machine.block_dim, np.int64)

@@ -185,29 +185,19 @@ def _flag_events(report: Report, c: RecordColumns) -> list[dict[str, Any]]:
                     },
                 }
             )
-        events.append(
-            {
-                "ph": "s",
+        for phase, row, ts in (("s", s, set_ts), ("f", w, wait_end * us)):
+            point: dict[str, Any] = {
+                "ph": phase,
                 "name": "flag",
                 "cat": "flag",
                 "id": flow,
-                "pid": int(c.core[s]),
-                "tid": int(c.queue[s]),
-                "ts": set_ts,
+                "pid": int(c.core[row]),
+                "tid": int(c.queue[row]),
+                "ts": ts,
             }
-        )
-        events.append(
-            {
-                "ph": "f",
-                "bp": "e",
-                "name": "flag",
-                "cat": "flag",
-                "id": flow,
-                "pid": int(c.core[w]),
-                "tid": int(c.queue[w]),
-                "ts": wait_end * us,
-            }
-        )
+            if phase == "f":
+                point["bp"] = "e"  # bound to the enclosing slice: the wait's
+            events.append(point)
     return events
 
 

@@ -19,33 +19,42 @@ TARGET = load_target("ascend910b")
 ISSUE = TARGET.scalar.issue
 
 
+def _load(core, tensor, offset: int, loc: str, **wire: int) -> None:
+    """MTE2 loads 256 B of `tensor` into ub[0, 256) in 100 cycles."""
+    core.issue(
+        "mte2",
+        "load",
+        loc,
+        100,
+        reads=[Access(tensor, offset, 256)],
+        writes=[Access("ub", 0, 256)],
+        path=("gm", "ub"),
+        **wire,
+    )
+
+
+def _vector(core, name: str, loc: str, cycles: int) -> None:
+    """V reads ub[0, 256) and writes ub[256, 512)."""
+    core.issue(
+        "v",
+        name,
+        loc,
+        cycles,
+        reads=[Access("ub", 0, 256)],
+        writes=[Access("ub", 256, 256)],
+    )
+
+
 def _raw_kernel() -> Report:
     """MTE2 loads 256 B (512 on the wire) in 100 cycles, V adds in 50 after a flag."""
     machine = Machine(TARGET, 1)
     x = machine.register_gm("x", np.zeros(128, np.float16))
     core = machine.core(0)
     core.note_alloc("ub", 0, 512)
-    core.issue(
-        "mte2",
-        "load",
-        "k.py:1:5",
-        100,
-        reads=[Access(x, 0, 256)],
-        writes=[Access("ub", 0, 256)],
-        path=("gm", "ub"),
-        nbytes=256,
-        wire_bytes=512,
-    )
+    _load(core, x, 0, "k.py:1:5", nbytes=256, wire_bytes=512)
     core.set_flag("mte2", "v", 0, "k.py:2:5")
     core.wait_flag("mte2", "v", 0, "k.py:2:5")
-    core.issue(
-        "v",
-        "vadd",
-        "k.py:2:9",
-        50,
-        reads=[Access("ub", 0, 256)],
-        writes=[Access("ub", 256, 256)],
-    )
+    _vector(core, "vadd", "k.py:2:9", 50)
     return machine.finish()
 
 
@@ -100,25 +109,10 @@ def test_producer_waiting_for_consumer_asks_for_a_stage() -> None:
     for i in range(2):
         if i:
             core.wait_flag("v", "mte2", 0, "k.py:3:1")
-        core.issue(
-            "mte2",
-            "load",
-            "k.py:3:5",
-            100,
-            reads=[Access(x, 256 * i, 256)],
-            writes=[Access("ub", 0, 256)],
-            path=("gm", "ub"),
-        )
+        _load(core, x, 256 * i, "k.py:3:5")
         core.set_flag("mte2", "v", 0, "k.py:4:1")
         core.wait_flag("mte2", "v", 0, "k.py:4:1")
-        core.issue(
-            "v",
-            "vexp",
-            "k.py:4:5",
-            300,
-            reads=[Access("ub", 0, 256)],
-            writes=[Access("ub", 256, 256)],
-        )
+        _vector(core, "vexp", "k.py:4:5", 300)
         if not i:
             core.set_flag("v", "mte2", 0, "k.py:4:9")
     report = machine.finish()
