@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 from operator import itemgetter
 from typing import Protocol
 
@@ -43,6 +44,7 @@ class _ReplayTimes(Protocol):
     def cores(self) -> Sequence[_CoreTimes]: ...
 
 
+@cache
 def line_of(loc: str) -> str:
     """`file:line` of a `file:line:col` location (the location itself otherwise)."""
     head, sep, tail = loc.rpartition(":")
