@@ -363,7 +363,10 @@ def write_timeline_png(
             names, _shades(PIPE_COLORS[PIPE_ORDER[p]], len(names)), strict=True
         ):
             kinds[(p, name)] = shade
-    height = min(0.32 * len(rows), 14.0) + 2.2
+    # Up to ~40 rows get a labelled row each; more (every core of a big run)
+    # are drawn thinner, labelled per core, up to a 30 in tall figure.
+    compact = 0.32 * len(rows) > 14.0
+    height = (min(0.12 * len(rows), 28.0) if compact else 0.32 * len(rows)) + 2.2
     fig, ax = plt.subplots(figsize=(14, max(height, 3.0)))
     span = max(report.cycles, 1)
     px_per_cycle = 14 * 0.78 * 100 / span  # the axes are ~78% of the 14 in width
@@ -396,12 +399,10 @@ def write_timeline_png(
                 )
                 for r in wide[:MAX_LABELS].tolist()
             ]
-        mine_waits = waits[
-            (c.core[waits] == core) & (c.queue[waits] == p) & (blocked > 0)
-        ]
-        if len(mine_waits):
-            b = blocked[np.isin(waits, mine_waits)]
-            ends = c.end[mine_waits]
+        held = (c.core[waits] == core) & (c.queue[waits] == p) & (blocked > 0)
+        if held.any():
+            b = blocked[held]
+            ends = c.end[waits[held]]
             ax.broken_barh(
                 np.stack([ends - b, b], axis=1).tolist(),
                 (y - 0.3, 0.6),
@@ -418,12 +419,28 @@ def write_timeline_png(
             text,
             ha="center",
             va="center",
-            fontsize=7,
+            fontsize=5 if compact else 7,
             color="white",
             clip_on=True,
         )
     ax.set_yticks(range(len(rows)))
-    ax.set_yticklabels([label for _, _, label in rows], fontsize=8)
+    if compact:
+        first = [
+            k == 0 or rows[k - 1][0] != core for k, (core, _, _) in enumerate(rows)
+        ]
+        ax.set_yticklabels(
+            [
+                f"core {core}" if f else ""
+                for (core, _, _), f in zip(rows, first, strict=True)
+            ],
+            fontsize=7,
+        )
+        ax.tick_params(axis="y", length=0)
+        for k, f in enumerate(first):
+            if f and k:
+                ax.axhline(k - 0.5, color="#bbbbbb", linewidth=0.5)
+    else:
+        ax.set_yticklabels([label for _, _, label in rows], fontsize=8)
     ax.set_ylim(len(rows) - 0.5, -0.5)
     ax.set_xlim(0, span)
     for barrier in report.sync_alls:
@@ -438,6 +455,10 @@ def write_timeline_png(
         + ("; dashed: sync_all releases" if report.sync_alls else "")
     )
     title = f"{report.target}: {report.instructions} instructions on {report.block_dim} core(s)"
+    if compact:
+        title += "; each core's rows: the pipes it uses, in order " + " ".join(
+            PIPE_ORDER
+        )
     if not all_cores and len(shown) < report.block_dim:
         title += (
             f", {len(shown)} shown (all_cores / --timeline-all-cores for every core)"
