@@ -441,7 +441,7 @@ def write_timeline_png(
                 ax.axhline(k - 0.5, color="#bbbbbb", linewidth=0.5)
     else:
         ax.set_yticklabels([label for _, _, label in rows], fontsize=8)
-    ax.set_ylim(len(rows) - 0.5, -0.5)
+    ax.set_ylim(max(len(rows), 1) - 0.5, -0.5)
     ax.set_xlim(0, span)
     for barrier in report.sync_alls:
         ax.axvline(barrier.release, color="black", linestyle="--", linewidth=0.8)
