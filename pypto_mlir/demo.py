@@ -73,6 +73,8 @@ class KernelResult:
     gm_utilization: float = 0.0
     cores: int = 0
     check: str = ""
+    top_line: str = ""
+    """The kernel's source line with most pipe-cycles (`sim.profile`)."""
     ok: bool = False
     error: str | None = None
     seconds: dict[str, float] = field(default_factory=dict[str, float])
@@ -98,6 +100,7 @@ class KernelResult:
             "gm_bandwidth_utilization": self.gm_utilization,
             "cores": self.cores,
             "check": self.check,
+            "top_line": self.top_line,
             "ok": self.ok,
             "error": self.error,
             "seconds": self.seconds,
@@ -153,6 +156,8 @@ def run_kernel(
     from pypto_mlir.interp.ascend_hw import run_hw_function
     from pypto_mlir.pipelines import LowerPipeline
     from pypto_mlir.roofline import roofline
+    from pypto_mlir.sim.profile import profile
+    from pypto_mlir.sim.profile_text import top_line_text
 
     result = KernelResult(demo)
     label = f"{demo.kernel:<16}"
@@ -201,11 +206,13 @@ def run_kernel(
 
     comparison = stage("check", check)
     bound = roofline(module, name, target)
+    report.roofline = bound.summary
     result.cycles = report.cycles
     result.microseconds = report.microseconds
     result.roofline_cycles = bound.cycles
     result.roofline_us = bound.microseconds
     result.bound_by = bound.limit.resource
+    result.top_line = top_line_text(profile(report))
     busiest = max(report.pipes.items(), key=lambda item: item[1].utilization)
     result.busiest_pipe, result.busiest_utilization = busiest[0], busiest[1].utilization
     result.gm_utilization = report.gm_bandwidth_utilization
@@ -363,6 +370,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "written once); 'of roofline' = roofline / simulated cycles "
         "(docs/pipeline.md)."
     )
+    profiled = [r for r in results if r.error is None and r.top_line]
+    if profiled:
+        width = max(len(r.kernel.kernel) for r in profiled)
+        print("\nwhere the time goes (the top line of each kernel's profile):")
+        for r in profiled:
+            print(f"  {r.kernel.kernel:<{width}}  {r.top_line}")
     if not args.no_timeline:
         out.mkdir(parents=True, exist_ok=True)
         summary = out / "demo.json"

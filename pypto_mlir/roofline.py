@@ -41,6 +41,7 @@ from xdsl.traits import SymbolTable
 
 import pypto_mlir.op_facts as op_facts
 from pypto_mlir.dialects import tensor_view as tv
+from pypto_mlir.sim.report import RooflineBound
 from pypto_mlir.targets import Target
 from pypto_mlir.targets.cost import cycles_per_repeat
 
@@ -106,6 +107,11 @@ class Roofline:
     @property
     def microseconds(self) -> float:
         return self.cycles / (self.clock_ghz * 1e3)
+
+    @property
+    def summary(self) -> RooflineBound:
+        """The bound as the simulator's report carries it (`Report.roofline`)."""
+        return RooflineBound(self.cycles, self.limit.resource)
 
     @property
     def flops(self) -> float:
@@ -254,6 +260,15 @@ def roofline(module: ModuleOp, name: str, target: Target) -> Roofline:
         if any(not _is_matmul_operand(u) for u in users):
             work.move("gm", "ub", size)
     return _bounds(work, target)
+
+
+def roofline_bound(module: ModuleOp, name: str, target: Target) -> RooflineBound | None:
+    """`roofline(...).summary`, or None for a kernel the roofline cannot bound
+    (an op it has no vector steps for, a path the target lacks)."""
+    try:
+        return roofline(module, name, target).summary
+    except ValueError:
+        return None
 
 
 def _read_elements(value: SSAValue) -> int:

@@ -617,13 +617,27 @@ def build_parser() -> argparse.ArgumentParser:
         "report alone and the summary goes to stderr",
     )
     parser.add_argument(
+        "--profile",
+        action="store_true",
+        default=None,
+        help="print where the simulated time goes per source line, most first, "
+        "with hints (ascend_hw only)",
+    )
+    parser.add_argument(
         "--trace", metavar="FILE.json", help="write a Chrome trace (ascend_hw only)"
     )
     parser.add_argument(
         "--timeline",
         metavar="FILE.png",
         type=_timeline_path,
-        help="draw the pipe timeline (ascend_hw only; .png, .pdf or .svg)",
+        help="draw the pipe timeline (ascend_hw only; .png, .pdf or .svg): the "
+        "slowest, median and fastest core",
+    )
+    parser.add_argument(
+        "--timeline-all-cores",
+        action="store_true",
+        default=None,
+        help="draw every core in --timeline",
     )
     parser.add_argument(
         "--check",
@@ -659,8 +673,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 _SIM_ONLY_FLAGS = (
     ("report", "--report"),
+    ("profile", "--profile"),
     ("trace", "--trace"),
     ("timeline", "--timeline"),
+    ("timeline_all_cores", "--timeline-all-cores"),
 )
 
 
@@ -701,9 +717,15 @@ def _check_flags(args: argparse.Namespace, entry: func.FuncOp, level: Level) -> 
 def _write_sim_files(args: argparse.Namespace, report: Any) -> None:
     from pypto_mlir.sim import write_chrome_trace, write_timeline_png
 
+    if args.timeline_all_cores and args.timeline is None:
+        raise _error("--timeline-all-cores is for --timeline (the picture it draws)")
+
+    def timeline(report: Any, path: str) -> None:
+        write_timeline_png(report, path, all_cores=bool(args.timeline_all_cores))
+
     for path, writer in (
         (args.trace, write_chrome_trace),
-        (args.timeline, write_timeline_png),
+        (args.timeline, timeline),
     ):
         if path is None:
             continue
@@ -763,14 +785,28 @@ def run(
     if outcome.sim_report is not None:
         _write_sim_files(args, outcome.sim_report)
     text = summary(entry, level, inputs_from, outputs, unchanged, outcome)
-    if args.report == "json":
-        stderr.write(text)
-        stdout.write(outcome.sim_report.to_json() + "\n")  # pyright: ignore
-        return
-    stdout.write(text)
+    _print_sim(args, text, outcome.sim_report, stdout, stderr)
+
+
+def _print_sim(
+    args: argparse.Namespace, text: str, report: Any, stdout: TextIO, stderr: TextIO
+) -> None:
+    """The summary `text`, then what --report and --profile ask for: with
+    --report=json stdout holds the report alone and the rest goes to stderr."""
+    extra = ""
     if args.report == "text":
-        report_text: str = outcome.sim_report.to_text()  # pyright: ignore
-        stdout.write(report_text if report_text.endswith("\n") else report_text + "\n")
+        report_text: str = report.to_text()
+        extra += report_text if report_text.endswith("\n") else report_text + "\n"
+    if args.profile:
+        from pypto_mlir.sim.profile import profile
+        from pypto_mlir.sim.profile_text import profile_text
+
+        extra += "\n" + profile_text(profile(report))
+    if args.report == "json":
+        stderr.write(text + extra)
+        stdout.write(report.to_json() + "\n")
+        return
+    stdout.write(text + extra)
 
 
 # --------------------------------------------------------------------------------------
@@ -847,6 +883,15 @@ def _run_check(
     if args.output is not None:
         write_outputs(args.output, outputs)
     if run.sim_report is not None:
+        from pypto_mlir.roofline import roofline_bound
+        from pypto_mlir.targets import TargetError, load_target
+
+        try:
+            chip = load_target(target_name)
+        except TargetError:
+            chip = None  # no target recorded: no roofline
+        if chip is not None:
+            run.sim_report.roofline = roofline_bound(module, name, chip)
         _write_sim_files(args, run.sim_report)
     lines = [
         f"@{name}: tv level, lowered by {pipeline_text(pipeline)} to the "
@@ -872,16 +917,10 @@ def _run_check(
     if run.sim_report is not None:
         lines.append(f"cycles: {run.sim_report.cycles} (target {target_name})")
     text = "\n".join(lines) + "\n"
-    if args.report == "json":
-        stderr.write(text)
-        stdout.write(run.sim_report.to_json() + "\n")  # pyright: ignore
+    if run.sim_report is not None:
+        _print_sim(args, text, run.sim_report, stdout, stderr)
     else:
         stdout.write(text)
-        if args.report == "text":
-            report_text: str = run.sim_report.to_text()  # pyright: ignore
-            stdout.write(
-                report_text if report_text.endswith("\n") else report_text + "\n"
-            )
     if failed:
         first = failed[0]
         raise _op_error(

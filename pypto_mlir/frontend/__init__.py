@@ -26,6 +26,7 @@ from pypto_mlir.frontend.errors import KernelError, KernelRuntimeError
 from pypto_mlir.frontend.kernel import (
     CacheInfo,
     Kernel,
+    KernelProfile,
     RunReport,
     RunResult,
     Specialization,
@@ -42,6 +43,7 @@ __all__ = [
     "Execution",
     "Kernel",
     "KernelError",
+    "KernelProfile",
     "KernelRuntimeError",
     "ReferenceBackend",
     "RunReport",

@@ -6,7 +6,8 @@ arrays. `backend="auto"` picks the available backend with the highest priority,
 so registering a better one makes it the default without changing kernels.
 
 - `sim` (priority 10, the default): `pypto-lower{target=ascend910b}` to
-  `ascend_hw`, run on the simulated AI Core; the report has the cycles.
+  `ascend_hw`, run on the simulated AI Core; the report has the cycles and the
+  roofline of the tv kernel (`pypto_mlir.roofline`).
 - `reference` (priority 0): the `tv` numpy interpreter, the numerical ground
   truth, no lowering and no timing.
 """
@@ -152,8 +153,11 @@ class _SimCompiled(Compiled):
         target: Any,
         pipeline: str,
         remarks: list[Diagnostic],
+        roofline: Any | None = None,
     ) -> None:
         self.source = source
+        self.roofline = roofline
+        """The `sim.report.RooflineBound` of the tv kernel (None: no bound)."""
         self.lowered = lowered
         self.target = target
         self.pipeline = pipeline
@@ -180,6 +184,7 @@ class _SimCompiled(Compiled):
         except SimError as error:
             diagnostic = sim_diagnostic(error)
             raise KernelRuntimeError(diagnostic.message, diagnostic.location) from error
+        result.report.roofline = self.roofline
         return Execution(outputs, result.report)
 
 
@@ -213,6 +218,7 @@ class SimBackend(Backend):
         from pypto_mlir.check import lower
         from pypto_mlir.diagnostics import DiagnosticError, diagnostic_handler
         from pypto_mlir.pipelines import LowerPipeline
+        from pypto_mlir.roofline import roofline_bound
         from pypto_mlir.targets import load_target
 
         pipeline = LowerPipeline(target=self.target)
@@ -233,13 +239,15 @@ class SimBackend(Backend):
                 emit(diagnostic)  # remarks (tile sizes) stay on the compiled kernel
         source = SymbolTable.lookup_symbol(module, entry)
         assert isinstance(source, func.FuncOp)
+        target = load_target(self.target)
         compiled = _SimCompiled(
             source,
             lowered,
-            load_target(self.target),
+            target,
             f"pypto-lower{{target={self.target}}} to ascend_hw, run on the "
             f"simulated {self.target}",
             remarks,
+            roofline_bound(module, entry, target),
         )
         return compiled
 

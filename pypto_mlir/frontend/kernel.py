@@ -42,6 +42,7 @@ from pypto_mlir.frontend.errors import (
     KernelError,
     definition_location,
     kernel_error,
+    user_location,
 )
 from pypto_mlir.frontend.tensor import (
     Scalar,
@@ -52,6 +53,8 @@ from pypto_mlir.frontend.tensor import (
     format_shape,
     tracing,
 )
+from pypto_mlir.sim.profile import Hint, LineStats, Profile, profile
+from pypto_mlir.sim.profile_text import profile_text
 
 Annotation = TensorSpec | DType
 """What a kernel parameter is declared as."""
@@ -125,6 +128,23 @@ class RunReport:
         """The simulated chip, when a simulator ran."""
         return None if self.sim is None else self.sim.target
 
+    @property
+    def roofline_cycles(self) -> float | None:
+        """The roofline bound of the kernel's problem on the target (cycles)."""
+        bound = None if self.sim is None else self.sim.roofline
+        return None if bound is None else bound.cycles
+
+    @property
+    def bound_by(self) -> str | None:
+        """The resource that bounds the roofline (`cube`, `vector`, `gm->ub`...)."""
+        bound = None if self.sim is None else self.sim.roofline
+        return None if bound is None else bound.resource
+
+    @property
+    def roofline_fraction(self) -> float | None:
+        """The share of the roofline reached: bound / simulated cycles."""
+        return None if self.sim is None else self.sim.roofline_fraction
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "kernel": self.kernel,
@@ -140,6 +160,9 @@ class RunReport:
             "cycles": self.cycles,
             "microseconds": self.microseconds,
             "target": self.target,
+            "roofline_cycles": self.roofline_cycles,
+            "bound_by": self.bound_by,
+            "roofline_fraction": self.roofline_fraction,
             "sim": None if self.sim is None else self.sim.to_dict(),
         }
 
@@ -162,6 +185,7 @@ class RunReport:
                 f"{self.sim.clock_ghz:g} GHz on {self.sim.target}, "
                 f"{self.sim.block_dim} core{'s' if self.sim.block_dim != 1 else ''})"
             )
+            lines.append(f"  {self.sim.roofline_text()}")
         return "\n".join(lines) + "\n"
 
 
@@ -176,6 +200,29 @@ class RunResult:
     def value(self) -> np.ndarray | tuple[np.ndarray, ...]:
         """What calling the kernel returns: one array, or a tuple of them."""
         return self.outputs[0] if len(self.outputs) == 1 else self.outputs
+
+
+@dataclass(frozen=True)
+class KernelProfile:
+    """A simulated run and where its time went per line of the kernel's code
+    (`pypto_mlir.sim.profile`); `print(kernel.profile(x))` shows the table."""
+
+    run: RunResult
+    profile: Profile
+
+    @property
+    def lines(self) -> list[LineStats]:
+        return self.profile.lines
+
+    @property
+    def hints(self) -> list[Hint]:
+        return self.profile.hints
+
+    def to_text(self, limit: int | None = 20) -> str:
+        return profile_text(self.profile, limit)
+
+    def __str__(self) -> str:
+        return self.to_text()
 
 
 def _spec_symbols(specs: Sequence[Annotation]) -> list[str]:
@@ -584,6 +631,20 @@ class Kernel:
             sim=execution.sim_report,
         )
         return RunResult(outputs, report)
+
+    def profile(
+        self, *args: object, backend: str | None = None, **kwargs: object
+    ) -> KernelProfile:
+        """Run the kernel on a simulator and profile the run per source line of
+        the kernel; `print(...)` it for the table and the hints."""
+        result = self.run(*args, backend=backend, **kwargs)
+        if result.report.sim is None:
+            raise KernelError(
+                f"kernel '{self.name}': backend '{result.report.backend}' runs no "
+                "simulator, so there is nothing to profile (use backend='sim')",
+                user_location(),
+            )
+        return KernelProfile(result, profile(result.report.sim))
 
     def __call__(
         self, *args: object, backend: str | None = None, **kwargs: object

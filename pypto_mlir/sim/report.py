@@ -15,6 +15,7 @@ import numpy as np
 
 from pypto_mlir.sim.access import NUM_PIPES, Pipe
 from pypto_mlir.sim.l2 import L2Cache, L2Transfers
+from pypto_mlir.sim.columns import RecordColumns, path_codes, record_columns
 from pypto_mlir.sim.race import AccessTable
 from pypto_mlir.sim.records import Record, RecordedRun, RecordKind
 
@@ -75,6 +76,26 @@ class SyncAllStats:
             "arrive_cycles": list(self.arrive),
             "release_cycle": self.release,
             "wait_cycles": self.wait_cycles,
+        }
+
+
+@dataclass(frozen=True)
+class RooflineBound:
+    """The roofline of the kernel's problem, as plain numbers: the compiler
+    computes it from the IR (`pypto_mlir.roofline`) and attaches it to the report
+    (the simulator knows nothing about IR)."""
+
+    cycles: float
+    """The fewest cycles the chip needs for the problem."""
+    resource: str
+    """The resource that bounds it: `cube`, `vector`, a DMA path, `gm`."""
+
+    def to_dict(self, cycles: int, clock_ghz: float) -> dict[str, Any]:
+        return {
+            "cycles": round(self.cycles, 3),
+            "microseconds": round(self.cycles / (clock_ghz * 1e3), 6),
+            "bound_by": self.resource,
+            "fraction": round(self.cycles / cycles, 6) if cycles else 0.0,
         }
 
 
@@ -208,6 +229,30 @@ class Report:
     """GM reads through the L2, all cores (None: the target has none)."""
     l2_transfers: L2Transfers | None = field(default=None, repr=False, compare=False)
     """Per GM read, in start order: its hit, miss and HBM bytes (None: no L2)."""
+    target_cores: int = 0
+    """The chip's cores (`block_dim` may use fewer)."""
+    roofline: RooflineBound | None = None
+    """The problem's roofline, when whoever ran the kernel had its IR."""
+    columns_builder: Callable[[], RecordColumns] | None = field(
+        default=None, repr=False, compare=False
+    )
+    _columns: RecordColumns | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def columns(self) -> RecordColumns:
+        """Every record with its cycles as numpy columns (built on first use)."""
+        if self._columns is None:
+            if self.columns_builder is None:
+                raise ValueError("this report has no records (built without a replay)")
+            self._columns = self.columns_builder()
+        return self._columns
+
+    @property
+    def roofline_fraction(self) -> float | None:
+        """The share of the roofline reached: bound / simulated cycles."""
+        if self.roofline is None:
+            return None
+        return self.roofline.cycles / self.cycles if self.cycles else 0.0
 
     @property
     def microseconds(self) -> float:
@@ -259,8 +304,23 @@ class Report:
             "bank_conflict_instructions": self.bank_conflict_instructions,
             **l2,
             "sync_all": [b.to_dict() for b in self.sync_alls],
+            "target_cores": self.target_cores,
+            "roofline": None
+            if self.roofline is None
+            else self.roofline.to_dict(self.cycles, self.clock_ghz),
             "cores": [c.to_dict() for c in self.cores],
         }
+
+    def roofline_text(self) -> str:
+        """`roofline: 1200 cycles (0.649 us), bound by gm->ub; reached 41.2%`."""
+        bound = self.roofline
+        if bound is None:
+            return "roofline: - (needs the kernel's tv-level IR)"
+        us = bound.cycles / (self.clock_ghz * 1e3)
+        return (
+            f"roofline: {bound.cycles:.0f} cycles ({us:.3f} us), bound by "
+            f"{bound.resource}; this run reaches {self.roofline_fraction:.1%} of it"
+        )
 
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent)
@@ -270,6 +330,7 @@ class Report:
             f"target {self.target}, {self.block_dim} core(s) at {self.clock_ghz} GHz: "
             f"{self.cycles} cycles = {self.microseconds:.3f} us, "
             f"{self.instructions} instructions",
+            self.roofline_text(),
             "",
             f"{'pipe':<6}{'busy cycles':>14}{'utilization':>13}",
         ]
@@ -440,16 +501,7 @@ def build_report(
     rec_core = table.rec_core
     nbytes = np.fromiter(map(itemgetter(10), records), np.int64, n)
     # Path of each instruction as an index into `path_names` (-1: none).
-    path_index: dict[int, int] = {id(None): -1}
-    path_names: list[str] = []
-    path_codes: list[int] = []
-    for path in map(itemgetter(9), records):
-        code = path_index.get(id(path))
-        if code is None:
-            code = path_index[id(path)] = len(path_names)
-            path_names.append(f"{path.src}->{path.dst}")
-        path_codes.append(code)
-    path_code = np.fromiter(path_codes, np.int64, n)
+    path_code, path_names = path_codes(records)
     on_gm = table.gm
     access_core = rec_core[table.rec]
     gm_read = np.zeros(machine.block_dim, np.int64)
@@ -529,4 +581,6 @@ def build_report(
         sync_alls=sync_alls,
         l2=None if transfers is None else _l2_stats(transfers, slice(None)),
         l2_transfers=transfers,
+        target_cores=target.cores,
+        columns_builder=lambda: record_columns(machine, replay),
     )

@@ -75,7 +75,7 @@ def test_chrome_trace(report, tmp_path: Path) -> None:
     path = tmp_path / "trace.json"
     write_chrome_trace(report, path)
     data = json.loads(path.read_text())
-    slices = [e for e in data["traceEvents"] if e["ph"] == "X"]
+    slices = [e for e in data["traceEvents"] if e["ph"] == "X" and e["cat"] != "flag"]
     assert len(slices) == report.instructions
     assert {e["pid"] for e in slices} == {0, 1}
     for e in slices:
@@ -101,3 +101,73 @@ def test_timeline_png(report, tmp_path: Path) -> None:
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     image = matplotlib.image.imread(path)
     assert image.shape[0] > 100 and image.shape[1] > 100
+    # Every core drawn: more rows, a taller picture.
+    everything = tmp_path / "all.png"
+    write_timeline_png(report, everything, all_cores=True)
+    assert matplotlib.image.imread(everything).shape[0] >= image.shape[0]
+
+
+_REQUIRED = {
+    "X": {"name", "ph", "ts", "dur", "pid", "tid"},
+    "M": {"name", "ph", "pid", "args"},
+    "s": {"name", "cat", "ph", "id", "ts", "pid", "tid"},
+    "f": {"name", "cat", "ph", "id", "ts", "pid", "tid", "bp"},
+    "C": {"name", "ph", "ts", "pid", "args"},
+}
+"""Fields the Trace Event Format requires per phase (the flow and counter
+events of its "Flow Events" and "Counter Events" sections)."""
+
+
+def test_chrome_trace_is_valid_trace_event_json(report, tmp_path: Path) -> None:
+    path = tmp_path / "trace.json"
+    write_chrome_trace(report, path)
+    events = json.loads(path.read_text())["traceEvents"]
+    for e in events:
+        assert e["ph"] in _REQUIRED, e
+        assert _REQUIRED[e["ph"]] <= set(e), e
+        if "ts" in e:
+            assert isinstance(e["ts"], float | int) and e["ts"] >= 0
+    # Instruction slices of one track never overlap (a pipe is in order).
+    tracks: dict[tuple[int, int], list[tuple[float, float]]] = {}
+    for e in events:
+        if e["ph"] == "X" and e["cat"] != "flag":
+            tracks.setdefault((e["pid"], e["tid"]), []).append((e["ts"], e["dur"]))
+    for spans in tracks.values():
+        starts = [ts for ts, _ in spans]
+        assert starts == sorted(starts)
+        for (ts, dur), (next_ts, _) in zip(spans[:-1], spans[1:], strict=True):
+            assert ts + dur <= next_ts + 1e-9
+    # Flows pair up: one start and one finish per id, each inside a flag slice of
+    # its track, the finish (the wait's release) not before the start (the set).
+    flags = [e for e in events if e["ph"] == "X" and e["cat"] == "flag"]
+    starts = {e["id"]: e for e in events if e["ph"] == "s"}
+    finishes = {e["id"]: e for e in events if e["ph"] == "f"}
+    assert len(starts) == len([e for e in events if e["ph"] == "s"])
+    assert set(starts) == set(finishes) and starts
+    n_sets = sum(1 for e in flags if e["name"].startswith("set_flag"))
+    assert len(starts) == n_sets
+    for flow, s in starts.items():
+        f = finishes[flow]
+        assert f["bp"] == "e" and f["ts"] >= s["ts"] - 1e-9
+        for point in (s, f):
+            assert any(
+                x["pid"] == point["pid"]
+                and x["tid"] == point["tid"]
+                and x["ts"] - 1e-9 <= point["ts"] <= x["ts"] + x["dur"] + 1e-9
+                for x in flags
+            ), point
+    # Counters: numeric values at increasing times; the GM bandwidth integrates
+    # to the GM bytes moved.
+    counters = [e for e in events if e["ph"] == "C"]
+    assert {e["name"] for e in counters} == {"GM bandwidth (GB/s)"}
+    times = [e["ts"] for e in counters]
+    assert times == sorted(set(times))
+    for e in counters:
+        assert all(isinstance(v, float | int) and v >= 0 for v in e["args"].values())
+    width_us = times[1] - times[0]
+    moved = sum(e["args"]["payload"] * 1e3 * width_us for e in counters)  # GB/s*us
+    assert moved == pytest.approx(
+        report.gm_bytes_read + report.gm_bytes_written, rel=1e-3
+    )
+    # Slices name their source line.
+    assert all("line" in e["args"] for e in events if e["ph"] == "X")

@@ -6,7 +6,7 @@
 // RUN: python %S/Inputs/report_facts.py %t.single.json %t.double.json %t.matmul.json | filecheck %s
 // RUN: filecheck %s --check-prefix=SUMMARY < %t.summary
 
-// CHECK:      keys: bank_conflict_cycles bank_conflict_instructions block_dim bytes_per_path clock_ghz cores cycles gm_bandwidth_gbps gm_bandwidth_utilization gm_bytes_read gm_bytes_written gm_wire_bytes instructions l2 microseconds pipes sync_all target
+// CHECK:      keys: bank_conflict_cycles bank_conflict_instructions block_dim bytes_per_path clock_ghz cores cycles gm_bandwidth_gbps gm_bandwidth_utilization gm_bytes_read gm_bytes_written gm_wire_bytes instructions l2 microseconds pipes roofline sync_all target target_cores
 // CHECK-NEXT: pipes: FIX M MTE1 MTE2 MTE3 S V
 // CHECK-NEXT: single: 2 cores, read 1048576, written 524288
 // CHECK-NEXT: double: 2 cores, read 1048576, written 524288
