@@ -14,8 +14,8 @@ from typing import Any, NamedTuple, Protocol, overload
 import numpy as np
 
 from pypto_mlir.sim.access import NUM_PIPES, Pipe
-from pypto_mlir.sim.l2 import L2Cache, L2Transfers
 from pypto_mlir.sim.columns import RecordColumns, path_codes, record_columns
+from pypto_mlir.sim.l2 import L2Cache, L2Transfers
 from pypto_mlir.sim.race import AccessTable
 from pypto_mlir.sim.records import Record, RecordedRun, RecordKind
 
