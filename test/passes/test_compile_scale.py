@@ -3,12 +3,14 @@
 Structural, not timed (bench/bench_compile_scale.py has the times): a long fused
 chain lowers to tiles at Python's default recursion limit, and the calls of the
 nest builder's placement, of its operand walk, and of hw-insert-sync's pairwise
-conflict test double (not quadruple) when the chain doubles.
+conflict test double (not quadruple) when the chain doubles; and no pass of
+pypto-lower needs a stack as deep as the chain is long.
 """
 
 from __future__ import annotations
 
 import sys
+import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -18,6 +20,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 
 from pypto_mlir.cli.source import default_context
+from pypto_mlir.dialects import ascend_hw as hw
 from pypto_mlir.dialects import tile
 from pypto_mlir.passes import nest_builder, sync_frames
 from pypto_mlir.pipelines import LowerPipeline
@@ -74,6 +77,17 @@ def test_long_chain_lowers_at_default_recursion_limit() -> None:
         lower(module, "tile")
     ops = [op for op in module.walk() if isinstance(op, tile.TileBinaryOp)]
     assert len(ops) == 1000
+
+
+def test_chain_lowers_to_hw_in_a_stack_shorter_than_it() -> None:
+    """Every pass of pypto-lower, with fewer frames to spare than the chain has
+    ops (its depth in each pass may not grow with the chain)."""
+    length = 100
+    module = chain(length)
+    depth = len(traceback.extract_stack())
+    with recursion_limit(depth + length - 30):
+        lower(module, "ascend_hw")
+    assert any(isinstance(op, hw.VectorOp) for op in module.walk())
 
 
 def test_nest_building_is_linear(monkeypatch: pytest.MonkeyPatch) -> None:
