@@ -631,13 +631,19 @@ def _iteration_wide(
     first gives every value of an iteration its own buffer when the memory has
     room, and the exact lifetimes are the fallback."""
     wide: list[list[Interval]] = []
+    innermost: dict[scf.ForOp, bool] = {}
+    """`_innermost` of each loop met (a walk of its body, once per loop)."""
     for intervals in lifetimes:
         widened = []
         for lo, hi in intervals:
             loop = live.op_at(lo).parent_op()
             while loop is not None and not isinstance(loop, scf.ForOp | func.FuncOp):
                 loop = loop.parent_op()
-            if isinstance(loop, scf.ForOp) and _innermost(loop):
+            if isinstance(loop, scf.ForOp) and (
+                innermost[loop]
+                if loop in innermost
+                else innermost.setdefault(loop, _innermost(loop))
+            ):
                 start, end = _pipeline_span(loop)
                 lo, hi = min(lo, 2 * live.entry[start] + 1), max(hi, 2 * live.exit[end])
             widened.append((lo, hi))

@@ -12,6 +12,9 @@ by a `NestBuilder` subclass.
   other than 1; along the others it has extent 1 and broadcasts.
 - A value's tile is computed (or loaded) once, in the innermost loop over a dim
   it varies along (`Scope`), and reused below it.
+- Placing and computing a member's tile walk its operands with explicit stacks
+  (`placement`, `tile_of`), not Python recursion: a fused chain of any length
+  lowers at the default recursion limit, in time linear in its length.
 - bf16 values compute in f32 and i8 values in i16 (the vector unit has neither),
   and are cast back after each op, so they round exactly as `tv` does.
 
@@ -101,6 +104,43 @@ class Scope:
     )
 
 
+@dataclass(frozen=True)
+class TileRequest:
+    """An operand a member's tile ops read as a tile: the tile of `value` under
+    `mapping`, converted to `element_type` (None: in `value`'s own type)."""
+
+    value: SSAValue
+    mapping: Mapping
+    element_type: Attribute | None = None
+
+
+@dataclass(frozen=True)
+class ScalarRequest:
+    """A scalar operand of a member, in `element_type` (`scalar_as`)."""
+
+    value: SSAValue
+    element_type: Attribute
+
+
+OperandRequest = TileRequest | ScalarRequest
+"""What `_compute` needs resolved before it emits a member's tile ops."""
+
+
+@dataclass
+class PendingMember:
+    """A member whose operands `tile_of` is resolving (a frame of its explicit
+    stack, where a recursive lowering would have a Python frame)."""
+
+    request: TileRequest
+    requested_at: Attribute | None
+    """The builder's location when the tile was asked for: a load or a cast of the
+    tile is located there (at the op that reads it)."""
+    op: Operation
+    scope: Scope
+    operands: list[OperandRequest]
+    resolved: list[SSAValue] = field(default_factory=list[SSAValue])
+
+
 @dataclass
 class GmBuffers:
     """Where tensors are in GM: the memref to load a value from, and the memrefs
@@ -142,6 +182,10 @@ class NestBuilder:
         """Outermost first: the nest's top, then one per loop being built."""
         self._homes: dict[tuple[SSAValue, Mapping], Scope] = {}
         """Where values computed outside `tile_of` (a pass's reductions) were put."""
+        self._members = set(group.members)
+        self._placed: dict[tuple[SSAValue, Mapping], Scope] = {}
+        """`placement`'s answers, valid while `scopes` is `_placed_under`."""
+        self._placed_under: tuple[Scope, ...] = ()
         self._constants: dict[tuple[str, Attribute], SSAValue] = {}
         self._expanded: dict[tuple[SSAValue, tuple[int, ...]], SSAValue] = {}
 
@@ -398,21 +442,62 @@ class NestBuilder:
     def _depth(self, scope: Scope) -> int:
         return next(i for i, s in enumerate(self.scopes) if s is scope)
 
+    def is_member(self, value: SSAValue) -> bool:
+        """Whether `value` is the result of one of the group's ops."""
+        owner = value.owner
+        return isinstance(owner, Operation) and owner in self._members
+
+    def set_home(self, value: SSAValue, mapping: Mapping, scope: Scope) -> None:
+        """Record that the tile of `value` was computed in `scope` (outside
+        `tile_of`), so that its readers are placed there or deeper."""
+        self._homes[(value, mapping)] = scope
+        self._placed.clear()
+
+    def _placements(self) -> dict[tuple[SSAValue, Mapping], Scope]:
+        """The memo of `placement` for the current loop levels."""
+        scopes = self.scopes
+        under = self._placed_under
+        if len(under) != len(scopes) or any(
+            a is not b for a, b in zip(under, scopes, strict=True)
+        ):
+            self._placed_under = tuple(scopes)
+            self._placed.clear()
+        return self._placed
+
     def placement(self, value: SSAValue, mapping: Mapping) -> Scope:
         """Where the tile of `value` is computed: the innermost loop over a dim it
         varies along, or deeper if an operand is computed deeper (a reduction's
-        result comes from its input's level)."""
-        home = self._homes.get((value, mapping))
-        if home is not None and any(s is home for s in self.scopes):
-            return home
-        scope = self.scope_for(value, mapping)
-        owner = value.owner
-        if isinstance(owner, Operation) and owner in self.group.members:
-            for operand, operand_mapping in self._operand_mappings(owner, mapping):
-                inner = self.placement(operand, operand_mapping)
+        result comes from its input's level). Memoised per loop level, and walked
+        operands first with an explicit stack."""
+        placed = self._placements()
+        root = (value, mapping)
+        stack = [root]
+        while stack:
+            key = stack[-1]
+            if key in placed:
+                stack.pop()
+                continue
+            home = self._homes.get(key)
+            if home is not None and any(s is home for s in self.scopes):
+                placed[key] = home
+                stack.pop()
+                continue
+            operands: list[tuple[SSAValue, Mapping]] = []
+            if self.is_member(key[0]):
+                owner = cast(Operation, key[0].owner)
+                operands = self._operand_mappings(owner, key[1])
+            missing = [o for o in operands if o not in placed]
+            if missing:
+                stack.extend(reversed(missing))
+                continue
+            scope = self.scope_for(*key)
+            for operand in operands:
+                inner = placed[operand]
                 if self._depth(inner) > self._depth(scope):
                     scope = inner
-        return scope
+            placed[key] = scope
+            stack.pop()
+        return placed[root]
 
     def _operand_mappings(
         self, op: Operation, mapping: Mapping
@@ -436,32 +521,90 @@ class NestBuilder:
 
     def tile_of(self, value: SSAValue, mapping: Mapping) -> SSAValue:
         """The tile of `value` (in its element type) at the current position."""
-        element_type = tensor_type(value).element_type
-        key = (value, mapping, element_type)
-        found = self.lookup(key)
-        if found is not None:
-            return found
-        scope = self.placement(value, mapping)
-        owner = value.owner
-        if isinstance(owner, Operation) and owner in self.group.members:
-            result = self.compute(scope.at, owner, mapping)
-        else:
-            result = self.load(scope.at, value, mapping)
-        scope.cache[key] = result
-        return result
+        return self._resolve(TileRequest(value, mapping))
 
     def tile_as(
         self, value: SSAValue, mapping: Mapping, element_type: Attribute
     ) -> SSAValue:
         """The tile of `value` converted to `element_type`."""
-        source = self.tile_of(value, mapping)
-        if cast(TileType, source.type).element_type == element_type:
+        return self._resolve(TileRequest(value, mapping, element_type))
+
+    def _resolve(self, request: TileRequest) -> SSAValue:
+        """The tile `request` asks for, computing the members it depends on first
+        (operands in order, depth first: the order a recursive descent would
+        emit them in) with an explicit stack of `PendingMember`s."""
+        builder = self.builder
+        location = builder.location
+        stack: list[PendingMember] = []
+        try:
+            result = self._start(request, stack)
+            while stack:
+                pending = stack[-1]
+                if result is not None:
+                    pending.resolved.append(result)
+                    result = None
+                if len(pending.resolved) < len(pending.operands):
+                    operand = pending.operands[len(pending.resolved)]
+                    builder.location = pending.op.location
+                    if isinstance(operand, ScalarRequest):
+                        at = pending.scope.at
+                        result = self.scalar_as(at, operand.value, operand.element_type)
+                    else:
+                        result = self._start(operand, stack)
+                    continue
+                stack.pop()
+                builder.location = pending.op.location
+                computed = self._compute(
+                    pending.scope.at,
+                    pending.op,
+                    pending.request.mapping,
+                    pending.resolved,
+                )
+                value = pending.request.value
+                key = (value, pending.request.mapping, tensor_type(value).element_type)
+                pending.scope.cache[key] = computed
+                builder.location = pending.requested_at
+                result = self._converted(pending.request, computed)
+        finally:
+            builder.location = location
+        assert result is not None
+        return result
+
+    def _start(
+        self, request: TileRequest, stack: list[PendingMember]
+    ) -> SSAValue | None:
+        """The tile `request` asks for if it is cached or loaded; None when its
+        member was pushed on `stack` to be computed once its operands are."""
+        value, mapping = request.value, request.mapping
+        found = self.lookup((value, mapping, tensor_type(value).element_type))
+        if found is not None:
+            return self._converted(request, found)
+        scope = self.placement(value, mapping)
+        if self.is_member(value):
+            owner = cast(Operation, value.owner)
+            operands = self._requests(owner, mapping)
+            stack.append(
+                PendingMember(request, self.builder.location, owner, scope, operands)
+            )
+            return None
+        loaded = self.load(scope.at, value, mapping)
+        scope.cache[(value, mapping, tensor_type(value).element_type)] = loaded
+        return self._converted(request, loaded)
+
+    def _converted(self, request: TileRequest, source: SSAValue) -> SSAValue:
+        """`source` (the tile of `request.value`) in the requested element type:
+        a `tile.cast` emitted once where the tile is placed."""
+        element_type = request.element_type
+        if (
+            element_type is None
+            or cast(TileType, source.type).element_type == element_type
+        ):
             return source
-        key = (value, mapping, element_type)
+        key = (request.value, request.mapping, element_type)
         found = self.lookup(key)
         if found is not None:
             return found
-        scope = self.placement(value, mapping)
+        scope = self.placement(request.value, request.mapping)
         result = self.value(scope.at, tile.CastOp(source, element_type))
         scope.cache[key] = result
         return result
@@ -503,32 +646,52 @@ class NestBuilder:
         rank = tensor_type(operand).get_num_dims()
         return mapping[len(mapping) - rank :]
 
-    def compute(self, at: InsertPoint, op: Operation, mapping: Mapping) -> SSAValue:
-        """Emit the tile ops of group member `op`, whose result has `mapping`
-        (located at `op`)."""
-        with self.builder.located(op.location):
-            return self._compute(at, op, mapping)
-
-    def _compute(self, at: InsertPoint, op: Operation, mapping: Mapping) -> SSAValue:
-        """The tile ops of an elementwise member (a subclass adds its kinds)."""
+    def _requests(self, op: Operation, mapping: Mapping) -> list[OperandRequest]:
+        """The operands `_compute` reads for elementwise member `op` (whose
+        result has `mapping`), in the order it reads them (a subclass adds its
+        kinds)."""
         result_type = tensor_type(op.results[0]).element_type
         if isinstance(op, tv.UnaryOp):
-            ctype = compute_type(result_type)
-            source = self.tile_as(op.input, mapping, ctype)
-            op_type = cast(type[tile.TileUnaryOp], TILE_OPS[op_suffix(op)])
-            value = self.value(at, op_type(source))
-            return self.to_storage(at, value, result_type)
+            return [TileRequest(op.input, mapping, compute_type(result_type))]
         if (x := tv.silu_input(op)) is not None:
+            return [TileRequest(x, mapping, compute_type(result_type))]
+        if isinstance(op, tv.BinaryOp):
+            ctype = self._binary_type(op, result_type)
+            return [
+                TileRequest(o, self.operand_mapping(o, mapping), ctype)
+                if isinstance(o.type, tv.TensorViewType)
+                else ScalarRequest(o, ctype)
+                for o in (op.lhs, op.rhs)
+            ]
+        if isinstance(op, tv.CastOp):
+            return [TileRequest(op.input, mapping)]
+        return []
+
+    def _compute(
+        self,
+        at: InsertPoint,
+        op: Operation,
+        mapping: Mapping,
+        operands: Sequence[SSAValue],
+    ) -> SSAValue:
+        """The tile ops of an elementwise member, given the `operands` its
+        `_requests` asked for (a subclass adds its kinds)."""
+        result_type = tensor_type(op.results[0]).element_type
+        if isinstance(op, tv.UnaryOp):
+            op_type = cast(type[tile.TileUnaryOp], TILE_OPS[op_suffix(op)])
+            value = self.value(at, op_type(operands[0]))
+            return self.to_storage(at, value, result_type)
+        if tv.silu_input(op) is not None:
             # x * sigmoid(x) as one silu: muls, exp, adds, div instead of
             # muls, exp, adds, reciprocal, mul (docs/tiling.md, Fusion).
-            source = self.tile_as(x, mapping, compute_type(result_type))
-            value = self.value(at, tile.SiluOp(source))
+            value = self.value(at, tile.SiluOp(operands[0]))
             return self.to_storage(at, value, result_type)
         if isinstance(op, tv.BinaryOp):
-            return self._binary(at, op, mapping, result_type)
+            op_type = cast(type[tile.TileBinaryOp], TILE_OPS[op_suffix(op)])
+            value = self.value(at, op_type(operands[0], operands[1]))
+            return self.to_storage(at, value, result_type)
         if isinstance(op, tv.CastOp):
-            source = self.tile_of(op.input, mapping)
-            return self.value(at, tile.CastOp(source, result_type))
+            return self.value(at, tile.CastOp(operands[0], result_type))
         if isinstance(op, tv.FillOp):
             scalar_type = op.value.type
             tile_type, dynamic = self.tile_type(op.result, mapping, scalar_type)
@@ -538,9 +701,10 @@ class NestBuilder:
             return self._transposed_load(at, op, mapping)
         raise AssertionError(f"{op.name} is not a vector group member")
 
-    def _binary(
-        self, at: InsertPoint, op: tv.BinaryOp, mapping: Mapping, result_type: Attribute
-    ) -> SSAValue:
+    @staticmethod
+    def _binary_type(op: tv.BinaryOp, result_type: Attribute) -> Attribute:
+        """The type a binary member computes in: f32 when a float scalar operand
+        of another type is not exact in the result's type."""
         ctype = compute_type(result_type)
         for operand in (op.lhs, op.rhs):
             if (
@@ -550,16 +714,7 @@ class NestBuilder:
                 and not _exact_constant(operand, result_type)
             ):
                 ctype = f32
-        operands: list[SSAValue] = []
-        for operand in (op.lhs, op.rhs):
-            if isinstance(operand.type, tv.TensorViewType):
-                operand_map = self.operand_mapping(operand, mapping)
-                operands.append(self.tile_as(operand, operand_map, ctype))
-            else:
-                operands.append(self.scalar_as(at, operand, ctype))
-        op_type = cast(type[tile.TileBinaryOp], TILE_OPS[op_suffix(op)])
-        value = self.value(at, op_type(operands[0], operands[1]))
-        return self.to_storage(at, value, result_type)
+        return ctype
 
     def _transposed_load(
         self, at: InsertPoint, op: tv.TransposeOp, mapping: Mapping

@@ -281,7 +281,8 @@ class Frame:
                 conflicts.append((key, a, b, x, y, src_inner, dst_inner))
 
         for i, first in enumerate(self.nodes):
-            for j in range(i + 1, n):
+            partners = self.partners(first.pipes)
+            for j in partners[bisect_right(partners, i) :]:
                 for x, y in _conflicts(first, self.nodes[j], None):
                     add(i, j, x, y)
         if self.loop is None:
@@ -298,13 +299,29 @@ class Frame:
             return [conflicts[i] for i in tightest(spans)]
         later = LoopShift(self.loop, constant_int(self.loop.step))
         for i, first in enumerate(self.nodes):
-            for j, second in enumerate(self.nodes):
+            for j in self.partners(first.pipes):
                 if i == j and not first.children:
                     continue
-                for x, y in _conflicts(first, second, later):
+                for x, y in _conflicts(first, self.nodes[j], later):
                     # i < j: ordered in one iteration, hence also across two.
                     add(i, j if i < j else j + n, x, y)
         return conflicts
+
+    def partners(self, pipes: frozenset[Pipe]) -> list[int]:
+        """The nodes with an access on a pipe other than one of `pipes`, in
+        order: only those can conflict with a node whose accesses use `pipes`
+        (`_conflicts` pairs accesses on different pipes), so that a chain of
+        vector instructions is not compared pair by pair."""
+        found = self._partners.get(pipes)
+        if found is None:
+            others = [q for q in self.users if any(p != q for p in pipes)]
+            found = sorted({i for q in others for i in self.users[q]})
+            self._partners[pipes] = found
+        return found
+
+    @cached_property
+    def _partners(self) -> dict[frozenset[Pipe], list[int]]:
+        return {}
 
     @cached_property
     def users(self) -> dict[Pipe, list[int]]:

@@ -92,12 +92,13 @@ def _phases(body: Block) -> tuple[list[Operation], list[Operation], list[Operati
     """The body's ops split into loads (with the index ops they need), the
     computes, and the stores; each list keeps program order."""
     ops = list(body.ops)[:-1]
+    members = set(ops)
     needed: set[Operation] = set()
     for op in reversed(ops):
         if isinstance(op, LoadOp) or op in needed:
             needed.add(op)
             for operand in op.operands:
-                if isinstance(operand.owner, Operation) and operand.owner in ops:
+                if isinstance(operand.owner, Operation) and operand.owner in members:
                     needed.add(operand.owner)
     first = [op for op in ops if op in needed]
     stores = [op for op in ops if isinstance(op, StoreOp)]
@@ -150,19 +151,27 @@ def _stage_bytes(body: Block, stages: int) -> dict[str, int]:
     for op in body.ops:
         for operand in op.operands:
             tile = operand.type
-            inside = operand.owner in body.ops
+            inside = (
+                isinstance(operand.owner, Operation) and operand.owner.parent is body
+            )
             if isinstance(tile, TileType) and not inside and operand not in seen:
                 seen.add(operand)
                 space = str(tile.memory_space)
                 outside[space] = outside.get(space, 0) + tile.byte_size()
+    # Per memory, the most bytes live at one position: a sweep over the starts
+    # and ends of the intervals (an empty interval, ending before it starts, is
+    # never live).
+    events: dict[str, list[tuple[int, int]]] = {}
+    for space, size, start, end in intervals:
+        if start <= end:
+            events.setdefault(space, []).extend(((start, size), (end + 1, -size)))
     peak: dict[str, int] = dict(outside)
-    for n in range(len(order)):
-        live: dict[str, int] = {}
-        for space, size, start, end in intervals:
-            if start <= n <= end:
-                live[space] = live.get(space, 0) + size
-        for space, size in live.items():
-            peak[space] = max(peak.get(space, 0), size + outside.get(space, 0))
+    for space, changes in events.items():
+        live = most = 0
+        for _, delta in sorted(changes):
+            live += delta
+            most = max(most, live)
+        peak[space] = max(peak.get(space, 0), most + outside.get(space, 0))
     return peak
 
 

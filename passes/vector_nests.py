@@ -28,7 +28,14 @@ from pypto_mlir.dialects import tile
 from pypto_mlir.dialects.tile import TileType
 
 from .located_builder import LocatedBuilder
-from .nest_builder import TILE_OPS, GmBuffers, NestBuilder, op_suffix
+from .nest_builder import (
+    TILE_OPS,
+    GmBuffers,
+    NestBuilder,
+    OperandRequest,
+    TileRequest,
+    op_suffix,
+)
 from .tiling_model import VectorTiling
 from .tv_fusion import ExtentAnalysis, Group, Mapping, static_extent, tensor_type
 
@@ -56,12 +63,27 @@ class VectorNest(NestBuilder):
         self._stages: dict[SSAValue, int] = {}
         self._softmax_stats: dict[Operation, tuple[SSAValue, SSAValue]] = {}
 
-    def _compute(self, at: InsertPoint, op: Operation, mapping: Mapping) -> SSAValue:
+    def _requests(self, op: Operation, mapping: Mapping) -> list[OperandRequest]:
         if isinstance(op, tv.ReduceOp):
-            return self._resident_reduce(at, op, mapping)
+            assert self.resident, "a non-resident reduction comes from its pass"
+            identity = self.group.identity()
+            return [TileRequest(op.input, identity, self._reduce_type(op, True))]
         if isinstance(op, tv.SoftmaxOp):
-            return self._softmax(at, op, mapping)
-        return super()._compute(at, op, mapping)
+            return [TileRequest(op.input, mapping, f32)]
+        return super()._requests(op, mapping)
+
+    def _compute(
+        self,
+        at: InsertPoint,
+        op: Operation,
+        mapping: Mapping,
+        operands: Sequence[SSAValue],
+    ) -> SSAValue:
+        if isinstance(op, tv.ReduceOp):
+            return self._resident_reduce(at, op, operands[0])
+        if isinstance(op, tv.SoftmaxOp):
+            return self._softmax(at, op, operands[0])
+        return super()._compute(at, op, mapping, operands)
 
     # Reductions -----------------------------------------------------------------------
 
@@ -104,17 +126,14 @@ class VectorNest(NestBuilder):
         return value
 
     def _resident_reduce(
-        self, at: InsertPoint, op: tv.ReduceOp, mapping: Mapping
+        self, at: InsertPoint, op: tv.ReduceOp, source: SSAValue
     ) -> SSAValue:
-        assert self.resident, "a non-resident reduction comes from its pass"
-        source = self.tile_as(
-            op.input, self.group.identity(), self._reduce_type(op, True)
-        )
+        """A reduction of a resident tile `source` (in `_reduce_type`)."""
         value = self._reduce_tile(at, reduce_op_type(op), source)
         return self.to_storage(at, value, tensor_type(op.result).element_type)
 
-    def _softmax(self, at: InsertPoint, op: tv.SoftmaxOp, mapping: Mapping) -> SSAValue:
-        x = self.tile_as(op.input, mapping, f32)
+    def _softmax(self, at: InsertPoint, op: tv.SoftmaxOp, x: SSAValue) -> SSAValue:
+        """Softmax of the f32 tile `x`, from the pass's statistics if it has them."""
         if op in self._softmax_stats:
             maximum, total = self._softmax_stats[op]
             shifted = self.value(at, tile.SubOp(x, maximum))
@@ -164,24 +183,31 @@ class VectorNest(NestBuilder):
     def stage(self, value: SSAValue) -> int:
         """For a value varying along the reduced dims, the pass that computes it;
         for another value, the number of passes it waits for."""
-        if value in self._stages:
-            return self._stages[value]
-        owner = value.owner
-        stage = 0
-        if isinstance(owner, Operation) and owner in self.group.members:
-            if isinstance(owner, tv.ReduceOp | tv.SoftmaxOp):
-                stage = self.stage(owner.operands[0]) + 1
-            else:
-                stage = max(
-                    (
-                        self.stage(o)
-                        for o in owner.operands
-                        if isinstance(o.type, tv.TensorViewType)
-                    ),
-                    default=0,
-                )
-        self._stages[value] = stage
-        return stage
+        stages = self._stages
+        stack = [value]
+        while stack:
+            top = stack[-1]
+            if top in stages:
+                stack.pop()
+                continue
+            operands: list[SSAValue] = []
+            if self.is_member(top):
+                owner = cast(Operation, top.owner)
+                operands = [
+                    o for o in owner.operands if isinstance(o.type, tv.TensorViewType)
+                ]
+                if isinstance(owner, tv.ReduceOp | tv.SoftmaxOp):
+                    operands = operands[:1]
+            missing = [o for o in operands if o not in stages]
+            if missing:
+                stack.extend(missing)
+                continue
+            stage = max((stages[o] for o in operands), default=0)
+            if isinstance(top.owner, tv.ReduceOp | tv.SoftmaxOp) and operands:
+                stage += 1
+            stages[top] = stage
+            stack.pop()
+        return stages[value]
 
     def pass_count(self) -> int:
         """How many passes over the reduced dims a non-resident nest makes."""
@@ -256,7 +282,7 @@ class VectorNest(NestBuilder):
             value = self.to_storage(at, finals[position], element_type)
             key = (op.results[0], group.mapping[op.results[0]], element_type)
             outer.cache[key] = value
-            self._homes[key[:2]] = outer
+            self.set_home(key[0], key[1], outer)
             position += 1
 
     def _accumulator_inits(self, at: InsertPoint, op: Operation) -> list[SSAValue]:

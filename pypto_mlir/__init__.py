@@ -8,6 +8,7 @@ first use, so importing a submodule (e.g. `pypto_mlir.sim`) stays light.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -17,6 +18,11 @@ _FRONTEND = "pypto_mlir.frontend"
 
 
 def __getattr__(name: str) -> Any:
+    submodule = f"{__name__}.{name}"
+    if not name.startswith("__") and importlib.util.find_spec(submodule):
+        # `from pypto_mlir import numerics` asks for the attribute before it
+        # imports the submodule: that must not load the frontend.
+        return importlib.import_module(submodule)
     frontend = importlib.import_module(_FRONTEND)
     if name == "__all__":  # `from pypto_mlir import *`
         return list(frontend.__all__)

@@ -219,16 +219,21 @@ def _erase_if_unused(
     op: Operation, rewriter: PatternRewriter, lowered: set[Operation]
 ) -> None:
     """Erase lowered tile op `op` when nothing uses its results, then its
-    lowered tile definers that this leaves unused."""
-    if op not in lowered or any(result.first_use is not None for result in op.results):
-        return
-    definers = [
-        operand.owner for operand in op.operands if isinstance(operand.owner, Operation)
-    ]
-    rewriter.erase(op)
-    lowered.discard(op)
-    for definer in definers:
-        _erase_if_unused(definer, rewriter, lowered)
+    lowered tile definers that this leaves unused (depth first, operands in
+    order, with an explicit stack: a chain of any length)."""
+    stack = [op]
+    while stack:
+        top = stack.pop()
+        if top not in lowered or any(r.first_use is not None for r in top.results):
+            continue
+        definers = [
+            operand.owner
+            for operand in top.operands
+            if isinstance(operand.owner, Operation)
+        ]
+        rewriter.erase(top)
+        lowered.discard(top)
+        stack.extend(reversed(definers))
 
 
 def lower_tile_ops(
