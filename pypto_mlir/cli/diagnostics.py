@@ -20,7 +20,14 @@ import traceback
 from dataclasses import dataclass, field
 from typing import TextIO
 
-from pypto_mlir.diagnostics import Diagnostic, Severity, SourceLocation
+from xdsl.utils.exceptions import DiagnosticException
+
+from pypto_mlir.diagnostics import (
+    Diagnostic,
+    DiagnosticError,
+    Severity,
+    SourceLocation,
+)
 
 
 class SourceManager:
@@ -78,6 +85,42 @@ class DiagnosticPrinter:
             self.error_count += 1
         self.stream.write(render(diagnostic, self.sources, self.tool))
         self.stream.flush()
+
+
+def xdsl_parse_error_text(diagnostic: Diagnostic, sources: SourceManager) -> str:
+    """`diagnostic` as xdsl-opt's `--parsing-diagnostics` prints a `ParseError`:
+    the location, the source line, `^` under the span and the message under them,
+    then a blank line; notes the same way."""
+    location = diagnostic.location
+    text = "" if location is None else f"{location}\n"
+    source_line = None
+    if location is not None and location.column > 0:
+        source_line = sources.line(location)
+    if source_line is None:
+        text += diagnostic.message + "\n"
+    else:
+        start = min(location.column - 1, len(source_line))
+        end = min(start + diagnostic.length, len(source_line))
+        indent = " " * start
+        text += f"{source_line}\n{indent}{'^' * max(end - start, 1)}\n"
+        text += f"{indent}{diagnostic.message}\n"
+    for attached in diagnostic.notes:
+        text += xdsl_parse_error_text(attached, sources)
+    return text + "\n"
+
+
+def xdsl_exception_text(error: Exception) -> str:
+    """What xdsl-opt's `--verify-diagnostics` prints for `error`: the message of
+    xDSL's exception and its notes (the module with the failing op marked), one
+    per line; for a problem only pypto-mlir checks (dominance), its message."""
+    cause = error.__cause__ if isinstance(error, DiagnosticError) else error
+    if isinstance(cause, DiagnosticException):
+        lines = [str(cause), *getattr(cause, "__notes__", [])]
+    elif isinstance(error, DiagnosticError):
+        lines = [error.diagnostic.message]
+    else:
+        lines = [str(error)]
+    return "".join(f"{line}\n" for line in lines)
 
 
 _EXPECTATION = re.compile(
