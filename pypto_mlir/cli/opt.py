@@ -455,7 +455,11 @@ class PyptoOptMain(xDSLOptMain):
                 if self.args.parsing_diagnostics and parse_error:
                     # xDSL's flag: the parse error, in xDSL's layout, where the
                     # chunk's output would be; the chunk counts as a success.
-                    output.write(xdsl_parse_error_text(error.diagnostic, self.sources))
+                    output.write(
+                        xdsl_parse_error_text(
+                            error.diagnostic, self.sources, error.__cause__
+                        )
+                    )
                     return True
                 if self.args.xdsl_verify_diagnostics and not parse_error:
                     output.write(xdsl_exception_text(error))
