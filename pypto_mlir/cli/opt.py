@@ -219,6 +219,20 @@ def _set_help(parser: argparse.ArgumentParser, option: str, text: str) -> None:
     raise KeyError(option)
 
 
+def _xdsl_error(error: DiagnosticError, module: ModuleOp | None) -> Exception:
+    """The exception xdsl-opt would have raised for `error`: the xDSL exception it
+    was made from, else (a check of pypto-mlir's own, such as an empty block)
+    what xDSL's verifier says about the module, else `error` itself (dominance,
+    which xDSL does not check)."""
+    if error.__cause__ is not None or module is None:
+        return error
+    try:
+        module.verify()
+    except DiagnosticException as xdsl_error:
+        return xdsl_error
+    return error
+
+
 class PyptoOptMain(xDSLOptMain):
     """The `pypto-opt` driver."""
 
@@ -462,7 +476,7 @@ class PyptoOptMain(xDSLOptMain):
                     )
                     return True
                 if self.args.xdsl_verify_diagnostics and not parse_error:
-                    output.write(xdsl_exception_text(error))
+                    output.write(xdsl_exception_text(_xdsl_error(error, module)))
                     return True
                 emit(error.diagnostic)
             except DiagnosticException as error:
