@@ -22,7 +22,8 @@ mismatch, or printed IR that does not read back).
 
 Every input runs in a child forked from this process (the imports are done once,
 so an input costs its own work only, not an interpreter start-up), killed at the
-time limit. Input `i` of seed `S` depends only on `S`, `i` and the seed files, not
+time limit (of CPU time, so that a loaded machine does not make hangs).
+Input `i` of seed `S` depends only on `S`, `i` and the seed files, not
 on the hash seed or the other inputs. A failure is reduced (lines, then
 characters, deleted while the outcome stays) and written to `--out` with its
 command line. `pypto-fuzz --count 300` runs a few hundred (as `make fuzz` and the
@@ -33,10 +34,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 import multiprocessing
 import os
 import random
 import re
+import resource
 import signal
 import sys
 import tempfile
@@ -336,9 +339,13 @@ _MAIN: dict[str, Callable[[list[str]], int]] = {
 _OUTPUT_LIMIT = 4000
 
 
-def _child(case: Case, path: str, out_path: str, err_path: str) -> None:
+def _child(
+    case: Case, path: str, out_path: str, err_path: str, time_limit: float
+) -> None:
     """In the forked child: run the tool with standard output and error redirected
-    to files; exit with its status."""
+    to files, at most `time_limit` seconds of CPU time; exit with its status."""
+    seconds = max(1, math.ceil(time_limit))
+    resource.setrlimit(resource.RLIMIT_CPU, (seconds, seconds + 1))
     out = os.open(out_path, os.O_WRONLY | os.O_TRUNC)
     err = os.open(err_path, os.O_WRONLY | os.O_TRUNC)
     os.dup2(out, 1)
@@ -411,6 +418,10 @@ def classify(status: int | None, stderr: str, stdout: str) -> str:
     return "crash"
 
 
+WALL_FACTOR = 5
+"""A child is also killed after this many times its CPU time limit of wall time."""
+
+
 def _wait(pid: int, time_limit: float) -> int | None:
     """The exit status of child `pid`, or None after killing it at `time_limit`."""
     deadline = time.monotonic() + time_limit
@@ -428,7 +439,8 @@ def _wait(pid: int, time_limit: float) -> int | None:
 
 
 def run_case(case: Case, work_dir: Path, time_limit: float) -> Result:
-    """Run `case` in a forked child, killed after `time_limit` seconds."""
+    """Run `case` in a forked child, killed after `time_limit` seconds of CPU time
+    (or `WALL_FACTOR` times that of wall time)."""
     path = work_dir / f"input-{case.index}.mlir"
     path.write_bytes(case.data)
     out_path, err_path = work_dir / "stdout", work_dir / "stderr"
@@ -436,8 +448,12 @@ def run_case(case: Case, work_dir: Path, time_limit: float) -> Result:
     err_path.write_bytes(b"")
     pid = os.fork()
     if pid == 0:
-        _child(case, str(path), str(out_path), str(err_path))
-    status = _wait(pid, time_limit)
+        _child(case, str(path), str(out_path), str(err_path), time_limit)
+    # CPU time measures a hang whatever the load of the machine; the wall-clock
+    # limit is for a child that waits without computing.
+    status = _wait(pid, WALL_FACTOR * time_limit)
+    if status == -signal.SIGXCPU:
+        status = None
     path.unlink()
     stderr, stdout = _read(str(err_path)), _read(str(out_path))
     return Result(classify(status, stderr, stdout), status, stderr + stdout)
@@ -538,7 +554,7 @@ def fuzz(
     jobs: int = 1,
     time_limit: float = 20.0,
     first: int = 0,
-    progress: Callable[[int, Summary], None] | None = None,
+    progress: Callable[[int, Result, Summary], None] | None = None,
 ) -> Summary:
     """Run inputs `first`, `first + 1`, ... of fuzz seed `seed`: `count` of them
     (0: no limit), or as many as fit in `seconds` (0: no limit)."""
@@ -578,7 +594,7 @@ def fuzz(
                 results[index] = result
                 summary.counts[result.outcome] += 1
                 if progress is not None:
-                    progress(index, summary)
+                    progress(index, result, summary)
                 if more():
                     connection.send(next_index)
                     next_index += 1
@@ -667,7 +683,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("pypto-fuzz: error: no seed files", file=sys.stderr)
         return 2
 
-    def progress(index: int, summary: Summary) -> None:
+    def progress(index: int, result: Result, summary: Summary) -> None:
+        if result.outcome in FAILURES:
+            # At once, so that a long run stopped early still names it.
+            print(f"  input {index}: {result.outcome}", flush=True)
         if not args.quiet and summary.inputs % 100 == 0:
             print(f"  {summary.inputs} inputs: {dict(summary.counts)}", flush=True)
 
