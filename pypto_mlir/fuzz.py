@@ -460,12 +460,22 @@ def run_case(case: Case, work_dir: Path, time_limit: float) -> Result:
 
 
 def _worker(
-    connection: Connection, time_limit: float, seeds: Sequence[Seed], seed: int
+    connection: Connection,
+    parent_ends: Sequence[Connection],
+    time_limit: float,
+    seeds: Sequence[Seed],
+    seed: int,
 ) -> None:
-    """A worker process: runs the inputs whose indices it receives."""
+    """A worker process: runs the inputs whose indices it receives, until None
+    or the fuzzer's end of the pipe closes (the fuzzer was stopped)."""
+    for end in parent_ends:
+        end.close()  # Inherited by the fork: else the pipe never reports EOF.
     with tempfile.TemporaryDirectory(prefix="pypto-fuzz-") as directory:
         while True:
-            index = connection.recv()
+            try:
+                index = connection.recv()
+            except EOFError:
+                return
             if index is None:
                 return
             case = make_case(seeds, seed, index)
@@ -566,10 +576,12 @@ def fuzz(
     workers: list[tuple[Connection, multiprocessing.process.BaseProcess]] = []
     for _ in range(max(1, jobs)):
         parent_end, child_end = context.Pipe()
+        parent_ends = [end for end, _ in workers] + [parent_end]
         process = context.Process(
-            target=_worker, args=(child_end, time_limit, seeds, seed)
+            target=_worker, args=(child_end, parent_ends, time_limit, seeds, seed)
         )
         process.start()
+        child_end.close()
         workers.append((parent_end, process))
     next_index = first
     busy = 0
