@@ -100,9 +100,9 @@ def test_a_run_over_its_time_limit_is_a_hang_and_killed(
     monkeypatch.setitem(fuzz._MAIN, "spin", _spin)  # pyright: ignore[reportPrivateUsage]
     case = fuzz.Case(0, "seed", (), b"", tool, ())
     start = time.monotonic()
-    result = fuzz.run_case(case, tmp_path, time_limit=0.5)
+    result = fuzz.run_case(case, tmp_path, time_limit=0.2)
     assert result.outcome == "hang"
-    assert time.monotonic() - start < 20
+    assert time.monotonic() - start < 25
 
 
 def test_an_exception_escaping_the_tool_is_a_traceback(

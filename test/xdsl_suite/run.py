@@ -81,7 +81,10 @@ def fetch_suite(cache: Path = CACHE) -> Path:
         )
     with tarfile.open(archive) as sdist:
         members = [m for m in sdist.getmembers() if "/tests/" in m.name]
-        sdist.extractall(cache, members=members, filter="data")
+        if hasattr(tarfile, "data_filter"):  # Python 3.11.4 and later
+            sdist.extractall(cache, members=members, filter="data")
+        else:
+            sdist.extractall(cache, members=members)
     return tests
 
 
