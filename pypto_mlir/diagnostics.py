@@ -329,6 +329,12 @@ def verify_dominance(root: Operation) -> None:
                 stack.extend(reversed(list(block.ops)))
 
 
+GRAPH_REGION_OPS = frozenset({"equivalence.graph", "hw.module"})
+"""Ops besides `builtin.module` whose regions are graph regions (MLIR's
+RegionKind::Graph; xDSL has no trait for it), where a value may be used before
+the op that defines it."""
+
+
 def _dominance_problem(
     value: SSAValue, user: Operation, positions: dict[Block, dict[Operation, int]]
 ) -> str | None:
@@ -356,7 +362,10 @@ def _dominance_problem(
         ancestor = ancestor.parent_op()
     if ancestor is None:
         return "does not dominate this use"
-    if definition is None or isinstance(defining_block.parent_op(), ModuleOp):
+    parent = defining_block.parent_op()
+    if definition is None or isinstance(parent, ModuleOp):
+        return None
+    if parent is not None and parent.name in GRAPH_REGION_OPS:
         return None
     if definition is ancestor:
         return "does not dominate this use"

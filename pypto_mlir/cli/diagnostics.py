@@ -20,7 +20,14 @@ import traceback
 from dataclasses import dataclass, field
 from typing import TextIO
 
-from pypto_mlir.diagnostics import Diagnostic, Severity, SourceLocation
+from xdsl.utils.exceptions import DiagnosticException, MultipleSpansParseError
+
+from pypto_mlir.diagnostics import (
+    Diagnostic,
+    DiagnosticError,
+    Severity,
+    SourceLocation,
+)
 
 
 class SourceManager:
@@ -78,6 +85,57 @@ class DiagnosticPrinter:
             self.error_count += 1
         self.stream.write(render(diagnostic, self.sources, self.tool))
         self.stream.flush()
+
+
+def xdsl_parse_error_text(
+    diagnostic: Diagnostic, sources: SourceManager, error: BaseException | None = None
+) -> str:
+    """`diagnostic` as xdsl-opt's `--parsing-diagnostics` prints a `ParseError`:
+    the location, the source line, `^` under the span and the message under them,
+    then a blank line. For a `MultipleSpansParseError` (`error`, the one
+    `diagnostic` was made from) its `ref_text` line, then each reference span with
+    its message if it has one; other notes like the diagnostic."""
+    text = _xdsl_span_text(diagnostic, sources, diagnostic.message)
+    if isinstance(error, MultipleSpansParseError):
+        if error.ref_text is not None:
+            text += error.ref_text + "\n"
+        for (_, message), attached in zip(error.refs, diagnostic.notes, strict=False):
+            text += _xdsl_span_text(attached, sources, message) + "\n"
+    else:
+        for attached in diagnostic.notes:
+            text += _xdsl_span_text(attached, sources, attached.message)
+    return text + "\n"
+
+
+def _xdsl_span_text(
+    diagnostic: Diagnostic, sources: SourceManager, message: str | None
+) -> str:
+    location = diagnostic.location
+    text = "" if location is None else f"{location}\n"
+    source_line = None
+    if location is not None and location.column > 0:
+        source_line = sources.line(location)
+    if source_line is None:
+        return text + (f"{message}\n" if message else "")
+    start = min(location.column - 1, len(source_line))  # pyright: ignore[reportOptionalMemberAccess]
+    end = min(start + diagnostic.length, len(source_line))
+    indent = " " * start
+    text += f"{source_line}\n{indent}{'^' * max(end - start, 1)}\n"
+    return text + (f"{indent}{message}\n" if message else "")
+
+
+def xdsl_exception_text(error: Exception) -> str:
+    """What xdsl-opt's `--verify-diagnostics` prints for `error`: the message of
+    xDSL's exception and its notes (the module with the failing op marked), one
+    per line; for a problem only pypto-mlir checks (dominance), its message."""
+    cause = error.__cause__ if isinstance(error, DiagnosticError) else error
+    if isinstance(cause, DiagnosticException):
+        lines = [str(cause), *getattr(cause, "__notes__", [])]
+    elif isinstance(error, DiagnosticError):
+        lines = [error.diagnostic.message]
+    else:
+        lines = [str(error)]
+    return "".join(f"{line}\n" for line in lines)
 
 
 _EXPECTATION = re.compile(

@@ -23,6 +23,7 @@ import sys
 import textwrap
 import time
 import traceback
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points, version
@@ -48,6 +49,8 @@ from pypto_mlir.cli.diagnostics import (
     SourceManager,
     parse_expectations,
     report_internal_error,
+    xdsl_exception_text,
+    xdsl_parse_error_text,
 )
 from pypto_mlir.cli.pass_pipeline import (
     PIPELINE_SOURCE_NAME,
@@ -216,6 +219,20 @@ def _set_help(parser: argparse.ArgumentParser, option: str, text: str) -> None:
     raise KeyError(option)
 
 
+def _xdsl_error(error: DiagnosticError, module: ModuleOp | None) -> Exception:
+    """The exception xdsl-opt would have raised for `error`: the xDSL exception it
+    was made from, else (a check of pypto-mlir's own, such as an empty block)
+    what xDSL's verifier says about the module, else `error` itself (dominance,
+    which xDSL does not check)."""
+    if error.__cause__ is not None or module is None:
+        return error
+    try:
+        module.verify()
+    except DiagnosticException as xdsl_error:
+        return xdsl_error
+    return error
+
+
 class PyptoOptMain(xDSLOptMain):
     """The `pypto-opt` driver."""
 
@@ -223,6 +240,8 @@ class PyptoOptMain(xDSLOptMain):
     """Passes named by --mlir-print-ir-before (checked by `_build_pipeline`)."""
     mlir_print_ir_after: set[str]
     """Passes named by --mlir-print-ir-after."""
+    arg_parser: argparse.ArgumentParser
+    """The parser of the command line, for usage errors found after parsing."""
 
     version_format = (
         f"pypto-opt {version('pypto-mlir')} built on xdsl version {{xdsl_version}}"
@@ -231,6 +250,10 @@ class PyptoOptMain(xDSLOptMain):
     def __init__(self, args: Sequence[str] | None = None):
         self.multiverse = load_multiverse()
         super().__init__(description="pypto-mlir modular optimizer driver", args=args)
+        if self.args.verify_diagnostics and self.args.xdsl_verify_diagnostics:
+            self.arg_parser.error(
+                "--verify-diagnostics and --xdsl-verify-diagnostics exclude each other"
+            )
 
     # Registration: from the multiverse loaded once, instead of once per kind.
 
@@ -266,6 +289,19 @@ class PyptoOptMain(xDSLOptMain):
             "check the emitted diagnostics against the '// expected-error {{...}}' "
             "(-warning, -remark, -note) comments of the input, as MLIR does; exit 1 "
             "on any mismatch",
+        )
+        _set_help(
+            arg_parser,
+            "--parsing-diagnostics",
+            "print a parse error to stdout in xDSL's layout, in place of the "
+            "chunk's output, and count the chunk as a success (xDSL's flag)",
+        )
+        arg_parser.add_argument(
+            "--xdsl-verify-diagnostics",
+            action="store_true",
+            help="xdsl-opt's --verify-diagnostics, for test suites written for it: "
+            "print a failing verifier's or pass's exception to stdout, in place of "
+            "the chunk's output, and count the chunk as a success",
         )
         arg_parser.add_argument(
             "--mlir-print-ir-before-all",
@@ -304,6 +340,7 @@ class PyptoOptMain(xDSLOptMain):
             action="store_true",
             help="show the Python traceback of internal errors",
         )
+        self.arg_parser = arg_parser
         base_format_help = arg_parser.format_help
         arg_parser.format_help = lambda: base_format_help() + pass_catalogue()
 
@@ -326,20 +363,26 @@ class PyptoOptMain(xDSLOptMain):
         self.sources.add(source.name, source.text)
 
         failed = False
-        output = StringIO()
+        # Standard output gets each chunk's result as soon as it is done, so that
+        # with `2>&1` a chunk's diagnostics come after the `// -----` before it,
+        # as with mlir-opt and xdsl-opt; a file is written at the end.
+        to_file = self.args.output_file is not None
+        output: IO[str] = StringIO() if to_file else sys.stdout
         try:
             for index, chunk in enumerate(
                 split_source(source, self.args.split_input_file)
             ):
                 if index > 0:
                     output.write("// -----\n")
+                    output.flush()
                 failed |= not self._process_chunk(chunk, source, passes, output)
+                output.flush()
         except ShrinkException:
             print("Success, can shrink")
             return 0
         if self.timing is not None:
             sys.stderr.write(self.timing.render())
-        if not self._write_output(output.getvalue()):
+        if to_file and not self._write_output(output.getvalue()):
             return 1
         if self.args.shrink:
             print("Failure, can't shrink")
@@ -371,10 +414,7 @@ class PyptoOptMain(xDSLOptMain):
         return passes
 
     def _write_output(self, text: str) -> bool:
-        if self.args.output_file is None:
-            sys.stdout.write(text)
-            sys.stdout.flush()
-            return True
+        """Write `text` to the `-o` file; whether that worked (else a diagnostic)."""
         try:
             with open(self.args.output_file, "w") as file:
                 file.write(text)
@@ -394,7 +434,7 @@ class PyptoOptMain(xDSLOptMain):
         chunk: SourceChunk,
         source: SourceFile,
         passes: list[ModulePass],
-        output: StringIO,
+        output: IO[str],
     ) -> bool:
         """Parse, verify, transform and print one chunk; whether it went as expected."""
         verifier: DiagnosticVerifier | None = None
@@ -422,14 +462,27 @@ class PyptoOptMain(xDSLOptMain):
                 output.write(text)
                 succeeded = True
             except DiagnosticError as error:
-                if self.args.parsing_diagnostics and module is None:
-                    # xDSL's flag: print the parse error to stdout and succeed.
-                    DiagnosticPrinter(sys.stdout, self.sources, TOOL_NAME)(
-                        error.diagnostic
+                # A parse error proper, not an attribute verifier run by the parser.
+                parse_error = module is None and not isinstance(
+                    error.__cause__, DiagnosticException
+                )
+                if self.args.parsing_diagnostics and parse_error:
+                    # xDSL's flag: the parse error, in xDSL's layout, where the
+                    # chunk's output would be; the chunk counts as a success.
+                    output.write(
+                        xdsl_parse_error_text(
+                            error.diagnostic, self.sources, error.__cause__
+                        )
                     )
+                    return True
+                if self.args.xdsl_verify_diagnostics and not parse_error:
+                    output.write(xdsl_exception_text(_xdsl_error(error, module)))
                     return True
                 emit(error.diagnostic)
             except DiagnosticException as error:
+                if self.args.xdsl_verify_diagnostics:
+                    output.write(xdsl_exception_text(error))
+                    return True
                 emit(error_diagnostic(error, module))
 
         if verifier is None:
@@ -536,6 +589,9 @@ class PyptoOptMain(xDSLOptMain):
 def main(args: Sequence[str] | None = None) -> int:
     """Run `pypto-opt` with `args` (default: the command line); return the exit status."""
     argv = list(sys.argv[1:] if args is None else args)
+    # Python hides DeprecationWarnings outside __main__; xdsl-opt shows those of
+    # xDSL and of plugin passes, and so does pypto-opt.
+    warnings.filterwarnings("default", category=DeprecationWarning)
     sys.setrecursionlimit(max(sys.getrecursionlimit(), RECURSION_LIMIT))
     debug = "--debug" in argv
     try:

@@ -15,11 +15,11 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import (
+    UNKNOWN_LOC,
     FileLineColLoc,
     IntAttr,
     ModuleOp,
     StringAttr,
-    UnknownLoc,
 )
 from xdsl.ir import Operation
 from xdsl.parser import Parser
@@ -163,7 +163,7 @@ class LineMap:
 class LocatingParser(Parser):
     """xDSL's MLIR parser, giving every op it parses the location where it starts.
 
-    An explicit `loc(...)` in the input is kept. Positions map to lines of the
+    An explicit `loc(...)` in the input is kept, `loc(unknown)` included. Positions map to lines of the
     original file through `first_line`.
     """
 
@@ -199,7 +199,9 @@ class LocatingParser(Parser):
             if not hasattr(error, "parse_position"):
                 error.parse_position = start  # pyright: ignore[reportAttributeAccessIssue]
             raise
-        if isinstance(op.location, UnknownLoc):
+        if op.location is UNKNOWN_LOC:
+            # No `loc(...)` in the text (an explicit `loc(unknown)` is a new
+            # UnknownLoc, kept as mlir-opt keeps it).
             op.location = self._location_attr(start)
         return op
 
@@ -209,7 +211,7 @@ class LocatingParser(Parser):
             module = ModuleOp([])
         else:
             module = super().parse_module(allow_implicit_module)
-        if isinstance(module.location, UnknownLoc):
+        if module.location is UNKNOWN_LOC:
             module.location = self._location_attr(0)
         return module
 
