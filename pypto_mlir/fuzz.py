@@ -60,7 +60,16 @@ from pypto_mlir.universe import default_context
 FAILURES = ("traceback", "internal-error", "hang", "crash", "wrong-result")
 """The outcomes that break the promise."""
 
-OUTCOMES = ("ok", "diagnostic", *FAILURES)
+OUTCOMES = ("ok", "diagnostic", "known-upstream", *FAILURES)
+
+KNOWN_ROUND_TRIP_PROBLEMS = (
+    # xDSL 0.75 prints scf.execute_region without results with its terminator
+    # elided, and cannot parse that back (docs/upstream/xdsl-execute-region.md).
+    "'scf.execute_region' op scf.execute_region op region needs to have at least "
+    "one block",
+)
+"""Round-trip failures of xDSL's own printer, reported upstream: counted as
+`known-upstream`, not as failures."""
 
 DEFAULT_SEED_GLOBS = ("test/filecheck/**/*.mlir", "examples/**/*.mlir")
 
@@ -392,11 +401,16 @@ def classify(status: int | None, stderr: str, stdout: str) -> str:
     if status is None:
         return "hang"
     output = stderr + stdout
-    if "internal error" in output:
+    # At the start of a line, as the tools and Python print them (a diagnostic
+    # may quote a source line that mentions them, e.g. a lit CHECK line).
+    if re.search(r"^pypto-(opt|run): internal error: ", output, re.M):
         return "internal-error"
-    if "Traceback (most recent call last)" in output:
+    if re.search(r"^Traceback \(most recent call last\):", output, re.M):
         return "traceback"
-    if status == ROUND_TRIP_STATUS or "differs from the tv reference" in output:
+    if status == ROUND_TRIP_STATUS:
+        known = any(problem in stderr for problem in KNOWN_ROUND_TRIP_PROBLEMS)
+        return "known-upstream" if known else "wrong-result"
+    if "differs from the tv reference" in output:
         return "wrong-result"
     if status == 0:
         return "ok"

@@ -70,6 +70,17 @@ def test_every_mutation_changes_some_text(name: str) -> None:
         ),
         (fuzz.ROUND_TRIP_STATUS, "round trip: ...", "wrong-result"),
         (1, "something\n", "crash"),
+        (
+            1,
+            "f.mlir:3:1: error: bad\n// CHECK: pypto-opt: internal error: X\n",
+            "diagnostic",
+        ),
+        (
+            fuzz.ROUND_TRIP_STATUS,
+            "round trip: <output>:3:5: error: 'scf.execute_region' op scf.execute_region "
+            "op region needs to have at least one block",
+            "known-upstream",
+        ),
         (-11, "", "crash"),
     ],
 )
