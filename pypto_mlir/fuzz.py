@@ -60,7 +60,17 @@ from pypto_mlir.universe import default_context
 FAILURES = ("traceback", "internal-error", "hang", "crash", "wrong-result")
 """The outcomes that break the promise."""
 
-OUTCOMES = ("ok", "diagnostic", *FAILURES)
+OUTCOMES = ("ok", "diagnostic", "known-upstream", *FAILURES)
+
+KNOWN_ROUND_TRIP_OPS = (
+    # xDSL 0.75 prints scf.execute_region without results with its terminator
+    # elided, and reads that back as an empty region or with the last op of the
+    # body as the terminator (docs/upstream/xdsl-execute-region.md).
+    "scf.execute_region",
+)
+"""Ops that xDSL's own printer does not print so that it reads them back (bugs
+reported upstream): a round-trip failure of output holding one of them counts as
+`known-upstream`, not as a failure."""
 
 DEFAULT_SEED_GLOBS = ("test/filecheck/**/*.mlir", "examples/**/*.mlir")
 
@@ -392,11 +402,16 @@ def classify(status: int | None, stderr: str, stdout: str) -> str:
     if status is None:
         return "hang"
     output = stderr + stdout
-    if "internal error" in output:
+    # At the start of a line, as the tools and Python print them (a diagnostic
+    # may quote a source line that mentions them, e.g. a lit CHECK line).
+    if re.search(r"^pypto-(opt|run): internal error: ", output, re.M):
         return "internal-error"
-    if "Traceback (most recent call last)" in output:
+    if re.search(r"^Traceback \(most recent call last\):", output, re.M):
         return "traceback"
-    if status == ROUND_TRIP_STATUS or "differs from the tv reference" in output:
+    if status == ROUND_TRIP_STATUS:
+        known = any(name in stdout for name in KNOWN_ROUND_TRIP_OPS)
+        return "known-upstream" if known else "wrong-result"
+    if "differs from the tv reference" in output:
         return "wrong-result"
     if status == 0:
         return "ok"

@@ -70,11 +70,25 @@ def test_every_mutation_changes_some_text(name: str) -> None:
         ),
         (fuzz.ROUND_TRIP_STATUS, "round trip: ...", "wrong-result"),
         (1, "something\n", "crash"),
+        (
+            1,
+            "f.mlir:3:1: error: bad\n// CHECK: pypto-opt: internal error: X\n",
+            "diagnostic",
+        ),
         (-11, "", "crash"),
     ],
 )
 def test_outcomes_are_classified(status: int | None, stderr: str, outcome: str) -> None:
     assert fuzz.classify(status, stderr, "") == outcome
+
+
+def test_a_round_trip_failure_of_an_op_xdsl_misprints_is_known_upstream() -> None:
+    printed = "builtin.module {\n  scf.execute_region {\n  }\n}\n"
+    status = fuzz.ROUND_TRIP_STATUS
+    assert fuzz.classify(status, "round trip: ...", printed) == "known-upstream"
+    assert fuzz.classify(status, "round trip: ...", "builtin.module {}") == (
+        "wrong-result"
+    )
 
 
 def _slow(arguments: list[str]) -> int:
