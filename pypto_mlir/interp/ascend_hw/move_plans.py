@@ -296,7 +296,7 @@ def _matrix_side(
     mem = core.memories[side.space]
     if not info.nz:
         base = side.address + (r0 * total_cols + c0) * e
-        access = Access(side.space, base, cols * e, rows, total_cols * e)
+        access = core.access(side.space, base, cols * e, rows, total_cols * e)
         return _MatrixSide(mem, base, info.dtype, block, (access,), (total_cols * e, e))
     frac = info.c0
     if r0 % fractal_rows or c0 % frac:
@@ -310,10 +310,12 @@ def _matrix_side(
     full, rest = divmod(cols, frac)
     accesses = ()
     if full:
-        accesses += (Access(side.space, base, rows * frac * e, full, block_pitch),)
+        accesses += (core.access(side.space, base, rows * frac * e, full, block_pitch),)
     if rest:
         accesses += (
-            Access(side.space, base + full * block_pitch, rest * e, rows, frac * e),
+            core.access(
+                side.space, base + full * block_pitch, rest * e, rows, frac * e
+            ),
         )
     return _MatrixSide(
         mem, base, info.dtype, block, accesses, c0=frac, block_pitch=block_pitch
