@@ -230,6 +230,14 @@ class _MatrixSide:
             return view
         return view.reshape(self.rows, -1)[:, : self.cols]
 
+    def blocks(self) -> np.ndarray | None:
+        """The (rows, column blocks, c0) view of an nz side whose columns fill
+        whole blocks (None otherwise): elements in the order `read` gives them,
+        without `read`'s copy."""
+        if not self.c0 or self.cols % self.c0:
+            return None
+        return self._view()
+
     def write(self, values: np.ndarray) -> None:
         view = self._view()
         if not self.c0:
