@@ -22,6 +22,7 @@ core the sync_all orders everything, like `barrier("all")`.
 
 from __future__ import annotations
 
+from array import array
 from itertools import chain
 from operator import attrgetter, gt, itemgetter
 from typing import NamedTuple
@@ -30,7 +31,7 @@ import numpy as np
 
 from pypto_mlir.sim.access import NUM_PIPES, Access, GmTensor
 from pypto_mlir.sim.errors import RaceError
-from pypto_mlir.sim.records import Record, RecordedRun
+from pypto_mlir.sim.records import Record, RecordedRun, int_column
 from pypto_mlir.targets import ON_CHIP_MEMORIES, Target
 
 
@@ -300,10 +301,10 @@ class ClockLog:
     __slots__ = ("seq", "k", "row", "rows")
 
     def __init__(self, records: int):
-        self.seq = [0] * records
-        self.k = [0] * records
-        self.row = [0] * records
-        self.rows: list[int] = [0] * NUM_PIPES
+        self.seq = int_column(records)
+        self.k = int_column(records)
+        self.row = int_column(records)
+        self.rows = int_column(NUM_PIPES)
 
 
 _ON_CHIP_CODES = {name: i for i, name in enumerate(ON_CHIP_MEMORIES)}
@@ -560,9 +561,9 @@ def _unordered(clocks: _Clocks, first: np.ndarray, then: np.ndarray) -> np.ndarr
     return np.where(other, epoch[first] == epoch[then], clock)
 
 
-def _array(values: list[int]) -> np.ndarray:
-    """A list of ints as an int64 array (fromiter: faster than asarray)."""
-    return np.fromiter(values, np.int64, len(values))
+def _array(values: array[int]) -> np.ndarray:
+    """An `int_column` as an int64 array (a view of its buffer)."""
+    return np.frombuffer(values, np.int64)
 
 
 def _sorted_unique(values: np.ndarray) -> np.ndarray:
