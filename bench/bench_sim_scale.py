@@ -66,9 +66,7 @@ def measure(n: int) -> dict[str, Any]:
     """Compile and simulate the n^3 GEMM in this process; its figures."""
     rng = np.random.default_rng(n)
     a = rng.standard_normal((n, n), dtype=np.float32).astype(np.float16)
-    b = (rng.standard_normal((n, n), dtype=np.float32) / np.sqrt(n)).astype(
-        np.float16
-    )
+    b = (rng.standard_normal((n, n), dtype=np.float32) / np.sqrt(n)).astype(np.float16)
     target = load_target("ascend910b")
     c0, t0 = time.process_time(), time.perf_counter()
     module = gemm.module(M=n, K=n, N=n)
