@@ -69,6 +69,10 @@ _PIPE_INDEX: dict[object, int] = {
 
 _ALL = int(Pipe.ALL)
 
+_INTERNED_LIMIT = 1 << 16
+"""Distinct on-chip accesses `Core.access` keeps (a bound on its memory; a
+kernel names a few buffers' worth)."""
+
 
 def _accesses(items: Iterable[Access | tuple]) -> tuple[Access, ...]:
     """`items` as a tuple of Access (returned as is when it already is one)."""
@@ -121,6 +125,8 @@ class Core:
         # cleared, so such an access needs no range, initialisation or marking work
         # when it is issued again: the common case of buffers reused every iteration.
         self._known: dict[int, Access] = {}
+        # On-chip accesses by (mem, start, length, count, stride), for `access`.
+        self._interned: dict[tuple[str, int, int, int, int], Access] = {}
         self._paths: dict[tuple[object, int], DmaPath] = {}
         self._byte_views: dict[str | GmTensor, memoryview] = {}
         # Every DMA path an issued record used (by id; a path runs on one pipe), for
@@ -158,6 +164,22 @@ class Core:
         """The (count, length) uint8 view of the bytes `access` names (on-chip or GM)."""
         self._check_range(access, "")
         return burst_view(self._bytes_of(access.mem), access)
+
+    def access(
+        self, mem: str, start: int, length: int, count: int = 1, stride: int = -1
+    ) -> Access:
+        """`Access(mem, start, length, count, stride)` of an on-chip memory, one
+        object per distinct access: an interpreter that names the same buffer
+        bytes every iteration then keeps one object alive, not one per record,
+        and `issue` checks it once (`stride` -1: `length`)."""
+        key = (mem, start, length, count, stride)
+        access = self._interned.get(key)
+        if access is None:
+            access = Access(mem, start, length, count, None if stride < 0 else stride)
+            if len(self._interned) >= _INTERNED_LIMIT:
+                self._interned.clear()
+            self._interned[key] = access
+        return access
 
     def note_alloc(
         self, space: str, byte_offset: int, size: int, loc: str = ""

@@ -22,14 +22,16 @@ core the sync_all orders everything, like `barrier("all")`.
 
 from __future__ import annotations
 
+from array import array
 from itertools import chain
 from operator import attrgetter, gt, itemgetter
+from typing import NamedTuple
 
 import numpy as np
 
 from pypto_mlir.sim.access import NUM_PIPES, Access, GmTensor
 from pypto_mlir.sim.errors import RaceError
-from pypto_mlir.sim.records import Record, RecordedRun
+from pypto_mlir.sim.records import Record, RecordedRun, int_column
 from pypto_mlir.targets import ON_CHIP_MEMORIES, Target
 
 
@@ -299,10 +301,10 @@ class ClockLog:
     __slots__ = ("seq", "k", "row", "rows")
 
     def __init__(self, records: int):
-        self.seq = [0] * records
-        self.k = [0] * records
-        self.row = [0] * records
-        self.rows: list[int] = [0] * NUM_PIPES
+        self.seq = int_column(records)
+        self.k = int_column(records)
+        self.row = int_column(records)
+        self.rows = int_column(NUM_PIPES)
 
 
 _ON_CHIP_CODES = {name: i for i, name in enumerate(ON_CHIP_MEMORIES)}
@@ -349,7 +351,30 @@ class AccessTable:
         self.nbytes = self.length * self.count
 
 
-def find_races(machine: RecordedRun, log: ClockLog, table: AccessTable) -> bool:
+RACE_CHUNK_ENTRIES = 1 << 20
+"""Block ranges `find_races` checks at a time (about this many bursts each), so
+that its working arrays stay bounded however long the run: a long GEMM's
+row-strided GM panels are tens of millions of bursts."""
+
+
+class _Clocks(NamedTuple):
+    """Per instruction row of the table: what `_unordered` compares."""
+
+    core: np.ndarray
+    pipe: np.ndarray
+    epoch: np.ndarray | None
+    seq: np.ndarray
+    k: np.ndarray
+    row: np.ndarray
+    clocks: np.ndarray
+
+
+def find_races(
+    machine: RecordedRun,
+    log: ClockLog,
+    table: AccessTable,
+    chunk_entries: int | None = None,
+) -> bool:
     """Whether two accesses might race: False proves the replay race-free.
 
     Equivalent to running `RaceDetector.check` on every access in `log.seq` order
@@ -359,15 +384,18 @@ def find_races(machine: RecordedRun, log: ClockLog, table: AccessTable) -> bool:
     compare). Memories are cut into segments at every access boundary, so blocks
     of one segment see the same accesses. Accesses of two cores race only in
     the same epoch (between the same two sync_alls).
+
+    The block address space is checked in ranges of about `chunk_entries`
+    bursts (default `RACE_CHUNK_ENTRIES`; a range boundary only cuts segments
+    in two, so the answer is the same), each range's bursts clipped to it.
     """
     if not len(table.rec):
         return False
-    rec_core, rec_pipe = table.rec_core, table.rec_pipe
-    keep = table.length > 0
-    if not keep.any():
+    keep = np.flatnonzero(table.length > 0)
+    if not keep.size:
         return False
+    rec_core = table.rec_core
     rec = table.rec[keep]
-    write = table.write[keep]
     start = table.start[keep]
     length = table.length[keep]
     count = table.count[keep]
@@ -377,73 +405,130 @@ def find_races(machine: RecordedRun, log: ClockLog, table: AccessTable) -> bool:
         table.mem[keep] + machine.block_dim * len(_ON_CHIP_CODES),
         rec_core[rec] * len(_ON_CHIP_CODES) + table.mem[keep],
     )
+    block = race_block_bytes(machine.target)
+    base = mem << _MEM_SHIFT
+    lo = base | (start // block)
+    hi = base | ((start + (count - 1) * stride + length + block - 1) // block)
     # Bursts whose gaps leave no whole block between them touch a block range;
     # others are split into one entry per burst.
-    block = race_block_bytes(machine.target)
     solid = (count == 1) | (stride - length < block)
-    lo = start // block
-    hi = (start + (count - 1) * stride + length + block - 1) // block
+    entries = np.where(solid, 1, count)
+    gid = table.rec_gid
+    epochs = _epochs(machine, table)
+    clocks = _Clocks(
+        rec_core,
+        table.rec_pipe,
+        epochs,
+        _array(log.seq)[gid],
+        _array(log.k)[gid],
+        _array(log.row)[gid],
+        _array(log.rows).reshape(-1, NUM_PIPES),
+    )
+    write = table.write[keep]
+    accesses = (rec, write, start, length, stride, solid, entries, base, lo, hi)
+    limit = chunk_entries or RACE_CHUNK_ENTRIES
+    for c_lo, c_hi in _chunk_ranges(lo, hi, entries, limit):
+        inside = np.flatnonzero((lo < c_hi) & (hi > c_lo))
+        if inside.size and _races_in(
+            tuple(column[inside] for column in accesses), block, c_lo, c_hi, clocks
+        ):
+            return True
+    return False
+
+
+def _chunk_ranges(
+    lo: np.ndarray, hi: np.ndarray, entries: np.ndarray, limit: int
+) -> list[tuple[int, int]]:
+    """Consecutive global block ranges covering every [lo, hi), cut where the
+    accesses starting so far (by lo) reach a multiple of `limit` entries."""
+    order = np.argsort(lo, kind="stable")
+    total = np.cumsum(entries[order])
+    marks = limit * np.arange(1, int(total[-1]) // limit + 1, dtype=np.int64)
+    at = np.searchsorted(total, marks, side="right")
+    cuts = np.unique(lo[order[at[at < len(total)]]])
+    edges = [int(lo.min()), *cuts.tolist(), int(hi.max())]
+    return [(a, b) for a, b in zip(edges, edges[1:], strict=False) if b > a]
+
+
+def _races_in(
+    accesses: tuple[np.ndarray, ...],
+    block: int,
+    c_lo: int,
+    c_hi: int,
+    clocks: _Clocks,
+) -> bool:
+    """`find_races` on the blocks [c_lo, c_hi) of the accesses that touch them."""
+    rec, write, start, length, stride, solid, entries, base, lo, hi = accesses
     entry = np.flatnonzero(solid)
     split = np.flatnonzero(~solid)
     if split.size:
-        bursts = count[split]
+        bursts = entries[split]
         which = np.repeat(split, bursts)
         first = np.cumsum(bursts) - bursts
         index = np.arange(int(bursts.sum()), dtype=np.int64) - np.repeat(first, bursts)
         b_start = start[which] + index * stride[which]
-        lo = np.concatenate((lo[entry], b_start // block))
-        hi = np.concatenate((hi[entry], (b_start + length[which] + block - 1) // block))
+        del index, first
+        b_base = base[which]
+        lo = np.concatenate((lo[entry], b_base | (b_start // block)))
+        hi = np.concatenate(
+            (hi[entry], b_base | ((b_start + length[which] + block - 1) // block))
+        )
+        del b_start, b_base
         entry = np.concatenate((entry, which))
+        del which
     else:
         lo, hi = lo[entry], hi[entry]
-    base = mem[entry] << _MEM_SHIFT
-    lo = base | lo
-    hi = base | hi
+    np.maximum(lo, c_lo, out=lo)
+    np.minimum(hi, c_hi, out=hi)
+    nonempty = np.flatnonzero(hi > lo)
+    if nonempty.size < len(lo):
+        lo, hi, entry = lo[nonempty], hi[nonempty], entry[nonempty]
+    if not len(lo):
+        return False
     # Elementary segments: between consecutive access boundaries.
     bounds = _sorted_unique(np.concatenate((lo, hi)))
     seg_lo = np.searchsorted(bounds, lo)
     spans = np.searchsorted(bounds, hi) - seg_lo
+    del bounds, lo, hi
     which = np.repeat(entry, spans)
     first = np.cumsum(spans) - spans
     seg = np.repeat(seg_lo - first, spans) + np.arange(int(spans.sum()))
+    del first, seg_lo, spans, entry
     g = rec[which]
     w = write[which]
-    gid = table.rec_gid[g]
-    seq = _array(log.seq)[gid]
-    order = np.lexsort((w, seq, seg))
-    seg, g, gid, w = seg[order], g[order], gid[order], w[order]
+    del which
+    order = np.lexsort((w, clocks.seq[g], seg))
+    seg, g, w = seg[order], g[order], w[order]
+    del order
     m = len(seg)
     idx = np.arange(m, dtype=np.int64)
-    pipe = rec_pipe[g]
-    core = rec_core[g]
-    epochs = _epochs(machine, table)
-    epoch = None if epochs is None else epochs[g]
-    k = _array(log.k)[gid]
-    row = _array(log.row)[gid]
-    clocks = _array(log.rows).reshape(-1, NUM_PIPES)
     new_seg = np.ones(m, dtype=bool)
     new_seg[1:] = seg[1:] != seg[:-1]
+    del seg
     seg_first = np.maximum.accumulate(np.where(new_seg, idx, 0))
     last_seg = np.ones(m, dtype=bool)
     last_seg[:-1] = new_seg[1:]
+    del new_seg
     seg_last = np.minimum.accumulate(np.where(last_seg, idx, m)[::-1])[::-1]
+    del last_seg
     # Each access against the last write before it.
     last_write = np.maximum.accumulate(np.where(w, idx, -1))
     prev = np.empty(m, dtype=np.int64)
     prev[0] = -1
     prev[1:] = last_write[:-1]
+    del last_write
     i = np.flatnonzero(prev >= seg_first)
-    a = prev[i]
-    if np.any(_unordered(core, epoch, pipe, k, clocks, row, a, i)):
+    if np.any(_unordered(clocks, g[prev[i]], g[i])):
         return True
+    del prev, seg_first, i
     # Each read against the next write after it.
     next_write = np.minimum.accumulate(np.where(w, idx, m)[::-1])[::-1]
     after = np.empty(m, dtype=np.int64)
     after[-1] = m
     after[:-1] = next_write[1:]
+    del next_write
     i = np.flatnonzero(~w & (after <= seg_last))
-    b = after[i]
-    return bool(np.any(_unordered(core, epoch, pipe, k, clocks, row, i, b)))
+    return bool(np.any(_unordered(clocks, g[i], g[after[i]])))
 
 
 def _epochs(machine: RecordedRun, table: AccessTable) -> np.ndarray | None:
@@ -460,30 +545,25 @@ def _epochs(machine: RecordedRun, table: AccessTable) -> np.ndarray | None:
     return np.searchsorted(keys, base + table.rec_gid) - np.searchsorted(keys, base)
 
 
-def _unordered(
-    core: np.ndarray,
-    epoch: np.ndarray | None,
-    pipe: np.ndarray,
-    k: np.ndarray,
-    clocks: np.ndarray,
-    row: np.ndarray,
-    first: np.ndarray,
-    then: np.ndarray,
-) -> np.ndarray:
-    """Whether access `first` (earlier in execution order) is not ordered before
-    `then`: on one core, another pipe whose clock at `then` has not seen it; on
-    two cores, the same epoch. (A sync_all joins a core's clocks, so the clock
-    test orders that core's epochs; it compares unrelated clocks across cores.)"""
+def _unordered(clocks: _Clocks, first: np.ndarray, then: np.ndarray) -> np.ndarray:
+    """Whether instruction `first` (earlier in execution order) is not ordered
+    before `then` (rows of the table): on one core, another pipe whose clock at
+    `then` has not seen it; on two cores, the same epoch. (A sync_all joins a
+    core's clocks, so the clock test orders that core's epochs; it compares
+    unrelated clocks across cores.)"""
+    core, pipe, epoch = clocks.core, clocks.pipe, clocks.epoch
     other = core[first] != core[then]
-    clock = (pipe[first] != pipe[then]) & (k[first] > clocks[row[then], pipe[first]])
+    clock = (pipe[first] != pipe[then]) & (
+        clocks.k[first] > clocks.clocks[clocks.row[then], pipe[first]]
+    )
     if epoch is None:
         return other | clock
     return np.where(other, epoch[first] == epoch[then], clock)
 
 
-def _array(values: list[int]) -> np.ndarray:
-    """A list of ints as an int64 array (fromiter: faster than asarray)."""
-    return np.fromiter(values, np.int64, len(values))
+def _array(values: array[int]) -> np.ndarray:
+    """An `int_column` as an int64 array (a view of its buffer)."""
+    return np.frombuffer(values, np.int64)
 
 
 def _sorted_unique(values: np.ndarray) -> np.ndarray:

@@ -8,6 +8,7 @@ them imports the machine, and the machine imports the replay to finish a run.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple, Protocol
 
@@ -16,7 +17,14 @@ import numpy as np
 from pypto_mlir.sim.access import Access, GmTensor, Pipe
 from pypto_mlir.targets import DmaPath, Target
 
-__all__ = ["Record", "RecordKind", "RecordedCore", "RecordedRun"]
+__all__ = ["Record", "RecordKind", "RecordedCore", "RecordedRun", "int_column"]
+
+
+def int_column(n: int) -> array[int]:
+    """`n` zeros as 64-bit ints, for a value per record (times, clocks): a list
+    holds a pointer and an int object per value, an array 8 bytes, and numpy
+    reads it without a copy (`np.frombuffer`)."""
+    return array("q", bytes(8 * n))
 
 
 class RecordKind:

@@ -6,7 +6,7 @@ The JSON schema is documented in docs/simulator.md ("Report").
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, MutableSequence, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any, NamedTuple, Protocol, overload
@@ -25,8 +25,8 @@ PIPE_ORDER: tuple[str, ...] = tuple(Pipe(p).name for p in range(NUM_PIPES))
 class _CoreTimes(Protocol):
     index: int
     recs: list[Record]
-    start: list[int]
-    end: list[int]
+    start: MutableSequence[int]
+    end: MutableSequence[int]
     free: list[int]
     busy: list[int]
 

@@ -50,7 +50,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections import deque
-from collections.abc import Generator
+from collections.abc import Generator, MutableSequence
 from dataclasses import dataclass
 from time import process_time
 
@@ -58,7 +58,7 @@ from pypto_mlir.sim.access import NUM_PIPES, Pipe
 from pypto_mlir.sim.errors import DeadlockError, EventError, SimError
 from pypto_mlir.sim.l2 import L2Cache
 from pypto_mlir.sim.race import AccessTable, ClockLog, RaceDetector, find_races
-from pypto_mlir.sim.records import Record, RecordedRun, RecordKind
+from pypto_mlir.sim.records import Record, RecordedRun, RecordKind, int_column
 from pypto_mlir.sim.report import Report, build_report
 from pypto_mlir.targets import Target
 
@@ -128,9 +128,9 @@ class _CoreState:
         self.free = [0] * NUM_PIPES
         self.vc = [[0] * NUM_PIPES for _ in range(NUM_PIPES)]
         self.s_pos = 0
-        self.issue = [0] * n
-        self.start = [0] * n
-        self.end = [0] * n
+        self.issue = int_column(n)
+        self.start = int_column(n)
+        self.end = int_column(n)
         self.scheduled = [False] * NUM_PIPES
         self.waiting: list[tuple[int, int, int] | None] = [None] * NUM_PIPES
         self.s_barrier = False
@@ -708,9 +708,9 @@ def _core_state(index: int, recs: list[Record]) -> _CoreState:
             queues[p].append(j)
         elif rec[_KIND] == _BARRIER:
             barrier_need[j] = [len(q) for q in queues]
-    st.issue = [0] * n
-    st.start = [0] * n
-    st.end = [0] * n
+    st.issue = int_column(n)
+    st.start = int_column(n)
+    st.end = int_column(n)
     return st
 
 
@@ -720,8 +720,8 @@ class _CoreTimes:
 
     index: int
     recs: list[Record]
-    start: list[int]
-    end: list[int]
+    start: MutableSequence[int]
+    end: MutableSequence[int]
     free: list[int]
     busy: list[int]
 
@@ -804,8 +804,8 @@ class _DataflowReplay:
         one core: 46 -> 51 ms), so that copy must change with `step`.
         """
         n = len(recs)
-        start = [0] * n
-        end = [0] * n
+        start = int_column(n)
+        end = int_column(n)
         free = [0] * NUM_PIPES
         busy = [0] * NUM_PIPES
         vc = [[0] * NUM_PIPES for _ in range(NUM_PIPES)]

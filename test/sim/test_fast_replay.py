@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pypto_mlir.sim import Access, Machine, SimError, timing
+from pypto_mlir.sim import Access, Machine, SimError, race, timing
 from pypto_mlir.sim.access import Pipe
 from pypto_mlir.targets import L2Spec, load_target
 
@@ -228,6 +228,30 @@ def test_fast_replay_matches_the_reference(
         # The vectorised race check compares the same pairs of accesses as the
         # reference's detector: it never suspects a race the reference does not see.
         assert path != "reference"
+
+
+@settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(streams())
+def test_race_pass_in_chunks_matches_the_whole(
+    stream: tuple[str, bool, int, list[list[tuple]]],
+) -> None:
+    """`find_races` over block ranges of a few bursts decides as over all at once."""
+    try:
+        whole = _outcome(_build(*stream), reference=False)
+    except SimError:
+        return
+    whole_path = timing.last_replay
+    saved = race.RACE_CHUNK_ENTRIES
+    race.RACE_CHUNK_ENTRIES = 2
+    try:
+        chunked = _outcome(_build(*stream), reference=False)
+    finally:
+        race.RACE_CHUNK_ENTRIES = saved
+    assert (chunked, timing.last_replay) == (whole, whole_path)
 
 
 def test_the_fast_paths_are_taken() -> None:

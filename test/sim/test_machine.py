@@ -83,6 +83,23 @@ def test_uninitialized_read_is_an_error() -> None:
     assert info.value.locs == ("k:3",)
 
 
+def test_interned_accesses_are_shared_and_still_checked() -> None:
+    """`core.access` gives one object per distinct on-chip access; an interned
+    read of bytes never written is refused like any other."""
+    core = Machine(TINY).core(0)
+    first = core.access("ub", 0, 32, 4, 64)
+    assert core.access("ub", 0, 32, 4, 64) is first
+    assert first == Access("ub", 0, 32, count=4, stride=64)
+    assert core.access("ub", 0, 64) == Access("ub", 0, 64)
+    assert core.machine.core(0).access("ub", 0, 64) is core.access("ub", 0, 64)
+    with pytest.raises(UninitializedReadError, match="k:1: read of ub byte 0"):
+        core.issue("v", "vabs", "k:1", 10, reads=[first])
+    core.issue("v", "vdup", "k:2", 10, writes=[first])
+    core.issue("v", "vabs", "k:3", 10, reads=[core.access("ub", 0, 32, 4, 64)])
+    with pytest.raises(AccessError, match="bad access"):
+        core.access("ub", -32, 32)
+
+
 def test_strided_uninitialized_read() -> None:
     core = Machine(TINY).core(0)
     core.mark_written(Access("ub", 0, 32, count=4, stride=64))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 from xdsl.interpreter import Interpreter, PythonValues, register_impls
 
 from pypto_mlir.dialects import ascend_hw as hw
@@ -16,6 +17,7 @@ from pypto_mlir.interp.ascend_hw.move_plans import (
     _BurstPlan,
     _matrix_side,
     _MatrixPlan,
+    _MatrixSide,
     _MmadPlan,
 )
 from pypto_mlir.interp.ascend_hw.values import _bytes_of, _indices, _strided
@@ -143,6 +145,17 @@ class HwMoveFunctions(HwFunctions):
             nbytes=sum(a.nbytes for a in destination.accesses),
             wire_bytes=wire,
         )
+        if not plan.transposed and plan.convert_to is None:
+            src_blocks = source.blocks()
+            dst_blocks = destination.blocks()
+            if (
+                src_blocks is not None
+                and dst_blocks is not None
+                and src_blocks.shape == dst_blocks.shape
+                and source.mem is not destination.mem
+            ):
+                dst_blocks[...] = src_blocks  # nz to nz: block by block
+                return ()
         values = source.read()
         if plan.transposed:
             values = values.T
@@ -178,12 +191,33 @@ class HwMoveFunctions(HwFunctions):
             writes=c.accesses,
             head=runtime.target.cube.head_cycles,
         )
-        left, right = a.read(), b.read()
-        if plan.bf16:
-            left, right = bf16_values(left), bf16_values(right)
         compute = plan.compute_dtype
-        result = left.astype(compute) @ right.astype(compute)
+        left, right = _operand(a, compute, plan.bf16), _operand(b, compute, plan.bf16)
+        result = left @ right
+        c_blocks = c.blocks()
+        if (
+            c_blocks is not None
+            and c_blocks.dtype == result.dtype
+            and result.flags.c_contiguous
+        ):
+            # C's nz blocks updated in place: the same sums as read, add, write
+            blocks = result.reshape(c_blocks.shape)
+            if plan.accumulate:
+                np.add(c_blocks, blocks, out=c_blocks)
+            else:
+                c_blocks[...] = blocks
+            return ()
         if plan.accumulate:
             result = c.read() + result
         c.write(result)
         return ()
+
+
+def _operand(side: _MatrixSide, compute: np.dtype[Any], bf16: bool) -> np.ndarray:
+    """An mmad operand as a contiguous `compute` array (`side.read()` converted,
+    with one copy when its nz blocks fill whole columns)."""
+    blocks = None if bf16 else side.blocks()
+    if blocks is None:
+        values = side.read()
+        return (bf16_values(values) if bf16 else values).astype(compute)
+    return blocks.astype(compute, order="C").reshape(side.rows, side.cols)

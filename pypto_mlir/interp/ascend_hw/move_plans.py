@@ -230,6 +230,14 @@ class _MatrixSide:
             return view
         return view.reshape(self.rows, -1)[:, : self.cols]
 
+    def blocks(self) -> np.ndarray | None:
+        """The (rows, column blocks, c0) view of an nz side whose columns fill
+        whole blocks (None otherwise): elements in the order `read` gives them,
+        without `read`'s copy."""
+        if not self.c0 or self.cols % self.c0:
+            return None
+        return self._view()
+
     def write(self, values: np.ndarray) -> None:
         view = self._view()
         if not self.c0:
@@ -296,7 +304,7 @@ def _matrix_side(
     mem = core.memories[side.space]
     if not info.nz:
         base = side.address + (r0 * total_cols + c0) * e
-        access = Access(side.space, base, cols * e, rows, total_cols * e)
+        access = core.access(side.space, base, cols * e, rows, total_cols * e)
         return _MatrixSide(mem, base, info.dtype, block, (access,), (total_cols * e, e))
     frac = info.c0
     if r0 % fractal_rows or c0 % frac:
@@ -310,10 +318,12 @@ def _matrix_side(
     full, rest = divmod(cols, frac)
     accesses = ()
     if full:
-        accesses += (Access(side.space, base, rows * frac * e, full, block_pitch),)
+        accesses += (core.access(side.space, base, rows * frac * e, full, block_pitch),)
     if rest:
         accesses += (
-            Access(side.space, base + full * block_pitch, rest * e, rows, frac * e),
+            core.access(
+                side.space, base + full * block_pitch, rest * e, rows, frac * e
+            ),
         )
     return _MatrixSide(
         mem, base, info.dtype, block, accesses, c0=frac, block_pitch=block_pitch
