@@ -15,10 +15,11 @@ Prints figures; asserts nothing.
 
 `make bench` runs the default sizes (about 20 s); 6144^3 (4.56 M records, 2.12 M
 instructions, three 75 MB arrays) is on demand: it takes minutes on a 2-core
-machine. Measured there (a loaded machine: compare CPU seconds): before the
-bounded race pass and interned accesses, 318 CPU s and 9.4 GiB peak RSS; after,
-233 CPU s (recording 182, replay 23, race pass 21, report 3) and 3.9 GiB;
-docs/simulator.md ("Performance") says where the memory goes.
+machine. Measured there (compare CPU seconds: the machine was shared): before
+the bounded race pass, interned accesses and int columns, 318 CPU s and 9.37
+GiB peak RSS; after, 227 CPU s (recording 179, replay 22, race pass 18, report
+2; 387 s wall) and 3.35 GiB; docs/simulator.md ("Performance") says where the
+memory goes.
 """
 
 from __future__ import annotations
