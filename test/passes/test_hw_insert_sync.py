@@ -241,12 +241,15 @@ _SLOT_CHAIN = """      ascend_hw.vabs %b -> %b {repeat = 8} : !ascend_hw.buf<102
       ascend_hw.vexp %b -> %b {repeat = 8} : !ascend_hw.buf<1024xf16, ub> -> !ascend_hw.buf<1024xf16, ub>
       ascend_hw.vln %b -> %b {repeat = 8} : !ascend_hw.buf<1024xf16, ub> -> !ascend_hw.buf<1024xf16, ub>
 """
-MOVING_SLOTS += 4 * _SLOT_CHAIN + """      ascend_hw.dma_store %b -> %z[%i, %c0] {bursts = 1, burst_bytes = 2048} : !ascend_hw.buf<1024xf16, ub> -> memref<8x1024xf16>
+MOVING_SLOTS += (
+    4 * _SLOT_CHAIN
+    + """      ascend_hw.dma_store %b -> %z[%i, %c0] {bursts = 1, burst_bytes = 2048} : !ascend_hw.buf<1024xf16, ub> -> memref<8x1024xf16>
     }
     func.return
   }
 }
 """
+)
 
 BRANCHES = """
 builtin.module attributes {pypto.target = "ascend910b"} {
