@@ -565,7 +565,7 @@ def fuzz(
     count: int = 300,
     seconds: float = 0.0,
     jobs: int = 1,
-    time_limit: float = 20.0,
+    time_limit: float = 60.0,
     first: int = 0,
     progress: Callable[[int, Result, Summary], None] | None = None,
 ) -> Summary:
@@ -657,7 +657,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--time-limit",
         type=float,
-        default=20.0,
+        default=60.0,
         help="seconds an input may take before it counts as a hang",
     )
     parser.add_argument(
