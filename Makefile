@@ -50,7 +50,7 @@ xdsl-suite-all: $(STAMP)
 FUZZ_COUNT ?= 1000
 FUZZ_SEED ?= 0
 fuzz: $(STAMP)
-	OPENBLAS_NUM_THREADS=1 $(BIN)/python -m pypto_mlir.fuzz --count $(FUZZ_COUNT) --seed $(FUZZ_SEED) -j2
+	OPENBLAS_NUM_THREADS=1 $(BIN)/python -m pypto_mlir.cli.fuzz --count $(FUZZ_COUNT) --seed $(FUZZ_SEED) -j2
 
 bench: $(STAMP)
 	PATH=$(abspath $(BIN)):$$PATH $(BIN)/python bench/run.py

@@ -1,4 +1,4 @@
-"""The mutation fuzzer (`pypto_mlir.fuzz`): its cases are deterministic, its
+"""The mutation fuzzer (`pypto_mlir.cli.fuzz`): its cases are deterministic, its
 outcomes classified, its time limit enforced; and a few hundred mutated inputs
 give no traceback, internal error, hang, crash or wrong result.
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pypto_mlir import fuzz
+from pypto_mlir.cli import fuzz
 
 ROOT = Path(__file__).resolve().parent.parent
 
