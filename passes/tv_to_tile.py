@@ -179,6 +179,8 @@ class FunctionLowering:
     """Tiles one function (see the module doc)."""
 
     def __init__(self, function: func.FuncOp, target: Target, options: TvToTilePass):
+        if not function.body.blocks:
+            raise op_error(function, "tv-to-tile cannot tile a function declaration")
         self.function = function
         self.target = target
         self.options = options
@@ -194,10 +196,6 @@ class FunctionLowering:
         """f16 lanes of a repeat: a vreduce sums them in f32 (tile-to-hw)."""
 
     def run(self) -> None:
-        if not self.function.body.blocks:
-            raise op_error(
-                self.function, "tv-to-tile cannot tile a function declaration"
-            )
         self._check()
         self._fold_transposes_into_matmuls()
         self._erase_dead_ops()
