@@ -34,7 +34,7 @@ lit: $(STAMP)
 	PATH=$(abspath $(BIN)):$$PATH $(BIN)/lit -sv test/filecheck
 
 pytest: $(STAMP)
-	PATH=$(abspath $(BIN)):$$PATH $(BIN)/pytest -q test
+	PATH=$(abspath $(BIN)):$$PATH $(BIN)/pytest -q -n auto test
 
 # xDSL's own lit suite (from the pinned sdist) with pypto-opt as xdsl-opt; fails
 # on a difference not in test/xdsl_suite/expected_differences.txt (docs/cli.md).
