@@ -11,7 +11,8 @@ should be linear in ops (a flat ms/op column) and within a small factor of
 reading and writing its own output. Then the start-up: the wall time of
 `pypto-opt` on an empty module, of `--help` and of `-p pypto-lower` on the empty
 module (best of five, after a run that leaves the bytecode cache warm), next to
-the floor under them: Python itself and the import of xDSL's builtin dialect.
+the floor under them: Python itself, the import of xDSL's builtin dialect and
+stock `xdsl-opt` on the empty module.
 A lowering of a 2-op chain per target runs first, so that the table excludes
 imports. Asserts nothing.
 
@@ -183,6 +184,8 @@ def main() -> None:
                 "import xdsl.dialects.builtin",
             ],
         }
+        xdsl_opt = Path(sys.executable).with_name("xdsl-opt")
+        floors["xdsl-opt empty.mlir (stock)"] = [str(xdsl_opt), str(empty)]
         for name, command in floors.items():
             print(f"  {best_wall(command):5.2f} s  {name}")
         commands = {
