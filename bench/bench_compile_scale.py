@@ -8,13 +8,17 @@ For each it prints the input's ops, the lowering time in this process (parsed
 input to lowered module, diagnostics discarded), the time per input op, the time
 to parse and print the lowered output again, and the ratio of the two: lowering
 should be linear in ops (a flat ms/op column) and within a small factor of
-reading and writing its own output. Then the wall time of `pypto-opt` on an
-empty module, without and with `-p pypto-lower` (best of three, after a run
-that leaves the bytecode cache warm). A lowering of a 2-op chain per target
-runs first, so that the table excludes imports. Asserts nothing.
+reading and writing its own output. Then the start-up: the wall time of
+`pypto-opt` on an empty module, of `--help` and of `-p pypto-lower` on the empty
+module (best of five, after a run that leaves the bytecode cache warm), next to
+the floor under them: Python itself, the import of xDSL's builtin dialect and
+stock `xdsl-opt` on the empty module.
+A lowering of a 2-op chain per target runs first, so that the table excludes
+imports. Asserts nothing.
 
     .venv/bin/python bench/bench_compile_scale.py [--chains 50,100,200,400,1000]
         [--functions 10,100,1000] [--targets tiny,ascend910b] [--shape 64x128xf32]
+    .venv/bin/python bench/bench_compile_scale.py --chains= --functions=   # start-up only
 """
 
 from __future__ import annotations
@@ -119,19 +123,23 @@ def measure(text: str, target: str) -> Row:
     return Row(ops, lower, reparse, "ok")
 
 
-def startup(arguments: list[str], runs: int = 3) -> float:
-    """Best wall time of `pypto-opt ARGUMENTS` (after one warm-up run)."""
-    tool = Path(sys.executable).with_name("pypto-opt")
+def best_wall(command: list[str], runs: int = 5) -> float:
+    """Best wall time of `command` (after one warm-up run that leaves the
+    bytecode cache warm)."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     best = float("inf")
     for run in range(runs + 1):
         start = time.perf_counter()
-        subprocess.run(
-            [str(tool), *arguments], env=env, check=False, capture_output=True
-        )
+        subprocess.run(command, env=env, check=False, capture_output=True)
         if run:
             best = min(best, time.perf_counter() - start)
     return best
+
+
+def startup(arguments: list[str], runs: int = 5) -> float:
+    """Best wall time of `pypto-opt ARGUMENTS`."""
+    tool = Path(sys.executable).with_name("pypto-opt")
+    return best_wall([str(tool), *arguments], runs)
 
 
 def sizes(text: str) -> list[int]:
@@ -167,9 +175,26 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         empty = Path(tmp) / "empty.mlir"
         empty.write_text("builtin.module {}\n")
-        print(f"\nstart-up: pypto-opt empty.mlir {startup([str(empty)]):.2f} s wall")
-        lower = startup([str(empty), "-p", "pypto-lower"])
-        print(f"start-up: pypto-opt empty.mlir -p pypto-lower {lower:.2f} s wall")
+        print("\nstart-up (best wall time of 5 runs):")
+        floors = {
+            "python -c pass": [sys.executable, "-c", "pass"],
+            "python -c 'import xdsl.dialects.builtin'": [
+                sys.executable,
+                "-c",
+                "import xdsl.dialects.builtin",
+            ],
+        }
+        xdsl_opt = Path(sys.executable).with_name("xdsl-opt")
+        floors["xdsl-opt empty.mlir (stock)"] = [str(xdsl_opt), str(empty)]
+        for name, command in floors.items():
+            print(f"  {best_wall(command):5.2f} s  {name}")
+        commands = {
+            "pypto-opt empty.mlir": [str(empty)],
+            "pypto-opt --help": ["--help"],
+            "pypto-opt empty.mlir -p pypto-lower": [str(empty), "-p", "pypto-lower"],
+        }
+        for name, arguments in commands.items():
+            print(f"  {startup(arguments):5.2f} s  {name}")
 
 
 if __name__ == "__main__":

@@ -92,7 +92,6 @@ from xdsl.irdl import (
     ParsePropInAttrDict,
     base,
     irdl_attr_definition,
-    irdl_op_definition,
     operand_def,
     opt_prop_def,
     prop_def,
@@ -113,6 +112,7 @@ from pypto_mlir.dialects.common import (
     VECTOR_ARITH_TYPES,
     VECTOR_FLOAT_TYPES,
     Layout,
+    irdl_op_definition,
     names,
 )
 from pypto_mlir.dialects.common import (

@@ -63,7 +63,6 @@ from xdsl.irdl import (
     VarConstraint,
     base,
     irdl_attr_definition,
-    irdl_op_definition,
     lazy_traits_def,
     operand_def,
     opt_prop_def,
@@ -92,6 +91,7 @@ from xdsl.utils.exceptions import VerifyException
 from pypto_mlir.dialects.common import (
     ELEMENT_TYPES,
     FLOAT_ELEMENT_TYPES,
+    irdl_op_definition,
     names,
 )
 from pypto_mlir.dialects.common import INTEGER_ELEMENT_TYPES as INTEGER_ELEMENT_TYPES

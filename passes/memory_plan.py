@@ -40,6 +40,7 @@ fit, the plain first-fit one is used (so the capacity diagnostic is the same).
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import cast
@@ -66,6 +67,59 @@ class ScratchRequest:
     size: int
 
 
+class _Lifetime:
+    """A set of program points as sorted, disjoint intervals (overlapping and
+    adjacent ones merged), so that whether two lifetimes meet is a binary search
+    per interval of the smaller one instead of a test of every pair: a fused
+    chain of N ops computing in place builds one group of N intervals, one
+    union at a time.
+
+    Merging adjacent intervals keeps `meets` exact: a touch at a merged seam is
+    an overlap with the merged interval."""
+
+    def __init__(self, intervals: Iterable[Interval] = ()) -> None:
+        self.los: list[int] = []
+        self.his: list[int] = []
+        for lo, hi in intervals:
+            self.add(lo, hi)
+
+    def __len__(self) -> int:
+        return len(self.los)
+
+    def add(self, lo: int, hi: int) -> None:
+        first = bisect_left(self.his, lo - 1)
+        last = bisect_right(self.los, hi + 1)
+        if first < last:
+            lo, hi = min(lo, self.los[first]), max(hi, self.his[last - 1])
+        self.los[first:last] = [lo]
+        self.his[first:last] = [hi]
+
+    def update(self, other: _Lifetime) -> None:
+        for lo, hi in zip(other.los, other.his, strict=True):
+            self.add(lo, hi)
+
+    def _meets(self, lo: int, hi: int, touching: bool) -> bool:
+        """Whether `(lo, hi)` meets an interval of this set (`_Group.meets`)."""
+        below = bisect_right(self.los, hi) - 1
+        if below >= 0:
+            end = self.his[below]
+            if end >= lo:
+                return True
+            if touching and end % 2 == 0 and end + 1 == lo:
+                return True
+        if touching and hi % 2 == 0:
+            above = bisect_left(self.los, hi + 1)
+            return above < len(self.los) and self.los[above] == hi + 1
+        return False
+
+    def meets(self, other: _Lifetime, touching: bool) -> bool:
+        small, large = (self, other) if len(self) <= len(other) else (other, self)
+        return any(
+            large._meets(lo, hi, touching)
+            for lo, hi in zip(small.los, small.his, strict=True)
+        )
+
+
 @dataclass
 class _Group:
     """Values that share one buffer."""
@@ -73,14 +127,42 @@ class _Group:
     space: str
     size: int
     intervals: list[Interval] = field(default_factory=list[Interval])
+    """The lifetimes of the members, as computed (`_iteration_wide` widens each)."""
     members: list[SSAValue] = field(default_factory=list[SSAValue])
     offset: int = -1
+    lifetime: _Lifetime = field(init=False, repr=False, compare=False)
+    """`intervals` merged, for `meets`."""
+
+    def __post_init__(self) -> None:
+        self.lifetime = _Lifetime(self.intervals)
 
     def start(self) -> int:
-        return min(lo for lo, _ in self.intervals)
+        return self.lifetime.los[0]
 
     def end(self) -> int:
-        return max(hi for _, hi in self.intervals)
+        return self.lifetime.his[-1]
+
+    def add(self, lo: int, hi: int) -> None:
+        self.intervals.append((lo, hi))
+        self.lifetime.add(lo, hi)
+
+    def absorb(self, other: _Group) -> None:
+        """Take `other`'s members and lifetimes (a union of groups)."""
+        self.intervals += other.intervals
+        self.members += other.members
+        self.size = max(self.size, other.size)
+        self.lifetime.update(other.lifetime)
+
+    def set_intervals(self, intervals: list[Interval]) -> None:
+        self.intervals = intervals
+        self.lifetime = _Lifetime(intervals)
+
+    def meets(self, other: _Group, touching: bool) -> bool:
+        """Whether the two groups are live at a common point. With `touching`,
+        a value that dies at an op (its last use at the op's even point) also
+        meets one born there (at the next, odd point): they may only share a
+        buffer exactly, in place."""
+        return self.lifetime.meets(other.lifetime, touching)
 
 
 _Stream = tuple[_Group, int]
@@ -114,23 +196,6 @@ class MemoryPlan:
     of every iteration."""
     high_water: dict[str, int]
     """Per memory: the end of the highest buffer."""
-
-
-def _overlap(a: Iterable[Interval], b: Iterable[Interval], touching: bool) -> bool:
-    """Whether an interval of `a` meets one of `b`. With `touching`, a value that
-    dies at an op (its last use at the op's even point) also meets one born there
-    (at the next, odd point): they may only share a buffer exactly, in place."""
-
-    def meet(lo1: int, hi1: int, lo2: int, hi2: int) -> bool:
-        return (
-            lo1 <= hi2 and lo2 <= hi1 or (touching and hi1 % 2 == 0 and hi1 + 1 == lo2)
-        )
-
-    return any(
-        meet(lo1, hi1, lo2, hi2) or meet(lo2, hi2, lo1, hi1)
-        for lo1, hi1 in a
-        for lo2, hi2 in b
-    )
 
 
 class _Liveness:
@@ -224,17 +289,15 @@ def plan_memory(
         ga, gb = groups[a], groups[b]
         if ga is gb:
             return
-        ga.intervals += gb.intervals
-        ga.members += gb.members
-        ga.size = max(ga.size, gb.size)
+        if len(ga.members) < len(gb.members):  # the larger absorbs the smaller
+            ga, gb = gb, ga
+        ga.absorb(gb)
         for member in gb.members:
             groups[member] = ga
 
     def can_share(a: SSAValue, b: SSAValue) -> bool:
         ga, gb = groups[a], groups[b]
-        return ga is gb or (
-            ga.space == gb.space and not _overlap(ga.intervals, gb.intervals, False)
-        )
+        return ga is gb or (ga.space == gb.space and not ga.meets(gb, False))
 
     for op in function.walk():
         if isinstance(op, MatmulOp) and op.acc is not None:
@@ -264,13 +327,13 @@ def plan_memory(
             else:
                 yield_copies.add((op, k))
                 point = 2 * live.entry[yield_op]
-                groups[carried].intervals.append((point, point + 1))
+                groups[carried].add(point, point + 1)
             if can_share(init, carried):
                 union(init, carried)
             else:
                 init_copies.add((op, k))
                 point = 2 * live.entry[op]
-                groups[carried].intervals.append((point, point + 1))
+                groups[carried].add(point, point + 1)
 
     for op in function.walk():
         if len(op.results) != 1 or op.results[0] not in groups:
@@ -437,18 +500,42 @@ class _BankChoice:
             out = base[:, None, None] + block[None, :, :]
             return np.where(block[None, :, :] >= 0, out, -1).reshape(n * sample, rows)
 
+        def known(g: _Group) -> bool:
+            return g is group or id(g) in placed
+
+        # Uses that go through the same known streams cost the same per repeat
+        # (a fused chain computes in place: hundreds of uses of one pair of
+        # buffers): evaluate each such signature once, with their repeats summed.
+        repeats: dict[tuple[tuple[int, int], ...], int] = {}
+        streams: dict[tuple[tuple[int, int], ...], tuple[list[_Stream], ...]] = {}
         for use in self.uses.get(id(group), []):
             if not any(id(g) in placed for g in use.groups() if g is not group):
                 continue
+            reads = [(g, p) for g, p in use.reads if known(g)]
+            writes = [(g, p) for g, p in use.writes if known(g)]
+            key = (
+                *((id(g), p) for g, p in reads),
+                (-1, -1),
+                *((id(g), p) for g, p in writes),
+            )
+            repeats[key] = repeats.get(key, 0) + use.repeats
+            streams.setdefault(key, (reads, writes))
+        memo: dict[tuple[int, int], np.ndarray] = {}
 
-            def known(g: _Group) -> bool:
-                return g is group or id(g) in placed
+        def cached(g: _Group, pitch: int) -> np.ndarray:
+            key = (id(g), pitch)
+            if key not in memo:
+                memo[key] = blocks(g, pitch)
+            return memo[key]
 
-            reads = [blocks(g, p) for g, p in use.reads if known(g)]
-            writes = [blocks(g, p) for g, p in use.writes if known(g)]
-            cycles = bank_access_cycles(self.banks, reads, writes).reshape(n, sample)
+        for key, (reads, writes) in streams.items():
+            cycles = bank_access_cycles(
+                self.banks,
+                [cached(g, p) for g, p in reads],
+                [cached(g, p) for g, p in writes],
+            ).reshape(n, sample)
             extra = (np.maximum(cycles, 1) - 1).sum(axis=1)
-            total += extra * (use.repeats / sample)
+            total += extra * (repeats[key] / sample)
         return total
 
     def choose(self, group: _Group, busy: list[Interval], placed: set[int]) -> int:
@@ -517,7 +604,7 @@ def _first_fit(
         busy = sorted(
             (g.offset, g.offset + _round_up(g.size, alignment))
             for g in placed
-            if _overlap(g.intervals, group.intervals, True)
+            if g.meets(group, True)
         )
         offset = bank.choose(group, busy, placed_ids) if bank is not None else -1
         if offset < 0 and ceiling is not None:
@@ -564,7 +651,7 @@ def _place(
     best: tuple[int, list[int]] | None = None
     for intervals in (_iteration_wide(exact, live), exact):
         for group, lifetime in zip(groups, intervals, strict=True):
-            group.intervals = lifetime
+            group.set_intervals(lifetime)
         for bank in choices:
             best = None
             for order in orders:
@@ -586,7 +673,7 @@ def _place(
     high, offsets = best
     for group, offset, lifetime in zip(groups, offsets, exact, strict=True):
         group.offset = offset
-        group.intervals = lifetime
+        group.set_intervals(lifetime)
     if high > memory.size:
         point, needed = _peak(groups, memory.alignment)
         if needed > memory.size:
