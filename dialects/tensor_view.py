@@ -1851,7 +1851,9 @@ SPARSE_VALUE_TYPES: tuple[Attribute, ...] = FLOAT_ELEMENT_TYPES
 """The element types of the sparse kernels' values (they compute in f32)."""
 
 
-def _sparse_tensor(value: SSAValue, what: str) -> tuple[TensorViewType, CsrEncodingAttr]:
+def _sparse_tensor(
+    value: SSAValue, what: str
+) -> tuple[TensorViewType, CsrEncodingAttr]:
     value_type = value.type
     if not isinstance(value_type, TensorViewType):
         raise VerifyException(f"{what} must be a !tv.tensor, got {value_type}")
@@ -2015,7 +2017,9 @@ class DisassembleOp(IRDLOperation):
         )
 
     def verify_(self) -> None:
-        input_type, encoding = _sparse_tensor(self.input, "the operand of tv.disassemble")
+        input_type, encoding = _sparse_tensor(
+            self.input, "the operand of tv.disassemble"
+        )
         _check_buffers(
             input_type,
             encoding,
@@ -2056,9 +2060,7 @@ class SpmmOp(IRDLOperation):
         assert isinstance(lhs.type, TensorViewType)
         assert isinstance(rhs.type, TensorViewType)
         shape = (lhs.type.get_shape()[0], rhs.type.get_shape()[-1])
-        super().__init__(
-            operands=[lhs, rhs], result_types=[rhs.type.with_shape(shape)]
-        )
+        super().__init__(operands=[lhs, rhs], result_types=[rhs.type.with_shape(shape)])
 
     def verify_(self) -> None:
         lhs_type, _ = _sparse_tensor(self.lhs, "the lhs of tv.spmm")
@@ -2102,9 +2104,7 @@ class SpmvOp(IRDLOperation):
         assert isinstance(lhs.type, TensorViewType)
         assert isinstance(rhs.type, TensorViewType)
         shape = (lhs.type.get_shape()[0],)
-        super().__init__(
-            operands=[lhs, rhs], result_types=[rhs.type.with_shape(shape)]
-        )
+        super().__init__(operands=[lhs, rhs], result_types=[rhs.type.with_shape(shape)])
 
     def verify_(self) -> None:
         lhs_type, _ = _sparse_tensor(self.lhs, "the lhs of tv.spmv")

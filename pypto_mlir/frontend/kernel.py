@@ -62,8 +62,8 @@ from pypto_mlir.frontend.tensor import (
     format_shape,
     tracing,
 )
-from pypto_mlir.sim.profile import Hint, LineStats, Profile, profile
 from pypto_mlir.interp.sparse import SparseArray
+from pypto_mlir.sim.profile import Hint, LineStats, Profile, profile
 from pypto_mlir.sim.profile_text import profile_text
 
 Annotation = TensorSpec | SparseSpec | DType
@@ -719,7 +719,9 @@ class Kernel:
                 )
             if isinstance(annotation, SparseSpec):
                 if annotation.block != value.blocksize:
-                    raise kernel_error(f"{what}: expected {annotation!r}, got {value!r}")
+                    raise kernel_error(
+                        f"{what}: expected {annotation!r}, got {value!r}"
+                    )
                 annotation = annotation.dense
             bind_shape(what, annotation, value.shape, sizes, bound_by)
         return self.function(*bound.args, **bound.kwargs)

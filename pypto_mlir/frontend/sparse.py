@@ -95,7 +95,9 @@ class SparseSpec:
 def _sparse_spec(name: str, params: object, with_block: bool) -> SparseSpec:
     count = 3 if with_block else 2
     example = (
-        "pto.BSR[(M, K), pto.f16, (16, 16)]" if with_block else "pto.CSR[(M, K), pto.f16]"
+        "pto.BSR[(M, K), pto.f16, (16, 16)]"
+        if with_block
+        else "pto.CSR[(M, K), pto.f16]"
     )
     if not (isinstance(params, tuple) and len(params) == count):
         raise kernel_error(f"write a {name} annotation as {example}")
@@ -155,7 +157,7 @@ class BSR:
 def _parts(what: str, spec: SparseSpec, value: object) -> tuple[Any, Any, Any, Any]:
     """(indptr, indices, data, shape or None) of a scipy array or a triple."""
     if hasattr(value, "indptr") and hasattr(value, "format"):
-        format_name = getattr(value, "format")
+        format_name = value.format
         if format_name != spec.format:
             convert = ".tocsr()" if spec.format == "csr" else f".tobsr({spec.block})"
             raise kernel_error(
@@ -163,17 +165,17 @@ def _parts(what: str, spec: SparseSpec, value: object) -> tuple[Any, Any, Any, A
                 f"one; convert it with {convert}"
             )
         if spec.format == "bsr":
-            blocksize = tuple(getattr(value, "blocksize"))
+            blocksize = tuple(value.blocksize)
             if blocksize != spec.block:
                 raise kernel_error(
                     f"{what}: expected {spec.block} blocks, got {blocksize}; "
                     f"convert with .tobsr(blocksize={spec.block})"
                 )
-        shape = tuple(int(d) for d in getattr(value, "shape"))
+        shape = tuple(int(d) for d in value.shape)
         return (
-            getattr(value, "indptr"),
-            getattr(value, "indices"),
-            getattr(value, "data"),
+            value.indptr,
+            value.indices,
+            value.data,
             shape,
         )
     if isinstance(value, tuple | list) and len(value) == 3:
@@ -403,7 +405,9 @@ class SparseTensor:
     toarray = todense = to_dense
 
 
-def sddmm(mask: object, a: object, b: object, transpose_b: bool = False) -> SparseTensor:
+def sddmm(
+    mask: object, a: object, b: object, transpose_b: bool = False
+) -> SparseTensor:
     """`(a @ b)` at the stored entries of the sparse `mask` (its values are not
     read); with `transpose_b`, `(a @ b.T)` reading `b` as stored (`q`, `k` of
     attention: `pto.sddmm(mask, q, k, transpose_b=True)`)."""
@@ -440,7 +444,9 @@ def softmax(x: object, axis: int = -1) -> Tensor | SparseTensor:
     return dense_softmax(x, axis)
 
 
-def result_matches(spec: SparseSpec, value: SparseTensor, sizes: dict[str, int]) -> bool:
+def result_matches(
+    spec: SparseSpec, value: SparseTensor, sizes: dict[str, int]
+) -> bool:
     """Whether a returned sparse tensor is what its annotation declares."""
     return (
         spec.resolve(sizes) == value.shape

@@ -68,9 +68,11 @@ class SparseArray:
     def with_values(self, values: np.ndarray) -> SparseArray:
         """The same pattern with other values (of the stored shape)."""
         return SparseArray(
-            self.shape, self.block, self.offsets, self.indices, values.reshape(
-                self.values.shape
-            )
+            self.shape,
+            self.block,
+            self.offsets,
+            self.indices,
+            values.reshape(self.values.shape),
         )
 
 
@@ -226,7 +228,7 @@ def to_dense(a: SparseArray) -> np.ndarray:
 
 def spmm(a: SparseArray, b: np.ndarray, element_type: Attribute) -> np.ndarray:
     """`a @ b` for a dense matrix `b` (K x N): f32 products and sums, one rounding."""
-    (grid_rows, grid_cols), (bm, bn) = a.grid, a.block
+    (grid_rows, grid_cols), (_bm, bn) = a.grid, a.block
     n = b.shape[1]
     b_blocks = np.asarray(b, dtype=np.float32).reshape(grid_cols, bn, n)
     with np.errstate(all="ignore"):
