@@ -442,21 +442,28 @@ class Kernel:
             raise kernel_error(f"{self.name}(): {error}") from None
         sizes: dict[str, int] = {}
         bound_by: dict[str, str] = {}
-        values: list[Any] = []
-        for parameter in self.parameters:
+        values: list[Any] = [None] * len(self.parameters)
+        # sparse arguments last: a triple's column count may be a size that a
+        # dense argument binds
+        order = sorted(
+            range(len(self.parameters)),
+            key=lambda i: isinstance(self.parameters[i].annotation, SparseSpec),
+        )
+        for index in order:
+            parameter = self.parameters[index]
             what = f"{self.name}(): argument '{parameter.name}'"
             value = bound.arguments[parameter.name]
             if isinstance(parameter.annotation, TensorSpec):
-                values.append(
-                    _array_argument(what, parameter.annotation, value, sizes, bound_by)
+                values[index] = _array_argument(
+                    what, parameter.annotation, value, sizes, bound_by
                 )
             elif isinstance(parameter.annotation, SparseSpec):
                 spec = parameter.annotation
                 shape = argument_shape(what, spec, value, sizes)
                 bind_shape(what, spec.dense, shape, sizes, bound_by)
-                values.append(sparse_argument(what, spec, value, shape))
+                values[index] = sparse_argument(what, spec, value, shape)
             else:
-                values.append(_scalar_argument(what, parameter.annotation, value))
+                values[index] = _scalar_argument(what, parameter.annotation, value)
         return values, sizes
 
     def _check_sizes(self, sizes: Mapping[str, object]) -> dict[str, int]:

@@ -191,7 +191,7 @@ def argument_shape(
 ) -> tuple[int, int]:
     """The dense shape of a sparse argument (bound by the caller like a dense
     one's): a scipy array's own; a triple's rows from its offsets and columns
-    from the annotation (or a size an earlier argument bound)."""
+    from the annotation (or a size a dense argument bound)."""
     indptr, _, _, shape = _parts(what, spec, value)
     if shape is not None:
         return (shape[0], shape[1])
@@ -203,7 +203,7 @@ def argument_shape(
             raise kernel_error(
                 f"{what}: an (indptr, indices, data) triple does not say its column "
                 f"count {cols.name}; pass a scipy {spec.format}_array or bind "
-                f"{cols.name} by an earlier argument"
+                f"{cols.name} by a dense argument"
             )
         cols = sizes[cols.name]
     return (rows, cols)
