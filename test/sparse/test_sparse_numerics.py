@@ -14,33 +14,35 @@ from sparse_patterns import ODD_SHAPES, PATTERNS, block_pattern, softmax_rows
 
 import pypto_mlir as pto
 
+M, N, K, D = (pto.sym(name) for name in "MNKD")
+
 
 @pto.kernel(backend="reference")
-def spmm32(a: pto.CSR[("M", "K"), pto.f32], b: pto.Tensor[("K", "N"), pto.f32]):
+def spmm32(a: pto.CSR[(M, K), pto.f32], b: pto.Tensor[(K, N), pto.f32]):
     return a @ b
 
 
 @pto.kernel(backend="reference")
-def spmv32(a: pto.CSR[("M", "K"), pto.f32], x: pto.Tensor[("K",), pto.f32]):
+def spmv32(a: pto.CSR[(M, K), pto.f32], x: pto.Tensor[(K,), pto.f32]):
     return a @ x
 
 
 @pto.kernel(backend="reference")
 def sddmm32(
-    mask: pto.CSR[("M", "N"), pto.f32],
-    q: pto.Tensor[("M", "D"), pto.f32],
-    k: pto.Tensor[("N", "D"), pto.f32],
+    mask: pto.CSR[(M, N), pto.f32],
+    q: pto.Tensor[(M, D), pto.f32],
+    k: pto.Tensor[(N, D), pto.f32],
 ):
     return pto.sddmm(mask, q, k, transpose_b=True)
 
 
 @pto.kernel(backend="reference")
-def softmax32(a: pto.CSR[("M", "N"), pto.f32]):
+def softmax32(a: pto.CSR[(M, N), pto.f32]):
     return pto.softmax(a)
 
 
 @pto.kernel(backend="reference")
-def dense32(a: pto.CSR[("M", "N"), pto.f32]):
+def dense32(a: pto.CSR[(M, N), pto.f32]):
     return a.to_dense()
 
 
@@ -127,7 +129,7 @@ def test_bsr_attention_matches_dense_masked(block: tuple[int, int]) -> None:
 
 def test_bsr_spmm_and_to_dense() -> None:
     @pto.kernel(backend="reference")
-    def both(a: pto.BSR[("M", "K"), pto.f32, (8, 4)], b: pto.Tensor[("K", 5), pto.f32]):
+    def both(a: pto.BSR[(M, K), pto.f32, (8, 4)], b: pto.Tensor[(K, 5), pto.f32]):
         return a @ b, a.to_dense()
 
     rng = _rng(3)
