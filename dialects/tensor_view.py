@@ -2033,96 +2033,69 @@ def _check_same_dim(what: str, a: int, b: int) -> None:
         raise VerifyException(f"{what} differ: {_dims_str([a])} and {_dims_str([b])}")
 
 
-@irdl_op_definition
-class SpmmOp(IRDLOperation):
-    """Sparse times dense: `tv.spmm %a, %b : !tv.tensor<MxK, #tv.csr<...>>,
-    !tv.tensor<KxNxT> -> !tv.tensor<MxNxT>`.
+class SparseProductOp(IRDLOperation, abc.ABC):
+    """Sparse `lhs` (M x K) times a dense `rhs` of rank `RHS_RANK`: a K x N
+    matrix (M x N result) or a K vector (M result). Each output element sums,
+    over the stored entries of its row of `lhs` (blocks of block-CSR), the
+    products with `rhs`, in f32, rounded once to T; a row with no stored entry
+    gives 0. Both operands have element type T."""
 
-    Each output element is the sum, over the stored entries of its row of `a`
-    (blocks of block-CSR), of the products with `b`, in f32, rounded once to
-    `T`; a row with no stored entry is 0. Both operands have element type T.
-    """
+    lhs = operand_def(TensorViewType)
+    rhs = operand_def(TensorViewType)
+    result = result_def(TensorViewType)
+
+    traits = traits_def(Pure())
+
+    assembly_format = (
+        "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
+    )
+
+    RHS_RANK: ClassVar[int]
+
+    def __init__(self, lhs: SSAValue | Operation, rhs: SSAValue | Operation) -> None:
+        lhs, rhs = SSAValue.get(lhs), SSAValue.get(rhs)
+        assert isinstance(lhs.type, TensorViewType)
+        assert isinstance(rhs.type, TensorViewType)
+        shape = (lhs.type.get_shape()[0], *rhs.type.get_shape()[1:])
+        super().__init__(operands=[lhs, rhs], result_types=[rhs.type.with_shape(shape)])
+
+    def verify_(self) -> None:
+        lhs_type, _ = _sparse_tensor(self.lhs, f"the lhs of {self.name}")
+        rhs_type = _dense_tensor(self.rhs, f"the rhs of {self.name}")
+        _dense_tensor(self.result, f"the result of {self.name}")
+        _check_sparse_float(lhs_type, f"the lhs of {self.name}")
+        if rhs_type.element_type != lhs_type.element_type:
+            raise VerifyException(
+                f"operand element types differ: {lhs_type.element_type} and "
+                f"{rhs_type.element_type}; insert a tv.cast"
+            )
+        if rhs_type.get_num_dims() != self.RHS_RANK:
+            what = "a matrix (rank 2)" if self.RHS_RANK == 2 else "a vector (rank 1)"
+            raise VerifyException(
+                f"the rhs of {self.name} must be {what}, got {rhs_type}"
+            )
+        m, k = lhs_type.get_shape()
+        rhs_shape = rhs_type.get_shape()
+        _check_same_dim("contraction dimensions", k, rhs_shape[0])
+        _check_result_type(self, rhs_type.with_shape((m, *rhs_shape[1:])))
+
+
+@irdl_op_definition
+class SpmmOp(SparseProductOp):
+    """Sparse times dense matrix: `tv.spmm %a, %b : !tv.tensor<MxKxT, #tv.csr<...>>,
+    !tv.tensor<KxNxT> -> !tv.tensor<MxNxT>`."""
 
     name = "tv.spmm"
-
-    lhs = operand_def(TensorViewType)
-    rhs = operand_def(TensorViewType)
-    result = result_def(TensorViewType)
-
-    traits = traits_def(Pure())
-
-    assembly_format = (
-        "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
-    )
-
-    def __init__(self, lhs: SSAValue | Operation, rhs: SSAValue | Operation) -> None:
-        lhs, rhs = SSAValue.get(lhs), SSAValue.get(rhs)
-        assert isinstance(lhs.type, TensorViewType)
-        assert isinstance(rhs.type, TensorViewType)
-        shape = (lhs.type.get_shape()[0], rhs.type.get_shape()[-1])
-        super().__init__(operands=[lhs, rhs], result_types=[rhs.type.with_shape(shape)])
-
-    def verify_(self) -> None:
-        lhs_type, _ = _sparse_tensor(self.lhs, "the lhs of tv.spmm")
-        rhs_type = _dense_tensor(self.rhs, "the rhs of tv.spmm")
-        _dense_tensor(self.result, "the result of tv.spmm")
-        _check_sparse_float(lhs_type, "the lhs of tv.spmm")
-        if rhs_type.element_type != lhs_type.element_type:
-            raise VerifyException(
-                f"operand element types differ: {lhs_type.element_type} and "
-                f"{rhs_type.element_type}; insert a tv.cast"
-            )
-        if rhs_type.get_num_dims() != 2:
-            raise VerifyException(
-                f"the rhs of tv.spmm must have rank 2, got {rhs_type}"
-            )
-        m, k = lhs_type.get_shape()
-        k_rhs, n = rhs_type.get_shape()
-        _check_same_dim("contraction dimensions", k, k_rhs)
-        _check_result_type(self, rhs_type.with_shape((m, n)))
+    RHS_RANK: ClassVar[int] = 2
 
 
 @irdl_op_definition
-class SpmvOp(IRDLOperation):
-    """Sparse matrix times dense vector: `tv.spmv %a, %x : !tv.tensor<MxK, #tv.csr<...>>,
-    !tv.tensor<KxT> -> !tv.tensor<MxT>`; sums in f32 as `tv.spmm`."""
+class SpmvOp(SparseProductOp):
+    """Sparse matrix times dense vector: `tv.spmv %a, %x : !tv.tensor<MxKxT,
+    #tv.csr<...>>, !tv.tensor<KxT> -> !tv.tensor<MxT>`."""
 
     name = "tv.spmv"
-
-    lhs = operand_def(TensorViewType)
-    rhs = operand_def(TensorViewType)
-    result = result_def(TensorViewType)
-
-    traits = traits_def(Pure())
-
-    assembly_format = (
-        "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
-    )
-
-    def __init__(self, lhs: SSAValue | Operation, rhs: SSAValue | Operation) -> None:
-        lhs, rhs = SSAValue.get(lhs), SSAValue.get(rhs)
-        assert isinstance(lhs.type, TensorViewType)
-        assert isinstance(rhs.type, TensorViewType)
-        shape = (lhs.type.get_shape()[0],)
-        super().__init__(operands=[lhs, rhs], result_types=[rhs.type.with_shape(shape)])
-
-    def verify_(self) -> None:
-        lhs_type, _ = _sparse_tensor(self.lhs, "the lhs of tv.spmv")
-        rhs_type = _dense_tensor(self.rhs, "the rhs of tv.spmv")
-        _dense_tensor(self.result, "the result of tv.spmv")
-        _check_sparse_float(lhs_type, "the lhs of tv.spmv")
-        if rhs_type.element_type != lhs_type.element_type:
-            raise VerifyException(
-                f"operand element types differ: {lhs_type.element_type} and "
-                f"{rhs_type.element_type}; insert a tv.cast"
-            )
-        if rhs_type.get_num_dims() != 1:
-            raise VerifyException(
-                f"the rhs of tv.spmv must be a vector (rank 1), got {rhs_type}"
-            )
-        m, k = lhs_type.get_shape()
-        _check_same_dim("contraction dimensions", k, rhs_type.get_shape()[0])
-        _check_result_type(self, rhs_type.with_shape((m,)))
+    RHS_RANK: ClassVar[int] = 1
 
 
 @irdl_op_definition

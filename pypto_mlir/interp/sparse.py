@@ -227,21 +227,19 @@ def to_dense(a: SparseArray) -> np.ndarray:
 
 
 def spmm(a: SparseArray, b: np.ndarray, element_type: Attribute) -> np.ndarray:
-    """`a @ b` for a dense matrix `b` (K x N): f32 products and sums, one rounding."""
-    (grid_rows, grid_cols), (_bm, bn) = a.grid, a.block
-    n = b.shape[1]
-    b_blocks = np.asarray(b, dtype=np.float32).reshape(grid_cols, bn, n)
+    """`a @ b` for a dense matrix (K x N) or vector (K): f32 products and sums,
+    one rounding."""
+    grid_rows, grid_cols = a.grid
+    columns = np.asarray(b, dtype=np.float32).reshape(b.shape[0], -1)
+    n = columns.shape[1]
+    b_blocks = columns.reshape(grid_cols, a.block[1], n)
     with np.errstate(all="ignore"):
         terms = np.matmul(
             a.blocks().astype(np.float32), b_blocks[a.indices.astype(np.int64)]
         )
         sums = _segment_sum(terms, a.offsets, grid_rows)
-    return round_to_element_type(sums.reshape(a.shape[0], n), element_type)
-
-
-def spmv(a: SparseArray, x: np.ndarray, element_type: Attribute) -> np.ndarray:
-    """`a @ x` for a dense vector: `spmm` with one column."""
-    return spmm(a, np.asarray(x).reshape(-1, 1), element_type).reshape(a.shape[0])
+    result = sums.reshape(a.shape[0], n).reshape(a.shape[0], *b.shape[1:])
+    return round_to_element_type(result, element_type)
 
 
 def sddmm(

@@ -334,6 +334,19 @@ def _run_binary(
     return (_check_result(interpreter, op.name, result, op.result),)
 
 
+def _run_sparse_product(
+    self: InterpreterFunctions,
+    interpreter: Interpreter,
+    op: tv.SparseProductOp,
+    args: PythonValues,
+) -> PythonValues:
+    """tv.spmm and tv.spmv: one kernel (a vector is a one-column matrix)."""
+    lhs, rhs = args
+    _check_rows(interpreter, op.name, lhs.shape[1], rhs.shape[0])
+    result = sparse.spmm(lhs, rhs, _element_type(op.result))
+    return (_check_result(interpreter, op.name, result, op.result),)
+
+
 def _run_reduce(
     self: InterpreterFunctions,
     interpreter: Interpreter,
@@ -361,6 +374,7 @@ class TensorViewFunctions(
             **dict.fromkeys(UNARY_KERNELS, _run_unary),
             **dict.fromkeys(BINARY_KERNELS, _run_binary),
             **dict.fromkeys(REDUCE_FACTS, _run_reduce),
+            **dict.fromkeys((tv.SpmmOp, tv.SpmvOp), _run_sparse_product),
         },
     )
 ):
@@ -486,24 +500,6 @@ class TensorViewFunctions(
         (value,) = args
         assert isinstance(value, SparseArray)
         return (value.offsets.copy(), value.indices.copy(), value.values.copy())
-
-    @impl(tv.SpmmOp)
-    def run_spmm(
-        self, interpreter: Interpreter, op: tv.SpmmOp, args: PythonValues
-    ) -> PythonValues:
-        lhs, rhs = args
-        _check_rows(interpreter, op.name, lhs.shape[1], rhs.shape[0])
-        result = sparse.spmm(lhs, rhs, _element_type(op.result))
-        return (_check_result(interpreter, op.name, result, op.result),)
-
-    @impl(tv.SpmvOp)
-    def run_spmv(
-        self, interpreter: Interpreter, op: tv.SpmvOp, args: PythonValues
-    ) -> PythonValues:
-        lhs, rhs = args
-        _check_rows(interpreter, op.name, lhs.shape[1], rhs.shape[0])
-        result = sparse.spmv(lhs, rhs, _element_type(op.result))
-        return (_check_result(interpreter, op.name, result, op.result),)
 
     @impl(tv.SddmmOp)
     def run_sddmm(
