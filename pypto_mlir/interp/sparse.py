@@ -18,6 +18,7 @@ and sums in f32, one rounding to the element type at the end.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -201,12 +202,15 @@ def canonicalize(
 def _segment_sum(terms: np.ndarray, offsets: np.ndarray, segments: int) -> np.ndarray:
     """Sum `terms` (stored entries first) over each row's range of `offsets`;
     rows with no entry are 0. In the terms' dtype (f32 here)."""
-    result = np.zeros((segments, *terms.shape[1:]), dtype=terms.dtype)
+    flat = terms.reshape(
+        terms.shape[0], math.prod(terms.shape[1:])
+    )  # reduceat is fastest on 2-d rows
+    result = np.zeros((segments, flat.shape[1]), dtype=terms.dtype)
     starts = offsets[:-1].astype(np.int64)
     nonempty = np.diff(offsets.astype(np.int64)) > 0
     if np.any(nonempty):
-        result[nonempty] = np.add.reduceat(terms, starts[nonempty], axis=0)
-    return result
+        result[nonempty] = np.add.reduceat(flat, starts[nonempty], axis=0)
+    return result.reshape(segments, *terms.shape[1:])
 
 
 def _segment_max(terms: np.ndarray, offsets: np.ndarray, segments: int) -> np.ndarray:
@@ -230,13 +234,17 @@ def spmm(a: SparseArray, b: np.ndarray, element_type: Attribute) -> np.ndarray:
     """`a @ b` for a dense matrix (K x N) or vector (K): f32 products and sums,
     one rounding."""
     grid_rows, grid_cols = a.grid
-    columns = np.asarray(b, dtype=np.float32).reshape(b.shape[0], -1)
+    columns = np.asarray(b, dtype=np.float32).reshape(
+        b.shape[0], math.prod(b.shape[1:])
+    )
     n = columns.shape[1]
     b_blocks = columns.reshape(grid_cols, a.block[1], n)
+    gathered = b_blocks[a.indices.astype(np.int64)]  # nnz x bn x n
     with np.errstate(all="ignore"):
-        terms = np.matmul(
-            a.blocks().astype(np.float32), b_blocks[a.indices.astype(np.int64)]
-        )
+        if a.block == (1, 1):  # a product per entry: no batched 1x1 matmuls
+            terms = a.values.astype(np.float32)[:, None, None] * gathered
+        else:
+            terms = np.matmul(a.blocks().astype(np.float32), gathered)
         sums = _segment_sum(terms, a.offsets, grid_rows)
     result = sums.reshape(a.shape[0], n).reshape(a.shape[0], *b.shape[1:])
     return round_to_element_type(result, element_type)
