@@ -94,3 +94,15 @@ def softmax_rows(a: sp.csr_array | sp.bsr_array) -> np.ndarray:
         weights = np.exp(values - values.max())
         dense[row, csr.indices[start:end]] = weights / weights.sum()
     return dense
+
+
+def masked_softmax(
+    stored: np.ndarray, q: np.ndarray, k: np.ndarray, scale: float
+) -> np.ndarray:
+    """softmax(q @ k.T * scale) over the stored positions of each row, 0
+    elsewhere and in empty rows, in float64: dense masked attention."""
+    product = q.astype(np.float64) @ k.T.astype(np.float64)
+    scores = np.where(stored, product * scale, -np.inf)
+    weights = np.exp(scores - scores.max(axis=1, keepdims=True, initial=-1e30))
+    sums = weights.sum(axis=1, keepdims=True)
+    return np.divide(weights, sums, out=np.zeros_like(weights), where=sums > 0)

@@ -10,7 +10,13 @@ import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from sparse_patterns import ODD_SHAPES, PATTERNS, block_pattern, softmax_rows
+from sparse_patterns import (
+    ODD_SHAPES,
+    PATTERNS,
+    block_pattern,
+    masked_softmax,
+    softmax_rows,
+)
 
 import pypto_mlir as pto
 from pypto_mlir.error_bound import run_with_error_bounds
@@ -118,13 +124,7 @@ def test_bsr_attention_matches_dense_masked(block: tuple[int, int]) -> None:
     assert isinstance(p, sp.bsr_array) and p.blocksize == block
     assert p.data.dtype == np.float32  # scipy has no float16: the f16 values, exactly
     np.testing.assert_array_equal(p.data.astype(np.float16), p.data)
-    stored = mask.toarray() != 0
-    scores = np.where(
-        stored, (q.astype(np.float64) @ k.T.astype(np.float64)) * 0.125, -np.inf
-    )
-    weights = np.exp(scores - scores.max(axis=1, keepdims=True, initial=-1e30))
-    sums = weights.sum(axis=1, keepdims=True)
-    expected_p = np.divide(weights, sums, out=np.zeros_like(weights), where=sums > 0)
+    expected_p = masked_softmax(mask.toarray() != 0, q, k, 0.125)
     np.testing.assert_allclose(p.toarray(), expected_p, atol=2e-3)
     np.testing.assert_allclose(out, expected_p @ v.astype(np.float64), atol=4e-3)
 
@@ -219,13 +219,7 @@ def test_error_bounds_cover_the_sparse_ops() -> None:
         k,
     ]
     outputs, bounds = run_with_error_bounds(attention.module(), "attention", args)
-    stored = mask.toarray() != 0
-    scores = np.where(
-        stored, (q.astype(np.float64) @ k.T.astype(np.float64)) * 0.25, -np.inf
-    )
-    weights = np.exp(scores - scores.max(axis=1, keepdims=True, initial=-1e30))
-    sums = weights.sum(axis=1, keepdims=True)
-    exact_p = np.divide(weights, sums, out=np.zeros_like(weights), where=sums > 0)
+    exact_p = masked_softmax(mask.toarray() != 0, q, k, 0.25)
     for output, bound, exact in zip(
         outputs, bounds, (exact_p @ q.astype(np.float64), exact_p), strict=True
     ):
