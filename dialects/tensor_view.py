@@ -115,12 +115,19 @@ def _print_dim(printer: Printer, value: int) -> None:
 
 @irdl_attr_definition
 class CsrEncodingAttr(ParametrizedAttribute):
-    """Compressed sparse row encoding of a 2-d `!tv.tensor`.
+    """Compressed sparse row encoding of a 2-d `!tv.tensor`, or block-CSR (BSR).
 
     `#tv.csr<rows = 4096, cols = 1024, nnz = 8192, index = i32>`: the tensor is
     stored as row offsets (rows + 1 entries), column indices and values (nnz
     entries each); `index` is the integer type of offsets and indices. Any
     count may be `?`. The dense ops reject encoded tensors; sparse ops accept them.
+
+    `#tv.csr<rows = 64, cols = 64, nnz = ?, index = i32, block = [16, 16]>` is
+    block-CSR (scipy's `bsr_array`, MLIR's `#BSR`): the stored unit is a dense
+    16x16 block, the offsets run over block rows (rows / 16 + 1 entries), the
+    indices are block columns and `nnz` counts stored blocks; values are
+    `nnz x 16 x 16`. CSR is the 1x1 block (`block` is then not printed).
+    docs/sparse.md describes both and their buffers.
     """
 
     name = "tv.csr"
@@ -129,11 +136,23 @@ class CsrEncodingAttr(ParametrizedAttribute):
     cols: IntAttr
     nnz: IntAttr
     index_type: IntegerType
+    block: ArrayAttr[IntAttr]
 
     def __init__(
-        self, rows: int, cols: int, nnz: int, index_type: IntegerType = i32
+        self,
+        rows: int,
+        cols: int,
+        nnz: int,
+        index_type: IntegerType = i32,
+        block: Sequence[int] = (1, 1),
     ) -> None:
-        super().__init__(IntAttr(rows), IntAttr(cols), IntAttr(nnz), index_type)
+        super().__init__(
+            IntAttr(rows),
+            IntAttr(cols),
+            IntAttr(nnz),
+            index_type,
+            ArrayAttr(IntAttr(b) for b in block),
+        )
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
@@ -147,6 +166,14 @@ class CsrEncodingAttr(ParametrizedAttribute):
             parser.parse_keyword("index")
             parser.parse_punctuation("=")
             values.append(parser.parse_type())
+            block = [1, 1]
+            if parser.parse_optional_punctuation(",") is not None:
+                parser.parse_keyword("block")
+                parser.parse_punctuation("=")
+                block = parser.parse_comma_separated_list(
+                    parser.Delimiter.SQUARE, parser.parse_integer
+                )
+            values.append(ArrayAttr(IntAttr(b) for b in block))
         return values
 
     def print_parameters(self, printer: Printer) -> None:
@@ -161,6 +188,31 @@ class CsrEncodingAttr(ParametrizedAttribute):
                 printer.print_string(", ")
             printer.print_string("index = ")
             printer.print_attribute(self.index_type)
+            if self.is_block:
+                printer.print_string(
+                    f", block = [{', '.join(str(b) for b in self.block_shape)}]"
+                )
+
+    @property
+    def block_shape(self) -> tuple[int, ...]:
+        """The stored unit: (1, 1) for CSR, (bm, bn) for block-CSR."""
+        return tuple(b.data for b in self.block.data)
+
+    @property
+    def is_block(self) -> bool:
+        return self.block_shape != (1, 1)
+
+    @property
+    def format_name(self) -> str:
+        return "BSR" if self.is_block else "CSR"
+
+    def block_grid(self) -> tuple[int, int]:
+        """(block rows, block columns), `?` where the size is `?`."""
+        bm, bn = self.block_shape
+        return (
+            DYNAMIC_INDEX if self.rows.data == DYNAMIC_INDEX else self.rows.data // bm,
+            DYNAMIC_INDEX if self.cols.data == DYNAMIC_INDEX else self.cols.data // bn,
+        )
 
     def verify(self) -> None:
         for key, value in (("rows", self.rows), ("cols", self.cols), ("nnz", self.nnz)):
@@ -173,10 +225,27 @@ class CsrEncodingAttr(ParametrizedAttribute):
                 f"#tv.csr index type must be one of {names(CSR_INDEX_TYPES)}, "
                 f"got {self.index_type}"
             )
-        rows, cols, nnz = self.rows.data, self.cols.data, self.nnz.data
-        if DYNAMIC_INDEX not in (rows, cols, nnz) and nnz > rows * cols:
+        block = self.block_shape
+        if len(block) != 2 or any(b < 1 for b in block):
             raise VerifyException(
-                f"#tv.csr nnz = {nnz} exceeds rows * cols = {rows * cols}"
+                f"#tv.csr block must be two sizes >= 1, got {list(block)}"
+            )
+        for key, extent, size in zip(
+            ("rows", "cols"), (self.rows.data, self.cols.data), block, strict=True
+        ):
+            if extent != DYNAMIC_INDEX and extent % size:
+                raise VerifyException(
+                    f"#tv.csr {key} = {extent} is not a multiple of the block "
+                    f"size {size}"
+                )
+        block_rows, block_cols = self.block_grid()
+        nnz = self.nnz.data
+        if DYNAMIC_INDEX not in (block_rows, block_cols, nnz) and (
+            nnz > block_rows * block_cols
+        ):
+            what = "rows * cols" if not self.is_block else "the number of blocks"
+            raise VerifyException(
+                f"#tv.csr nnz = {nnz} exceeds {what} = {block_rows * block_cols}"
             )
 
 
@@ -239,6 +308,11 @@ class TensorViewType(
     @property
     def is_sparse(self) -> bool:
         return not isinstance(self.encoding, NoneAttr)
+
+    @property
+    def sparse_encoding(self) -> CsrEncodingAttr | None:
+        """The `#tv.csr` encoding of a sparse tensor, None for a dense one."""
+        return self.encoding if isinstance(self.encoding, CsrEncodingAttr) else None
 
     def with_shape(self, shape: Sequence[int]) -> TensorViewType:
         """The dense tensor type of the same element type and another shape."""
@@ -1762,6 +1836,466 @@ class FoldUnitReduce(RewritePattern):
             rewriter.replace(op, (), (op.input,))
 
 
+# ---------------------------------------------------------------------------
+# Sparse tensors (CSR and block-CSR): the boundary ops and the sparse kernels
+# ---------------------------------------------------------------------------
+#
+# A sparse tensor carries its row offsets, column indices and values as three
+# dense tensors (MLIR's sparse_tensor positions, coordinates and values);
+# `tv.assemble` / `tv.disassemble` cross between the two views, and below tv
+# only the three buffers exist (docs/sparse.md). Every sparse result here has
+# the stored pattern of a sparse operand, so a lowering never allocates index
+# buffers of a size known only at run time.
+
+SPARSE_VALUE_TYPES: tuple[Attribute, ...] = FLOAT_ELEMENT_TYPES
+"""The element types of the sparse kernels' values (they compute in f32)."""
+
+
+def _sparse_tensor(
+    value: SSAValue, what: str
+) -> tuple[TensorViewType, CsrEncodingAttr]:
+    value_type = value.type
+    if not isinstance(value_type, TensorViewType):
+        raise VerifyException(f"{what} must be a !tv.tensor, got {value_type}")
+    encoding = value_type.sparse_encoding
+    if encoding is None:
+        raise VerifyException(
+            f"{what} must be a sparse (#tv.csr) tensor, got the dense {value_type}"
+        )
+    return value_type, encoding
+
+
+def _check_sparse_float(value_type: TensorViewType, what: str) -> None:
+    if value_type.element_type not in SPARSE_VALUE_TYPES:
+        raise VerifyException(
+            f"{what} must have a float element type "
+            f"({names(SPARSE_VALUE_TYPES)}), got {value_type.element_type}"
+        )
+
+
+def sparse_buffer_types(
+    sparse_type: TensorViewType,
+) -> tuple[TensorViewType, TensorViewType, TensorViewType]:
+    """The dense tensors a sparse tensor is made of: row offsets
+    (`block rows + 1`), column indices (`nnz`) and values (`nnz`, or
+    `nnz x bm x bn` for block-CSR)."""
+    encoding = sparse_type.sparse_encoding
+    assert encoding is not None
+    block_rows, _ = encoding.block_grid()
+    offsets = DYNAMIC_INDEX if block_rows == DYNAMIC_INDEX else block_rows + 1
+    nnz = encoding.nnz.data
+    values_shape = (nnz, *encoding.block_shape) if encoding.is_block else (nnz,)
+    return (
+        TensorViewType(encoding.index_type, [offsets]),
+        TensorViewType(encoding.index_type, [nnz]),
+        TensorViewType(sparse_type.element_type, values_shape),
+    )
+
+
+def _check_buffers(
+    sparse_type: TensorViewType,
+    encoding: CsrEncodingAttr,
+    buffers: Sequence[SSAValue],
+    op_name: str,
+) -> None:
+    """The offsets, indices and values of `sparse_type` match its encoding."""
+    if encoding.index_type not in INTEGER_ELEMENT_TYPES:
+        raise VerifyException(
+            f"{op_name}: a #tv.csr tensor with index = {encoding.index_type} has "
+            f"no index tensors (tensors hold {names(INTEGER_ELEMENT_TYPES)})"
+        )
+    if DYNAMIC_INDEX in sparse_type.get_shape():
+        raise VerifyException(
+            f"{op_name} needs a static shape (the column count is not in the "
+            f"buffers), got {_dims_str(sparse_type.get_shape())}"
+        )
+    expected = sparse_buffer_types(sparse_type)
+    for what, value, want in zip(
+        ("row offsets", "column indices", "values"), buffers, expected, strict=True
+    ):
+        actual = _dense_tensor(value, f"the {what} of {op_name}")
+        if actual.element_type != want.element_type:
+            raise VerifyException(
+                f"the {what} of {op_name} must have element type "
+                f"{want.element_type}, got {actual.element_type}"
+            )
+        if actual.get_num_dims() != want.get_num_dims() or not all(
+            dims_compatible(a, b)
+            for a, b in zip(actual.get_shape(), want.get_shape(), strict=True)
+        ):
+            raise VerifyException(
+                f"the {what} of {op_name} must have shape "
+                f"{_dims_str(want.get_shape())} for {sparse_type}, got "
+                f"{_dims_str(actual.get_shape())}"
+            )
+    indices_len = buffers[1].type.get_shape()[0]  # pyright: ignore
+    values_len = buffers[2].type.get_shape()[0]  # pyright: ignore
+    if not dims_compatible(indices_len, values_len):
+        raise VerifyException(
+            f"{op_name}: the column indices ({indices_len}) and values "
+            f"({values_len}) must have the same length"
+        )
+
+
+@irdl_op_definition
+class AssembleOp(IRDLOperation):
+    """A sparse tensor from its row offsets, column indices and values.
+
+    `tv.assemble %offsets, %indices, %values : !tv.tensor<9xi32>,
+    !tv.tensor<?xi32>, !tv.tensor<?xf16> -> !tv.tensor<8x16xf16, #tv.csr<rows =
+    8, cols = 16, nnz = ?, index = i32>>` (MLIR's `sparse_tensor.assemble`). The
+    buffers are checked when it runs: offsets start at 0, never decrease and end
+    at nnz; column indices are in `[0, cols)` (block columns for block-CSR),
+    strictly increasing within a row (sorted, no duplicates). A violation is an
+    error at this op, never a wrong result (docs/sparse.md).
+    """
+
+    name = "tv.assemble"
+
+    offsets = operand_def(TensorViewType)
+    indices = operand_def(TensorViewType)
+    values = operand_def(TensorViewType)
+    result = result_def(TensorViewType)
+
+    traits = traits_def(Pure())
+
+    assembly_format = (
+        "$offsets `,` $indices `,` $values attr-dict `:` type($offsets) `,` "
+        "type($indices) `,` type($values) `->` type($result)"
+    )
+
+    def __init__(
+        self,
+        offsets: SSAValue | Operation,
+        indices: SSAValue | Operation,
+        values: SSAValue | Operation,
+        result_type: TensorViewType,
+    ) -> None:
+        super().__init__(
+            operands=[offsets, indices, values], result_types=[result_type]
+        )
+
+    def verify_(self) -> None:
+        result_type, encoding = _sparse_tensor(self.result, "the result of tv.assemble")
+        _check_buffers(
+            result_type,
+            encoding,
+            (self.offsets, self.indices, self.values),
+            "tv.assemble",
+        )
+
+
+@irdl_op_definition
+class DisassembleOp(IRDLOperation):
+    """The row offsets, column indices and values of a sparse tensor.
+
+    `tv.disassemble %s : !tv.tensor<8x16xf16, #tv.csr<...>> -> !tv.tensor<9xi32>,
+    !tv.tensor<?xi32>, !tv.tensor<?xf16>` (MLIR's `sparse_tensor.disassemble`):
+    elementwise ops on the values keep the pattern, and `tv.assemble` makes the
+    sparse tensor again (how the frontend scales a sparse tensor).
+    """
+
+    name = "tv.disassemble"
+
+    input = operand_def(TensorViewType)
+    offsets = result_def(TensorViewType)
+    indices = result_def(TensorViewType)
+    values = result_def(TensorViewType)
+
+    traits = traits_def(Pure())
+
+    assembly_format = (
+        "$input attr-dict `:` type($input) `->` type($offsets) `,` type($indices) "
+        "`,` type($values)"
+    )
+
+    def __init__(self, input: SSAValue | Operation) -> None:
+        input = SSAValue.get(input)
+        assert isinstance(input.type, TensorViewType)
+        super().__init__(
+            operands=[input], result_types=list(sparse_buffer_types(input.type))
+        )
+
+    def verify_(self) -> None:
+        input_type, encoding = _sparse_tensor(
+            self.input, "the operand of tv.disassemble"
+        )
+        _check_buffers(
+            input_type,
+            encoding,
+            (self.offsets, self.indices, self.values),
+            "tv.disassemble",
+        )
+
+
+def _check_same_dim(what: str, a: int, b: int) -> None:
+    if not dims_compatible(a, b):
+        raise VerifyException(f"{what} differ: {_dims_str([a])} and {_dims_str([b])}")
+
+
+class SparseProductOp(IRDLOperation, abc.ABC):
+    """Sparse `lhs` (M x K) times a dense `rhs` of rank `RHS_RANK`: a K x N
+    matrix (M x N result) or a K vector (M result). Each output element sums,
+    over the stored entries of its row of `lhs` (blocks of block-CSR), the
+    products with `rhs`, in f32, rounded once to T; a row with no stored entry
+    gives 0. Both operands have element type T."""
+
+    lhs = operand_def(TensorViewType)
+    rhs = operand_def(TensorViewType)
+    result = result_def(TensorViewType)
+
+    traits = traits_def(Pure())
+
+    assembly_format = (
+        "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
+    )
+
+    RHS_RANK: ClassVar[int]
+
+    def __init__(self, lhs: SSAValue | Operation, rhs: SSAValue | Operation) -> None:
+        lhs, rhs = SSAValue.get(lhs), SSAValue.get(rhs)
+        assert isinstance(lhs.type, TensorViewType)
+        assert isinstance(rhs.type, TensorViewType)
+        shape = (lhs.type.get_shape()[0], *rhs.type.get_shape()[1:])
+        super().__init__(operands=[lhs, rhs], result_types=[rhs.type.with_shape(shape)])
+
+    def verify_(self) -> None:
+        lhs_type, _ = _sparse_tensor(self.lhs, f"the lhs of {self.name}")
+        rhs_type = _dense_tensor(self.rhs, f"the rhs of {self.name}")
+        _dense_tensor(self.result, f"the result of {self.name}")
+        _check_sparse_float(lhs_type, f"the lhs of {self.name}")
+        if rhs_type.element_type != lhs_type.element_type:
+            raise VerifyException(
+                f"operand element types differ: {lhs_type.element_type} and "
+                f"{rhs_type.element_type}; insert a tv.cast"
+            )
+        if rhs_type.get_num_dims() != self.RHS_RANK:
+            what = "a matrix (rank 2)" if self.RHS_RANK == 2 else "a vector (rank 1)"
+            raise VerifyException(
+                f"the rhs of {self.name} must be {what}, got {rhs_type}"
+            )
+        m, k = lhs_type.get_shape()
+        rhs_shape = rhs_type.get_shape()
+        _check_same_dim("contraction dimensions", k, rhs_shape[0])
+        _check_result_type(self, rhs_type.with_shape((m, *rhs_shape[1:])))
+
+
+@irdl_op_definition
+class SpmmOp(SparseProductOp):
+    """Sparse times dense matrix: `tv.spmm %a, %b : !tv.tensor<MxKxT, #tv.csr<...>>,
+    !tv.tensor<KxNxT> -> !tv.tensor<MxNxT>`."""
+
+    name = "tv.spmm"
+    RHS_RANK: ClassVar[int] = 2
+
+
+@irdl_op_definition
+class SpmvOp(SparseProductOp):
+    """Sparse matrix times dense vector: `tv.spmv %a, %x : !tv.tensor<MxKxT,
+    #tv.csr<...>>, !tv.tensor<KxT> -> !tv.tensor<MxT>`."""
+
+    name = "tv.spmv"
+    RHS_RANK: ClassVar[int] = 1
+
+
+@irdl_op_definition
+class SddmmOp(IRDLOperation):
+    """Sampled dense-dense matmul: `(lhs @ rhs)` at the stored entries of `mask`.
+
+    `tv.sddmm %mask, %q, %k transpose_b : !tv.tensor<MxN, #tv.csr<...>>,
+    !tv.tensor<MxKxT>, !tv.tensor<NxKxT> -> !tv.tensor<MxNxT, #tv.csr<...>>`:
+    the result has the mask's pattern (its offsets and indices) and, at each
+    stored entry (i, j), the dot product of row i of `lhs` and column j of `rhs`
+    (row j with `transpose_b`), summed in f32 and rounded once. The mask's values
+    are not read: it is a pattern (the scores of sparse attention).
+    """
+
+    name = "tv.sddmm"
+
+    mask = operand_def(TensorViewType)
+    lhs = operand_def(TensorViewType)
+    rhs = operand_def(TensorViewType)
+    transpose_b = opt_prop_def(UnitAttr)
+    result = result_def(TensorViewType)
+
+    traits = traits_def(Pure())
+
+    assembly_format = (
+        "$mask `,` $lhs `,` $rhs (`transpose_b` $transpose_b^)? attr-dict `:` "
+        "type($mask) `,` type($lhs) `,` type($rhs) `->` type($result)"
+    )
+
+    def __init__(
+        self,
+        mask: SSAValue | Operation,
+        lhs: SSAValue | Operation,
+        rhs: SSAValue | Operation,
+        transpose_b: bool = False,
+    ) -> None:
+        mask, lhs = SSAValue.get(mask), SSAValue.get(lhs)
+        assert isinstance(mask.type, TensorViewType)
+        assert isinstance(lhs.type, TensorViewType)
+        super().__init__(
+            operands=[mask, lhs, rhs],
+            result_types=[mask.type.with_element_type(lhs.type.element_type)],
+            properties={"transpose_b": UnitAttr()} if transpose_b else {},
+        )
+
+    def verify_(self) -> None:
+        mask_type, _ = _sparse_tensor(self.mask, "the mask of tv.sddmm")
+        lhs_type = _dense_tensor(self.lhs, "the lhs of tv.sddmm")
+        rhs_type = _dense_tensor(self.rhs, "the rhs of tv.sddmm")
+        _check_sparse_float(lhs_type, "the lhs of tv.sddmm")
+        if rhs_type.element_type != lhs_type.element_type:
+            raise VerifyException(
+                f"operand element types differ: {lhs_type.element_type} and "
+                f"{rhs_type.element_type}; insert a tv.cast"
+            )
+        if lhs_type.get_num_dims() != 2 or rhs_type.get_num_dims() != 2:
+            raise VerifyException(
+                f"tv.sddmm multiplies matrices, got {lhs_type} and {rhs_type}"
+            )
+        m, n = mask_type.get_shape()
+        m_lhs, k = lhs_type.get_shape()
+        k_rhs, n_rhs = rhs_type.get_shape()
+        if self.transpose_b is not None:
+            k_rhs, n_rhs = n_rhs, k_rhs
+        _check_same_dim("contraction dimensions", k, k_rhs)
+        _check_same_dim("the mask's rows and the lhs rows", m, m_lhs)
+        _check_same_dim("the mask's columns and the rhs columns", n, n_rhs)
+        _check_result_type(self, mask_type.with_element_type(lhs_type.element_type))
+
+
+@irdl_op_definition
+class SparseSoftmaxOp(IRDLOperation):
+    """Row-wise softmax over the stored entries of a CSR/BSR tensor.
+
+    `tv.sparse_softmax %s : !tv.tensor<MxNxf16, #tv.csr<...>>`: for each row,
+    `exp(v - max) / sum(exp(v - max))` over the values stored in that row (all
+    entries of its stored blocks for block-CSR), in f32, rounded once; entries
+    that are not stored stay absent (not `exp(0)`), and a row with none has
+    none. The pattern is kept.
+    """
+
+    name = "tv.sparse_softmax"
+
+    T: ClassVar = VarConstraint("T", base(TensorViewType))
+
+    input = operand_def(T)
+    result = result_def(T)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$input attr-dict `:` type($result)"
+
+    def __init__(self, input: SSAValue | Operation) -> None:
+        input = SSAValue.get(input)
+        super().__init__(operands=[input], result_types=[input.type])
+
+    def verify_(self) -> None:
+        input_type, _ = _sparse_tensor(self.input, "the operand of tv.sparse_softmax")
+        _check_sparse_float(input_type, "the operand of tv.sparse_softmax")
+
+
+@irdl_op_definition
+class ToDenseOp(IRDLOperation):
+    """The dense tensor of a sparse one: stored values in place, 0 elsewhere.
+
+    `tv.to_dense %s : !tv.tensor<8x16xf16, #tv.csr<...>> -> !tv.tensor<8x16xf16>`.
+    """
+
+    name = "tv.to_dense"
+
+    input = operand_def(TensorViewType)
+    result = result_def(TensorViewType)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue | Operation) -> None:
+        input = SSAValue.get(input)
+        assert isinstance(input.type, TensorViewType)
+        super().__init__(
+            operands=[input],
+            result_types=[input.type.with_shape(input.type.get_shape())],
+        )
+
+    def verify_(self) -> None:
+        input_type, _ = _sparse_tensor(self.input, "the operand of tv.to_dense")
+        _dense_tensor(self.result, "the result of tv.to_dense")
+        _check_result_type(self, input_type.with_shape(input_type.get_shape()))
+
+
+GATHER_INDEX_TYPES: tuple[Attribute, ...] = (i16, i32)
+"""The element types of `tv.gather`'s index tensor."""
+
+
+@irdl_op_definition
+class GatherOp(IRDLOperation):
+    """Rows of a tensor picked by an index tensor: numpy's `source[indices]`.
+
+    `tv.gather %kv[%idx] : !tv.tensor<8192x128xf16>, !tv.tensor<64x256xi32> ->
+    !tv.tensor<64x256x128xf16>`: the result's shape is the indices' shape then the
+    source's trailing dimensions; element `(i..., j...)` is `source[indices[i...],
+    j...]` (top-k attention gathers the k chosen key rows of each query). An
+    index outside `[0, source rows)` is an error when it runs (no negative
+    indices from the end: a lowering reads GM at the index).
+    """
+
+    name = "tv.gather"
+
+    source = operand_def(TensorViewType)
+    indices = operand_def(TensorViewType)
+    result = result_def(TensorViewType)
+
+    traits = traits_def(Pure())
+
+    assembly_format = (
+        "$source `[` $indices `]` attr-dict `:` type($source) `,` type($indices) "
+        "`->` type($result)"
+    )
+
+    def __init__(
+        self, source: SSAValue | Operation, indices: SSAValue | Operation
+    ) -> None:
+        source, indices = SSAValue.get(source), SSAValue.get(indices)
+        assert isinstance(source.type, TensorViewType)
+        assert isinstance(indices.type, TensorViewType)
+        shape = (*indices.type.get_shape(), *source.type.get_shape()[1:])
+        super().__init__(
+            operands=[source, indices], result_types=[source.type.with_shape(shape)]
+        )
+
+    def verify_(self) -> None:
+        source_type = _dense_tensor(self.source, "the source of tv.gather")
+        indices_type = _dense_tensor(self.indices, "the indices of tv.gather")
+        _dense_tensor(self.result, "the result of tv.gather")
+        if source_type.get_num_dims() < 1:
+            raise VerifyException("the source of tv.gather must have rank >= 1")
+        if indices_type.element_type not in GATHER_INDEX_TYPES:
+            raise VerifyException(
+                f"the indices of tv.gather must have element type "
+                f"{names(GATHER_INDEX_TYPES)}, got {indices_type.element_type}"
+            )
+        shape = (*indices_type.get_shape(), *source_type.get_shape()[1:])
+        _check_result_type(self, source_type.with_shape(shape))
+
+
+SPARSE_OPS: tuple[type[IRDLOperation], ...] = (
+    AssembleOp,
+    DisassembleOp,
+    SpmmOp,
+    SpmvOp,
+    SddmmOp,
+    SparseSoftmaxOp,
+    ToDenseOp,
+    GatherOp,
+)
+"""The ops of sparse kernels (`tv.gather` is dense but their index-driven
+companion): no lowering below tv yet, docs/sparse.md."""
+
+
 TensorView = Dialect(
     "tv",
     [
@@ -1797,6 +2331,7 @@ TensorView = Dialect(
         SoftmaxOp,
         TransposeOp,
         ReshapeOp,
+        *SPARSE_OPS,
     ],
     [TensorViewType, CsrEncodingAttr],
 )

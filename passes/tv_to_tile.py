@@ -239,6 +239,12 @@ class FunctionLowering:
             tensors = [v for v in (*op.operands, *op.results) if is_tensor(v)]
             if not tensors:
                 continue
+            if isinstance(op, tv.SPARSE_OPS):
+                raise op_error(
+                    op,
+                    f"tv-to-tile cannot lower '{op.name}': the sparse lowering it "
+                    "needs does not exist yet (docs/sparse.md)",
+                )
             for value in tensors:
                 if tensor_type(value).is_sparse:
                     raise op_error(

@@ -39,6 +39,7 @@ from xdsl.traits import SymbolTable
 
 import pypto_mlir.op_facts as op_facts
 from pypto_mlir.dialects import tensor_view as tv
+from pypto_mlir.interp.sparse import SparseArray, to_dense
 from pypto_mlir.interp.tensor_view import (
     _resolve_dynamic,
     _result,
@@ -84,11 +85,21 @@ OTHER_OPS = (
     tv.TransposeOp,
     tv.ViewOp,
     tv.FillOp,
+    *tv.SPARSE_OPS,
 )
 """The tv ops besides the elementwise and reduction families (whose rules come
 from `pypto_mlir.op_facts`) that `_carried` has a rule for."""
 
-_EXACT = (tv.TransposeOp, tv.ViewOp, tv.ReshapeOp, tv.FillOp)
+_EXACT = (
+    tv.TransposeOp,
+    tv.ViewOp,
+    tv.ReshapeOp,
+    tv.FillOp,
+    tv.AssembleOp,
+    tv.DisassembleOp,
+    tv.ToDenseOp,
+    tv.GatherOp,
+)
 """Ops besides the elementwise and reduction families (whose facts say it) whose
 result is one of their operands' values: they do not round."""
 
@@ -123,6 +134,9 @@ class ErrorBounds(Interpreter.Listener):
         self._args = args
 
     def did_interpret_op(self, op: Operation, results: PythonValues) -> None:
+        if isinstance(op, tv.SPARSE_OPS) and not isinstance(op, tv.GatherOp):
+            self._sparse_op(op, results)
+            return
         if len(op.results) != 1 or not isinstance(
             op.results[0].type, tv.TensorViewType
         ):
@@ -199,7 +213,76 @@ class ErrorBounds(Interpreter.Listener):
             return err.reshape(np.shape(v))
         if isinstance(op, tv.FillOp):
             return 0.0
+        if isinstance(op, tv.GatherOp):
+            err = np.broadcast_to(errs[0], mags[0].shape)
+            return err[np.asarray(args[1], dtype=np.int64)]
         raise ValueError(f"pypto_mlir.error_bound has no rule for {op.name}")
+
+    # Sparse ops: a sparse value's magnitude and bound are arrays of the shape
+    # of its stored values; the products are bounded on the dense forms (this
+    # is a checking tool, not a hot path: quadratic in the dense shape).
+
+    def _dense(self, value: SSAValue, runtime: Any) -> tuple[np.ndarray, np.ndarray]:
+        """|value| and E(value) as dense float64 arrays."""
+        if isinstance(runtime, SparseArray):
+            shape = runtime.values.shape
+            magnitude = np.abs(runtime.values.astype(np.float64))
+            err = np.broadcast_to(self.bound(value), shape).astype(np.float64)
+            return (
+                to_dense(runtime.with_values(magnitude)),
+                to_dense(runtime.with_values(err)),
+            )
+        magnitude = self.magnitude(value, runtime)
+        return magnitude, np.broadcast_to(self.bound(value), magnitude.shape)
+
+    def _sparse_op(self, op: Operation, results: PythonValues) -> None:
+        """E(v) of the sparse ops' float results (values for sparse ones)."""
+        args = self._args
+        if isinstance(op, tv.DisassembleOp):
+            self._record(op.values, results[2], self.bound(op.input), exact=True)
+            return
+        result, runtime = op.results[0], results[0]
+        if isinstance(op, tv.AssembleOp):
+            self._record(result, runtime, self.bound(op.values), exact=True)
+            return
+        if isinstance(op, tv.ToDenseOp):
+            _, err = self._dense(op.input, args[0])
+            self._record(result, runtime, err, exact=True)
+            return
+        acc = epsilon(f32)
+        if isinstance(op, tv.SpmmOp | tv.SpmvOp):
+            a, ea = self._dense(op.lhs, args[0])
+            b, eb = self._dense(op.rhs, args[1])
+            carried = ea @ b + a @ eb + acc * (a @ b)
+        elif isinstance(op, tv.SddmmOp):
+            a, ea = self._dense(op.lhs, args[1])
+            b, eb = self._dense(op.rhs, args[2])
+            if op.transpose_b is not None:
+                b, eb = b.T, eb.T
+            carried = _sample(runtime, ea @ b + a @ eb + acc * (a @ b))
+        else:
+            assert isinstance(op, tv.SparseSoftmaxOp)
+            _, err = self._dense(op.input, args[0])
+            row_max = np.broadcast_to(np.max(err, axis=1, keepdims=True), err.shape)
+            v = np.abs(runtime.values.astype(np.float64))
+            carried = 2.0 * v * _sample(runtime, row_max)
+        self._record(result, runtime, carried, exact=False)
+
+    def _record(self, value: SSAValue, runtime: Any, carried: Any, exact: bool) -> None:
+        assert isinstance(value.type, tv.TensorViewType)
+        element_type = value.type.element_type
+        stored = runtime.values if isinstance(runtime, SparseArray) else runtime
+        v = np.asarray(stored, dtype=np.float64)
+        self.values[value] = np.abs(v)
+        if not tv.is_float_element_type(element_type):
+            return
+        rounding = 0.0 if exact else epsilon(element_type)
+        with np.errstate(all="ignore"):
+            bound = np.abs(v) * rounding + carried
+            bound = np.where(
+                np.isfinite(v), np.where(np.isnan(bound), np.inf, bound), 0.0
+            )
+        self.bounds[value] = np.broadcast_to(bound, v.shape)
 
     def _view(self, op: tv.ViewOp, err: np.ndarray) -> np.ndarray:
         _, *dynamic = self._args
@@ -212,6 +295,15 @@ class ErrorBounds(Interpreter.Listener):
             op.static_strides.get_values(), dynamic[n_off + n_size :]
         )
         return view(err, offsets, sizes, strides, op.dropped_dims())
+
+
+def _sample(pattern: SparseArray, dense: np.ndarray) -> np.ndarray:
+    """The entries of a dense array at a sparse tensor's stored positions, in
+    the shape of its values."""
+    (grid_rows, grid_cols), (bm, bn) = pattern.grid, pattern.block
+    blocks = dense.reshape(grid_rows, bm, grid_cols, bn).transpose(0, 2, 1, 3)
+    sampled = blocks[pattern.block_rows(), pattern.indices.astype(np.int64)]
+    return sampled.reshape(pattern.values.shape)
 
 
 def run_with_error_bounds(

@@ -69,6 +69,12 @@ NOT_VECTOR_OPS = (tv.MatmulOp, tv.ViewOp, tv.ReshapeOp, tv.DimOp)
 """The tv ops that take no vector steps: the cube's matmul, the views (a
 reshape too: it is a view of its contiguous operand)."""
 
+UNMODELLED_OPS = tv.SPARSE_OPS
+"""The tv ops the roofline has no model of yet: the sparse ones, whose work is
+their stored entries and gathered rows, known only at run time (the sparse
+roofline comes with their lowering, docs/sparse.md). `roofline` raises
+ValueError naming such an op, so `roofline_bound` gives no bound."""
+
 
 @dataclass(frozen=True)
 class Bound:
@@ -226,6 +232,11 @@ def roofline(module: ModuleOp, name: str, target: Target) -> Roofline:
         raise ValueError(f"no func.func @{name} in the module")
     work = _Work(target)
     for op in function.walk():
+        if isinstance(op, UNMODELLED_OPS):
+            raise ValueError(
+                f"the roofline has no model of {op.name} yet (its work depends on "
+                "the stored entries: docs/sparse.md)"
+            )
         if isinstance(op, tv.MatmulOp):
             lhs, rhs = _tensor(op.lhs.type), _tensor(op.rhs.type)
             out = _tensor(op.results[0].type)

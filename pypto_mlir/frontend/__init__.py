@@ -33,9 +33,14 @@ from pypto_mlir.frontend.kernel import (
     kernel,
 )
 from pypto_mlir.frontend.ops import *  # noqa: F403 (the generated pto.* functions)
+from pypto_mlir.frontend.sparse import BSR, CSR, SparseSpec, SparseTensor
 from pypto_mlir.frontend.tensor import Scalar, Sym, Tensor, TensorSpec, sym
 
 __all__ = [
+    "BSR",
+    "CSR",
+    "SparseSpec",
+    "SparseTensor",
     "Backend",
     "CacheInfo",
     "Compiled",

@@ -44,6 +44,15 @@ from pypto_mlir.frontend.errors import (
     kernel_error,
     user_location,
 )
+from pypto_mlir.frontend.sparse import (
+    SparseSpec,
+    SparseTensor,
+    argument_shape,
+    describe_sparse,
+    result_matches,
+    sparse_argument,
+    to_scipy,
+)
 from pypto_mlir.frontend.tensor import (
     Scalar,
     Sym,
@@ -53,11 +62,15 @@ from pypto_mlir.frontend.tensor import (
     format_shape,
     tracing,
 )
+from pypto_mlir.interp.sparse import SparseArray
 from pypto_mlir.sim.profile import Hint, LineStats, Profile, profile
 from pypto_mlir.sim.profile_text import profile_text
 
-Annotation = TensorSpec | DType
+Annotation = TensorSpec | SparseSpec | DType
 """What a kernel parameter is declared as."""
+
+ResultSpec = TensorSpec | SparseSpec
+"""What a kernel result is declared as."""
 
 
 @dataclass(frozen=True)
@@ -193,11 +206,12 @@ class RunReport:
 class RunResult:
     """The outputs of a kernel run and its report."""
 
-    outputs: tuple[np.ndarray, ...]
+    outputs: tuple[Any, ...]
+    """numpy arrays; scipy arrays for sparse results."""
     report: RunReport
 
     @property
-    def value(self) -> np.ndarray | tuple[np.ndarray, ...]:
+    def value(self) -> Any:
         """What calling the kernel returns: one array, or a tuple of them."""
         return self.outputs[0] if len(self.outputs) == 1 else self.outputs
 
@@ -228,14 +242,14 @@ class KernelProfile:
 def _spec_symbols(specs: Sequence[Annotation]) -> list[str]:
     names: list[str] = []
     for spec in specs:
-        if isinstance(spec, TensorSpec):
+        if isinstance(spec, TensorSpec | SparseSpec):
             names += [name for name in spec.symbols if name not in names]
     return names
 
 
 def _read_signature(
     function: Callable[..., Any],
-) -> tuple[list[Parameter], list[TensorSpec] | None]:
+) -> tuple[list[Parameter], list[ResultSpec] | None]:
     """The parameters and declared results of a kernel function."""
     name = function.__name__
     where = definition_location(function)
@@ -266,10 +280,11 @@ def _read_signature(
         if parameter.default is not parameter.empty:
             raise KernelError(f"{what}: default values are not supported", where)
         annotation = annotations.get(parameter.name)
-        if not isinstance(annotation, TensorSpec | DType):
+        if not isinstance(annotation, TensorSpec | SparseSpec | DType):
             raise KernelError(
-                f"{what}: annotate it with pto.Tensor[shape, dtype] or a pto dtype "
-                f"(pto.f32) for a scalar, got {annotation!r}",
+                f"{what}: annotate it with pto.Tensor[shape, dtype] (pto.CSR[...] or "
+                f"pto.BSR[...] for a sparse one) or a pto dtype (pto.f32) for a "
+                f"scalar, got {annotation!r}",
                 where,
             )
         parameters.append(Parameter(parameter.name, annotation))
@@ -288,18 +303,18 @@ def _read_signature(
 
 def _read_results(
     name: str, annotation: object, where: SourceLocation | None
-) -> list[TensorSpec] | None:
+) -> list[ResultSpec] | None:
     if annotation is None:
         return None
-    if isinstance(annotation, TensorSpec):
+    if isinstance(annotation, TensorSpec | SparseSpec):
         return [annotation]
     items: tuple[object, ...] | None = None
     if typing.get_origin(annotation) is tuple:
         items = typing.get_args(annotation)
     elif isinstance(annotation, tuple):
         items = annotation
-    if items and all(isinstance(item, TensorSpec) for item in items):
-        return [item for item in items if isinstance(item, TensorSpec)]
+    if items and all(isinstance(item, TensorSpec | SparseSpec) for item in items):
+        return [item for item in items if isinstance(item, TensorSpec | SparseSpec)]
     raise KernelError(
         f"kernel '{name}': annotate the result with pto.Tensor[shape, dtype] or "
         f"tuple[pto.Tensor[...], ...], got {annotation!r}",
@@ -427,16 +442,28 @@ class Kernel:
             raise kernel_error(f"{self.name}(): {error}") from None
         sizes: dict[str, int] = {}
         bound_by: dict[str, str] = {}
-        values: list[Any] = []
-        for parameter in self.parameters:
+        values: list[Any] = [None] * len(self.parameters)
+        # sparse arguments last: a triple's column count may be a size that a
+        # dense argument binds
+        order = sorted(
+            range(len(self.parameters)),
+            key=lambda i: isinstance(self.parameters[i].annotation, SparseSpec),
+        )
+        for index in order:
+            parameter = self.parameters[index]
             what = f"{self.name}(): argument '{parameter.name}'"
             value = bound.arguments[parameter.name]
             if isinstance(parameter.annotation, TensorSpec):
-                values.append(
-                    _array_argument(what, parameter.annotation, value, sizes, bound_by)
+                values[index] = _array_argument(
+                    what, parameter.annotation, value, sizes, bound_by
                 )
+            elif isinstance(parameter.annotation, SparseSpec):
+                spec = parameter.annotation
+                shape = argument_shape(what, spec, value, sizes)
+                bind_shape(what, spec.dense, shape, sizes, bound_by)
+                values[index] = sparse_argument(what, spec, value, shape)
             else:
-                values.append(_scalar_argument(what, parameter.annotation, value))
+                values[index] = _scalar_argument(what, parameter.annotation, value)
         return values, sizes
 
     def _check_sizes(self, sizes: Mapping[str, object]) -> dict[str, int]:
@@ -502,6 +529,8 @@ class Kernel:
                         annotation.dtype.element_type, annotation.resolve(sizes)
                     )
                 )
+            elif isinstance(annotation, SparseSpec):
+                arg_types.append(annotation.tv_type(sizes))
             else:
                 arg_types.append(annotation.element_type)
         func_op = func.FuncOp(self.name, (arg_types, []))
@@ -510,12 +539,14 @@ class Kernel:
             func_op.location = location
         block = func_op.body.block
         trace = Trace(block)
-        proxies: list[Tensor | Scalar] = []
+        proxies: list[Tensor | SparseTensor | Scalar] = []
         for parameter, argument in zip(self.parameters, block.args, strict=True):
             annotation = parameter.annotation
             argument.name_hint = parameter.name
             if isinstance(annotation, DType):
                 proxies.append(Scalar(argument, trace, annotation))
+            elif isinstance(annotation, SparseSpec):
+                proxies.append(SparseTensor(argument, trace))
             else:
                 proxies.append(Tensor(argument, trace))
         with tracing(trace):
@@ -538,17 +569,18 @@ class Kernel:
 
     def _returned_tensors(
         self, returned: object, trace: Trace, sizes: dict[str, int]
-    ) -> list[Tensor]:
+    ) -> list[Tensor | SparseTensor]:
         items = list(returned) if isinstance(returned, tuple | list) else [returned]
         if not items or not all(
-            isinstance(item, Tensor) and item._trace is trace for item in items
+            isinstance(item, Tensor | SparseTensor) and item._trace is trace
+            for item in items
         ):
             raise KernelError(
                 f"kernel '{self.name}' must return a tensor or a tuple of tensors "
                 f"computed by the kernel, got {returned!r}",
                 self.location,
             )
-        tensors = [item for item in items if isinstance(item, Tensor)]
+        tensors = [item for item in items if isinstance(item, Tensor | SparseTensor)]
         if self.results is not None:
             if len(self.results) != len(tensors):
                 raise KernelError(
@@ -560,7 +592,9 @@ class Kernel:
                 zip(self.results, tensors, strict=True)
             ):
                 if (
-                    spec.resolve(sizes) != tensor.shape
+                    not result_matches(spec, tensor, sizes)
+                    if isinstance(spec, SparseSpec) or isinstance(tensor, SparseTensor)
+                    else spec.resolve(sizes) != tensor.shape
                     or spec.dtype is not tensor.dtype
                 ):
                     raise KernelError(
@@ -620,7 +654,9 @@ class Kernel:
                 for p, v in zip(self.parameters, values, strict=True)
             ),
             outputs=tuple(
-                describe(output.shape, str(_result_dtype(t)))
+                describe_sparse(output, _result_dtype(t))
+                if isinstance(output, SparseArray)
+                else describe(output.shape, _result_dtype(t))
                 for output, t in zip(
                     outputs, func_op.function_type.outputs.data, strict=True
                 )
@@ -630,7 +666,11 @@ class Kernel:
             run_seconds=run_seconds,
             sim=execution.sim_report,
         )
-        return RunResult(outputs, report)
+        returned = tuple(
+            to_scipy(output) if isinstance(output, SparseArray) else output
+            for output in outputs
+        )
+        return RunResult(returned, report)
 
     def profile(
         self, *args: object, backend: str | None = None, **kwargs: object
@@ -651,7 +691,10 @@ class Kernel:
     ) -> Any:
         """The output array (a tuple of arrays for several results); with traced
         tensors as arguments, the kernel body inlined into the calling trace."""
-        if any(isinstance(a, Tensor | Scalar) for a in (*args, *kwargs.values())):
+        if any(
+            isinstance(a, Tensor | SparseTensor | Scalar)
+            for a in (*args, *kwargs.values())
+        ):
             return self._inline(args, kwargs)
         return self.run(*args, backend=backend, **kwargs).value
 
@@ -672,12 +715,21 @@ class Kernel:
                 if not isinstance(value, Scalar | numbers.Real):
                     raise kernel_error(f"{what}: expected a {annotation} scalar")
                 continue
-            if not isinstance(value, Tensor):
-                raise kernel_error(f"{what}: expected a traced tensor, got {value!r}")
+            expected = SparseTensor if isinstance(annotation, SparseSpec) else Tensor
+            if not isinstance(value, expected):
+                raise kernel_error(
+                    f"{what}: expected a traced {annotation!r}, got {value!r}"
+                )
             if value.dtype is not annotation.dtype:
                 raise kernel_error(
                     f"{what}: expected {annotation.dtype}, got {value.dtype}"
                 )
+            if isinstance(annotation, SparseSpec):
+                if annotation.block != value.blocksize:
+                    raise kernel_error(
+                        f"{what}: expected {annotation!r}, got {value!r}"
+                    )
+                annotation = annotation.dense
             bind_shape(what, annotation, value.shape, sizes, bound_by)
         return self.function(*bound.args, **bound.kwargs)
 
@@ -690,6 +742,8 @@ def _result_dtype(result_type: Attribute) -> str:
 def _describe_argument(annotation: Annotation, value: Any) -> str:
     if isinstance(annotation, DType):
         return f"{annotation} = {value}"
+    if isinstance(annotation, SparseSpec):
+        return describe_sparse(value, str(annotation.dtype))
     return describe(np.shape(value), str(annotation.dtype))
 
 

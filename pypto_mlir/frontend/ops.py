@@ -18,13 +18,14 @@ import pypto_mlir.op_facts as op_facts
 from pypto_mlir.dialects import tensor_view as tv
 from pypto_mlir.frontend.dtypes import DType, f32
 from pypto_mlir.frontend.errors import kernel_error
+from pypto_mlir.frontend.sparse import sddmm, softmax
 from pypto_mlir.frontend.tensor import (
     Scalar,
     Tensor,
     active_trace,
     binary,
+    gather,
     matmul,
-    softmax,
     unary,
 )
 
@@ -93,7 +94,7 @@ without its tv op has none; test_op_facts names it)."""
 
 globals().update(ELEMENTWISE_FUNCTIONS)
 
-__all__ = ["cast", "full", "matmul", "ones", "softmax", "zeros"]
+__all__ = ["cast", "full", "gather", "matmul", "ones", "sddmm", "softmax", "zeros"]
 __all__ += ELEMENTWISE_FUNCTIONS
 __all__.sort()
 

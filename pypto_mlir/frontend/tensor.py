@@ -548,7 +548,9 @@ class Tensor:
 
     def __getitem__(self, key: object) -> Tensor:
         """A strided window: integers pick (and drop) a dimension, slices keep
-        it; steps must be positive."""
+        it; steps must be positive. An integer tensor picks rows (`gather`)."""
+        if isinstance(key, Tensor):
+            return gather(self, key)
         return _view(self, key)
 
     def astype(self, dtype: DType) -> Tensor:
@@ -729,6 +731,25 @@ def matmul(
     return a._wrap(op)
 
 
+def gather(x: object, indices: object) -> Tensor:
+    """`x[indices]`: the rows of `x` picked by an i32 (or i16) index tensor; the
+    result's shape is the indices' shape then `x`'s trailing dimensions (top-k
+    attention: `kv[topk]`). An index outside `[0, rows)` is an error when the
+    kernel runs."""
+    if not isinstance(x, Tensor) or not isinstance(indices, Tensor):
+        raise kernel_error("pto.gather expects a kernel tensor and an index tensor")
+    if indices._trace is not x._trace:
+        raise kernel_error("gather: the index tensor is from another kernel trace")
+    if indices.type.element_type not in tv.GATHER_INDEX_TYPES:
+        raise kernel_error(
+            f"gather: the index tensor must be i32 or i16, got {indices.dtype}; "
+            "convert it with .astype(pto.i32)"
+        )
+    if x.ndim < 1:
+        raise kernel_error("gather: a rank-0 tensor has no rows")
+    return x._wrap(tv.GatherOp(x._value, indices._value))
+
+
 def _axis(what: str, axis: object, rank: int) -> int:
     if not isinstance(axis, numbers.Integral) or isinstance(axis, bool):
         raise kernel_error(f"{what}: an axis is an integer, got {axis!r}")
@@ -825,7 +846,10 @@ def _view(x: Tensor, key: object) -> Tensor:
                 "indexing with None (np.newaxis) is not supported; use x.reshape(...)"
             )
         elif isinstance(item, Tensor):
-            raise kernel_error("indexing with a tensor (a gather) is not supported")
+            raise kernel_error(
+                "a tensor index among other indices is not supported; x[idx] "
+                "gathers whole rows"
+            )
         else:
             raise kernel_error(f"unsupported index {item!r} for dimension {dim}")
     if result_shape == list(x.shape) and not any(offsets) and set(strides) <= {1}:

@@ -54,6 +54,8 @@ from xdsl.utils.exceptions import InterpretationError
 
 import pypto_mlir.op_facts as op_facts
 from pypto_mlir.dialects import tensor_view as tv
+from pypto_mlir.interp import sparse
+from pypto_mlir.interp.sparse import SparseArray, SparseFormatError
 from pypto_mlir.numerics import (
     numpy_dtype,
     round_to_bf16,
@@ -332,6 +334,19 @@ def _run_binary(
     return (_check_result(interpreter, op.name, result, op.result),)
 
 
+def _run_sparse_product(
+    self: InterpreterFunctions,
+    interpreter: Interpreter,
+    op: tv.SparseProductOp,
+    args: PythonValues,
+) -> PythonValues:
+    """tv.spmm and tv.spmv: one kernel (a vector is a one-column matrix)."""
+    lhs, rhs = args
+    _check_rows(interpreter, op.name, lhs.shape[1], rhs.shape[0])
+    result = sparse.spmm(lhs, rhs, _element_type(op.result))
+    return (_check_result(interpreter, op.name, result, op.result),)
+
+
 def _run_reduce(
     self: InterpreterFunctions,
     interpreter: Interpreter,
@@ -359,6 +374,7 @@ class TensorViewFunctions(
             **dict.fromkeys(UNARY_KERNELS, _run_unary),
             **dict.fromkeys(BINARY_KERNELS, _run_binary),
             **dict.fromkeys(REDUCE_FACTS, _run_reduce),
+            **dict.fromkeys((tv.SpmmOp, tv.SpmvOp), _run_sparse_product),
         },
     )
 ):
@@ -463,6 +479,135 @@ class TensorViewFunctions(
         )
         return (_check_result(interpreter, op.name, result, op.result),)
 
+    # Sparse tensors (pypto_mlir.interp.sparse has the kernels).
+
+    @impl(tv.AssembleOp)
+    def run_assemble(
+        self, interpreter: Interpreter, op: tv.AssembleOp, args: PythonValues
+    ) -> PythonValues:
+        result_type = op.result.type
+        assert isinstance(result_type, tv.TensorViewType)
+        try:
+            value = sparse_argument(result_type, tuple(args))
+        except SparseFormatError as e:
+            raise InterpretationError(f"tv.assemble: {e}") from e
+        return (value,)
+
+    @impl(tv.DisassembleOp)
+    def run_disassemble(
+        self, interpreter: Interpreter, op: tv.DisassembleOp, args: PythonValues
+    ) -> PythonValues:
+        (value,) = args
+        assert isinstance(value, SparseArray)
+        return (value.offsets.copy(), value.indices.copy(), value.values.copy())
+
+    @impl(tv.SddmmOp)
+    def run_sddmm(
+        self, interpreter: Interpreter, op: tv.SddmmOp, args: PythonValues
+    ) -> PythonValues:
+        mask, lhs, rhs = args
+        transpose_b = op.transpose_b is not None
+        n_rhs = rhs.shape[0] if transpose_b else rhs.shape[1]
+        k_rhs = rhs.shape[1] if transpose_b else rhs.shape[0]
+        _check_rows(interpreter, op.name, lhs.shape[1], k_rhs)
+        _check_rows(interpreter, op.name, mask.shape[0], lhs.shape[0])
+        _check_rows(interpreter, op.name, mask.shape[1], n_rhs)
+        return (sparse.sddmm(mask, lhs, rhs, transpose_b, _element_type(op.result)),)
+
+    @impl(tv.SparseSoftmaxOp)
+    def run_sparse_softmax(
+        self, interpreter: Interpreter, op: tv.SparseSoftmaxOp, args: PythonValues
+    ) -> PythonValues:
+        return (sparse.sparse_softmax(args[0], _element_type(op.result)),)
+
+    @impl(tv.ToDenseOp)
+    def run_to_dense(
+        self, interpreter: Interpreter, op: tv.ToDenseOp, args: PythonValues
+    ) -> PythonValues:
+        result = sparse.to_dense(args[0])
+        return (_check_result(interpreter, op.name, result, op.result),)
+
+    @impl(tv.GatherOp)
+    def run_gather(
+        self, interpreter: Interpreter, op: tv.GatherOp, args: PythonValues
+    ) -> PythonValues:
+        try:
+            result = sparse.gather(args[0], args[1])
+        except ValueError as e:
+            raise InterpretationError(f"tv.gather: {e}") from e
+        return (_check_result(interpreter, op.name, result, op.result),)
+
+
+def _check_rows(interpreter: Interpreter, op_name: str, a: int, b: int) -> None:
+    interpreter.interpreter_assert(
+        a == b, f"{op_name}: dimension sizes {a} and {b} differ at run time"
+    )
+
+
+def sparse_argument(
+    sparse_type: tv.TensorViewType, value: SparseArray | tuple[Any, ...]
+) -> SparseArray:
+    """A checked `SparseArray` of `sparse_type` from one or the (offsets,
+    indices, values) arrays; SparseFormatError says what does not match."""
+    encoding = sparse_type.sparse_encoding
+    assert encoding is not None
+    block = encoding.block_shape
+    if isinstance(value, SparseArray):
+        shape = value.shape
+        arrays = (value.offsets, value.indices, value.values)
+        if value.block != block:
+            raise SparseFormatError(
+                f"a {value.block[0]}x{value.block[1]}-block tensor cannot be a "
+                f"{sparse_type}"
+            )
+    else:
+        if len(value) != 3:
+            raise SparseFormatError(
+                "a sparse tensor is given as (offsets, indices, values)"
+            )
+        arrays = tuple(np.asarray(a) for a in value)
+        if DYNAMIC_INDEX in sparse_type.get_shape():
+            raise SparseFormatError(
+                f"a {sparse_type} with a '?' dimension needs its shape: pass a "
+                "SparseArray"
+            )
+        shape = sparse_type.get_shape()
+    offsets, indices, values = arrays
+    for what, declared, actual in zip(
+        ("rows", "cols"), sparse_type.get_shape(), shape, strict=True
+    ):
+        if declared not in (DYNAMIC_INDEX, actual):
+            raise SparseFormatError(
+                f"expected {declared} {what} for a {sparse_type}, got {actual}"
+            )
+    index_dtype = numpy_dtype(encoding.index_type)
+    for what, array in (("row offsets", offsets), ("column indices", indices)):
+        if array.dtype != index_dtype:
+            raise SparseFormatError(
+                f"the {what} of a {sparse_type} must be {index_dtype} (its index "
+                f"type {encoding.index_type}), got {array.dtype}"
+            )
+    dtype = numpy_dtype(sparse_type.element_type)
+    if values.dtype != dtype:
+        raise SparseFormatError(
+            f"the values of a {sparse_type} must be {dtype}, got {values.dtype}"
+        )
+    sparse.check_sparse(shape, block, offsets, indices, values)
+    nnz = encoding.nnz.data
+    if nnz not in (DYNAMIC_INDEX, indices.shape[0]):
+        raise SparseFormatError(
+            f"expected nnz = {nnz} for a {sparse_type}, got {indices.shape[0]}"
+        )
+    if sparse_type.element_type == bf16:
+        values = round_to_bf16(values)
+    return SparseArray(
+        (int(shape[0]), int(shape[1])),
+        (int(block[0]), int(block[1])),
+        offsets.copy(),
+        indices.copy(),
+        values.copy(),
+    )
+
 
 def tv_interpreter(module: ModuleOp) -> Interpreter:
     """An interpreter for `module` that knows func, arith, math, scf and tv."""
@@ -480,6 +625,11 @@ def tv_interpreter(module: ModuleOp) -> Interpreter:
 
 def _argument(index: int, value: Any, arg_type: Attribute, bitwidth: int) -> Any:
     """Check one function argument against its type; return the runtime value."""
+    if isinstance(arg_type, tv.TensorViewType) and arg_type.is_sparse:
+        try:
+            return sparse_argument(arg_type, value)
+        except SparseFormatError as e:
+            raise ValueError(f"argument {index}: {e}") from e
     if isinstance(arg_type, tv.TensorViewType):
         array = np.asarray(value)
         dtype = numpy_dtype(arg_type.element_type)
@@ -508,7 +658,10 @@ def _argument(index: int, value: Any, arg_type: Attribute, bitwidth: int) -> Any
     raise ValueError(f"argument {index}: unsupported argument type {arg_type}")
 
 
-def _result(value: Any) -> np.ndarray:
+def _result(value: Any) -> Any:
+    """A numpy array, or a `SparseArray` for a sparse result."""
+    if isinstance(value, SparseArray):
+        return value
     if isinstance(value, FloatAttr | IntegerAttr):
         return np.asarray(value.value.data)
     return np.asarray(value)
@@ -517,12 +670,13 @@ def _result(value: Any) -> np.ndarray:
 def run_tv_function(
     module: ModuleOp,
     name: str,
-    args: Sequence[np.ndarray | int | float],
+    args: Sequence[Any],
     listeners: tuple[Interpreter.Listener, ...] = (),
-) -> list[np.ndarray]:
+) -> list[Any]:
     """Run `func.func @name` of `module` on numpy arrays (scalars for scalar
-    arguments) and return its results as numpy arrays; `listeners` observe
-    every op it interprets.
+    arguments; a `SparseArray` or an (offsets, indices, values) tuple for a
+    sparse one) and return its results as numpy arrays (`SparseArray`s for
+    sparse ones); `listeners` observe every op it interprets.
 
     Raises ValueError for a missing function or arguments that do not match its
     signature, InterpretationError for errors while running.

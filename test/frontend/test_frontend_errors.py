@@ -88,7 +88,7 @@ KERNEL_MISTAKES: list[tuple[Callable[..., Any], str]] = [
     (lambda x, n: x[4], "index 4 is out of range for dimension 0 of size 4"),
     (lambda x, n: x[::-1], "slice steps must be positive, got -1"),
     (lambda x, n: x[None], "indexing with None (np.newaxis) is not supported"),
-    (lambda x, n: x[x], "indexing with a tensor (a gather) is not supported"),
+    (lambda x, n: x[x], "gather: the index tensor must be i32 or i16, got f16"),
     (lambda x, n: x[0.5], "unsupported index 0.5 for dimension 0"),
     (lambda x, n: x.sum(axis=2), "sum: axis 2 is out of range for a rank-2 tensor"),
     (lambda x, n: x.sum(axis=(0, -2)), "sum: repeated axis in (0, -2)"),
