@@ -8,7 +8,8 @@
     swish(x)            # run it (numpy in, numpy out)
     swish.run(x)        # outputs and a report of what ran
 
-See docs/frontend.md.
+See docs/frontend.md; the tile level (`@pto.tile_kernel`, `pto.TileView`,
+`pto.tiles`): docs/tile_views.md.
 """
 
 from pypto_mlir.frontend import ops
@@ -34,8 +35,46 @@ from pypto_mlir.frontend.kernel import (
 )
 from pypto_mlir.frontend.ops import *  # noqa: F403 (the generated pto.* functions)
 from pypto_mlir.frontend.tensor import Scalar, Sym, Tensor, TensorSpec, sym
+from pypto_mlir.frontend.tile_kernel import Out, TileKernel, tile_kernel
+from pypto_mlir.frontend.tile_loops import TileContext, TileGrid, tiles
+from pypto_mlir.frontend.tile_views import (
+    L0A,
+    L0B,
+    L0C,
+    L1,
+    UB,
+    GmTensor,
+    Tile,
+    TileIndex,
+    TileView,
+    auto,
+    load,
+    move,
+    store,
+)
+from pypto_mlir.frontend.tile_views import current_target as target
 
 __all__ = [
+    "L0A",
+    "L0B",
+    "L0C",
+    "L1",
+    "UB",
+    "GmTensor",
+    "Out",
+    "Tile",
+    "TileContext",
+    "TileGrid",
+    "TileIndex",
+    "TileKernel",
+    "TileView",
+    "auto",
+    "load",
+    "move",
+    "store",
+    "target",
+    "tile_kernel",
+    "tiles",
     "Backend",
     "CacheInfo",
     "Compiled",
