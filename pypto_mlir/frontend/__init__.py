@@ -21,6 +21,7 @@ from pypto_mlir.frontend.backends import (
     backend_names,
     register_backend,
     select_backend,
+    sim_backend,
 )
 from pypto_mlir.frontend.dtypes import DType, bf16, f16, f32, i8, i16, i32
 from pypto_mlir.frontend.errors import KernelError, KernelRuntimeError
@@ -102,6 +103,7 @@ __all__ = [
     "kernel",
     "register_backend",
     "select_backend",
+    "sim_backend",
     "sym",
 ]
 __all__ += ops.__all__

@@ -342,3 +342,14 @@ class SimBackend(Backend):
 
 register_backend(ReferenceBackend())
 register_backend(SimBackend())
+
+
+def sim_backend(target: str) -> str:
+    """The name of a simulator backend for `target`: `sim` for the default
+    chip, else `sim-<target>`, registered (priority 5) on first use."""
+    for name, backend in _BACKENDS.items():
+        if isinstance(backend, SimBackend) and backend.target == target:
+            return name
+    name = f"sim-{target}"
+    register_backend(SimBackend(target, name=name, priority=5))
+    return name

@@ -327,7 +327,7 @@ class TileGrid:
                 )
             dim = self.iterated[0]
             first = self._index(dim, 0, None)
-            carried = _carried(what, body(first), None)
+            carried = _carried(what, body(first, None), None)
             if self.extents[dim] <= self.steps[dim]:
                 return _unpack(carried)
             start = self.steps[dim]
