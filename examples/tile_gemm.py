@@ -1,5 +1,6 @@
 """A hand-tiled GEMM, C = A @ B in fp16 with fp32 accumulation, written with
-explicit L1 and L0 tiles: per (i, j) block of C, the K loop loads a block of A
+explicit L1 and L0 tiles: per (i, j) block of C (the article's ForEachTile
+form), the K loop loads a block of A
 and of B into L1, moves them into L0A / L0B and accumulates their product in
 L0C (`fold` with `init=None`: the first K block starts the accumulator, as an
 L0C tile cannot be filled); the fixpipe converts f32 to f16 on the store. The
@@ -36,15 +37,18 @@ def gemm(
     m0, n0, k0 = BLOCKS[pto.target().name]
     a_l1 = pto.TileView((m0, k0), pto.f16, pto.L1)
     b_l1 = pto.TileView((k0, n0), pto.f16, pto.L1)
-    for i, j in pto.tiles(c, (m0, n0)):
+
+    def c_block(ctx: pto.TileContext) -> None:
+        i, j = ctx.index
 
         def k_step(k: pto.TileIndex, acc: pto.Tile | None) -> pto.Tile:
             a0 = pto.move(a_l1.load(a[i, k]), pto.L0A)
             b0 = pto.move(b_l1.load(b[k, j]), pto.L0B)
             return pto.matmul(a0, b0, acc=acc)
 
-        acc = pto.tiles(a, (None, k0)).fold(k_step, init=None)
-        pto.store(c[i, j], acc)
+        ctx.store(pto.tiles(a, (None, k0)).fold(k_step, init=None), c)
+
+    pto.tiles(c, (m0, n0)).for_each(c_block)
 
 
 def make_inputs(

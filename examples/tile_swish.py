@@ -30,7 +30,9 @@ def swish(x: pto.Tensor[(M, N), pto.f16], out: pto.Out[(M, N), pto.f16]):
 @pto.tile_kernel
 def swish_for_each(x: pto.Tensor[(M, N), pto.f16], out: pto.Out[(M, N), pto.f16]):
     """The same kernel in the article's ForEachTile form."""
-    pto.tiles(out, VIEW).for_each(lambda ctx: ctx.store(pto.silu(ctx.load(x, VIEW)), out))
+    pto.tiles(out, VIEW).for_each(
+        lambda ctx: ctx.store(pto.silu(ctx.load(x, VIEW)), out)
+    )
 
 
 def make_inputs(rng: np.random.Generator, shape: tuple[int, int] = (4096, 1024)):

@@ -189,9 +189,7 @@ class LowerPipeline(PipelinePass):
         the pipeline that lowers `start_level` to `level`."""
         for name in (level, self.start_level):
             if name not in LEVELS:
-                raise ValueError(
-                    f"unknown level '{name}' (one of {', '.join(LEVELS)})"
-                )
+                raise ValueError(f"unknown level '{name}' (one of {', '.join(LEVELS)})")
         last = LEVELS.index(level)
         current = self.start_level
         members: list[ModulePass] = []

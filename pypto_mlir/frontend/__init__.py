@@ -38,22 +38,17 @@ from pypto_mlir.frontend.ops import *  # noqa: F403 (the generated pto.* functio
 from pypto_mlir.frontend.tensor import Scalar, Sym, Tensor, TensorSpec, sym
 from pypto_mlir.frontend.tile_kernel import Out, TileKernel, tile_kernel
 from pypto_mlir.frontend.tile_loops import TileContext, TileGrid, tiles
+from pypto_mlir.frontend.tile_trace import L0A, L0B, L0C, L1, UB, auto
+from pypto_mlir.frontend.tile_trace import current_target as target
 from pypto_mlir.frontend.tile_views import (
-    L0A,
-    L0B,
-    L0C,
-    L1,
-    UB,
     GmTensor,
     Tile,
     TileIndex,
     TileView,
-    auto,
     load,
     move,
     store,
 )
-from pypto_mlir.frontend.tile_views import current_target as target
 
 __all__ = [
     "L0A",

@@ -16,9 +16,9 @@ from xdsl.ir import Operation
 
 import pypto_mlir.op_facts as op_facts
 from pypto_mlir.dialects import tensor_view as tv
+from pypto_mlir.frontend import tile_views
 from pypto_mlir.frontend.dtypes import DType, f32
 from pypto_mlir.frontend.errors import kernel_error
-from pypto_mlir.frontend import tile_views
 from pypto_mlir.frontend.tensor import (
     Scalar,
     Tensor,

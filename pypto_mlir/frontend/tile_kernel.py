@@ -42,7 +42,8 @@ from pypto_mlir.frontend.errors import KernelError, kernel_error
 from pypto_mlir.frontend.kernel import Kernel, Specialization
 from pypto_mlir.frontend.tensor import Scalar, TensorSpec, tensor_spec
 from pypto_mlir.frontend.tile_loops import size_auto_grids
-from pypto_mlir.frontend.tile_views import GmTensor, TileTrace, tile_tracing
+from pypto_mlir.frontend.tile_trace import TileTrace, tile_tracing
+from pypto_mlir.frontend.tile_views import GmTensor
 from pypto_mlir.targets import DEFAULT_TARGET, Target, TargetError, load_target
 
 
@@ -96,8 +97,12 @@ class TileKernel(Kernel):
                 "the inputs",
                 where,
             )
-        inputs = [p for p in self.parameters if not isinstance(p.annotation, OutputSpec)]
-        self.outputs = [p for p in self.parameters if isinstance(p.annotation, OutputSpec)]
+        inputs = [
+            p for p in self.parameters if not isinstance(p.annotation, OutputSpec)
+        ]
+        self.outputs = [
+            p for p in self.parameters if isinstance(p.annotation, OutputSpec)
+        ]
         self.parameters = inputs
         known = {
             name
@@ -105,9 +110,7 @@ class TileKernel(Kernel):
             if isinstance(p.annotation, TensorSpec)
             for name in p.annotation.symbols
         }
-        self.symbols = tuple(
-            name for name in self.symbols if name in known
-        )
+        self.symbols = tuple(name for name in self.symbols if name in known)
         for output in self.outputs:
             assert isinstance(output.annotation, TensorSpec)
             for name in output.annotation.symbols:

@@ -35,19 +35,21 @@ from xdsl.ir import Block, Operation, SSAValue
 from pypto_mlir.dialects.tile import MemorySpace, fractal_edge
 from pypto_mlir.frontend.errors import KernelError, kernel_error, user_location
 from pypto_mlir.frontend.tensor import format_shape
-from pypto_mlir.frontend.tile_views import (
+from pypto_mlir.frontend.tile_trace import (
     MEMORIES,
     UB,
     Auto,
     Extent,
+    TileTrace,
+    active_tile_trace,
+    auto,
+)
+from pypto_mlir.frontend.tile_views import (
     GmTensor,
     Region,
     Tile,
     TileIndex,
-    TileTrace,
     TileView,
-    active_tile_trace,
-    auto,
     describe,
     load,
     store,
@@ -95,8 +97,10 @@ def tiles(over: object, shape: object) -> TileGrid:
     trace = active_tile_trace(what)
     if isinstance(over, GmTensor):
         extents = over.shape
-    elif isinstance(over, tuple | list) and over and all(
-        isinstance(t, GmTensor) for t in over
+    elif (
+        isinstance(over, tuple | list)
+        and over
+        and all(isinstance(t, GmTensor) for t in over)
     ):
         tensors: list[GmTensor] = list(over)  # pyright: ignore[reportAssignmentType]
         extents = tensors[0].shape
@@ -386,7 +390,10 @@ class TileGrid:
             tuple(self.extents[d] for d in tile_dims),
             tuple(self.declared[d] for d in tile_dims),
             profiles,
-            tuple(s if isinstance(s, int) else None for s in (self.declared[d] for d in lead)),
+            tuple(
+                s if isinstance(s, int) else None
+                for s in (self.declared[d] for d in lead)
+            ),
             self.where,
         )
 
@@ -525,7 +532,10 @@ def _size(request: AutoRequest, target: Target) -> tuple[int | None, ...]:
             for point in profile.points
         ]
     combined = LiveProfile(tuple(points), tuple(sorted(types, key=str)))
-    fixed = [s is not auto or e <= WHOLE_BELOW for s, e in zip(request.steps, request.extents, strict=True)]
+    fixed = [
+        s is not auto or e <= WHOLE_BELOW
+        for s, e in zip(request.steps, request.extents, strict=True)
+    ]
     extents = tuple(
         e if s is None or s is auto else min(int(s), e)  # pyright: ignore[reportArgumentType]
         for s, e in zip(request.steps, request.extents, strict=True)
@@ -533,9 +543,7 @@ def _size(request: AutoRequest, target: Target) -> tuple[int | None, ...]:
     vector_request = VectorRequest(
         extents=extents,
         cover=tuple(fixed),
-        aligned=tuple(
-            cube or d == len(extents) - 1 for d in range(len(extents))
-        ),
+        aligned=tuple(cube or d == len(extents) - 1 for d in range(len(extents))),
         unit=unit,
         profile=combined,
     )
@@ -546,10 +554,11 @@ def _size(request: AutoRequest, target: Target) -> tuple[int | None, ...]:
                 None if s is None else step
                 for s, step in zip(request.steps, tiling.steps, strict=True)
             )
-    smallest = format_shape([unit if not f else e for f, e in zip(fixed, extents)])
+    smallest = format_shape(
+        [unit if not f else e for f, e in zip(fixed, extents, strict=True)]
+    )
     raise KernelError(
         f"pto.auto: not even a {smallest} tile of this loop's body fits the "
         f"memories of {target.name}",
         request.where,
     )
-

@@ -22,17 +22,13 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, NoReturn
+from typing import NoReturn
 
 import numpy as np
-from xdsl.builder import Builder
-from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, MemRefType
-from xdsl.ir import Block, BlockArgument, Operation, SSAValue
-from xdsl.rewriter import InsertPoint
+from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType
+from xdsl.ir import Operation, SSAValue
 
 from pypto_mlir.dialects import tile
 from pypto_mlir.dialects.common import Layout
@@ -47,171 +43,19 @@ from pypto_mlir.dialects.tile import (
 )
 from pypto_mlir.frontend.dtypes import DType, dtype_of
 from pypto_mlir.frontend.errors import kernel_error
-from pypto_mlir.frontend.tensor import Scalar, Trace, format_shape
-from pypto_mlir.targets import Target
-
-UB = MemorySpace.UB
-L1 = MemorySpace.L1
-L0A = MemorySpace.L0A
-L0B = MemorySpace.L0B
-L0C = MemorySpace.L0C
-MEMORIES: tuple[MemorySpace, ...] = (UB, L1, L0A, L0B, L0C)
-
-
-class Auto:
-    """`pto.auto`: a tile dim whose extent the compiler chooses."""
-
-    _instance: Auto | None = None
-
-    def __new__(cls) -> Auto:
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
-
-    def __repr__(self) -> str:
-        return "pto.auto"
-
-
-auto = Auto()
-
-Extent = int | SSAValue
-"""A valid extent: static, or an `index` value known at run time."""
-
-
-# --------------------------------------------------------------------------------------
-# The trace of a tile kernel
-# --------------------------------------------------------------------------------------
-
-
-class TileTrace(Trace):
-    """The `func.func` of a tile kernel being recorded.
-
-    Constants go to the top of the function (loop bodies are built detached and
-    inserted when they close); the blocks in scope are a stack, so a tile used
-    outside the loop that computed it is a located error, not an invalid module.
-    `probing` counts the open loops of grids measured with probe sizes
-    (`tile_loops`): their tiles are not padded or checked against the target.
-    """
-
-    def __init__(self, function: func.FuncOp, target: Target) -> None:
-        self.entry = function.body.block
-        super().__init__(self.entry)
-        self.target = target
-        self.scopes: list[tuple[Block, str]] = [(self.entry, "")]
-        self._last_constant: Operation | None = None
-        self._indices: dict[int, SSAValue] = {}
-        self.probing = 0
-        self.grid_count = 0
-        """Grids made so far: a grid's ordinal names it across the two traces
-        of a kernel with pto.auto (`tile_loops`)."""
-        self.sizing: dict[int, tuple[int | None, ...]] = {}
-        """The steps chosen for each grid with pto.auto, by ordinal."""
-        self.requests: dict[int, Any] = {}
-        """The grids measured with probe steps (`tile_loops.AutoRequest`)."""
-        self.open_loops: list[Any] = []
-        """The `for` loops over tiles not ended yet."""
-        self.stored: set[str] = set()
-        """The tensors stored to, for the check that every output is written."""
-
-    def insert(self, op: Operation) -> Operation:  # type: ignore[override]
-        self._check_operands(op)
-        if not isinstance(op, arith.ConstantOp):
-            return super().insert(op)
-        point = (
-            InsertPoint.after(self._last_constant)
-            if self._last_constant is not None
-            else InsertPoint.at_start(self.entry)
-        )
-        body, self._builder = self._builder, Builder(point)
-        try:
-            self._last_constant = super().insert(op)
-        finally:
-            self._builder = body
-        return op
-
-    def _check_operands(self, op: Operation) -> None:
-        open_blocks = {id(block) for block, _ in self.scopes}
-        for operand in op.operands:
-            block = (
-                operand.block
-                if isinstance(operand, BlockArgument)
-                else operand.owner.parent_block()
-            )
-            if block is not None and id(block) not in open_blocks:
-                raise kernel_error(
-                    "this value was computed inside a tile loop that has ended; a "
-                    "loop cannot hand values to the code after it, carry them with "
-                    "pto.tiles(...).fold(body, init)"
-                )
-
-    def index(self, value: Extent) -> SSAValue:
-        """`value` as an `index` SSA value (one constant per number)."""
-        if isinstance(value, SSAValue):
-            return value
-        if value not in self._indices:
-            constant = arith.ConstantOp(IntegerAttr(value, IndexType()))
-            self._indices[value] = self.insert(constant).results[0]
-        return self._indices[value]
-
-    @contextmanager
-    def inside(self, block: Block, what: str) -> Iterator[None]:
-        """Record into `block` (a loop body) until the context ends."""
-        saved = self._builder
-        self._builder = Builder(InsertPoint.at_end(block))
-        self.scopes.append((block, what))
-        try:
-            yield
-        finally:
-            self.scopes.pop()
-            self._builder = saved
-
-    def push(self, block: Block, what: str) -> Builder:
-        """Start recording into `block`; `pop` ends it (for `for` loops)."""
-        saved = self._builder
-        self._builder = Builder(InsertPoint.at_end(block))
-        self.scopes.append((block, what))
-        return saved
-
-    def pop(self, saved: Builder) -> None:
-        self.scopes.pop()
-        self._builder = saved
-
-    def tail(self, extent: int, offset: Extent, step: int) -> Extent:
-        """The valid extent `min(step, extent - offset)` of a tile at `offset`
-        (a multiple of `step`), as tv-to-tile computes it."""
-        if isinstance(offset, int):
-            return min(step, extent - offset)
-        if extent % step == 0:
-            return step
-        left = self.insert(arith.SubiOp(self.index(extent), offset)).results[0]
-        step_value = self.index(step)
-        less = self.insert(arith.CmpiOp(left, step_value, "slt")).results[0]
-        return self.insert(arith.SelectOp(less, left, step_value)).results[0]
-
-
-_active: list[TileTrace] = []
-
-
-@contextmanager
-def tile_tracing(trace: TileTrace) -> Iterator[TileTrace]:
-    _active.append(trace)
-    try:
-        yield trace
-    finally:
-        _active.pop()
-
-
-def active_tile_trace(what: str) -> TileTrace:
-    if not _active:
-        raise kernel_error(f"{what} can only be used inside a @pto.tile_kernel")
-    return _active[-1]
-
-
-def current_target() -> Target:
-    """`pto.target()`: the chip the tile kernel is being traced for, so that a
-    kernel can size its tiles from its memories."""
-    return active_tile_trace("pto.target()").target
-
+from pypto_mlir.frontend.tensor import Scalar, format_shape
+from pypto_mlir.frontend.tile_trace import (
+    L0A,
+    L0B,
+    L0C,
+    L1,
+    UB,
+    Auto,
+    Extent,
+    TileTrace,
+    active_tile_trace,
+    auto,
+)
 
 # --------------------------------------------------------------------------------------
 # Tile views, tile indices, GM tensors and their tiles
@@ -272,7 +116,7 @@ class TileView:
         if valid is not None:
             extents = tuple(valid)
             if len(extents) != len(dims) or not all(
-                _is_size(v) and 1 <= v and (d is auto or v <= d)
+                _is_size(v) and v >= 1 and (d is auto or v <= d)
                 for v, d in zip(extents, dims, strict=True)
             ):
                 raise kernel_error(
@@ -281,9 +125,7 @@ class TileView:
                 )
             self.valid = tuple(int(v) for v in extents)
         if layout not in (None, "nd", "nz"):
-            raise kernel_error(
-                f"pto.TileView: layout is 'nd' or 'nz', got {layout!r}"
-            )
+            raise kernel_error(f"pto.TileView: layout is 'nd' or 'nz', got {layout!r}")
         self.layout = layout
 
     def __repr__(self) -> str:
@@ -320,8 +162,7 @@ class TileIndex:
 
     def __index__(self) -> int:
         raise kernel_error(
-            "a tile index is not a Python integer: use it to index a tensor, "
-            "x[i, j]"
+            "a tile index is not a Python integer: use it to index a tensor, x[i, j]"
         )
 
     def _arith(self, other: object) -> NoReturn:
@@ -602,21 +443,21 @@ def _tile_operand(what: str, value: object) -> Tile:
     raise kernel_error(f"{what}: expected a tile, got {type(value).__name__}")
 
 
-def _in_memory(what: str, t: Tile, spaces: Sequence[MemorySpace], hint: str) -> None:
+def _in_memory(
+    what: str, t: Tile, spaces: Sequence[MemorySpace], reason: str, fix: str = ""
+) -> None:
     if t.memory not in spaces:
         names = " or ".join(str(s) for s in spaces)
         raise kernel_error(
-            f"{what}: the tile {describe(t.type)} is in {t.memory}, but {hint} "
-            f"{names}"
+            f"{what}: the tile {describe(t.type)} is not in {names}: {reason}"
+            + (f"; {fix}" if fix else "")
         )
 
 
 def _vector(what: str, *tiles: Tile) -> None:
     for t in tiles:
-        hint = "the vector unit computes on tiles in"
-        if t.memory is not UB:
-            hint = f"{hint} (move it with pto.move(t, pto.UB))"
-        _in_memory(what, t, (UB,), hint)
+        fix = "move it with pto.move(t, pto.UB)" if (t.memory, UB) in MOVE_PATHS else ""
+        _in_memory(what, t, (UB,), "the vector unit computes on ub tiles", fix)
 
 
 def _same_extent(a: Extent, b: Extent) -> bool:
@@ -627,7 +468,9 @@ def _format_extents(extents: Sequence[Extent]) -> str:
     return format_shape(["?" if isinstance(e, SSAValue) else e for e in extents])
 
 
-def _result(trace: TileTrace, op: Operation, valid: Sequence[Extent], what: str) -> Tile:
+def _result(
+    trace: TileTrace, op: Operation, valid: Sequence[Extent], what: str
+) -> Tile:
     result = op.results[0]
     assert isinstance(result.type, TileType)
     _check_fits(trace, result.type, what)
@@ -709,9 +552,7 @@ def load(region: object, into: TileView | MemorySpace | None = None) -> Tile:
                 f"{what}: the view is rank {len(view.shape)} but the tile of "
                 f"{tensor.name} is rank {len(extents)}"
             )
-        for dim, (declared, extent) in enumerate(
-            zip(view.shape, extents, strict=True)
-        ):
+        for dim, (declared, extent) in enumerate(zip(view.shape, extents, strict=True)):
             if isinstance(declared, int) and declared < extent:
                 raise kernel_error(
                     f"{what}: the view {view!r} holds {declared} elements along dim "
@@ -760,8 +601,7 @@ def store(region: object, value: object) -> None:
     trace = active_tile_trace(what)
     if not isinstance(region, Region):
         raise kernel_error(
-            f"{what}: expected the tile of a tensor to write, out[i, j], got "
-            f"{region!r}"
+            f"{what}: expected the tile of a tensor to write, out[i, j], got {region!r}"
         )
     t = _tile_operand(what, value)
     tensor = region.tensor
@@ -774,7 +614,8 @@ def store(region: object, value: object) -> None:
         what,
         t,
         (UB, L0C),
-        "stores write GM from" + ("" if t.memory is not L1 else " (move it first)"),
+        "stores write GM from ub or l0c",
+        "move it to ub with pto.move(t, pto.UB)" if t.memory is L1 else "",
     )
     dtype = tensor.dtype
     source = t.type.element_type
@@ -879,8 +720,8 @@ def move(
                 f"{format_shape(shape)}"
             )
     if dtype is not t.dtype and not (
-        t.memory is L0C and (t.type.element_type, dtype.element_type)
-        in FIXPIPE_CONVERSIONS
+        t.memory is L0C
+        and (t.type.element_type, dtype.element_type) in FIXPIPE_CONVERSIONS
     ):
         raise kernel_error(
             f"{what}: a move from {t.memory} cannot convert {t.dtype} to {dtype}"
@@ -910,15 +751,15 @@ def matmul(a: object, b: object, acc: object = None) -> Tile:
         what + " (left operand)",
         lhs,
         (L0A,),
-        "the cube reads its left operand from (load into pto.L1, then "
-        "pto.move(t, pto.L0A))",
+        "the cube reads its left operand from l0a",
+        "load it into pto.L1, then pto.move(t, pto.L0A)",
     )
     _in_memory(
         what + " (right operand)",
         rhs,
         (L0B,),
-        "the cube reads its right operand from (load into pto.L1, then "
-        "pto.move(t, pto.L0B))",
+        "the cube reads its right operand from l0b",
+        "load it into pto.L1, then pto.move(t, pto.L0B)",
     )
     (_, k), (k2, _) = lhs.shape, rhs.shape
     if k != k2 or not _same_extent(lhs.valid_extents[1], rhs.valid_extents[0]):
@@ -931,7 +772,9 @@ def matmul(a: object, b: object, acc: object = None) -> Tile:
         op = tile.MatmulOp(lhs.value, rhs.value)
     else:
         accumulator = _tile_operand(what, acc)
-        _in_memory(what + " (accumulator)", accumulator, (L0C,), "it accumulates in")
+        _in_memory(
+            what + " (accumulator)", accumulator, (L0C,), "the cube accumulates in l0c"
+        )
         expected = tile.MatmulOp.infer_result_type(lhs.type, rhs.type)
         if accumulator.type != expected or not all(
             _same_extent(x, y)
@@ -1026,7 +869,9 @@ def reduce(kind: str, x: object, axis: int) -> Tile:
     t = _tile_operand(what, x)
     _vector(what, t)
     if not _is_size(axis) or not -t.ndim <= axis < t.ndim:
-        raise kernel_error(f"{what}: axis {axis!r} is out of range for a rank-{t.ndim} tile")
+        raise kernel_error(
+            f"{what}: axis {axis!r} is out of range for a rank-{t.ndim} tile"
+        )
     axis = axis % t.ndim
     valid = list(t.valid_extents)
     valid[axis] = 1
@@ -1046,9 +891,7 @@ def cast(x: object, dtype: DType, round: str | None = None) -> Tile:
     op = tile.CastOp(t.value, dtype.element_type, round)
     result = op.results[0]
     assert isinstance(result.type, TileType)
-    aligned = _physical(
-        trace, t.shape, dtype, UB, Layout.ND, trace.probing > 0
-    )
+    aligned = _physical(trace, t.shape, dtype, UB, Layout.ND, trace.probing > 0)
     if aligned != t.shape:
         raise kernel_error(
             f"{what}: {describe(t.type)} as {dtype} would have rows of "
@@ -1104,7 +947,11 @@ def broadcast(
                 f"{what}: dim {dim} of {describe(t.type)} is kept or broadcast from "
                 f"1, not to {r}"
             )
-    broadcast_dims = [d for d, (s, r) in enumerate(zip(t.shape, shape)) if s == 1 and r != 1]
+    broadcast_dims = [
+        d
+        for d, (s, r) in enumerate(zip(t.shape, shape, strict=True))
+        if s == 1 and r != 1
+    ]
     result_type, _ = _tile_type(trace, shape, t.dtype, UB, result_valid)
     dynamic = [
         result_valid[d] for d in broadcast_dims if isinstance(result_valid[d], SSAValue)
@@ -1128,7 +975,9 @@ def _extents(
         elif _is_size(v) and 1 <= v <= s:  # pyright: ignore[reportOperatorIssue]
             extents.append(int(v))  # pyright: ignore[reportArgumentType]
         else:
-            raise kernel_error(f"{what}: a valid extent in [1, {s}] is needed, got {v!r}")
+            raise kernel_error(
+                f"{what}: a valid extent in [1, {s}] is needed, got {v!r}"
+            )
     if len(extents) != len(shape):
         raise kernel_error(f"{what}: give one valid extent per dim")
     return extents
@@ -1142,12 +991,10 @@ def full(view: object, value: object, valid: Sequence[Extent] | None = None) -> 
     if not isinstance(view, TileView) or any(d is auto for d in view.shape):
         raise kernel_error(f"{what}: expected a TileView with sizes, got {view!r}")
     if view.memory is not UB:
-        raise kernel_error(
-            f"{what}: the vector unit fills ub tiles, not {view.memory}"
-        )
+        raise kernel_error(f"{what}: the vector unit fills ub tiles, not {view.memory}")
     shape = tuple(int(d) for d in view.shape)  # pyright: ignore[reportArgumentType]
-    extents = _extents(what, valid, shape) if valid is not None else list(
-        view.valid or shape
+    extents = (
+        _extents(what, valid, shape) if valid is not None else list(view.valid or shape)
     )
     physical = _physical(trace, shape, view.dtype, UB, Layout.ND, trace.probing > 0)
     result_type, dynamic = _tile_type(trace, physical, view.dtype, UB, extents)
