@@ -1,7 +1,9 @@
 """Small tile kernels whose traced tile IR the lit tests here check.
 
-    python tile_kernels.py NAME [TARGET]    # print the tile IR of kernel NAME
-A kernel the frontend refuses prints its located error and exits with 1.
+    python tile_kernels.py NAME[@TARGET] ...    # print the tile IR of each kernel
+
+A kernel the frontend refuses prints `error: ` and its located error instead
+(one process for every kernel: importing the frontend is most of the time).
 """
 
 import sys
@@ -75,9 +77,10 @@ def too_big(x: pto.Tensor[(512, 1024), pto.f16], out: pto.Out[(512, 1024), pto.f
 
 
 if __name__ == "__main__":
-    kernel = globals()[sys.argv[1]]
-    try:
-        print(kernel.mlir(target=sys.argv[2] if len(sys.argv) > 2 else None), end="")
-    except pto.KernelError as error:
-        print(f"error: {error}")
-        sys.exit(1)
+    for request in sys.argv[1:]:
+        name, _, target = request.partition("@")
+        print(f"// kernel {request}")
+        try:
+            print(globals()[name].mlir(target=target or None), end="")
+        except pto.KernelError as error:
+            print(f"error: {error}")
