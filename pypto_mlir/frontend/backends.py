@@ -346,10 +346,11 @@ register_backend(SimBackend())
 
 def sim_backend(target: str) -> str:
     """The name of a simulator backend for `target`: `sim` for the default
-    chip, else `sim-<target>`, registered (priority 5) on first use."""
+    chip, else `sim-<target>`, registered on first use with priority -1 (so
+    that `auto` still picks the defaults)."""
     for name, backend in _BACKENDS.items():
         if isinstance(backend, SimBackend) and backend.target == target:
             return name
     name = f"sim-{target}"
-    register_backend(SimBackend(target, name=name, priority=5))
+    register_backend(SimBackend(target, name=name, priority=-1))
     return name
