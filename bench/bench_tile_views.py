@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 import pypto_mlir as pto
-from pypto_mlir.frontend.testing import compare
+from pypto_mlir.frontend.testing import check_run
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
@@ -66,9 +66,9 @@ def tensor_swish(shape: tuple[int, int]) -> Any:
 def run(
     kernel: Any, example: ModuleType, inputs: tuple[Any, ...], backend: str
 ) -> tuple[int, str]:
-    result = kernel.run(*inputs, backend=backend)
-    rtol, atol = example.tolerance(*inputs)
-    comparison = compare(result.value, example.reference(*inputs), rtol=rtol, atol=atol)
+    result, comparison = check_run(
+        kernel, inputs, example.reference, example.tolerance, backend
+    )
     return result.report.cycles, "ok" if comparison.ok else "MISMATCH"
 
 

@@ -19,7 +19,7 @@ import sys
 import numpy as np
 
 import pypto_mlir as pto
-from pypto_mlir.frontend.testing import compare
+from pypto_mlir.frontend.testing import check_run
 
 M, K, N = pto.sym("M"), pto.sym("K"), pto.sym("N")
 
@@ -79,9 +79,8 @@ def main() -> int:
     ok = True
     for target in ("ascend910b", "tiny"):
         inputs = make_inputs(np.random.default_rng(0))
-        result = gemm.run(*inputs, backend=pto.sim_backend(target))
-        rtol, atol = tolerance(*inputs)
-        comparison = compare(result.value, reference(*inputs), rtol=rtol, atol=atol)
+        backend = pto.sim_backend(target)
+        result, comparison = check_run(gemm, inputs, reference, tolerance, backend)
         print(result.report.to_text(), end="")
         print(f"vs numpy (float64): {comparison}")
         ok &= comparison.ok

@@ -14,7 +14,7 @@ import sys
 import numpy as np
 
 import pypto_mlir as pto
-from pypto_mlir.frontend.testing import compare
+from pypto_mlir.frontend.testing import check_run
 
 M, N = pto.sym("M"), pto.sym("N")
 
@@ -51,9 +51,8 @@ def main() -> int:
     ok = True
     for target in ("ascend910b", "tiny"):
         inputs = make_inputs(np.random.default_rng(0))
-        result = softmax.run(*inputs, backend=pto.sim_backend(target))
-        rtol, atol = tolerance(*inputs)
-        comparison = compare(result.value, reference(*inputs), rtol=rtol, atol=atol)
+        backend = pto.sim_backend(target)
+        result, comparison = check_run(softmax, inputs, reference, tolerance, backend)
         print(result.report.to_text(), end="")
         print(f"vs numpy (float64): {comparison}")
         ok &= comparison.ok

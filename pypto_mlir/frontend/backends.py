@@ -100,12 +100,15 @@ class _ReferenceCompiled(Compiled):
             try:
                 outputs = run_tv_function(self.module, self.entry, args)
             except InterpretationError as error:
-                op = error_op(error)
-                location = op_location(op) if op is not None else None
-                raise KernelRuntimeError(
-                    str(error).strip().split("\n")[0], location
-                ) from error
+                raise runtime_error(error) from error
         return Execution(outputs)
+
+
+def runtime_error(error: InterpretationError) -> KernelRuntimeError:
+    """An interpreter's failure as a `KernelRuntimeError` at the op's line."""
+    op = error_op(error)
+    location = op_location(op) if op is not None else None
+    return KernelRuntimeError(str(error).strip().split("\n")[0], location)
 
 
 def tile_outputs(module: ModuleOp, entry: str) -> Callable[[], list[np.ndarray]]:
@@ -147,11 +150,7 @@ class _TileReferenceCompiled(Compiled):
             try:
                 run_tile_level(self.module, self.entry, [*args, *outputs])
             except InterpretationError as error:
-                op = error_op(error)
-                location = op_location(op) if op is not None else None
-                raise KernelRuntimeError(
-                    str(error).strip().split("\n")[0], location
-                ) from error
+                raise runtime_error(error) from error
         return Execution(outputs)
 
 

@@ -530,13 +530,7 @@ class Kernel:
         func_op.function_type = FunctionType.from_lists(
             arg_types, [t.type for t in results]
         )
-        module = ModuleOp([func_op])
-        try:
-            verify(module)
-        except DiagnosticError as error:
-            diagnostic = error.diagnostic
-            raise KernelError(diagnostic.message, diagnostic.location) from None
-        return module
+        return verified(ModuleOp([func_op]))
 
     def _returned_tensors(
         self, returned: object, trace: Trace, sizes: dict[str, int]
@@ -696,6 +690,17 @@ class Kernel:
                 )
             bind_shape(what, annotation, value.shape, sizes, bound_by)
         return self.function(*bound.args, **bound.kwargs)
+
+
+def verified(module: ModuleOp) -> ModuleOp:
+    """`module`, after the verifier: its first error as a `KernelError` at the
+    kernel line of the op."""
+    try:
+        verify(module)
+    except DiagnosticError as error:
+        diagnostic = error.diagnostic
+        raise KernelError(diagnostic.message, diagnostic.location) from None
+    return module
 
 
 def _result_dtype(result_type: Attribute) -> str:

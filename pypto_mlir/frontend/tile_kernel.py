@@ -34,12 +34,11 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute
 
-from pypto_mlir.diagnostics import DiagnosticError, verify
 from pypto_mlir.dialects.common import TARGET_ATTR
 from pypto_mlir.frontend.backends import Backend, Compiled
 from pypto_mlir.frontend.dtypes import DType
 from pypto_mlir.frontend.errors import KernelError, kernel_error
-from pypto_mlir.frontend.kernel import Kernel, Specialization
+from pypto_mlir.frontend.kernel import Kernel, Specialization, verified
 from pypto_mlir.frontend.tensor import Scalar, TensorSpec, tensor_spec
 from pypto_mlir.frontend.tile_loops import size_auto_grids
 from pypto_mlir.frontend.tile_trace import TileTrace, tile_tracing
@@ -166,12 +165,7 @@ class TileKernel(Kernel):
         if trace.requests:
             sizing = size_auto_grids(trace.requests, chip)
             module, trace = self._trace_once(sizes, name, chip, sizing)
-        try:
-            verify(module)
-        except DiagnosticError as error:
-            diagnostic = error.diagnostic
-            raise KernelError(diagnostic.message, diagnostic.location) from None
-        return module
+        return verified(module)
 
     def _trace_once(
         self,

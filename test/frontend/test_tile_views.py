@@ -17,7 +17,7 @@ import pytest
 from xdsl.dialects import func
 
 import pypto_mlir as pto
-from pypto_mlir.frontend.testing import compare
+from pypto_mlir.frontend.testing import check_run
 from pypto_mlir.pipelines import LowerPipeline
 from pypto_mlir.universe import default_context
 
@@ -70,9 +70,9 @@ CASES: list[tuple[ModuleType, str, dict[str, list[Any]], list[Any]]] = [
 
 def _check(example: ModuleType, kernel: Any, shape: Any, backend: str) -> Any:
     inputs = example.make_inputs(np.random.default_rng(sum(shape)), shape)
-    result = kernel.run(*inputs, backend=backend)
-    rtol, atol = example.tolerance(*inputs)
-    comparison = compare(result.value, example.reference(*inputs), rtol=rtol, atol=atol)
+    result, comparison = check_run(
+        kernel, inputs, example.reference, example.tolerance, backend
+    )
     assert comparison.ok, f"{kernel.name} {shape} on {backend}: {comparison}"
     return result
 
