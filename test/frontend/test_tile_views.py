@@ -17,7 +17,7 @@ import pytest
 from xdsl.dialects import func
 
 import pypto_mlir as pto
-from pypto_mlir.frontend.testing import check_run
+from pypto_mlir.frontend.testing import check_run, compare
 from pypto_mlir.pipelines import LowerPipeline
 from pypto_mlir.universe import default_context
 
@@ -372,3 +372,34 @@ def test_kernel_shape_mistakes() -> None:
         pto.KernelError, match="cannot be used here|only be used inside"
     ):
         pto.load(None)
+
+
+B3, R3, C3 = 3, 37, 45
+
+
+@pto.tile_kernel
+def centred_scaled(
+    x: pto.Tensor[(B3, R3, C3), pto.f32],
+    g: pto.Tensor[(1, C3), pto.f32],
+    alpha: pto.f32,
+    out: pto.Out[(B3, R3, C3), pto.f32],
+):
+    """A 3-D iteration space, a row statistic broadcast back (with a tail's
+    valid extent), a [1, C] row broadcast by the ops, a scalar parameter."""
+    for b, i in pto.tiles((x, out), (1, 8, None)):
+        t = pto.load(x[b, i, :])
+        mean = t.sum(axis=1) * (1.0 / C3)
+        centred = t - mean.broadcast_to(t.shape, valid=(i, C3))
+        pto.store(out[b, i, :], centred * pto.load(g[0, :]) * alpha)
+
+
+@pytest.mark.parametrize("backend", ["reference", "sim-tiny"])
+def test_three_dims_broadcasts_and_scalars(backend: str) -> None:
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((B3, R3, C3)).astype(np.float32)
+    g = rng.standard_normal((1, C3)).astype(np.float32)
+    expected = (x - x.mean(axis=2, keepdims=True)) * g * 0.5
+    if backend == "sim-tiny":
+        backend = pto.sim_backend("tiny")
+    result = centred_scaled(x, g, 0.5, backend=backend)
+    assert compare(result, expected, rtol=2.0**-20, atol=2.0**-20).ok
