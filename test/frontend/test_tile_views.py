@@ -403,3 +403,52 @@ def test_three_dims_broadcasts_and_scalars(backend: str) -> None:
         backend = pto.sim_backend("tiny")
     result = centred_scaled(x, g, 0.5, backend=backend)
     assert compare(result, expected, rtol=2.0**-20, atol=2.0**-20).ok
+
+
+MW, KW, NW = 64, 128, 48
+
+
+@pto.tile_kernel
+def gemm_windows(
+    a: pto.Tensor[(MW, KW), pto.f16],
+    b: pto.Tensor[(KW, NW), pto.f16],
+    c: pto.Out[(MW, NW), pto.f16],
+):
+    """An L1 tile deeper than L0: four cube steps on K windows of it (a Python
+    loop: straight-line code)."""
+    a1 = pto.TileView((64, 128), pto.f16, pto.L1).load(a[:, :])
+    b1 = pto.TileView((128, 48), pto.f16, pto.L1).load(b[:, :])
+    a0_view = pto.TileView((64, 32), pto.f16, pto.L0A)
+    b0_view = pto.TileView((32, 48), pto.f16, pto.L0B)
+    acc = None
+    for step in range(4):
+        a0 = pto.move(a1, a0_view, window=(0, 32 * step))
+        b0 = pto.move(b1, b0_view, window=(32 * step, 0))
+        acc = pto.matmul(a0, b0, acc=acc)
+    pto.store(c[:, :], acc)
+
+
+@pto.tile_kernel
+def gemm_transposed(
+    at: pto.Tensor[(KW, MW), pto.f16],
+    b: pto.Tensor[(KW, NW), pto.f16],
+    c: pto.Out[(MW, NW), pto.f16],
+):
+    """A stored transposed: transposed on its way into L0A."""
+    a0 = pto.move(pto.load(at[:, :], pto.L1), pto.L0A, transpose=True)
+    b0 = pto.move(pto.load(b[:, :], pto.L1), pto.L0B)
+    pto.store(c[:, :], a0 @ b0)
+
+
+@pytest.mark.parametrize("backend", ["reference", "sim"])
+def test_l1_windows_and_transposed_moves(backend: str) -> None:
+    a, b = GEMM.make_inputs(np.random.default_rng(5), (MW, KW, NW))
+    rtol, atol = GEMM.tolerance(a, b)
+    expected = GEMM.reference(a, b)
+    for result in (
+        gemm_windows(a, b, backend=backend),
+        gemm_transposed(np.ascontiguousarray(a.T), b, backend=backend),
+    ):
+        assert compare(result, expected, rtol=rtol, atol=atol).ok
+    with pytest.raises(pto.KernelError, match="l0a of tiny holds 2048 bytes"):
+        gemm_windows.mlir(target="tiny")
