@@ -71,9 +71,6 @@ PROBES = (3, 5, 7, 11, 13)
 """Steps an auto dim is measured with: distinct, > 1, so that a tile's shape
 says which dims it spans (tiling_model.LiveProfile)."""
 
-WHOLE_BELOW = 16
-"""An auto dim of at most this many elements is taken whole."""
-
 
 @dataclass
 class AutoRequest:
@@ -84,6 +81,8 @@ class AutoRequest:
     steps: tuple[Step, ...]
     """Per tile dim as declared (a size, auto, or None: whole)."""
     profiles: dict[MemorySpace, LiveProfile]
+    probed: tuple[bool, ...]
+    """Per tile dim: an auto dim measured with a probe step (else whole)."""
     lead: tuple[int | None, ...]
     """The steps of the dims before the tile dims (not sized)."""
     where: Any
@@ -176,12 +175,14 @@ class TileGrid:
         self.ordinal = trace.grid_count
         trace.grid_count += 1
         self.probing = False
+        self.probed: tuple[bool, ...] = ()
+        """Per dim, whether a probe step measures it (the auto dims)."""
         resolved: list[int | None] = []
         if any(s is auto for s in steps):
             chosen = trace.sizing.get(self.ordinal)
             if chosen is None:
                 self.probing = True
-                chosen = _probe_steps(extents, steps)
+                chosen, self.probed = _probe_steps(extents, steps)
             resolved = list(chosen)
         else:
             resolved = [s if isinstance(s, int) else None for s in steps]
@@ -390,6 +391,7 @@ class TileGrid:
             tuple(self.extents[d] for d in tile_dims),
             tuple(self.declared[d] for d in tile_dims),
             profiles,
+            tuple(self.probed[d] for d in tile_dims),
             tuple(
                 s if isinstance(s, int) else None
                 for s in (self.declared[d] for d in lead)
@@ -486,19 +488,26 @@ def _unpack(tiles: list[Tile]) -> Any:
     return tiles[0] if len(tiles) == 1 else tuple(tiles)
 
 
-def _probe_steps(extents: Sequence[int], steps: Sequence[Step]) -> list[int | None]:
-    """Steps to measure a grid with: auto dims get distinct probe sizes (small
-    dims are whole), other dims their own."""
+def _probe_steps(
+    extents: Sequence[int], steps: Sequence[Step]
+) -> tuple[list[int | None], tuple[bool, ...]]:
+    """Steps to measure a grid with, and which dims are probed: an auto dim gets
+    a probe size of its own (distinct, > 1, within the dim; a dim too small for
+    one is whole), other dims their own step."""
     used = {s for s in steps if isinstance(s, int)}
     used |= {e for e, s in zip(extents, steps, strict=True) if s is None}
-    probes = iter(p for p in PROBES if p not in used)
     chosen: list[int | None] = []
+    probed: list[bool] = []
     for extent, step in zip(extents, steps, strict=True):
-        if step is auto:
-            chosen.append(extent if extent <= WHOLE_BELOW else next(probes))
-        else:
+        if step is not auto:
             chosen.append(step if isinstance(step, int) else None)
-    return chosen
+            probed.append(False)
+            continue
+        free = [p for p in (*PROBES, extent) if p not in used and 1 < p <= extent]
+        chosen.append(free[0] if free else extent)
+        probed.append(bool(free))
+        used.add(chosen[-1])  # pyright: ignore[reportArgumentType]
+    return chosen, tuple(probed)
 
 
 def size_auto_grids(
@@ -532,10 +541,7 @@ def _size(request: AutoRequest, target: Target) -> tuple[int | None, ...]:
             for point in profile.points
         ]
     combined = LiveProfile(tuple(points), tuple(sorted(types, key=str)))
-    fixed = [
-        s is not auto or e <= WHOLE_BELOW
-        for s, e in zip(request.steps, request.extents, strict=True)
-    ]
+    fixed = [not probed for probed in request.probed]
     extents = tuple(
         e if s is None or s is auto else min(int(s), e)  # pyright: ignore[reportArgumentType]
         for s, e in zip(request.steps, request.extents, strict=True)
