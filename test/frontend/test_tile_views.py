@@ -125,7 +125,9 @@ def _body(text: str) -> list[str]:
 
 
 @pytest.mark.parametrize("target", ["ascend910b", "tiny"])
-@pytest.mark.parametrize("shape", [(4096, 1024), (37, 45), (1, 1), (7, 4096), (4096, 1), (13, 17)])
+@pytest.mark.parametrize(
+    "shape", [(4096, 1024), (37, 45), (1, 1), (7, 4096), (4096, 1), (13, 17)]
+)
 def test_swish_traces_as_tv_to_tile_tiles_the_tensor_level_swish(
     target: str, shape: tuple[int, int]
 ) -> None:
