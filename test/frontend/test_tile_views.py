@@ -454,3 +454,22 @@ def test_l1_windows_and_transposed_moves(backend: str) -> None:
         assert compare(result, expected, rtol=rtol, atol=atol).ok
     with pytest.raises(pto.KernelError, match="l0a of tiny holds 2048 bytes"):
         gemm_windows.mlir(target="tiny")
+
+
+def test_a_view_with_a_valid_shape_for_the_tail() -> None:
+    tail = pto.TileView((16, 48), pto.f16, pto.UB, valid=(16, 45))
+
+    @pto.tile_kernel
+    def copy(x: pto.Tensor[(32, 45), pto.f16], out: pto.Out[(32, 45), pto.f16]):
+        for i in pto.tiles(out, (16, None)):
+            pto.store(out[i, :], tail.load(x[i, :]))
+
+    assert "!tile.tile<16x48xf16, ub, valid = [16, 45]>" in copy.mlir()
+    x = np.arange(32 * 45, dtype=np.float16).reshape(32, 45)
+    np.testing.assert_array_equal(copy(x, backend="reference"), x)
+
+    def k(x: pto.Tensor[(32, 40), pto.f16], out: pto.Out[(32, 40), pto.f16]):
+        for i in pto.tiles(out, (16, None)):
+            pto.store(out[i, :], tail.load(x[i, :]))  # error
+
+    _fails(k, r"the view's valid shape \(16, 45\) disagrees with the tile of x")
