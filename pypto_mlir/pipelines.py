@@ -104,11 +104,13 @@ class Stage:
     """Skipped when no pass of that name is registered."""
     enabled_by: str = ""
     """A bool field of `LowerPipeline` that switches the stage off when false."""
+    inputs: tuple[str, ...] = ()
+    """The levels it takes as input; empty: the level of its output."""
 
 
 LOWER_STAGES: tuple[Stage, ...] = (
     Stage("canonicalize", "tv"),
-    Stage("pypto-set-target", "tv", (("target", "target"),)),
+    Stage("pypto-set-target", "tv", (("target", "target"),), inputs=("tv", "tile")),
     Stage("tv-expand-math", "tv"),
     Stage(
         "tv-to-tile",
@@ -118,6 +120,7 @@ LOWER_STAGES: tuple[Stage, ...] = (
             ("matmul_tile_sizes", "matmul_tile_sizes"),
             ("max_cores", "max_cores"),
         ),
+        inputs=("tv",),
     ),
     Stage("tile-peel-tails", "tile", optional=True),
     Stage(
@@ -131,6 +134,7 @@ LOWER_STAGES: tuple[Stage, ...] = (
         "tile-to-hw",
         "ascend_hw",
         (("max_cores", "max_cores"), ("bank_offset", "bank_offset")),
+        inputs=("tile",),
     ),
     Stage("hw-coalesce-dma", "ascend_hw", enabled_by="coalesce_dma"),
     Stage("hw-insert-sync", "ascend_hw"),
@@ -147,7 +151,8 @@ class LowerPipeline(PipelinePass):
     Runs canonicalize, pypto-set-target, tv-expand-math, tv-to-tile, tile-peel-tails,
     tile-pipeline (unless double-buffer=false), tile-to-hw (bank-offset),
     hw-coalesce-dma (unless coalesce-dma=false) and hw-insert-sync; every stage
-    is also a pass of its own.
+    is also a pass of its own. start-level=tile lowers tile IR: pypto-set-target
+    and the stages from tile-peel-tails on.
     """
 
     name = "pypto-lower"
@@ -174,16 +179,26 @@ class LowerPipeline(PipelinePass):
     """Place UB buffers a vector instruction uses together in different banks
     (tile-to-hw's memory planning)."""
 
+    start_level: str = "tv"
+    """The level of the input: tv, or tile for a module already tiled (a
+    @pto.tile_kernel): then only pypto-set-target and the stages after
+    tv-to-tile run."""
+
     def stages(self, level: str = "ascend_hw") -> tuple[ModulePass, ...]:
-        """The member passes whose output is at `level` or above: the prefix of
-        the pipeline that lowers tv to `level`."""
-        if level not in LEVELS:
-            raise ValueError(f"unknown level '{level}' (one of {', '.join(LEVELS)})")
+        """The member passes whose output is at `level` or above: the part of
+        the pipeline that lowers `start_level` to `level`."""
+        for name in (level, self.start_level):
+            if name not in LEVELS:
+                raise ValueError(f"unknown level '{name}' (one of {', '.join(LEVELS)})")
         last = LEVELS.index(level)
+        current = self.start_level
         members: list[ModulePass] = []
         for stage in LOWER_STAGES:
             if LEVELS.index(stage.level) > last:
                 break
+            if current not in (stage.inputs or (stage.level,)):
+                continue
+            current = max(current, stage.level, key=LEVELS.index)
             if stage.optional and stage.pass_name not in _registered_passes():
                 continue
             if stage.enabled_by and not getattr(self, stage.enabled_by):

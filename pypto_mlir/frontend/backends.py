@@ -15,13 +15,13 @@ so registering a better one makes it the default without changing kernels.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp
 from xdsl.interpreter import InterpretationError
 from xdsl.traits import SymbolTable
 
@@ -52,6 +52,9 @@ class Compiled(ABC):
 
     pipeline: str
     """What was done to the `tv` module and what executes it, for reports."""
+    level: str | None = None
+    """The IR level that executes when it is not the backend's (a tile kernel
+    on the reference backend runs the tile interpreter)."""
 
     @abstractmethod
     def run(self, args: Sequence[np.ndarray | int | float]) -> Execution:
@@ -76,6 +79,14 @@ class Backend(ABC):
     def compile(self, module: ModuleOp, entry: str) -> Compiled:
         """Prepare `func.func @entry` of a verified `tv` module (not modified)."""
 
+    def compile_tile(self, module: ModuleOp, entry: str) -> Compiled:
+        """Prepare `func.func @entry` of a verified `tile` module (a
+        `@pto.tile_kernel`: its trailing memref arguments are its outputs)."""
+        raise KernelError(
+            f"backend '{self.name}' runs tv kernels only, not tile kernels",
+            user_location(),
+        )
+
 
 class _ReferenceCompiled(Compiled):
     pipeline = "tv reference interpreter (numpy), no lowering"
@@ -89,16 +100,63 @@ class _ReferenceCompiled(Compiled):
             try:
                 outputs = run_tv_function(self.module, self.entry, args)
             except InterpretationError as error:
-                op = error_op(error)
-                location = op_location(op) if op is not None else None
-                raise KernelRuntimeError(
-                    str(error).strip().split("\n")[0], location
-                ) from error
+                raise runtime_error(error) from error
+        return Execution(outputs)
+
+
+def runtime_error(error: InterpretationError) -> KernelRuntimeError:
+    """An interpreter's failure as a `KernelRuntimeError` at the op's line."""
+    op = error_op(error)
+    location = op_location(op) if op is not None else None
+    return KernelRuntimeError(str(error).strip().split("\n")[0], location)
+
+
+def tile_outputs(module: ModuleOp, entry: str) -> Callable[[], list[np.ndarray]]:
+    """New output buffers of a tile kernel (its trailing memref arguments, as
+    many as the function's `pypto.outputs` attribute says), poisoned so that
+    elements never written show."""
+    function = SymbolTable.lookup_symbol(module, entry)
+    assert isinstance(function, func.FuncOp)
+    count = function.attributes["pypto.outputs"]
+    assert isinstance(count, IntegerAttr)
+    types = function.function_type.inputs.data[-count.value.data :]
+
+    def buffers() -> list[np.ndarray]:
+        from pypto_mlir.interp.gm_memref import poison_array
+
+        return [
+            poison_array(t.get_shape(), t.get_element_type())
+            for t in types
+            if isinstance(t, MemRefType)
+        ]
+
+    return buffers
+
+
+class _TileReferenceCompiled(Compiled):
+    pipeline = "tile reference interpreter (numpy), no lowering"
+    level = "tile"
+
+    def __init__(self, module: ModuleOp, entry: str) -> None:
+        self.module = module
+        self.entry = entry
+        self.new_outputs = tile_outputs(module, entry)
+
+    def run(self, args: Sequence[np.ndarray | int | float]) -> Execution:
+        from pypto_mlir.check import run_tile_level
+
+        outputs = self.new_outputs()
+        with capture_op_errors():
+            try:
+                run_tile_level(self.module, self.entry, [*args, *outputs])
+            except InterpretationError as error:
+                raise runtime_error(error) from error
         return Execution(outputs)
 
 
 class ReferenceBackend(Backend):
-    """The `tv` reference interpreter: the numerical ground truth, no timing."""
+    """The `tv` reference interpreter: the numerical ground truth, no timing
+    (the `tile` interpreter for tile kernels)."""
 
     name = "reference"
     level = "tv"
@@ -106,6 +164,9 @@ class ReferenceBackend(Backend):
 
     def compile(self, module: ModuleOp, entry: str) -> Compiled:
         return _ReferenceCompiled(module, entry)
+
+    def compile_tile(self, module: ModuleOp, entry: str) -> Compiled:
+        return _TileReferenceCompiled(module, entry)
 
 
 _BACKENDS: dict[str, Backend] = {}
@@ -148,14 +209,16 @@ class _SimCompiled(Compiled):
 
     def __init__(
         self,
-        source: func.FuncOp,
+        entry: str,
+        new_outputs: Callable[[], list[np.ndarray]],
         lowered: ModuleOp,
         target: Any,
         pipeline: str,
         remarks: list[Diagnostic],
         roofline: Any | None = None,
     ) -> None:
-        self.source = source
+        self.entry = entry
+        self.new_outputs = new_outputs
         self.roofline = roofline
         """The `sim.report.RooflineBound` of the tv kernel (None: no bound)."""
         self.lowered = lowered
@@ -165,19 +228,18 @@ class _SimCompiled(Compiled):
         """What the passes reported (tile sizes...), collected while lowering."""
 
     def run(self, args: Sequence[np.ndarray | int | float]) -> Execution:
-        from pypto_mlir.check import result_buffers
         from pypto_mlir.interp.ascend_hw import run_hw_function
         from pypto_mlir.sim import SimError
         from pypto_mlir.sim_diagnostic import sim_diagnostic
 
-        outputs = result_buffers(self.source)
+        outputs = self.new_outputs()
         # The simulator's GM is its arguments, written in place (bf16 ones are
         # rounded there): the caller's arrays stay as they were.
         inputs = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
         try:
             result = run_hw_function(
                 self.lowered,
-                self.source.sym_name.data,
+                self.entry,
                 [*inputs, *outputs],
                 self.target,
             )
@@ -215,13 +277,38 @@ class SimBackend(Backend):
         return None
 
     def compile(self, module: ModuleOp, entry: str) -> Compiled:
-        from pypto_mlir.check import lower
-        from pypto_mlir.diagnostics import DiagnosticError, diagnostic_handler
-        from pypto_mlir.pipelines import LowerPipeline
+        from pypto_mlir.check import result_buffers
         from pypto_mlir.roofline import roofline_bound
         from pypto_mlir.targets import load_target
 
-        pipeline = LowerPipeline(target=self.target)
+        source = SymbolTable.lookup_symbol(module, entry)
+        assert isinstance(source, func.FuncOp)
+        return self._lower(
+            module,
+            entry,
+            "tv",
+            lambda: result_buffers(source),
+            roofline_bound(module, entry, load_target(self.target)),
+        )
+
+    def compile_tile(self, module: ModuleOp, entry: str) -> Compiled:
+        """`pypto-lower{start-level=tile}`: the stages after tv-to-tile."""
+        return self._lower(module, entry, "tile", tile_outputs(module, entry), None)
+
+    def _lower(
+        self,
+        module: ModuleOp,
+        entry: str,
+        start_level: str,
+        new_outputs: Callable[[], list[np.ndarray]],
+        roofline: Any | None,
+    ) -> Compiled:
+        from pypto_mlir.check import lower
+        from pypto_mlir.diagnostics import DiagnosticError, diagnostic_handler
+        from pypto_mlir.pipelines import LowerPipeline
+        from pypto_mlir.targets import load_target
+
+        pipeline = LowerPipeline(target=self.target, start_level=start_level)
         remarks: list[Diagnostic] = []
         try:
             with diagnostic_handler(remarks.append):
@@ -237,20 +324,32 @@ class SimBackend(Backend):
         for diagnostic in remarks:
             if diagnostic.severity is Severity.WARNING:
                 emit(diagnostic)  # remarks (tile sizes) stay on the compiled kernel
-        source = SymbolTable.lookup_symbol(module, entry)
-        assert isinstance(source, func.FuncOp)
-        target = load_target(self.target)
-        compiled = _SimCompiled(
-            source,
+        options = f"target={self.target}"
+        if start_level != "tv":
+            options += f" start-level={start_level}"
+        return _SimCompiled(
+            entry,
+            new_outputs,
             lowered,
-            target,
-            f"pypto-lower{{target={self.target}}} to ascend_hw, run on the "
-            f"simulated {self.target}",
+            load_target(self.target),
+            f"pypto-lower{{{options}}} to ascend_hw, run on the simulated "
+            f"{self.target}",
             remarks,
-            roofline_bound(module, entry, target),
+            roofline,
         )
-        return compiled
 
 
 register_backend(ReferenceBackend())
 register_backend(SimBackend())
+
+
+def sim_backend(target: str) -> str:
+    """The name of a simulator backend for `target`: `sim` for the default
+    chip, else `sim-<target>`, registered on first use with priority -1 (so
+    that `auto` still picks the defaults)."""
+    for name, backend in _BACKENDS.items():
+        if isinstance(backend, SimBackend) and backend.target == target:
+            return name
+    name = f"sim-{target}"
+    register_backend(SimBackend(target, name=name, priority=-1))
+    return name

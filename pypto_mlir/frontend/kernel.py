@@ -36,7 +36,7 @@ from xdsl.printer import Printer
 
 from pypto_mlir.diagnostics import DiagnosticError, SourceLocation, verify
 from pypto_mlir.dialects import tensor_view as tv
-from pypto_mlir.frontend.backends import Compiled, select_backend
+from pypto_mlir.frontend.backends import Backend, Compiled, select_backend
 from pypto_mlir.frontend.dtypes import DType
 from pypto_mlir.frontend.errors import (
     KernelError,
@@ -422,7 +422,7 @@ class Kernel:
             _spec_symbols([p.annotation for p in self.parameters])
         )
         self._signature = inspect.signature(function)
-        self._cache: dict[tuple[int, ...], Specialization] = {}
+        self._cache: dict[tuple[str | None, *tuple[int, ...]], Specialization] = {}
         self._hits = 0
         self._misses = 0
 
@@ -499,14 +499,16 @@ class Kernel:
         """The kernel traced for these symbolic sizes (cached)."""
         return self._specialization(self._check_sizes(sizes))[0]
 
-    def _specialization(self, sizes: dict[str, int]) -> tuple[Specialization, bool]:
-        key = tuple(sizes[name] for name in self.symbols)
+    def _specialization(
+        self, sizes: dict[str, int], target: str | None = None
+    ) -> tuple[Specialization, bool]:
+        key = (target, *(sizes[name] for name in self.symbols))
         cached = self._cache.get(key)
         if cached is not None:
             self._hits += 1
             return cached, True
         start = time.perf_counter()
-        module = self._trace(sizes)
+        module = self._trace(sizes, target)
         specialization = Specialization(sizes, module, time.perf_counter() - start)
         self._misses += 1
         self._cache[key] = specialization
@@ -519,7 +521,7 @@ class Kernel:
             StringAttr(self.location.file), IntAttr(self.location.line), IntAttr(1)
         )
 
-    def _trace(self, sizes: dict[str, int]) -> ModuleOp:
+    def _trace(self, sizes: dict[str, int], target: str | None = None) -> ModuleOp:
         arg_types: list[Attribute] = []
         for parameter in self.parameters:
             annotation = parameter.annotation
@@ -559,13 +561,7 @@ class Kernel:
         func_op.function_type = FunctionType.from_lists(
             arg_types, [t.type for t in results]
         )
-        module = ModuleOp([func_op])
-        try:
-            verify(module)
-        except DiagnosticError as error:
-            diagnostic = error.diagnostic
-            raise KernelError(diagnostic.message, diagnostic.location) from None
-        return module
+        return verified(ModuleOp([func_op]))
 
     def _returned_tensors(
         self, returned: object, trace: Trace, sizes: dict[str, int]
@@ -628,13 +624,15 @@ class Kernel:
         """Run the kernel; the outputs and a report of what ran."""
         chosen = select_backend(backend or self.backend)
         values, sizes = self._bind(args, kwargs)
-        specialization, traced_before = self._specialization(sizes)
+        specialization, traced_before = self._specialization(
+            sizes, self._target_of(chosen)
+        )
         compiled = specialization.compiled.get(chosen.name)
         cached = compiled is not None and traced_before
         compile_seconds = 0.0 if traced_before else specialization.trace_seconds
         if compiled is None:
             start = time.perf_counter()
-            compiled = chosen.compile(specialization.module, self.name)
+            compiled = self._compile(chosen, specialization.module)
             compile_seconds += time.perf_counter() - start
             specialization.compiled[chosen.name] = compiled
         start = time.perf_counter()
@@ -646,7 +644,7 @@ class Kernel:
         report = RunReport(
             kernel=self.name,
             backend=chosen.name,
-            level=chosen.level,
+            level=compiled.level or chosen.level,
             pipeline=compiled.pipeline,
             sizes=dict(sizes),
             inputs=tuple(
@@ -654,11 +652,11 @@ class Kernel:
                 for p, v in zip(self.parameters, values, strict=True)
             ),
             outputs=tuple(
-                describe_sparse(output, _result_dtype(t))
+                describe_sparse(output, dtype)
                 if isinstance(output, SparseArray)
-                else describe(output.shape, _result_dtype(t))
-                for output, t in zip(
-                    outputs, func_op.function_type.outputs.data, strict=True
+                else describe(output.shape, dtype)
+                for output, dtype in zip(
+                    outputs, self._output_dtypes(func_op), strict=True
                 )
             ),
             cached=cached,
@@ -671,6 +669,18 @@ class Kernel:
             for output in outputs
         )
         return RunResult(returned, report)
+
+    # Hooks of the tile-level form (`pypto_mlir.frontend.tile_kernel`).
+
+    def _target_of(self, backend: Backend) -> str | None:
+        """The target the module is traced for (a tv module is target-free)."""
+        return None
+
+    def _compile(self, backend: Backend, module: ModuleOp) -> Compiled:
+        return backend.compile(module, self.name)
+
+    def _output_dtypes(self, function: func.FuncOp) -> list[str]:
+        return [str(_result_dtype(t)) for t in function.function_type.outputs.data]
 
     def profile(
         self, *args: object, backend: str | None = None, **kwargs: object
@@ -732,6 +742,17 @@ class Kernel:
                 annotation = annotation.dense
             bind_shape(what, annotation, value.shape, sizes, bound_by)
         return self.function(*bound.args, **bound.kwargs)
+
+
+def verified(module: ModuleOp) -> ModuleOp:
+    """`module`, after the verifier: its first error as a `KernelError` at the
+    kernel line of the op."""
+    try:
+        verify(module)
+    except DiagnosticError as error:
+        diagnostic = error.diagnostic
+        raise KernelError(diagnostic.message, diagnostic.location) from None
+    return module
 
 
 def _result_dtype(result_type: Attribute) -> str:

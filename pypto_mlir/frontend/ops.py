@@ -16,6 +16,7 @@ from xdsl.ir import Operation
 
 import pypto_mlir.op_facts as op_facts
 from pypto_mlir.dialects import tensor_view as tv
+from pypto_mlir.frontend import tile_views
 from pypto_mlir.frontend.dtypes import DType, f32
 from pypto_mlir.frontend.errors import kernel_error
 from pypto_mlir.frontend.sparse import sddmm, softmax
@@ -25,13 +26,19 @@ from pypto_mlir.frontend.tensor import (
     active_trace,
     binary,
     gather,
-    matmul,
     unary,
 )
+from pypto_mlir.frontend.tensor import matmul as tensor_matmul
+from pypto_mlir.frontend.tile_views import Tile, TileView
 
 
-def _elementwise(op_type: type[tv.BinaryOp], what: str, a: object, b: object) -> Tensor:
-    """A binary op where either side may be a tensor (at least one must be)."""
+def _elementwise(
+    op_type: type[tv.BinaryOp], what: str, a: object, b: object
+) -> Tensor | Tile:
+    """A binary op where either side may be a tensor (at least one must be), or
+    a tile of a tile kernel."""
+    if isinstance(a, Tile) or isinstance(b, Tile):
+        return tile_views.binary(op_type.name.removeprefix("tv."), what, a, b)
     if isinstance(a, Tensor):
         return binary(a, op_type, what, a.value, a._operand(what, b))
     if isinstance(b, Tensor):
@@ -48,6 +55,8 @@ def _unary_function(facts: op_facts.UnaryFacts) -> Callable[[Tensor], Tensor]:
     what = f"pto.{facts.frontend}"
 
     def function(x: Tensor) -> Tensor:
+        if isinstance(x, Tile):
+            return tile_views.unary(facts.name, what, x)  # pyright: ignore[reportReturnType]
         return unary(x, op_type, what)
 
     return _named(function, facts.frontend, facts.doc)
@@ -99,15 +108,37 @@ __all__ += ELEMENTWISE_FUNCTIONS
 __all__.sort()
 
 
+def matmul(
+    a: object,
+    b: object,
+    transpose_a: bool = False,
+    transpose_b: bool = False,
+    out_dtype: DType | None = None,
+    *,
+    acc: object = None,
+) -> Any:
+    """Record `a @ b` (f32 accumulation; the result has `out_dtype`, default the
+    inputs' dtype, i32 for i8). On tiles of a tile kernel: the cube's
+    `tile.matmul` of an l0a and an l0b tile into l0c, accumulating into `acc`."""
+    if isinstance(a, Tile) or isinstance(b, Tile):
+        return tile_views.matmul(a, b, acc)
+    return tensor_matmul(a, b, transpose_a, transpose_b, out_dtype)
+
+
 def cast(x: Tensor, dtype: DType) -> Tensor:
     """`x.astype(dtype)`."""
+    if isinstance(x, Tile):
+        return tile_views.cast(x, dtype)  # pyright: ignore[reportReturnType]
     if not isinstance(x, Tensor):
         raise kernel_error(f"pto.cast expects a kernel tensor, got {type(x).__name__}")
     return x.astype(dtype)
 
 
 def full(shape: int | Sequence[int], value: float, dtype: DType = f32) -> Tensor:
-    """A tensor of `shape` with every element `value` (rounded to `dtype`)."""
+    """A tensor of `shape` with every element `value` (rounded to `dtype`); with
+    a `TileView` for `shape`, a UB tile of it (`tile.fill`)."""
+    if isinstance(shape, TileView):
+        return tile_views.full(shape, value)  # pyright: ignore[reportReturnType]
     trace = active_trace("pto.full")
     if not isinstance(dtype, DType):
         raise kernel_error(f"pto.full: expected a pto dtype, got {dtype!r}")

@@ -10,7 +10,9 @@ The tolerance is numpy's `allclose` form, `atol + rtol * |expected|`, where
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -67,3 +69,18 @@ def compare(
         float(np.nan_to_num(relative, nan=np.inf).max(initial=0.0)),
         float(np.nan_to_num(ratio, nan=np.inf).max(initial=0.0)),
     )
+
+
+def check_run(
+    kernel: Any,
+    inputs: Sequence[Any],
+    reference: Callable[..., np.ndarray],
+    tolerance: Callable[..., tuple[float, float | np.ndarray]],
+    backend: str | None = None,
+) -> tuple[Any, Comparison]:
+    """Run `kernel` on `inputs` and compare its output with `reference(*inputs)`
+    within `tolerance(*inputs)` = (rtol, atol): the `RunResult` and the
+    `Comparison` (how the examples check themselves)."""
+    result = kernel.run(*inputs, backend=backend)
+    rtol, atol = tolerance(*inputs)
+    return result, compare(result.value, reference(*inputs), rtol=rtol, atol=atol)
