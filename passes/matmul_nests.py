@@ -102,12 +102,22 @@ class MatmulNest(NestBuilder):
 
         def row_body(c1: InsertPoint, i: Valid, _: list[SSAValue]) -> list[SSAValue]:
             row_blocks = self._base_blocks(c1, i, m, tiling.m0, m_segment)
+            panels = (
+                self._panels(c1, op, tiling, row_blocks) if tiling.panel else None
+            )
 
             def col_body(
                 c2: InsertPoint, j: Valid, _: list[SSAValue]
             ) -> list[SSAValue]:
                 col_blocks = self._base_blocks(c2, j, n, tiling.n0, n_segment)
-                accumulators = self._k_loop(c2, op, tiling, row_blocks, col_blocks)
+                if panels is not None:
+                    accumulators = self._k_panel(
+                        c2, op, tiling, panels, row_blocks, col_blocks
+                    )
+                else:
+                    accumulators = self._k_loop(
+                        c2, op, tiling, row_blocks, col_blocks
+                    )
                 for a, row in enumerate(row_blocks):
                     for b, col in enumerate(col_blocks):
                         self.epilogue(c2, op, row, col, accumulators[a][b])
@@ -230,48 +240,43 @@ class MatmulNest(NestBuilder):
         k_valid: Valid,
         pad: bool,
         accumulators: list[list[SSAValue]] | None,
+        loaded: tuple[list[SSAValue], int, list[SSAValue]] | None = None,
     ) -> list[list[SSAValue]]:
         """One L1 chunk: load its blocks, then its cube steps in a skewed order
         (the L0 moves of step s + 1 before the matmuls of step s), so that two
-        steps' L0 tiles are live at once and MTE1 runs ahead of the cube."""
+        steps' L0 tiles are live at once and MTE1 runs ahead of the cube.
+        `loaded` = (A panels, the chunk's offset in them, B tiles) gives the
+        chunk's L1 tiles instead (a panel nest, `_k_panel`)."""
         ta, tb = op.transpose_a is not None, op.transpose_b is not None
-        lhs_l1 = [
-            self._operand_l1(
-                at,
-                op.lhs,
-                ta,
-                row,
-                (k_offset, k_valid),
-                tiling.m0,
-                tiling.k1,
-                pad,
-                True,
-            )
-            for row in row_blocks
-        ]
-        rhs_l1 = [
-            self._operand_l1(
-                at,
-                op.rhs,
-                tb,
-                col,
-                (k_offset, k_valid),
-                tiling.n0,
-                tiling.k1,
-                pad,
-                False,
-            )
-            for col in col_blocks
-        ]
-        steps = -(-k_valid // tiling.k0) if tiling.k1 > tiling.k0 else 1
+        if loaded is None:
+            lhs_l1 = [
+                self._operand_l1(
+                    at,
+                    op.lhs,
+                    ta,
+                    row,
+                    (k_offset, k_valid),
+                    tiling.m0,
+                    tiling.k1,
+                    pad,
+                    True,
+                )
+                for row in row_blocks
+            ]
+            rhs_l1 = self._rhs_chunk(at, op, tiling, col_blocks, k_offset, k_valid, pad)
+            lhs_base = 0
+        else:
+            lhs_l1, lhs_base, rhs_l1 = loaded
+        windowed = tiling.k1 > tiling.k0 or loaded is not None
+        steps = -(-k_valid // tiling.k0) if windowed else 1
         assert isinstance(steps, int)
-        windowed = tiling.k1 > tiling.k0
 
         def moves(step: int) -> tuple[list[SSAValue], list[SSAValue]]:
             depth = (step * tiling.k0, tiling.k0) if windowed else None
+            lhs_depth = (lhs_base + step * tiling.k0, tiling.k0) if windowed else None
             return (
                 [
-                    self._to_l0(at, t, MemorySpace.L0A, ta, depth, not ta)
+                    self._to_l0(at, t, MemorySpace.L0A, ta, lhs_depth, not ta)
                     for t in lhs_l1
                 ],
                 [self._to_l0(at, t, MemorySpace.L0B, tb, depth, tb) for t in rhs_l1],
@@ -294,6 +299,95 @@ class MatmulNest(NestBuilder):
             ]
         assert acc is not None
         return acc
+
+    def _rhs_chunk(
+        self,
+        at: InsertPoint,
+        op: tv.MatmulOp,
+        tiling: MatmulTiling,
+        col_blocks: list[tuple[SSAValue, Valid]],
+        k_offset: SSAValue,
+        k_valid: Valid,
+        pad: bool,
+    ) -> list[SSAValue]:
+        """The B tiles of one L1 chunk, one per base column block."""
+        tb = op.transpose_b is not None
+        return [
+            self._operand_l1(
+                at, op.rhs, tb, col, (k_offset, k_valid), tiling.n0, tiling.k1, pad, False
+            )
+            for col in col_blocks
+        ]
+
+    def _panels(
+        self,
+        at: InsertPoint,
+        op: tv.MatmulOp,
+        tiling: MatmulTiling,
+        row_blocks: list[tuple[SSAValue, Valid]],
+    ) -> list[SSAValue]:
+        """The A panels of an L1 block row: per base row block, all of K (whole
+        chunks, zero-padded past K) in one L1 tile, loaded once for the row's
+        blocks (the tiling model's `panel`)."""
+        k_extent = self.extents.of(op.lhs)[-1]
+        assert isinstance(k_extent, int), "an A panel needs a static K"
+        depth = -(-k_extent // tiling.k1) * tiling.k1
+        pad = k_extent % tiling.k0 != 0 or depth != k_extent
+        zero = self.constant(0)
+        return [
+            self._operand_l1(
+                at, op.lhs, False, row, (zero, k_extent), tiling.m0, depth, pad, True
+            )
+            for row in row_blocks
+        ]
+
+    def _k_panel(
+        self,
+        at: InsertPoint,
+        op: tv.MatmulOp,
+        tiling: MatmulTiling,
+        panels: list[SSAValue],
+        row_blocks: list[tuple[SSAValue, Valid]],
+        col_blocks: list[tuple[SSAValue, Valid]],
+    ) -> list[list[SSAValue]]:
+        """Accumulate over K from the row's A panels: the K chunks unrolled (the
+        moves take static windows of the panels), each chunk's B tiles loaded
+        one chunk ahead, so that two chunks of B are live and the next one's load
+        overlaps this one's cube steps."""
+        k_extent = self.extents.of(op.lhs)[-1]
+        assert isinstance(k_extent, int)
+        k1 = tiling.k1
+        pad = k_extent % tiling.k0 != 0
+        chunks = -(-k_extent // k1)
+
+        def load(chunk: int) -> list[SSAValue]:
+            offset = chunk * k1
+            valid = min(k1, k_extent - offset)
+            return self._rhs_chunk(
+                at, op, tiling, col_blocks, self.constant(offset), valid, pad
+            )
+
+        accumulators: list[list[SSAValue]] | None = None
+        ahead = load(0)
+        for chunk in range(chunks):
+            rhs = ahead
+            if chunk + 1 < chunks:
+                ahead = load(chunk + 1)
+            offset = chunk * k1
+            accumulators = self._k_chunk(
+                at,
+                op,
+                tiling,
+                row_blocks,
+                col_blocks,
+                self.constant(offset),
+                min(k1, k_extent - offset),
+                pad,
+                accumulators,
+                (panels, offset, rhs),
+            )
+        assert accumulators is not None
+        return accumulators
 
     def _operand_l1(
         self,

@@ -21,7 +21,7 @@ fractal. Two kinds of nest are sized here:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -30,6 +30,8 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from pypto_mlir.dialects.tile import LoadOp, MemorySpace, TileType, element_bytes
 from pypto_mlir.targets import Target
 from pypto_mlir.targets.cost import dma_cost, mmad_cycles
+
+from .multicore_split import core_split
 
 BUFFERING = 2
 """Every memory holds each live tile this many times (double buffering)."""
@@ -40,6 +42,11 @@ ASSUMED_DYNAMIC_EXTENT = 4096
 MAX_L1_FACTOR = 4
 """At most this many L0 base blocks per L1 block along M and along N: the base
 blocks of an L1 block are unrolled, so the factor bounds the code size."""
+
+MAX_PANEL_CHUNKS = 8
+"""At most this many L1 chunks along K in an A panel kept in L1: the K loop of
+a panel nest is unrolled (its L0 moves take static windows of the panel), so
+the count bounds the code size."""
 
 
 class TilingError(ValueError):
@@ -359,6 +366,10 @@ class MatmulTiling:
     fa: int = 1
     fb: int = 1
     k1: int = 0
+    panel: bool = False
+    """The A rows of an L1 block row stay in L1 (one load of all of K per base
+    row block) while the core runs the blocks of that row: only B is loaded per
+    block, in double-buffered chunks `k1` deep (`matmul_nests`)."""
 
     def __post_init__(self) -> None:
         if self.k1 == 0:
@@ -394,6 +405,16 @@ class MatmulRequest:
     """Product of the leading (batch) extents."""
     cores: int = 1
     """The cores the nest's blocks are spread over."""
+    panels: bool = True
+    """Consider keeping A panels in L1 across a core's blocks (tv-to-tile's
+    `matmul-panels`)."""
+
+
+def panel_bytes(request: MatmulRequest, tiling: MatmulTiling) -> int:
+    """L1 bytes of the A panel of one L1 block row: fa base rows of all of K
+    (rounded to whole chunks)."""
+    k = request.k if request.k is not None else ASSUMED_DYNAMIC_EXTENT
+    return tiling.fa * tiling.m0 * round_up(k, tiling.k1) * request.in_bytes
 
 
 def matmul_footprint(
@@ -439,6 +460,9 @@ def matmul_footprint(
         "l0c": t.fa * t.fb * t.m0 * t.n0 * r.acc_bytes,
         "l1": (t.fa * t.m0 + t.fb * t.n0) * t.k1 * r.in_bytes,
     }
+    if t.panel:
+        # The panel once, and two B chunks (the next one loads during this one).
+        footprint["l1"] = panel_bytes(r, t) + 2 * t.fb * t.n0 * t.k1 * r.in_bytes
     ub = zero_fill + (r.epilogue(t.m0, t.n0) if r.epilogue is not None else 0)
     if ub:
         footprint["ub"] = ub
@@ -474,14 +498,44 @@ def auto_matmul_tiling(
     skewed cube steps keep live); None if none fits. Ties go to less GM traffic, less
     padded cube work, fewer accumulators, then deeper k0."""
     r = request
+    m = r.m if r.m is not None else ASSUMED_DYNAMIC_EXTENT
+    n = r.n if r.n is not None else ASSUMED_DYNAMIC_EXTENT
+    k = r.k if r.k is not None else ASSUMED_DYNAMIC_EXTENT
+    estimate = _CycleEstimate(target, r)
+    best: tuple[tuple[float, ...], MatmulTiling] | None = None
+    for tiling in _matmul_candidates(target, r, buffering):
+        if not _fits(target, r, tiling, buffering):
+            continue
+        a_reads = 1 if tiling.panel else -(-n // tiling.n1)
+        traffic = m * k * a_reads + k * n * -(-m // tiling.m1)
+        padded = round_up(m, tiling.m0) * round_up(n, tiling.n0) * round_up(k, tiling.k0)
+        key = (
+            estimate.cycles(tiling),
+            traffic,
+            padded,
+            tiling.fa * tiling.fb,
+            -tiling.k0,
+            -tiling.k1,
+            -tiling.m0 * tiling.n0,
+            tiling.panel,
+        )
+        if best is None or key < best[0]:
+            best = (key, tiling)
+    return None if best is None else best[1]
+
+
+def _matmul_candidates(
+    target: Target, r: MatmulRequest, buffering: int
+) -> Iterator[MatmulTiling]:
+    """Every tiling worth estimating: base blocks of power-of-two fractals, L1
+    factors up to MAX_L1_FACTOR, L0 depths that fit L0A/L0B, L1 depths, with
+    and without an A panel."""
     f = r.fractal
     m = r.m if r.m is not None else ASSUMED_DYNAMIC_EXTENT
     n = r.n if r.n is not None else ASSUMED_DYNAMIC_EXTENT
     k = r.k if r.k is not None else ASSUMED_DYNAMIC_EXTENT
     l0a, l0b = target.memories["l0a"].size, target.memories["l0b"].size
     assert l0a is not None and l0b is not None
-    estimate = _CycleEstimate(target, r)
-    best: tuple[tuple[float, ...], MatmulTiling] | None = None
     for m0 in _block_candidates(m, f):
         for n0 in _block_candidates(n, f):
             for fa in range(1, MAX_L1_FACTOR + 1):
@@ -497,25 +551,23 @@ def auto_matmul_tiling(
                     deepest = min(k_room // f * f, round_up(k, f))
                     for k0 in _depths(deepest, f):
                         for k1 in _depths(round_up(k, f), k0, r.k is not None):
-                            tiling = MatmulTiling(m0, n0, k0, fa, fb, k1)
-                            if not _fits(target, r, tiling, buffering):
-                                continue
-                            traffic = m * k * -(-n // tiling.n1) + k * n * -(
-                                -m // tiling.m1
-                            )
-                            padded = round_up(m, m0) * round_up(n, n0) * round_up(k, k0)
-                            key = (
-                                estimate.cycles(tiling),
-                                traffic,
-                                padded,
-                                fa * fb,
-                                -k0,
-                                -k1,
-                                -m0 * n0,
-                            )
-                            if best is None or key < best[0]:
-                                best = (key, tiling)
-    return None if best is None else best[1]
+                            for panel in _panel_choices(r, k1, fa * m0):
+                                yield MatmulTiling(m0, n0, k0, fa, fb, k1, panel)
+
+
+def _panel_choices(request: MatmulRequest, k1: int, m1: int) -> tuple[bool, ...]:
+    """Whether to try an A panel: only with `panels`, a static K of at most
+    MAX_PANEL_CHUNKS chunks, A stored [m, k], and L1 block rows that tile M
+    (the rows past the last whole L1 block are a loop of their own, which the
+    multi-core split runs on one core)."""
+    r = request
+    if not r.panels or r.k is None or r.transpose_a:
+        return (False,)
+    if r.m is None or (r.m % m1 and m1 < r.m):
+        return (False,)
+    if -(-r.k // k1) > MAX_PANEL_CHUNKS:
+        return (False,)
+    return (False, True)
 
 
 def _depths(deepest: int, unit: int, deeper: bool = True) -> list[int]:
@@ -606,19 +658,61 @@ class _CycleEstimate:
         l1 = target.memories["l1"].size
         l0c = target.memories["l0c"].size
         assert l1 is not None and l0c is not None
-        if 2 * footprint["l1"] <= l1 and chunks > 1:
+        if t.panel:
+            # Only B per block, its chunks double-buffered (`footprint` has both).
+            mte2 = chunks * t.fb * b_cycles
+        if (t.panel or 2 * footprint["l1"] <= l1) and chunks > 1:
             # Pipelined: one chunk's load (or cube work) is not overlapped.
             block = max(mte2, mte1, cube) + min(mte2, cube) / chunks
         else:
             block = mte2 + max(mte1, cube)
         block = max(block, fix) if 2 * footprint["l0c"] <= l0c else block + fix
-        blocks = r.batch * -(-m // t.m1) * -(-n // t.n1)
-        rounds = -(-blocks // max(1, r.cores))
-        wire = blocks * (
-            chunks * (t.fa * a_wire + t.fb * b_wire)
-            + (t.fa * t.fb * fix_wire if out[1] == "gm" else 0)
+        rows, columns = r.batch * -(-m // t.m1), -(-n // t.n1)
+        blocks = rows * columns
+        fixes = t.fa * t.fb * fix_wire if out[1] == "gm" else 0
+        if not t.panel:
+            rounds = -(-blocks // max(1, r.cores))
+            wire = blocks * (chunks * (t.fa * a_wire + t.fb * b_wire) + fixes)
+            return max(rounds * block, wire / target.gm_bytes_per_cycle)
+        # A panel: a core loads the panel of each of its block rows once (one
+        # DMA per base row block, not overlapped with its first block), then
+        # runs that row's blocks (multicore_split's grid decides which).
+        panel_cycles, panel_wire = self.dma(("gm", "l1"), t.m0, k * e, k * e)
+        row_cores, column_cores = core_split(rows, columns, max(1, r.cores))
+        core_rows = -(-rows // row_cores)
+        core_columns = -(-columns // column_cores)
+        cycles = core_rows * (t.fa * panel_cycles + core_columns * block)
+        wire = rows * column_cores * t.fa * panel_wire
+        wire += blocks * (chunks * t.fb * b_wire + fixes)
+        return max(cycles, wire / target.gm_bytes_per_cycle)
+
+
+def matmul_choice_text(
+    target: Target, request: MatmulRequest, tiling: MatmulTiling
+) -> str:
+    """What the model estimates for `tiling` and, for an A panel, for the same
+    blocks without one: the remark's reason for the choice."""
+    r = request
+    estimate = _CycleEstimate(target, r)
+    m = r.m if r.m is not None else ASSUMED_DYNAMIC_EXTENT
+    n = r.n if r.n is not None else ASSUMED_DYNAMIC_EXTENT
+    rows, columns = r.batch * -(-m // tiling.m1), -(-n // tiling.n1)
+    row_cores, column_cores = core_split(rows, columns, max(1, r.cores))
+    cores = min(rows, row_cores) * min(columns, column_cores)
+    text = (
+        f"; {rows}x{columns} L1 block(s) over {cores} core(s), estimated "
+        f"{estimate.cycles(tiling):.0f} cycles"
+    )
+    if tiling.panel:
+        without = MatmulTiling(
+            tiling.m0, tiling.n0, tiling.k0, tiling.fa, tiling.fb, tiling.k1
         )
-        return max(rounds * block, wire / target.gm_bytes_per_cycle)
+        text += (
+            f"; A panel {tiling.m1}x{r.k} kept in l1 across a core's blocks of a "
+            f"row ({panel_bytes(r, tiling)} bytes; estimated "
+            f"{estimate.cycles(without):.0f} cycles without)"
+        )
+    return text
 
 
 def _block_candidates(extent: int, fractal: int) -> list[int]:

@@ -80,6 +80,7 @@ from .tiling_model import (
     column_unit,
     explicit_matmul_tiling,
     explicit_vector_tiling,
+    matmul_choice_text,
     matmul_fits,
 )
 from .tv_fusion import (
@@ -129,6 +130,10 @@ class TvToTilePass(ModulePass):
     max_cores: int = 0
     """The cores tile-to-hw spreads the nests over (0: all of the target's);
     the matmul model sizes blocks for them."""
+
+    matmul_panels: bool = True
+    """Let the matmul model keep A panels in L1 across a core's blocks of one
+    block row (passes/tiling_model.py); false: A is loaded per block."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         target_name = resolve_target(op, self.target, default=None)
@@ -735,6 +740,7 @@ class FunctionLowering:
             transpose_b=op.transpose_b is not None,
             batch=batch,
             cores=cores,
+            panels=self.options.matmul_panels,
         )
         buffering = BUFFERING
         if self.options.matmul_tile_sizes:
@@ -760,7 +766,7 @@ class FunctionLowering:
             tiling = found
         tiling = _effective(tiling, request)
         MatmulNest(group, self.extents, self.gm, cursor).emit(tiling)
-        emit_remark(group.root, self._matmul_remark(group, tiling, k_extent, buffering))
+        emit_remark(group.root, self._matmul_remark(group, tiling, k_extent, buffering, request))
 
     def _split_epilogue(self, group: Group, cursor: LocatedBuilder) -> None:
         """A matmul whose epilogue does not fit UB next to a base block (an i8
@@ -826,7 +832,12 @@ class FunctionLowering:
         return _EpilogueProfile(profile)
 
     def _matmul_remark(
-        self, group: Group, tiling: MatmulTiling, k_extent: object, buffering: int
+        self,
+        group: Group,
+        tiling: MatmulTiling,
+        k_extent: object,
+        buffering: int,
+        request: MatmulRequest,
     ) -> str:
         def show(extent: object) -> str:
             return str(extent) if isinstance(extent, int) else "?"
@@ -842,7 +853,7 @@ class FunctionLowering:
         if epilogue:
             text += f", epilogue {', '.join(epilogue)} in ub"
         text += "; double-buffered" if buffering > 1 else "; single-buffered"
-        return text
+        return text + matmul_choice_text(self.target, request, tiling)
 
     # Returned GM values and the new signature -----------------------------------------
 
@@ -966,7 +977,7 @@ def _effective(tiling: MatmulTiling, request: MatmulRequest) -> MatmulTiling:
     """`tiling` without L1 factors that a static extent leaves no whole L1 block for."""
     fa = 1 if request.m is not None and request.m < tiling.m1 else tiling.fa
     fb = 1 if request.n is not None and request.n < tiling.n1 else tiling.fb
-    return MatmulTiling(tiling.m0, tiling.n0, tiling.k0, fa, fb, tiling.k1)
+    return MatmulTiling(tiling.m0, tiling.n0, tiling.k0, fa, fb, tiling.k1, tiling.panel)
 
 
 def _memref_type(tensor: tv.TensorViewType) -> MemRefType[Attribute]:
