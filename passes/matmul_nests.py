@@ -102,9 +102,7 @@ class MatmulNest(NestBuilder):
 
         def row_body(c1: InsertPoint, i: Valid, _: list[SSAValue]) -> list[SSAValue]:
             row_blocks = self._base_blocks(c1, i, m, tiling.m0, m_segment)
-            panels = (
-                self._panels(c1, op, tiling, row_blocks) if tiling.panel else None
-            )
+            panels = self._panels(c1, op, tiling, row_blocks) if tiling.panel else None
 
             def col_body(
                 c2: InsertPoint, j: Valid, _: list[SSAValue]
@@ -115,9 +113,7 @@ class MatmulNest(NestBuilder):
                         c2, op, tiling, panels, row_blocks, col_blocks
                     )
                 else:
-                    accumulators = self._k_loop(
-                        c2, op, tiling, row_blocks, col_blocks
-                    )
+                    accumulators = self._k_loop(c2, op, tiling, row_blocks, col_blocks)
                 for a, row in enumerate(row_blocks):
                     for b, col in enumerate(col_blocks):
                         self.epilogue(c2, op, row, col, accumulators[a][b])
@@ -267,13 +263,18 @@ class MatmulNest(NestBuilder):
             lhs_base = 0
         else:
             lhs_l1, lhs_base, rhs_l1 = loaded
-        windowed = tiling.k1 > tiling.k0 or loaded is not None
+        windowed = tiling.k1 > tiling.k0
+        # A panel deeper than one cube step is moved in windows of it.
+        lhs_depth_total = cast(TileType, lhs_l1[0].type).get_shape()[-1]
+        lhs_windowed = windowed or (loaded is not None and lhs_depth_total > tiling.k0)
         steps = -(-k_valid // tiling.k0) if windowed else 1
         assert isinstance(steps, int)
 
         def moves(step: int) -> tuple[list[SSAValue], list[SSAValue]]:
             depth = (step * tiling.k0, tiling.k0) if windowed else None
-            lhs_depth = (lhs_base + step * tiling.k0, tiling.k0) if windowed else None
+            lhs_depth = (
+                (lhs_base + step * tiling.k0, tiling.k0) if lhs_windowed else None
+            )
             return (
                 [
                     self._to_l0(at, t, MemorySpace.L0A, ta, lhs_depth, not ta)
@@ -314,7 +315,15 @@ class MatmulNest(NestBuilder):
         tb = op.transpose_b is not None
         return [
             self._operand_l1(
-                at, op.rhs, tb, col, (k_offset, k_valid), tiling.n0, tiling.k1, pad, False
+                at,
+                op.rhs,
+                tb,
+                col,
+                (k_offset, k_valid),
+                tiling.n0,
+                tiling.k1,
+                pad,
+                False,
             )
             for col in col_blocks
         ]

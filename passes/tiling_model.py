@@ -508,7 +508,9 @@ def auto_matmul_tiling(
             continue
         a_reads = 1 if tiling.panel else -(-n // tiling.n1)
         traffic = m * k * a_reads + k * n * -(-m // tiling.m1)
-        padded = round_up(m, tiling.m0) * round_up(n, tiling.n0) * round_up(k, tiling.k0)
+        padded = (
+            round_up(m, tiling.m0) * round_up(n, tiling.n0) * round_up(k, tiling.k0)
+        )
         key = (
             estimate.cycles(tiling),
             traffic,

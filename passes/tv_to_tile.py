@@ -766,7 +766,9 @@ class FunctionLowering:
             tiling = found
         tiling = _effective(tiling, request)
         MatmulNest(group, self.extents, self.gm, cursor).emit(tiling)
-        emit_remark(group.root, self._matmul_remark(group, tiling, k_extent, buffering, request))
+        emit_remark(
+            group.root, self._matmul_remark(group, tiling, k_extent, buffering, request)
+        )
 
     def _split_epilogue(self, group: Group, cursor: LocatedBuilder) -> None:
         """A matmul whose epilogue does not fit UB next to a base block (an i8
@@ -977,7 +979,9 @@ def _effective(tiling: MatmulTiling, request: MatmulRequest) -> MatmulTiling:
     """`tiling` without L1 factors that a static extent leaves no whole L1 block for."""
     fa = 1 if request.m is not None and request.m < tiling.m1 else tiling.fa
     fb = 1 if request.n is not None and request.n < tiling.n1 else tiling.fb
-    return MatmulTiling(tiling.m0, tiling.n0, tiling.k0, fa, fb, tiling.k1, tiling.panel)
+    return MatmulTiling(
+        tiling.m0, tiling.n0, tiling.k0, fa, fb, tiling.k1, tiling.panel
+    )
 
 
 def _memref_type(tensor: tv.TensorViewType) -> MemRefType[Attribute]:
