@@ -18,13 +18,13 @@ from dataclasses import dataclass
 from typing import cast
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import DYNAMIC_INDEX
+from xdsl.dialects.builtin import DYNAMIC_INDEX, f32
 from xdsl.ir import SSAValue
 from xdsl.rewriter import InsertPoint
 
 from pypto_mlir.dialects import tensor_view as tv
 from pypto_mlir.dialects import tile
-from pypto_mlir.dialects.tile import MemorySpace, TileType
+from pypto_mlir.dialects.tile import MemorySpace, TileType, element_bytes
 
 from .nest_builder import NestBuilder, Scope, Valid
 from .tiling_model import MatmulTiling
@@ -45,6 +45,17 @@ class Segment:
 class MatmulNest(NestBuilder):
     """Builds the nest of a MATMUL group (see the module doc)."""
 
+    workspace: SSAValue | None = None
+    """The f32 GM buffer [split * M, N] of a K split's partial sums."""
+    _k_range: tuple[SSAValue, int] | None = None
+    """While a K split's nest is built: its range's start and depth."""
+    _split_row: SSAValue | None = None
+    """While a K split's nest is built: the unit's first workspace row."""
+    combine_ub: int = 192 * 1024
+    """UB bytes of the target: the combine nest's tiles take a quarter."""
+    combine_cores: int = 1
+    """The cores the combine nest's row tiles are spread over."""
+
     def emit(self, tiling: MatmulTiling) -> None:
         """The two-level matmul nest of a MATMUL group, epilogue included."""
         group = self.group
@@ -55,6 +66,9 @@ class MatmulNest(NestBuilder):
         for dim in range(rank):
             self.steps[dim] = 1
         self.physical = {rows: tiling.m0, cols: tiling.n0}
+        if tiling.split > 1:
+            self._emit_split(op, tiling)
+            return
 
         def batch_body(at: InsertPoint, _: list[SSAValue]) -> list[SSAValue]:
             for m_segment in self._segments(
@@ -67,6 +81,106 @@ class MatmulNest(NestBuilder):
             return []
 
         self.frame_loops(self.top, range(rank - 2), [], batch_body)
+
+    def _emit_split(self, op: tv.MatmulOp, tiling: MatmulTiling) -> None:
+        """A K split (rank 2, static extents, M a multiple of the L1 block, no
+        epilogue): one loop over (K range, block row) units u = range * rows +
+        row, parallel like the block loop inside it, storing the f32 sums of
+        unit u to rows u * m1 .. of the workspace [split * M, N] (affine in u,
+        so that the multi-core split can cut it); then the combine nest."""
+        workspace = self.workspace
+        assert workspace is not None and self.group.rank == 2
+        k_extent = self.extents.of(op.lhs)[-2 if op.transpose_a is not None else -1]
+        m, n = self.group.frame
+        assert isinstance(k_extent, int) and k_extent % tiling.split == 0
+        assert isinstance(m, int) and m % tiling.m1 == 0
+        depth = k_extent // tiling.split
+        rows = m // tiling.m1
+        m_segment = Segment(0, m, tiling.fa, True)
+
+        def unit_body(at: InsertPoint, u: Valid, _: list[SSAValue]) -> list[SSAValue]:
+            unit = self.index_value(u)
+            part = self.value(at, arith.DivUIOp(unit, self.constant(rows)))
+            row = self.value(at, arith.RemUIOp(unit, self.constant(rows)))
+            start = self.value(at, arith.MuliOp(part, self.constant(depth)))
+            i = self.value(at, arith.MuliOp(row, self.constant(tiling.m1)))
+            self._k_range = (start, depth)
+            self._split_row = self.value(
+                at, arith.MuliOp(unit, self.constant(tiling.m1))
+            )
+            for n_segment in self._segments(at, n, tiling.n0, tiling.fb):
+                self._block_row(at, op, tiling, i, m_segment, n_segment)
+            return []
+
+        self.loop(self.top, 0, tiling.split * rows, 1, [], unit_body)
+        self._k_range = self._split_row = None
+        self._combine(op, tiling.split)
+
+    def _combine(self, op: tv.MatmulOp, split: int) -> None:
+        """Add the `split` partial sums of each UB tile of the result and store
+        it (cast to the result type): rows of whole width where UB allows."""
+        workspace = self.workspace
+        assert workspace is not None
+        m, n = self.group.frame
+        assert isinstance(m, int) and isinstance(n, int)
+        result_type = tensor_type(op.result).element_type
+        unit = 32
+        columns = -(-n // unit) * unit
+        out_bytes = element_bytes(result_type)
+        # Two f32 tiles and the result, twice (double buffering), in a quarter
+        # of UB: rows of `columns`.
+        budget = self.combine_ub // 4
+        columns = min(columns, max(unit, budget // (8 + out_bytes) // unit * unit))
+        # Enough row tiles for every core, if UB allows.
+        rows = max(1, min(m, budget // (columns * (8 + out_bytes))))
+        rows = min(rows, max(1, -(-m // self.combine_cores)))
+        self.physical = {0: rows, 1: columns}
+
+        def row_body(c1: InsertPoint, i: Valid, _: list[SSAValue]) -> list[SSAValue]:
+            row_valid = self.tail(c1, m, i, rows, True)
+
+            def col_body(
+                c2: InsertPoint, j: Valid, _: list[SSAValue]
+            ) -> list[SSAValue]:
+                col_valid = self.tail(c2, n, j, columns, True)
+                total: SSAValue | None = None
+                for part in range(split):
+                    tile_type = TileType(
+                        [rows, columns],
+                        f32,
+                        MemorySpace.UB,
+                        [
+                            v if isinstance(v, int) else DYNAMIC_INDEX
+                            for v in (row_valid, col_valid)
+                        ],
+                    )
+                    dynamic = [
+                        v for v in (row_valid, col_valid) if isinstance(v, SSAValue)
+                    ]
+                    indices = [
+                        self.index_value(self.add(c2, i, part * m)),
+                        self.index_value(j),
+                    ]
+                    loaded = self.value(
+                        c2, tile.LoadOp(workspace, indices, tile_type, dynamic)
+                    )
+                    total = (
+                        loaded
+                        if total is None
+                        else self.value(c2, tile.AddOp(total, loaded))
+                    )
+                assert total is not None
+                if result_type != f32:
+                    total = self.value(c2, tile.CastOp(total, result_type))
+                self.index[0], self.valid[0] = self.index_value(i), row_valid
+                self.index[1], self.valid[1] = self.index_value(j), col_valid
+                self.store(c2, op.result, total)
+                return []
+
+            self.loop(c1, 0, n, columns, [], col_body)
+            return []
+
+        self.loop(self.top, 0, m, rows, [], row_body)
 
     def _segments(
         self, at: InsertPoint, extent: Extent, base: int, factor: int
@@ -97,36 +211,8 @@ class MatmulNest(NestBuilder):
         m_segment: Segment,
         n_segment: Segment,
     ) -> None:
-        rows, cols = self.group.rank - 2, self.group.rank - 1
-        m, n = self.group.frame[rows], self.group.frame[cols]
-
         def row_body(c1: InsertPoint, i: Valid, _: list[SSAValue]) -> list[SSAValue]:
-            row_blocks = self._base_blocks(c1, i, m, tiling.m0, m_segment)
-            panels = self._panels(c1, op, tiling, row_blocks) if tiling.panel else None
-
-            def col_body(
-                c2: InsertPoint, j: Valid, _: list[SSAValue]
-            ) -> list[SSAValue]:
-                col_blocks = self._base_blocks(c2, j, n, tiling.n0, n_segment)
-                if panels is not None:
-                    accumulators = self._k_panel(
-                        c2, op, tiling, panels, row_blocks, col_blocks
-                    )
-                else:
-                    accumulators = self._k_loop(c2, op, tiling, row_blocks, col_blocks)
-                for a, row in enumerate(row_blocks):
-                    for b, col in enumerate(col_blocks):
-                        self.epilogue(c2, op, row, col, accumulators[a][b])
-                return []
-
-            self.loop(
-                c1,
-                n_segment.start,
-                n_segment.end,
-                tiling.n0 * n_segment.factor,
-                [],
-                col_body,
-            )
+            self._block_row(c1, op, tiling, i, m_segment, n_segment)
             return []
 
         self.loop(
@@ -136,6 +222,53 @@ class MatmulNest(NestBuilder):
             tiling.m0 * m_segment.factor,
             [],
             row_body,
+        )
+
+    def _block_row(
+        self,
+        c1: InsertPoint,
+        op: tv.MatmulOp,
+        tiling: MatmulTiling,
+        i: Valid,
+        m_segment: Segment,
+        n_segment: Segment,
+    ) -> None:
+        """The loop over the L1 blocks of the block row at `i` (its A panels
+        first, when the tiling keeps them)."""
+        m, n = self.group.frame[-2], self.group.frame[-1]
+        row_blocks = self._base_blocks(c1, i, m, tiling.m0, m_segment)
+        panels = self._panels(c1, op, tiling, row_blocks) if tiling.panel else None
+
+        def col_body(c2: InsertPoint, j: Valid, _: list[SSAValue]) -> list[SSAValue]:
+            col_blocks = self._base_blocks(c2, j, n, tiling.n0, n_segment)
+            if panels is not None:
+                accumulators = self._k_panel(
+                    c2, op, tiling, panels, row_blocks, col_blocks
+                )
+            else:
+                accumulators = self._k_loop(c2, op, tiling, row_blocks, col_blocks)
+            for a, row in enumerate(row_blocks):
+                for b, col in enumerate(col_blocks):
+                    if self._split_row is not None:  # a K split's partial sum
+                        assert self.workspace is not None
+                        place = self.index_value(
+                            self.add(c2, self._split_row, a * tiling.m0)
+                        )
+                        store = tile.StoreOp(
+                            accumulators[a][b], self.workspace, [place, col[0]]
+                        )
+                        self.insert(c2, store)
+                    else:
+                        self.epilogue(c2, op, row, col, accumulators[a][b])
+            return []
+
+        self.loop(
+            c1,
+            n_segment.start,
+            n_segment.end,
+            tiling.n0 * n_segment.factor,
+            [],
+            col_body,
         )
 
     def _base_blocks(
@@ -168,11 +301,19 @@ class MatmulNest(NestBuilder):
         loop and a partial last chunk follows it, else every chunk is a loop
         iteration with a run-time tail (tile-peel-tails makes it static)."""
         k_extent = self.extents.of(op.lhs)[-2 if op.transpose_a is not None else -1]
+        base: SSAValue | None = None
+        if self._k_range is not None:  # one range of a K split
+            base, k_extent = self._k_range
         k0, k1 = tiling.k0, tiling.k1
         pad = not (isinstance(k_extent, int) and k_extent % k0 == 0)
         if k1 > k0:
             assert isinstance(k_extent, int), "deep L1 chunks need a static K"
         width = len(col_blocks)
+
+        def offset(inner: InsertPoint, p: Valid) -> SSAValue:
+            if base is None:
+                return self.index_value(p)
+            return self.value(inner, arith.AddiOp(base, self.index_value(p)))
 
         def chunk(
             inner: InsertPoint,
@@ -186,7 +327,7 @@ class MatmulNest(NestBuilder):
                 tiling,
                 row_blocks,
                 col_blocks,
-                self.index_value(p),
+                offset(inner, p),
                 valid,
                 pad,
                 accumulators,

@@ -371,6 +371,11 @@ class MatmulTiling:
     row block) while the core runs the blocks of that row: only B is loaded per
     block, in double-buffered chunks `k1` deep (`matmul_nests`)."""
 
+    split: int = 1
+    """K is split into this many equal ranges, each a block of its own (more
+    blocks for the cores when M x N has too few); the f32 partial sums go to a
+    GM workspace and a combine nest adds them (`matmul_nests`)."""
+
     def __post_init__(self) -> None:
         if self.k1 == 0:
             object.__setattr__(self, "k1", self.k0)
@@ -408,6 +413,9 @@ class MatmulRequest:
     panels: bool = True
     """Consider keeping A panels in L1 across a core's blocks (tv-to-tile's
     `matmul-panels`)."""
+    split_k: bool = False
+    """Consider splitting K over the cores (tv-to-tile's `matmul-split-k`; the
+    caller allows it only for a matmul without epilogue or batch)."""
 
 
 def panel_bytes(request: MatmulRequest, tiling: MatmulTiling) -> int:
@@ -555,6 +563,27 @@ def _matmul_candidates(
                         for k1 in _depths(round_up(k, f), k0, r.k is not None):
                             for panel in _panel_choices(r, k1, fa * m0):
                                 yield MatmulTiling(m0, n0, k0, fa, fb, k1, panel)
+                            for split in _splits(r, k1, fa * m0):
+                                yield MatmulTiling(
+                                    m0, n0, k0, fa, fb, k1, split=split
+                                )
+
+
+MAX_K_SPLITS = 8
+"""At most this many K ranges: the combine nest adds that many partial sums."""
+
+
+def _splits(request: MatmulRequest, k1: int, m1: int) -> list[int]:
+    """The K splits worth trying (besides 1): with `split_k`, static extents
+    and whole L1 block rows (M a multiple of `m1`), those that cut K into
+    whole `k1` chunks (no tails), at most one range per core."""
+    r = request
+    if not r.split_k or r.m is None or r.n is None or r.k is None or r.batch != 1:
+        return []
+    chunks = r.k // k1
+    if r.k % k1 or r.m % m1:
+        return []
+    return [s for s in range(2, MAX_K_SPLITS + 1) if chunks % s == 0 and s <= r.cores]
 
 
 def _panel_choices(request: MatmulRequest, k1: int, m1: int) -> tuple[bool, ...]:
@@ -634,12 +663,16 @@ class _CycleEstimate:
             self._dma[key] = (cost.cycles, cost.wire_bytes)
         return self._dma[key]
 
+    def combine(self, t: MatmulTiling) -> float:
+        return _combine_cycles(self.target, self.r, t.split)
+
     def cycles(self, t: MatmulTiling) -> float:
         r, target = self.r, self.target
         m = r.m if r.m is not None else ASSUMED_DYNAMIC_EXTENT
         n = r.n if r.n is not None else ASSUMED_DYNAMIC_EXTENT
         k = r.k if r.k is not None else ASSUMED_DYNAMIC_EXTENT
         e = r.in_bytes
+        k = -(-k // t.split)
         chunks = -(-k // t.k1)
         steps = -(-k // t.k0)
         # Loads as stored: A [m, k] (or [k, m]), B [k, n] (or [n, k]).
@@ -654,7 +687,8 @@ class _CycleEstimate:
         )
         cube = steps * t.fa * t.fb * mmad_cycles(target, t.m0, t.n0, t.k0, r.in_type)
         out = ("l0c", "ub") if r.epilogue is not None else ("l0c", "gm")
-        fix_cycles, fix_wire = self.dma(out, t.m0, t.n0 * r.out_bytes, n * r.out_bytes)
+        out_bytes = r.acc_bytes if t.split > 1 else r.out_bytes
+        fix_cycles, fix_wire = self.dma(out, t.m0, t.n0 * out_bytes, n * out_bytes)
         fix = t.fa * t.fb * fix_cycles
         footprint = matmul_footprint(target, r, t)
         l1 = target.memories["l1"].size
@@ -673,9 +707,11 @@ class _CycleEstimate:
         blocks = rows * columns
         fixes = t.fa * t.fb * fix_wire if out[1] == "gm" else 0
         if not t.panel:
+            blocks *= t.split
             rounds = -(-blocks // max(1, r.cores))
             wire = blocks * (chunks * (t.fa * a_wire + t.fb * b_wire) + fixes)
-            return max(rounds * block, wire / target.gm_bytes_per_cycle)
+            combine = self.combine(t) if t.split > 1 else 0.0
+            return max(rounds * block, wire / target.gm_bytes_per_cycle) + combine
         # A panel: a core loads the panel of each of its block rows once (one
         # DMA per base row block, not overlapped with its first block), then
         # runs that row's blocks (multicore_split's grid decides which).
@@ -699,12 +735,25 @@ def matmul_choice_text(
     m = r.m if r.m is not None else ASSUMED_DYNAMIC_EXTENT
     n = r.n if r.n is not None else ASSUMED_DYNAMIC_EXTENT
     rows, columns = r.batch * -(-m // tiling.m1), -(-n // tiling.n1)
-    row_cores, column_cores = core_split(rows, columns, max(1, r.cores))
-    cores = min(rows, row_cores) * min(columns, column_cores)
+    row_cores, column_cores = core_split(
+        rows * tiling.split, columns, max(1, r.cores)
+    )
+    cores = min(rows * tiling.split, row_cores) * min(columns, column_cores)
     text = (
         f"; {rows}x{columns} L1 block(s) over {cores} core(s), estimated "
         f"{estimate.cycles(tiling):.0f} cycles"
     )
+    if tiling.split > 1:
+        whole = MatmulTiling(
+            tiling.m0, tiling.n0, tiling.k0, tiling.fa, tiling.fb, tiling.k1
+        )
+        text += (
+            f"; K split in {tiling.split} ranges of {(r.k or 0) // tiling.split} "
+            f"({rows * columns * tiling.split} blocks for {r.cores} cores), f32 "
+            f"partial sums combined in a second phase (estimated "
+            f"{estimate.combine(tiling):.0f} cycles of it; "
+            f"{estimate.cycles(whole):.0f} cycles without the split)"
+        )
     if tiling.panel:
         without = MatmulTiling(
             tiling.m0, tiling.n0, tiling.k0, tiling.fa, tiling.fb, tiling.k1
@@ -715,6 +764,22 @@ def matmul_choice_text(
             f"{estimate.cycles(without):.0f} cycles without)"
         )
     return text
+
+
+def _combine_cycles(target: Target, r: MatmulRequest, split: int) -> float:
+    """The combine phase of a K split: the barrier after the partial sums, then
+    per core its share of M x N read `split` times in f32 (GM -> UB), added and
+    written once (UB -> GM), at the paths' rates, with one start-up each."""
+    assert r.m is not None and r.n is not None
+    share = -(-r.m * r.n // max(1, r.cores))
+    read, write = target.dma_path("gm", "ub"), target.dma_path("ub", "gm")
+    barrier = target.sync.all_latency
+    return (
+        barrier
+        + split * (read.latency + share * r.acc_bytes / read.bytes_per_cycle)
+        + write.latency
+        + share * r.out_bytes / write.bytes_per_cycle
+    )
 
 
 def _block_candidates(extent: int, fractal: int) -> list[int]:

@@ -118,6 +118,7 @@ LOWER_STAGES: tuple[Stage, ...] = (
             ("matmul_tile_sizes", "matmul_tile_sizes"),
             ("max_cores", "max_cores"),
             ("matmul_panels", "matmul_panels"),
+            ("matmul_split_k", "matmul_split_k"),
         ),
     ),
     Stage("tile-peel-tails", "tile", optional=True),
@@ -167,6 +168,9 @@ class LowerPipeline(PipelinePass):
 
     matmul_panels: bool = True
     """Keep A panels in L1 across a core's matmul blocks (tv-to-tile)."""
+
+    matmul_split_k: bool = True
+    """Split K over the cores for matmuls with too few blocks (tv-to-tile)."""
 
     double_buffer: bool = True
     """Multi-buffer tile loops (tile-pipeline); false: one buffer per tile."""
