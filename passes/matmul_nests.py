@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import cast
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import DYNAMIC_INDEX, f32
-from xdsl.ir import SSAValue
+from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, f32
+from xdsl.ir import Attribute, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from pypto_mlir.dialects import tensor_view as tv
@@ -46,7 +46,8 @@ class MatmulNest(NestBuilder):
     """Builds the nest of a MATMUL group (see the module doc)."""
 
     workspace: SSAValue | None = None
-    """The f32 GM buffer [split * M, N] of a K split's partial sums."""
+    """The f32 GM buffer [split * M', N] of a K split's partial sums (M'
+    = M rounded up to whole L1 blocks)."""
     _k_range: tuple[SSAValue, int] | None = None
     """While a K split's nest is built: its range's start and depth."""
     _split_row: SSAValue | None = None
@@ -93,10 +94,10 @@ class MatmulNest(NestBuilder):
         k_extent = self.extents.of(op.lhs)[-2 if op.transpose_a is not None else -1]
         m, n = self.group.frame
         assert isinstance(k_extent, int) and k_extent % tiling.split == 0
-        assert isinstance(m, int) and m % tiling.m1 == 0
+        assert isinstance(m, int) and (m % tiling.m1 == 0 or m < tiling.m1)
         depth = k_extent // tiling.split
-        rows = m // tiling.m1
-        m_segment = Segment(0, m, tiling.fa, True)
+        rows = -(-m // tiling.m1)
+        m_segment = Segment(0, m, tiling.fa, m % tiling.m1 == 0)
 
         def unit_body(at: InsertPoint, u: Valid, _: list[SSAValue]) -> list[SSAValue]:
             unit = self.index_value(u)
@@ -124,6 +125,8 @@ class MatmulNest(NestBuilder):
         m, n = self.group.frame
         assert isinstance(m, int) and isinstance(n, int)
         result_type = tensor_type(op.result).element_type
+        workspace_type = cast(MemRefType[Attribute], workspace.type)
+        padded = workspace_type.get_shape()[0] // split
         unit = 32
         columns = -(-n // unit) * unit
         out_bytes = element_bytes(result_type)
@@ -158,7 +161,7 @@ class MatmulNest(NestBuilder):
                         v for v in (row_valid, col_valid) if isinstance(v, SSAValue)
                     ]
                     indices = [
-                        self.index_value(self.add(c2, i, part * m)),
+                        self.index_value(self.add(c2, i, part * padded)),
                         self.index_value(j),
                     ]
                     loaded = self.value(

@@ -564,9 +564,7 @@ def _matmul_candidates(
                             for panel in _panel_choices(r, k1, fa * m0):
                                 yield MatmulTiling(m0, n0, k0, fa, fb, k1, panel)
                             for split in _splits(r, k1, fa * m0):
-                                yield MatmulTiling(
-                                    m0, n0, k0, fa, fb, k1, split=split
-                                )
+                                yield MatmulTiling(m0, n0, k0, fa, fb, k1, split=split)
 
 
 MAX_K_SPLITS = 8
@@ -575,13 +573,13 @@ MAX_K_SPLITS = 8
 
 def _splits(request: MatmulRequest, k1: int, m1: int) -> list[int]:
     """The K splits worth trying (besides 1): with `split_k`, static extents
-    and whole L1 block rows (M a multiple of `m1`), those that cut K into
+    and whole L1 block rows (M a multiple of `m1`, or one row), those that cut K into
     whole `k1` chunks (no tails), at most one range per core."""
     r = request
     if not r.split_k or r.m is None or r.n is None or r.k is None or r.batch != 1:
         return []
     chunks = r.k // k1
-    if r.k % k1 or r.m % m1:
+    if r.k % k1 or (r.m % m1 and r.m > m1):
         return []
     return [s for s in range(2, MAX_K_SPLITS + 1) if chunks % s == 0 and s <= r.cores]
 
@@ -735,9 +733,7 @@ def matmul_choice_text(
     m = r.m if r.m is not None else ASSUMED_DYNAMIC_EXTENT
     n = r.n if r.n is not None else ASSUMED_DYNAMIC_EXTENT
     rows, columns = r.batch * -(-m // tiling.m1), -(-n // tiling.n1)
-    row_cores, column_cores = core_split(
-        rows * tiling.split, columns, max(1, r.cores)
-    )
+    row_cores, column_cores = core_split(rows * tiling.split, columns, max(1, r.cores))
     cores = min(rows * tiling.split, row_cores) * min(columns, column_cores)
     text = (
         f"; {rows}x{columns} L1 block(s) over {cores} core(s), estimated "

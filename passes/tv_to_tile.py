@@ -787,10 +787,11 @@ class FunctionLowering:
     def _split_workspace(
         self, group: Group, tiling: MatmulTiling, cursor: LocatedBuilder
     ) -> SSAValue:
-        """The f32 GM buffer [split * M, N] of a K split's partial sums."""
+        """The f32 GM buffer [split * M', N] of a K split's partial sums, M'
+        = M rounded up to whole L1 blocks."""
         m, n = (static_extent(e) for e in group.frame[-2:])
         assert m is not None and n is not None
-        shape = [tiling.split * m, n]
+        shape = [tiling.split * -(-m // tiling.m1) * tiling.m1, n]
         buffer = cursor.value(memref.AllocOp([], [], MemRefType(f32, shape)))
         self.allocs.append(buffer)
         return buffer

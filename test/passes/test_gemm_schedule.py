@@ -1,12 +1,13 @@
-"""The matmul schedule of issue 13 end to end: A panels kept in L1 across a
-core's blocks (tv-to-tile's `matmul-panels`), on `ascend910b` and `tiny`.
+"""The matmul schedule of issue 13 end to end, on `ascend910b` and `tiny`: A
+panels kept in L1 across a core's blocks (tv-to-tile's `matmul-panels`) and K
+split over the cores with a combine phase (`matmul-split-k`).
 
-Every shape is lowered by pypto-lower with panels on and off, run on the
-simulator and compared with the tv reference (`check_lowering`); with panels
-on, the remark must say that the model kept a panel for the shapes it does
-(odd K, a single row, tails in M and N), and the model must refuse a panel
-where the nest cannot keep one (transposed A, a `?` K, M rows past the last
-whole L1 block of several base blocks).
+Every shape is lowered by pypto-lower with the decision on and off, run on the
+simulator and compared with the tv reference (`check_lowering`); with it on,
+the remark must say that the model took it for the shapes it does (odd K, a
+single row, prime M and N, tails), and the model must refuse it where the nest
+cannot do it (a panel: transposed A, a `?` K, M rows past the last whole L1
+block of several base blocks; a split: an epilogue, K not whole chunks).
 """
 
 from __future__ import annotations
@@ -34,14 +35,24 @@ func.func @k(%a: !tv.tensor<{m}x{k}xf16>, %b: !tv.tensor<{k}x{n}xf16>) -> !tv.te
 """
 
 PANEL_SHAPES = {
-    "ascend910b": [(256, 300, 1024), (1, 64, 1024), (48, 40, 400)],
-    "tiny": [(1, 64, 1024), (48, 40, 400), (64, 100, 200), (16, 33, 64)],
+    "ascend910b": [(64, 100, 200), (1, 64, 1024), (48, 40, 400)],
+    "tiny": [(1, 64, 1024), (48, 40, 400), (16, 33, 64)],
 }
 """(M, K, N) for which the model keeps an A panel: odd K (zero-padded past K),
 one row, M and N tails."""
 
 
-def _run(target: str, m: int, k: int, n: int, panels: bool) -> list[str]:
+SPLIT_SHAPES = {
+    "ascend910b": [(1, 1024, 64), (32, 2048, 97), (48, 1536, 100)],
+    "tiny": [(7, 512, 31), (16, 512, 48)],
+}
+"""(M, K, N) for which the model splits K: one row, prime M and N (tails in
+the blocks and in the combine nest's tiles)."""
+
+
+def _run(
+    target: str, m: int, k: int, n: int, panels: bool = True, split: bool = True
+) -> list[str]:
     module = parse_chunk(
         default_context(), SourceChunk(GEMM.format(m=m, k=k, n=n), 1), "gemm.mlir"
     )
@@ -54,7 +65,9 @@ def _run(target: str, m: int, k: int, n: int, panels: bool) -> list[str]:
             module,
             "k",
             [a, b],
-            pipeline=LowerPipeline(target=target, matmul_panels=panels),
+            pipeline=LowerPipeline(
+                target=target, matmul_panels=panels, matmul_split_k=split
+            ),
         )
     for comparison in check.comparisons:
         assert comparison.ok, comparison
@@ -70,6 +83,32 @@ def test_panel_numerics(target: str, shape: tuple[int, int, int]) -> None:
     assert any("A panel" in r and "kept in l1" in r for r in on), on
     off = _run(target, *shape, panels=False)
     assert off and not any("A panel" in r for r in off), off
+
+
+@pytest.mark.parametrize(
+    ("target", "shape"),
+    [(t, s) for t, shapes in SPLIT_SHAPES.items() for s in shapes],
+)
+def test_split_k_numerics(target: str, shape: tuple[int, int, int]) -> None:
+    on = _run(target, *shape)
+    assert any("K split in" in r and "combined" in r for r in on), on
+    off = _run(target, *shape, split=False)
+    assert off and not any("K split" in r for r in off), off
+
+
+def test_split_k_refused() -> None:
+    chip = load_target("ascend910b")
+    for request in (
+        _request("ascend910b", 128, 3072, 768),  # split_k not allowed (default)
+        _request("ascend910b", 128, 3071, 768, split_k=True),  # K not whole chunks
+        _request("ascend910b", 128, None, 768, split_k=True),
+    ):
+        tiling = auto_matmul_tiling(chip, request)
+        assert tiling is not None and tiling.split == 1, (request, tiling)
+    tiling = auto_matmul_tiling(
+        chip, _request("ascend910b", 128, 3072, 768, split_k=True)
+    )
+    assert tiling is not None and tiling.split > 1
 
 
 def _request(target: str, m: int | None, k: int | None, n: int, **kw) -> MatmulRequest:
