@@ -561,7 +561,7 @@ def _matmul_candidates(
                     deepest = min(k_room // f * f, round_up(k, f))
                     for k0 in _depths(deepest, f):
                         for k1 in _depths(round_up(k, f), k0, r.k is not None):
-                            for panel in _panel_choices(r, k1, fa * m0):
+                            for panel in _panel_choices(r, k1, fa * m0, fb * n0):
                                 yield MatmulTiling(m0, n0, k0, fa, fb, k1, panel)
                             for split in _splits(r, k1, fa * m0):
                                 yield MatmulTiling(m0, n0, k0, fa, fb, k1, split=split)
@@ -584,15 +584,22 @@ def _splits(request: MatmulRequest, k1: int, m1: int) -> list[int]:
     return [s for s in range(2, MAX_K_SPLITS + 1) if chunks % s == 0 and s <= r.cores]
 
 
-def _panel_choices(request: MatmulRequest, k1: int, m1: int) -> tuple[bool, ...]:
+def _panel_choices(
+    request: MatmulRequest, k1: int, m1: int, n1: int
+) -> tuple[bool, ...]:
     """Whether to try an A panel: only with `panels`, a static K of at most
-    MAX_PANEL_CHUNKS chunks, A stored [m, k], and L1 block rows that tile M
-    (the rows past the last whole L1 block are a loop of their own, which the
-    multi-core split runs on one core)."""
+    MAX_PANEL_CHUNKS chunks, A stored [m, k], L1 block rows that tile M (the
+    rows past the last whole L1 block are a loop of their own, which the
+    multi-core split runs on one core), and two whole L1 blocks or more per
+    row, so that the loop over them stays a loop: blocks emitted one after
+    the other would share their (pure, CSE'd) L0 moves of the panel, which
+    then stay live across blocks and overflow L0A."""
     r = request
     if not r.panels or r.k is None or r.transpose_a:
         return (False,)
     if r.m is None or (r.m % m1 and m1 < r.m):
+        return (False,)
+    if r.n is not None and r.n // n1 < 2:
         return (False,)
     if -(-r.k // k1) > MAX_PANEL_CHUNKS:
         return (False,)
