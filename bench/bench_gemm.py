@@ -1,8 +1,10 @@
 """GEMM to peak (issue 13): the matmul schedule's decisions off vs on (prints, no asserts).
 
-For N x N x N f16 GEMMs on the simulated ascend910b, side by side: cycles with
-the matmul decisions off (`matmul-panels=false`: A loaded per L1 block) and on
-(the tiling model may keep A panels in L1 across a core's blocks of a row), the
+For N x N x N f16 GEMMs and the FFN example (128x768x3072: x @ W1 -> swish ->
+@ W2) on the simulated ascend910b, side by side: cycles with the matmul
+decisions off (`matmul-panels=false matmul-split-k=false`: A loaded per L1
+block, K never split) and on (the tiling model may keep A panels in L1 across a
+core's blocks of a row, and split K over the cores with a combine phase), the
 ratio, the fraction of `pypto_mlir.roofline` reached, the busiest pipe, the L2
 hit rate and the cores used; then issue 13's targets, and where one is missed
 what bounds it, computed from the run: the busiest core's MTE2 time split into
@@ -10,7 +12,7 @@ transfer at the GM -> L1 path's rate and the rest (DMA start-up and per-burst
 overhead), against its cube time; and the ceiling of any schedule whose
 accumulators fit L0C and which reloads A and B per accumulator block.
 
-    .venv/bin/python bench/bench_gemm.py            # 1024^3, 2048^3 (~1 min)
+    .venv/bin/python bench/bench_gemm.py            # 1024^3, 2048^3, ffn (~1 min)
     .venv/bin/python bench/bench_gemm.py --large    # also 4096^3 and 6144^3 (long)
 """
 
@@ -23,9 +25,11 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
 
 import pypto_mlir as pto
 from pypto_mlir.check import lower, result_buffers
+from pypto_mlir.demo import load_example
 from pypto_mlir.diagnostics import diagnostic_handler
 from pypto_mlir.interp.ascend_hw import run_hw_function
 from pypto_mlir.pipelines import LowerPipeline
@@ -57,21 +61,29 @@ class Run:
     report: Any
 
 
-def simulate(n: int, panels: bool) -> Run:
-    module = gemm.module(M=n, K=n, N=n)
-    bound = roofline(module, "gemm", CHIP)
+def _run(module: ModuleOp, inputs: list[np.ndarray], on: bool) -> Run:
+    function = next(op for op in module.ops if isinstance(op, func.FuncOp))
+    name = function.sym_name.data
+    bound = roofline(module, name, CHIP)
+    pipeline = LowerPipeline(target=TARGET, matmul_panels=on, matmul_split_k=on)
     with diagnostic_handler(lambda _: None):
-        lowered = lower(
-            module, "ascend_hw", LowerPipeline(target=TARGET, matmul_panels=panels)
-        )
+        lowered = lower(module, "ascend_hw", pipeline)
+    arguments = [*inputs, *result_buffers(function)]
+    report = run_hw_function(lowered, name, arguments, CHIP).report
+    return Run(report.cycles, bound.cycles, report)
+
+
+def simulate(n: int, on: bool) -> Run:
     rng = np.random.default_rng(n)
     a = rng.standard_normal((n, n), dtype=np.float32).astype(np.float16)
     b = (rng.standard_normal((n, n), dtype=np.float32) / np.sqrt(n)).astype(np.float16)
-    function = next(op for op in module.ops if isinstance(op, func.FuncOp))
-    report = run_hw_function(
-        lowered, "gemm", [a, b, *result_buffers(function)], CHIP
-    ).report
-    return Run(report.cycles, bound.cycles, report)
+    return _run(gemm.module(M=n, K=n, N=n), [a, b], on)
+
+
+def simulate_ffn(on: bool) -> Run:
+    example = load_example("ffn")
+    inputs = list(example.make_inputs(np.random.default_rng(0)))
+    return _run(example.ffn.module(), inputs, on)
 
 
 def _busiest(report: Any) -> str:
@@ -133,7 +145,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     sizes = SIZES + (LARGE if args.large else ())
-    print(f"GEMM N^3 f16 on {TARGET}: matmul decisions off (matmul-panels=false) / on")
+    print(
+        f"GEMM N^3 f16 on {TARGET}: matmul decisions off (matmul-panels=false matmul-split-k=false) / on"
+    )
     header = (
         f"{'N':>6} {'cycles off':>11} {'cycles on':>10} {'ratio':>6} "
         f"{'roofline off/on':>16} {'busiest pipe off/on':>20} {'L2 hit off/on':>14} "
@@ -142,11 +156,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(header)
     print("-" * len(header))
     results: dict[int, Run] = {}
+    rows: list[tuple[str, Run, Run]] = []
     for n in sizes:
         off, on = simulate(n, False), simulate(n, True)
         results[n] = on
+        rows.append((str(n), off, on))
+    rows.append(("ffn", simulate_ffn(False), simulate_ffn(True)))
+    for label, off, on in rows:
         print(
-            f"{n:>6} {off.cycles:>11} {on.cycles:>10} {off.cycles / on.cycles:>5.2f}x "
+            f"{label:>6} {off.cycles:>11} {on.cycles:>10} {off.cycles / on.cycles:>5.2f}x "
             f"{off.roofline / off.cycles:>7.0%} / {on.roofline / on.cycles:<6.0%} "
             f"{_busiest(off.report):>9} / {_busiest(on.report):<8} "
             f"{_l2(off.report):>6} / {_l2(on.report):<5} {on.report.block_dim:>6}"
