@@ -18,13 +18,13 @@ from dataclasses import dataclass
 from typing import cast
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import DYNAMIC_INDEX
-from xdsl.ir import SSAValue
+from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, f32
+from xdsl.ir import Attribute, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from pypto_mlir.dialects import tensor_view as tv
 from pypto_mlir.dialects import tile
-from pypto_mlir.dialects.tile import MemorySpace, TileType
+from pypto_mlir.dialects.tile import MemorySpace, TileType, element_bytes
 
 from .nest_builder import NestBuilder, Scope, Valid
 from .tiling_model import MatmulTiling
@@ -45,6 +45,18 @@ class Segment:
 class MatmulNest(NestBuilder):
     """Builds the nest of a MATMUL group (see the module doc)."""
 
+    workspace: SSAValue | None = None
+    """The f32 GM buffer [split * M', N] of a K split's partial sums (M'
+    = M rounded up to whole L1 blocks)."""
+    _k_range: tuple[SSAValue, int] | None = None
+    """While a K split's nest is built: its range's start and depth."""
+    _split_row: SSAValue | None = None
+    """While a K split's nest is built: the unit's first workspace row."""
+    combine_ub: int = 192 * 1024
+    """UB bytes of the target: the combine nest's tiles take a quarter."""
+    combine_cores: int = 1
+    """The cores the combine nest's row tiles are spread over."""
+
     def emit(self, tiling: MatmulTiling) -> None:
         """The two-level matmul nest of a MATMUL group, epilogue included."""
         group = self.group
@@ -55,6 +67,9 @@ class MatmulNest(NestBuilder):
         for dim in range(rank):
             self.steps[dim] = 1
         self.physical = {rows: tiling.m0, cols: tiling.n0}
+        if tiling.split > 1:
+            self._emit_split(op, tiling)
+            return
 
         def batch_body(at: InsertPoint, _: list[SSAValue]) -> list[SSAValue]:
             for m_segment in self._segments(
@@ -67,6 +82,108 @@ class MatmulNest(NestBuilder):
             return []
 
         self.frame_loops(self.top, range(rank - 2), [], batch_body)
+
+    def _emit_split(self, op: tv.MatmulOp, tiling: MatmulTiling) -> None:
+        """A K split (rank 2, static extents, M a multiple of the L1 block, no
+        epilogue): one loop over (K range, block row) units u = range * rows +
+        row, parallel like the block loop inside it, storing the f32 sums of
+        unit u to rows u * m1 .. of the workspace [split * M, N] (affine in u,
+        so that the multi-core split can cut it); then the combine nest."""
+        workspace = self.workspace
+        assert workspace is not None and self.group.rank == 2
+        k_extent = self.extents.of(op.lhs)[-2 if op.transpose_a is not None else -1]
+        m, n = self.group.frame
+        assert isinstance(k_extent, int) and k_extent % tiling.split == 0
+        assert isinstance(m, int) and (m % tiling.m1 == 0 or m < tiling.m1)
+        depth = k_extent // tiling.split
+        rows = -(-m // tiling.m1)
+        m_segment = Segment(0, m, tiling.fa, m % tiling.m1 == 0)
+
+        def unit_body(at: InsertPoint, u: Valid, _: list[SSAValue]) -> list[SSAValue]:
+            unit = self.index_value(u)
+            part = self.value(at, arith.DivUIOp(unit, self.constant(rows)))
+            row = self.value(at, arith.RemUIOp(unit, self.constant(rows)))
+            start = self.value(at, arith.MuliOp(part, self.constant(depth)))
+            i = self.value(at, arith.MuliOp(row, self.constant(tiling.m1)))
+            self._k_range = (start, depth)
+            self._split_row = self.value(
+                at, arith.MuliOp(unit, self.constant(tiling.m1))
+            )
+            for n_segment in self._segments(at, n, tiling.n0, tiling.fb):
+                self._block_row(at, op, tiling, i, m_segment, n_segment)
+            return []
+
+        self.loop(self.top, 0, tiling.split * rows, 1, [], unit_body)
+        self._k_range = self._split_row = None
+        self._combine(op, tiling.split)
+
+    def _combine(self, op: tv.MatmulOp, split: int) -> None:
+        """Add the `split` partial sums of each UB tile of the result and store
+        it (cast to the result type): rows of whole width where UB allows."""
+        workspace = self.workspace
+        assert workspace is not None
+        m, n = self.group.frame
+        assert isinstance(m, int) and isinstance(n, int)
+        result_type = tensor_type(op.result).element_type
+        workspace_type = cast(MemRefType[Attribute], workspace.type)
+        padded = workspace_type.get_shape()[0] // split
+        unit = 32
+        columns = -(-n // unit) * unit
+        out_bytes = element_bytes(result_type)
+        # Two f32 tiles and the result, twice (double buffering), in a quarter
+        # of UB: rows of `columns`.
+        budget = self.combine_ub // 4
+        columns = min(columns, max(unit, budget // (8 + out_bytes) // unit * unit))
+        # Enough row tiles for every core, if UB allows.
+        rows = max(1, min(m, budget // (columns * (8 + out_bytes))))
+        rows = min(rows, max(1, -(-m // self.combine_cores)))
+        self.physical = {0: rows, 1: columns}
+
+        def row_body(c1: InsertPoint, i: Valid, _: list[SSAValue]) -> list[SSAValue]:
+            row_valid = self.tail(c1, m, i, rows, True)
+
+            def col_body(
+                c2: InsertPoint, j: Valid, _: list[SSAValue]
+            ) -> list[SSAValue]:
+                col_valid = self.tail(c2, n, j, columns, True)
+                total: SSAValue | None = None
+                for part in range(split):
+                    tile_type = TileType(
+                        [rows, columns],
+                        f32,
+                        MemorySpace.UB,
+                        [
+                            v if isinstance(v, int) else DYNAMIC_INDEX
+                            for v in (row_valid, col_valid)
+                        ],
+                    )
+                    dynamic = [
+                        v for v in (row_valid, col_valid) if isinstance(v, SSAValue)
+                    ]
+                    indices = [
+                        self.index_value(self.add(c2, i, part * padded)),
+                        self.index_value(j),
+                    ]
+                    loaded = self.value(
+                        c2, tile.LoadOp(workspace, indices, tile_type, dynamic)
+                    )
+                    total = (
+                        loaded
+                        if total is None
+                        else self.value(c2, tile.AddOp(total, loaded))
+                    )
+                assert total is not None
+                if result_type != f32:
+                    total = self.value(c2, tile.CastOp(total, result_type))
+                self.index[0], self.valid[0] = self.index_value(i), row_valid
+                self.index[1], self.valid[1] = self.index_value(j), col_valid
+                self.store(c2, op.result, total)
+                return []
+
+            self.loop(c1, 0, n, columns, [], col_body)
+            return []
+
+        self.loop(self.top, 0, m, rows, [], row_body)
 
     def _segments(
         self, at: InsertPoint, extent: Extent, base: int, factor: int
@@ -97,30 +214,8 @@ class MatmulNest(NestBuilder):
         m_segment: Segment,
         n_segment: Segment,
     ) -> None:
-        rows, cols = self.group.rank - 2, self.group.rank - 1
-        m, n = self.group.frame[rows], self.group.frame[cols]
-
         def row_body(c1: InsertPoint, i: Valid, _: list[SSAValue]) -> list[SSAValue]:
-            row_blocks = self._base_blocks(c1, i, m, tiling.m0, m_segment)
-
-            def col_body(
-                c2: InsertPoint, j: Valid, _: list[SSAValue]
-            ) -> list[SSAValue]:
-                col_blocks = self._base_blocks(c2, j, n, tiling.n0, n_segment)
-                accumulators = self._k_loop(c2, op, tiling, row_blocks, col_blocks)
-                for a, row in enumerate(row_blocks):
-                    for b, col in enumerate(col_blocks):
-                        self.epilogue(c2, op, row, col, accumulators[a][b])
-                return []
-
-            self.loop(
-                c1,
-                n_segment.start,
-                n_segment.end,
-                tiling.n0 * n_segment.factor,
-                [],
-                col_body,
-            )
+            self._block_row(c1, op, tiling, i, m_segment, n_segment)
             return []
 
         self.loop(
@@ -130,6 +225,53 @@ class MatmulNest(NestBuilder):
             tiling.m0 * m_segment.factor,
             [],
             row_body,
+        )
+
+    def _block_row(
+        self,
+        c1: InsertPoint,
+        op: tv.MatmulOp,
+        tiling: MatmulTiling,
+        i: Valid,
+        m_segment: Segment,
+        n_segment: Segment,
+    ) -> None:
+        """The loop over the L1 blocks of the block row at `i` (its A panels
+        first, when the tiling keeps them)."""
+        m, n = self.group.frame[-2], self.group.frame[-1]
+        row_blocks = self._base_blocks(c1, i, m, tiling.m0, m_segment)
+        panels = self._panels(c1, op, tiling, row_blocks) if tiling.panel else None
+
+        def col_body(c2: InsertPoint, j: Valid, _: list[SSAValue]) -> list[SSAValue]:
+            col_blocks = self._base_blocks(c2, j, n, tiling.n0, n_segment)
+            if panels is not None:
+                accumulators = self._k_panel(
+                    c2, op, tiling, panels, row_blocks, col_blocks
+                )
+            else:
+                accumulators = self._k_loop(c2, op, tiling, row_blocks, col_blocks)
+            for a, row in enumerate(row_blocks):
+                for b, col in enumerate(col_blocks):
+                    if self._split_row is not None:  # a K split's partial sum
+                        assert self.workspace is not None
+                        place = self.index_value(
+                            self.add(c2, self._split_row, a * tiling.m0)
+                        )
+                        store = tile.StoreOp(
+                            accumulators[a][b], self.workspace, [place, col[0]]
+                        )
+                        self.insert(c2, store)
+                    else:
+                        self.epilogue(c2, op, row, col, accumulators[a][b])
+            return []
+
+        self.loop(
+            c1,
+            n_segment.start,
+            n_segment.end,
+            tiling.n0 * n_segment.factor,
+            [],
+            col_body,
         )
 
     def _base_blocks(
@@ -162,11 +304,19 @@ class MatmulNest(NestBuilder):
         loop and a partial last chunk follows it, else every chunk is a loop
         iteration with a run-time tail (tile-peel-tails makes it static)."""
         k_extent = self.extents.of(op.lhs)[-2 if op.transpose_a is not None else -1]
+        base: SSAValue | None = None
+        if self._k_range is not None:  # one range of a K split
+            base, k_extent = self._k_range
         k0, k1 = tiling.k0, tiling.k1
         pad = not (isinstance(k_extent, int) and k_extent % k0 == 0)
         if k1 > k0:
             assert isinstance(k_extent, int), "deep L1 chunks need a static K"
         width = len(col_blocks)
+
+        def offset(inner: InsertPoint, p: Valid) -> SSAValue:
+            if base is None:
+                return self.index_value(p)
+            return self.value(inner, arith.AddiOp(base, self.index_value(p)))
 
         def chunk(
             inner: InsertPoint,
@@ -180,7 +330,7 @@ class MatmulNest(NestBuilder):
                 tiling,
                 row_blocks,
                 col_blocks,
-                self.index_value(p),
+                offset(inner, p),
                 valid,
                 pad,
                 accumulators,
@@ -230,48 +380,48 @@ class MatmulNest(NestBuilder):
         k_valid: Valid,
         pad: bool,
         accumulators: list[list[SSAValue]] | None,
+        loaded: tuple[list[SSAValue], int, list[SSAValue]] | None = None,
     ) -> list[list[SSAValue]]:
         """One L1 chunk: load its blocks, then its cube steps in a skewed order
         (the L0 moves of step s + 1 before the matmuls of step s), so that two
-        steps' L0 tiles are live at once and MTE1 runs ahead of the cube."""
+        steps' L0 tiles are live at once and MTE1 runs ahead of the cube.
+        `loaded` = (A panels, the chunk's offset in them, B tiles) gives the
+        chunk's L1 tiles instead (a panel nest, `_k_panel`)."""
         ta, tb = op.transpose_a is not None, op.transpose_b is not None
-        lhs_l1 = [
-            self._operand_l1(
-                at,
-                op.lhs,
-                ta,
-                row,
-                (k_offset, k_valid),
-                tiling.m0,
-                tiling.k1,
-                pad,
-                True,
-            )
-            for row in row_blocks
-        ]
-        rhs_l1 = [
-            self._operand_l1(
-                at,
-                op.rhs,
-                tb,
-                col,
-                (k_offset, k_valid),
-                tiling.n0,
-                tiling.k1,
-                pad,
-                False,
-            )
-            for col in col_blocks
-        ]
-        steps = -(-k_valid // tiling.k0) if tiling.k1 > tiling.k0 else 1
-        assert isinstance(steps, int)
+        if loaded is None:
+            lhs_l1 = [
+                self._operand_l1(
+                    at,
+                    op.lhs,
+                    ta,
+                    row,
+                    (k_offset, k_valid),
+                    tiling.m0,
+                    tiling.k1,
+                    pad,
+                    True,
+                )
+                for row in row_blocks
+            ]
+            rhs_l1 = self._rhs_chunk(at, op, tiling, col_blocks, k_offset, k_valid, pad)
+            lhs_base = 0
+        else:
+            lhs_l1, lhs_base, rhs_l1 = loaded
         windowed = tiling.k1 > tiling.k0
+        # A panel deeper than one cube step is moved in windows of it.
+        lhs_depth_total = cast(TileType, lhs_l1[0].type).get_shape()[-1]
+        lhs_windowed = windowed or (loaded is not None and lhs_depth_total > tiling.k0)
+        steps = -(-k_valid // tiling.k0) if windowed else 1
+        assert isinstance(steps, int)
 
         def moves(step: int) -> tuple[list[SSAValue], list[SSAValue]]:
             depth = (step * tiling.k0, tiling.k0) if windowed else None
+            lhs_depth = (
+                (lhs_base + step * tiling.k0, tiling.k0) if lhs_windowed else None
+            )
             return (
                 [
-                    self._to_l0(at, t, MemorySpace.L0A, ta, depth, not ta)
+                    self._to_l0(at, t, MemorySpace.L0A, ta, lhs_depth, not ta)
                     for t in lhs_l1
                 ],
                 [self._to_l0(at, t, MemorySpace.L0B, tb, depth, tb) for t in rhs_l1],
@@ -294,6 +444,103 @@ class MatmulNest(NestBuilder):
             ]
         assert acc is not None
         return acc
+
+    def _rhs_chunk(
+        self,
+        at: InsertPoint,
+        op: tv.MatmulOp,
+        tiling: MatmulTiling,
+        col_blocks: list[tuple[SSAValue, Valid]],
+        k_offset: SSAValue,
+        k_valid: Valid,
+        pad: bool,
+    ) -> list[SSAValue]:
+        """The B tiles of one L1 chunk, one per base column block."""
+        tb = op.transpose_b is not None
+        return [
+            self._operand_l1(
+                at,
+                op.rhs,
+                tb,
+                col,
+                (k_offset, k_valid),
+                tiling.n0,
+                tiling.k1,
+                pad,
+                False,
+            )
+            for col in col_blocks
+        ]
+
+    def _panels(
+        self,
+        at: InsertPoint,
+        op: tv.MatmulOp,
+        tiling: MatmulTiling,
+        row_blocks: list[tuple[SSAValue, Valid]],
+    ) -> list[SSAValue]:
+        """The A panels of an L1 block row: per base row block, all of K (whole
+        chunks, zero-padded past K) in one L1 tile, loaded once for the row's
+        blocks (the tiling model's `panel`)."""
+        k_extent = self.extents.of(op.lhs)[-1]
+        assert isinstance(k_extent, int), "an A panel needs a static K"
+        depth = -(-k_extent // tiling.k1) * tiling.k1
+        pad = k_extent % tiling.k0 != 0 or depth != k_extent
+        zero = self.constant(0)
+        return [
+            self._operand_l1(
+                at, op.lhs, False, row, (zero, k_extent), tiling.m0, depth, pad, True
+            )
+            for row in row_blocks
+        ]
+
+    def _k_panel(
+        self,
+        at: InsertPoint,
+        op: tv.MatmulOp,
+        tiling: MatmulTiling,
+        panels: list[SSAValue],
+        row_blocks: list[tuple[SSAValue, Valid]],
+        col_blocks: list[tuple[SSAValue, Valid]],
+    ) -> list[list[SSAValue]]:
+        """Accumulate over K from the row's A panels: the K chunks unrolled (the
+        moves take static windows of the panels), each chunk's B tiles loaded
+        one chunk ahead, so that two chunks of B are live and the next one's load
+        overlaps this one's cube steps."""
+        k_extent = self.extents.of(op.lhs)[-1]
+        assert isinstance(k_extent, int)
+        k1 = tiling.k1
+        pad = k_extent % tiling.k0 != 0
+        chunks = -(-k_extent // k1)
+
+        def load(chunk: int) -> list[SSAValue]:
+            offset = chunk * k1
+            valid = min(k1, k_extent - offset)
+            return self._rhs_chunk(
+                at, op, tiling, col_blocks, self.constant(offset), valid, pad
+            )
+
+        accumulators: list[list[SSAValue]] | None = None
+        ahead = load(0)
+        for chunk in range(chunks):
+            rhs = ahead
+            if chunk + 1 < chunks:
+                ahead = load(chunk + 1)
+            offset = chunk * k1
+            accumulators = self._k_chunk(
+                at,
+                op,
+                tiling,
+                row_blocks,
+                col_blocks,
+                self.constant(offset),
+                min(k1, k_extent - offset),
+                pad,
+                accumulators,
+                (panels, offset, rhs),
+            )
+        assert accumulators is not None
+        return accumulators
 
     def _operand_l1(
         self,

@@ -431,6 +431,17 @@ def _guard(ops: Sequence[Operation], condition: SSAValue, location) -> scf.IfOp:
     return guard
 
 
+def core_split(outer: int, inner: int, cores: int) -> tuple[int, int]:
+    """Cores along the outer and inner loop of a nest of `outer` x `inner`
+    units as `distribute` splits it: the outer loop alone when it has a unit
+    per core (its chunks run every inner unit), else the grid of `_grid`. The
+    matmul tiling model (passes/tiling_model.py) estimates a core's blocks with
+    it."""
+    if outer >= cores:
+        return cores, 1
+    return _grid(outer, inner, cores)
+
+
 def _grid(outer: int, inner: int, cores: int) -> tuple[int, int]:
     """Cores along the outer and inner loops: the least work per core (in units),
     then the fewest cores."""

@@ -44,7 +44,14 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 
 from pypto_mlir.diagnostics import emit_remark, op_error
-from pypto_mlir.dialects.tile import LoadOp, MatmulOp, StoreOp, TileType
+from pypto_mlir.dialects.tile import (
+    LoadOp,
+    MatmulOp,
+    MemorySpace,
+    MoveOp,
+    StoreOp,
+    TileType,
+)
 from pypto_mlir.passes.index_range import MAX_TRIPS_ATTR
 from pypto_mlir.targets import Target, load_target
 from pypto_mlir.targets.resolve import resolve_target
@@ -78,6 +85,10 @@ def _pipelinable(loop: scf.ForOp) -> str | None:
         return "its loads depend on the values it carries"
     if any(op.regions for op in ops):
         return "its body has nested regions"
+    if any(_moves_outer_l1_tile(op, ops) for op in ops):
+        # A matmul's A panel (passes/matmul_nests.py): the copies' moves of it
+        # would be one (pure ops, CSE'd), live across copies in L0A.
+        return "it moves tiles defined outside it (an A panel kept in l1)"
     for op in ops:
         if not op.results and not isinstance(op, StoreOp):
             return f"'{op.name}' has effects the pass does not model"
@@ -86,6 +97,15 @@ def _pipelinable(loop: scf.ForOp) -> str | None:
     if loaded & stored:
         return "it loads from and stores to the same GM tensor"
     return None
+
+
+def _moves_outer_l1_tile(op: Operation, ops: Sequence[Operation]) -> bool:
+    """Whether `op` moves an L1 tile defined outside the loop body `ops`."""
+    if not isinstance(op, MoveOp):
+        return False
+    source = op.source
+    space = source.type.memory_space if isinstance(source.type, TileType) else None
+    return space == MemorySpace.L1 and source.owner not in ops
 
 
 def _phases(body: Block) -> tuple[list[Operation], list[Operation], list[Operation]]:

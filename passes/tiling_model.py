@@ -21,7 +21,7 @@ fractal. Two kinds of nest are sized here:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -30,6 +30,8 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from pypto_mlir.dialects.tile import LoadOp, MemorySpace, TileType, element_bytes
 from pypto_mlir.targets import Target
 from pypto_mlir.targets.cost import dma_cost, mmad_cycles
+
+from .multicore_split import core_split
 
 BUFFERING = 2
 """Every memory holds each live tile this many times (double buffering)."""
@@ -40,6 +42,11 @@ ASSUMED_DYNAMIC_EXTENT = 4096
 MAX_L1_FACTOR = 4
 """At most this many L0 base blocks per L1 block along M and along N: the base
 blocks of an L1 block are unrolled, so the factor bounds the code size."""
+
+MAX_PANEL_CHUNKS = 8
+"""At most this many L1 chunks along K in an A panel kept in L1: the K loop of
+a panel nest is unrolled (its L0 moves take static windows of the panel), so
+the count bounds the code size."""
 
 
 class TilingError(ValueError):
@@ -359,6 +366,15 @@ class MatmulTiling:
     fa: int = 1
     fb: int = 1
     k1: int = 0
+    panel: bool = False
+    """The A rows of an L1 block row stay in L1 (one load of all of K per base
+    row block) while the core runs the blocks of that row: only B is loaded per
+    block, in double-buffered chunks `k1` deep (`matmul_nests`)."""
+
+    split: int = 1
+    """K is split into this many equal ranges, each a block of its own (more
+    blocks for the cores when M x N has too few); the f32 partial sums go to a
+    GM workspace and a combine nest adds them (`matmul_nests`)."""
 
     def __post_init__(self) -> None:
         if self.k1 == 0:
@@ -394,6 +410,19 @@ class MatmulRequest:
     """Product of the leading (batch) extents."""
     cores: int = 1
     """The cores the nest's blocks are spread over."""
+    panels: bool = True
+    """Consider keeping A panels in L1 across a core's blocks (tv-to-tile's
+    `matmul-panels`)."""
+    split_k: bool = False
+    """Consider splitting K over the cores (tv-to-tile's `matmul-split-k`; the
+    caller allows it only for a matmul without epilogue or batch)."""
+
+
+def panel_bytes(request: MatmulRequest, tiling: MatmulTiling) -> int:
+    """L1 bytes of the A panel of one L1 block row: fa base rows of all of K
+    (rounded to whole chunks)."""
+    k = request.k if request.k is not None else ASSUMED_DYNAMIC_EXTENT
+    return tiling.fa * tiling.m0 * round_up(k, tiling.k1) * request.in_bytes
 
 
 def matmul_footprint(
@@ -439,6 +468,9 @@ def matmul_footprint(
         "l0c": t.fa * t.fb * t.m0 * t.n0 * r.acc_bytes,
         "l1": (t.fa * t.m0 + t.fb * t.n0) * t.k1 * r.in_bytes,
     }
+    if t.panel:
+        # The panel once, and two B chunks (the next one loads during this one).
+        footprint["l1"] = panel_bytes(r, t) + 2 * t.fb * t.n0 * t.k1 * r.in_bytes
     ub = zero_fill + (r.epilogue(t.m0, t.n0) if r.epilogue is not None else 0)
     if ub:
         footprint["ub"] = ub
@@ -474,14 +506,46 @@ def auto_matmul_tiling(
     skewed cube steps keep live); None if none fits. Ties go to less GM traffic, less
     padded cube work, fewer accumulators, then deeper k0."""
     r = request
+    m = r.m if r.m is not None else ASSUMED_DYNAMIC_EXTENT
+    n = r.n if r.n is not None else ASSUMED_DYNAMIC_EXTENT
+    k = r.k if r.k is not None else ASSUMED_DYNAMIC_EXTENT
+    estimate = _CycleEstimate(target, r)
+    best: tuple[tuple[float, ...], MatmulTiling] | None = None
+    for tiling in _matmul_candidates(target, r, buffering):
+        if not _fits(target, r, tiling, buffering):
+            continue
+        a_reads = 1 if tiling.panel else -(-n // tiling.n1)
+        traffic = m * k * a_reads + k * n * -(-m // tiling.m1)
+        padded = (
+            round_up(m, tiling.m0) * round_up(n, tiling.n0) * round_up(k, tiling.k0)
+        )
+        key = (
+            estimate.cycles(tiling),
+            traffic,
+            padded,
+            tiling.fa * tiling.fb,
+            -tiling.k0,
+            -tiling.k1,
+            -tiling.m0 * tiling.n0,
+            tiling.panel,
+        )
+        if best is None or key < best[0]:
+            best = (key, tiling)
+    return None if best is None else best[1]
+
+
+def _matmul_candidates(
+    target: Target, r: MatmulRequest, buffering: int
+) -> Iterator[MatmulTiling]:
+    """Every tiling worth estimating: base blocks of power-of-two fractals, L1
+    factors up to MAX_L1_FACTOR, L0 depths that fit L0A/L0B, L1 depths, with
+    and without an A panel."""
     f = r.fractal
     m = r.m if r.m is not None else ASSUMED_DYNAMIC_EXTENT
     n = r.n if r.n is not None else ASSUMED_DYNAMIC_EXTENT
     k = r.k if r.k is not None else ASSUMED_DYNAMIC_EXTENT
     l0a, l0b = target.memories["l0a"].size, target.memories["l0b"].size
     assert l0a is not None and l0b is not None
-    estimate = _CycleEstimate(target, r)
-    best: tuple[tuple[float, ...], MatmulTiling] | None = None
     for m0 in _block_candidates(m, f):
         for n0 in _block_candidates(n, f):
             for fa in range(1, MAX_L1_FACTOR + 1):
@@ -497,25 +561,49 @@ def auto_matmul_tiling(
                     deepest = min(k_room // f * f, round_up(k, f))
                     for k0 in _depths(deepest, f):
                         for k1 in _depths(round_up(k, f), k0, r.k is not None):
-                            tiling = MatmulTiling(m0, n0, k0, fa, fb, k1)
-                            if not _fits(target, r, tiling, buffering):
-                                continue
-                            traffic = m * k * -(-n // tiling.n1) + k * n * -(
-                                -m // tiling.m1
-                            )
-                            padded = round_up(m, m0) * round_up(n, n0) * round_up(k, k0)
-                            key = (
-                                estimate.cycles(tiling),
-                                traffic,
-                                padded,
-                                fa * fb,
-                                -k0,
-                                -k1,
-                                -m0 * n0,
-                            )
-                            if best is None or key < best[0]:
-                                best = (key, tiling)
-    return None if best is None else best[1]
+                            for panel in _panel_choices(r, k1, fa * m0, fb * n0):
+                                yield MatmulTiling(m0, n0, k0, fa, fb, k1, panel)
+                            for split in _splits(r, k1, fa * m0):
+                                yield MatmulTiling(m0, n0, k0, fa, fb, k1, split=split)
+
+
+MAX_K_SPLITS = 8
+"""At most this many K ranges: the combine nest adds that many partial sums."""
+
+
+def _splits(request: MatmulRequest, k1: int, m1: int) -> list[int]:
+    """The K splits worth trying (besides 1): with `split_k`, static extents
+    and whole L1 block rows (M a multiple of `m1`, or one row), those that cut K into
+    whole `k1` chunks (no tails), at most one range per core."""
+    r = request
+    if not r.split_k or r.m is None or r.n is None or r.k is None or r.batch != 1:
+        return []
+    chunks = r.k // k1
+    if r.k % k1 or (r.m % m1 and r.m > m1):
+        return []
+    return [s for s in range(2, MAX_K_SPLITS + 1) if chunks % s == 0 and s <= r.cores]
+
+
+def _panel_choices(
+    request: MatmulRequest, k1: int, m1: int, n1: int
+) -> tuple[bool, ...]:
+    """Whether to try an A panel: only with `panels`, a static K of at most
+    MAX_PANEL_CHUNKS chunks, A stored [m, k], L1 block rows that tile M (the
+    rows past the last whole L1 block are a loop of their own, which the
+    multi-core split runs on one core), and two whole L1 blocks or more per
+    row, so that the loop over them stays a loop: blocks emitted one after
+    the other would share their (pure, CSE'd) L0 moves of the panel, which
+    then stay live across blocks and overflow L0A."""
+    r = request
+    if not r.panels or r.k is None or r.transpose_a:
+        return (False,)
+    if r.m is None or (r.m % m1 and m1 < r.m):
+        return (False,)
+    if r.n is not None and r.n // n1 < 2:
+        return (False,)
+    if -(-r.k // k1) > MAX_PANEL_CHUNKS:
+        return (False,)
+    return (False, True)
 
 
 def _depths(deepest: int, unit: int, deeper: bool = True) -> list[int]:
@@ -580,12 +668,16 @@ class _CycleEstimate:
             self._dma[key] = (cost.cycles, cost.wire_bytes)
         return self._dma[key]
 
+    def combine(self, t: MatmulTiling) -> float:
+        return _combine_cycles(self.target, self.r, t.split)
+
     def cycles(self, t: MatmulTiling) -> float:
         r, target = self.r, self.target
         m = r.m if r.m is not None else ASSUMED_DYNAMIC_EXTENT
         n = r.n if r.n is not None else ASSUMED_DYNAMIC_EXTENT
         k = r.k if r.k is not None else ASSUMED_DYNAMIC_EXTENT
         e = r.in_bytes
+        k = -(-k // t.split)
         chunks = -(-k // t.k1)
         steps = -(-k // t.k0)
         # Loads as stored: A [m, k] (or [k, m]), B [k, n] (or [n, k]).
@@ -600,25 +692,97 @@ class _CycleEstimate:
         )
         cube = steps * t.fa * t.fb * mmad_cycles(target, t.m0, t.n0, t.k0, r.in_type)
         out = ("l0c", "ub") if r.epilogue is not None else ("l0c", "gm")
-        fix_cycles, fix_wire = self.dma(out, t.m0, t.n0 * r.out_bytes, n * r.out_bytes)
+        out_bytes = r.acc_bytes if t.split > 1 else r.out_bytes
+        fix_cycles, fix_wire = self.dma(out, t.m0, t.n0 * out_bytes, n * out_bytes)
         fix = t.fa * t.fb * fix_cycles
         footprint = matmul_footprint(target, r, t)
         l1 = target.memories["l1"].size
         l0c = target.memories["l0c"].size
         assert l1 is not None and l0c is not None
-        if 2 * footprint["l1"] <= l1 and chunks > 1:
+        if t.panel:
+            # Only B per block, its chunks double-buffered (`footprint` has both).
+            mte2 = chunks * t.fb * b_cycles
+        if (t.panel or 2 * footprint["l1"] <= l1) and chunks > 1:
             # Pipelined: one chunk's load (or cube work) is not overlapped.
             block = max(mte2, mte1, cube) + min(mte2, cube) / chunks
         else:
             block = mte2 + max(mte1, cube)
         block = max(block, fix) if 2 * footprint["l0c"] <= l0c else block + fix
-        blocks = r.batch * -(-m // t.m1) * -(-n // t.n1)
-        rounds = -(-blocks // max(1, r.cores))
-        wire = blocks * (
-            chunks * (t.fa * a_wire + t.fb * b_wire)
-            + (t.fa * t.fb * fix_wire if out[1] == "gm" else 0)
+        rows, columns = r.batch * -(-m // t.m1), -(-n // t.n1)
+        blocks = rows * columns
+        fixes = t.fa * t.fb * fix_wire if out[1] == "gm" else 0
+        if not t.panel:
+            blocks *= t.split
+            rounds = -(-blocks // max(1, r.cores))
+            wire = blocks * (chunks * (t.fa * a_wire + t.fb * b_wire) + fixes)
+            combine = self.combine(t) if t.split > 1 else 0.0
+            return max(rounds * block, wire / target.gm_bytes_per_cycle) + combine
+        # A panel: a core loads the panel of each of its block rows once (one
+        # DMA per base row block, not overlapped with its first block), then
+        # runs that row's blocks (multicore_split's grid decides which).
+        panel_cycles, panel_wire = self.dma(("gm", "l1"), t.m0, k * e, k * e)
+        row_cores, column_cores = core_split(rows, columns, max(1, r.cores))
+        core_rows = -(-rows // row_cores)
+        core_columns = -(-columns // column_cores)
+        cycles = core_rows * (t.fa * panel_cycles + core_columns * block)
+        wire = rows * column_cores * t.fa * panel_wire
+        wire += blocks * (chunks * t.fb * b_wire + fixes)
+        return max(cycles, wire / target.gm_bytes_per_cycle)
+
+
+def matmul_choice_text(
+    target: Target, request: MatmulRequest, tiling: MatmulTiling
+) -> str:
+    """What the model estimates for `tiling` and, for an A panel, for the same
+    blocks without one: the remark's reason for the choice."""
+    r = request
+    estimate = _CycleEstimate(target, r)
+    m = r.m if r.m is not None else ASSUMED_DYNAMIC_EXTENT
+    n = r.n if r.n is not None else ASSUMED_DYNAMIC_EXTENT
+    rows, columns = r.batch * -(-m // tiling.m1), -(-n // tiling.n1)
+    row_cores, column_cores = core_split(rows * tiling.split, columns, max(1, r.cores))
+    cores = min(rows * tiling.split, row_cores) * min(columns, column_cores)
+    text = (
+        f"; {rows}x{columns} L1 block(s) over {cores} core(s), estimated "
+        f"{estimate.cycles(tiling):.0f} cycles"
+    )
+    if tiling.split > 1:
+        whole = MatmulTiling(
+            tiling.m0, tiling.n0, tiling.k0, tiling.fa, tiling.fb, tiling.k1
         )
-        return max(rounds * block, wire / target.gm_bytes_per_cycle)
+        text += (
+            f"; K split in {tiling.split} ranges of {(r.k or 0) // tiling.split} "
+            f"({rows * columns * tiling.split} blocks for {r.cores} cores), f32 "
+            f"partial sums combined in a second phase (estimated "
+            f"{estimate.combine(tiling):.0f} cycles of it; "
+            f"{estimate.cycles(whole):.0f} cycles without the split)"
+        )
+    if tiling.panel:
+        without = MatmulTiling(
+            tiling.m0, tiling.n0, tiling.k0, tiling.fa, tiling.fb, tiling.k1
+        )
+        text += (
+            f"; A panel {tiling.m1}x{r.k} kept in l1 across a core's blocks of a "
+            f"row ({panel_bytes(r, tiling)} bytes; estimated "
+            f"{estimate.cycles(without):.0f} cycles without)"
+        )
+    return text
+
+
+def _combine_cycles(target: Target, r: MatmulRequest, split: int) -> float:
+    """The combine phase of a K split: the barrier after the partial sums, then
+    per core its share of M x N read `split` times in f32 (GM -> UB), added and
+    written once (UB -> GM), at the paths' rates, with one start-up each."""
+    assert r.m is not None and r.n is not None
+    share = -(-r.m * r.n // max(1, r.cores))
+    read, write = target.dma_path("gm", "ub"), target.dma_path("ub", "gm")
+    barrier = target.sync.all_latency
+    return (
+        barrier
+        + split * (read.latency + share * r.acc_bytes / read.bytes_per_cycle)
+        + write.latency
+        + share * r.out_bytes / write.bytes_per_cycle
+    )
 
 
 def _block_candidates(extent: int, fractal: int) -> list[int]:

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import cast
 
 from xdsl.context import Context
@@ -43,6 +43,7 @@ from xdsl.dialects.builtin import (
     StridedLayoutAttr,
     StringAttr,
     UnitAttr,
+    f32,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
@@ -80,6 +81,7 @@ from .tiling_model import (
     column_unit,
     explicit_matmul_tiling,
     explicit_vector_tiling,
+    matmul_choice_text,
     matmul_fits,
 )
 from .tv_fusion import (
@@ -129,6 +131,15 @@ class TvToTilePass(ModulePass):
     max_cores: int = 0
     """The cores tile-to-hw spreads the nests over (0: all of the target's);
     the matmul model sizes blocks for them."""
+
+    matmul_panels: bool = True
+    """Let the matmul model keep A panels in L1 across a core's blocks of one
+    block row (passes/tiling_model.py); false: A is loaded per block."""
+
+    matmul_split_k: bool = True
+    """Let the matmul model split K over the cores when M x N has too few
+    blocks (a matmul without epilogue or batch; f32 partial sums in a GM
+    workspace, added by a combine nest); false: never."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         target_name = resolve_target(op, self.target, default=None)
@@ -741,6 +752,10 @@ class FunctionLowering:
             transpose_b=op.transpose_b is not None,
             batch=batch,
             cores=cores,
+            panels=self.options.matmul_panels,
+            split_k=self.options.matmul_split_k
+            and group.members == [op]
+            and group.rank == 2,
         )
         buffering = BUFFERING
         if self.options.matmul_tile_sizes:
@@ -765,8 +780,27 @@ class FunctionLowering:
                 )
             tiling = found
         tiling = _effective(tiling, request)
-        MatmulNest(group, self.extents, self.gm, cursor).emit(tiling)
-        emit_remark(group.root, self._matmul_remark(group, tiling, k_extent, buffering))
+        nest = MatmulNest(group, self.extents, self.gm, cursor)
+        if tiling.split > 1:
+            nest.workspace = self._split_workspace(group, tiling, cursor)
+            nest.combine_ub = self.target.memories["ub"].size or nest.combine_ub
+            nest.combine_cores = cores
+        nest.emit(tiling)
+        emit_remark(
+            group.root, self._matmul_remark(group, tiling, k_extent, buffering, request)
+        )
+
+    def _split_workspace(
+        self, group: Group, tiling: MatmulTiling, cursor: LocatedBuilder
+    ) -> SSAValue:
+        """The f32 GM buffer [split * M', N] of a K split's partial sums, M'
+        = M rounded up to whole L1 blocks."""
+        m, n = (static_extent(e) for e in group.frame[-2:])
+        assert m is not None and n is not None
+        shape = [tiling.split * -(-m // tiling.m1) * tiling.m1, n]
+        buffer = cursor.value(memref.AllocOp([], [], MemRefType(f32, shape)))
+        self.allocs.append(buffer)
+        return buffer
 
     def _split_epilogue(self, group: Group, cursor: LocatedBuilder) -> None:
         """A matmul whose epilogue does not fit UB next to a base block (an i8
@@ -832,7 +866,12 @@ class FunctionLowering:
         return _EpilogueProfile(profile)
 
     def _matmul_remark(
-        self, group: Group, tiling: MatmulTiling, k_extent: object, buffering: int
+        self,
+        group: Group,
+        tiling: MatmulTiling,
+        k_extent: object,
+        buffering: int,
+        request: MatmulRequest,
     ) -> str:
         def show(extent: object) -> str:
             return str(extent) if isinstance(extent, int) else "?"
@@ -848,7 +887,7 @@ class FunctionLowering:
         if epilogue:
             text += f", epilogue {', '.join(epilogue)} in ub"
         text += "; double-buffered" if buffering > 1 else "; single-buffered"
-        return text
+        return text + matmul_choice_text(self.target, request, tiling)
 
     # Returned GM values and the new signature -----------------------------------------
 
@@ -972,7 +1011,7 @@ def _effective(tiling: MatmulTiling, request: MatmulRequest) -> MatmulTiling:
     """`tiling` without L1 factors that a static extent leaves no whole L1 block for."""
     fa = 1 if request.m is not None and request.m < tiling.m1 else tiling.fa
     fb = 1 if request.n is not None and request.n < tiling.n1 else tiling.fb
-    return MatmulTiling(tiling.m0, tiling.n0, tiling.k0, fa, fb, tiling.k1)
+    return replace(tiling, fa=fa, fb=fb)
 
 
 def _memref_type(tensor: tv.TensorViewType) -> MemRefType[Attribute]:

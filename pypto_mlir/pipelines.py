@@ -119,6 +119,8 @@ LOWER_STAGES: tuple[Stage, ...] = (
             ("tile_sizes", "tile_sizes"),
             ("matmul_tile_sizes", "matmul_tile_sizes"),
             ("max_cores", "max_cores"),
+            ("matmul_panels", "matmul_panels"),
+            ("matmul_split_k", "matmul_split_k"),
         ),
         inputs=("tv",),
     ),
@@ -168,6 +170,12 @@ class LowerPipeline(PipelinePass):
 
     max_cores: int = 0
     """Use at most this many cores (tile-to-hw); 0: all cores of the target."""
+
+    matmul_panels: bool = True
+    """Keep A panels in L1 across a core's matmul blocks (tv-to-tile)."""
+
+    matmul_split_k: bool = True
+    """Split K over the cores for matmuls with too few blocks (tv-to-tile)."""
 
     double_buffer: bool = True
     """Multi-buffer tile loops (tile-pipeline); false: one buffer per tile."""

@@ -1,0 +1,186 @@
+"""GEMM to peak (issue 13): the matmul schedule's decisions off vs on (prints, no asserts).
+
+For N x N x N f16 GEMMs and the FFN example (128x768x3072: x @ W1 -> swish ->
+@ W2) on the simulated ascend910b, side by side: cycles with the matmul
+decisions off (`matmul-panels=false matmul-split-k=false`: A loaded per L1
+block, K never split) and on (the tiling model may keep A panels in L1 across a
+core's blocks of a row, and split K over the cores with a combine phase), the
+ratio, the fraction of `pypto_mlir.roofline` reached, the busiest pipe, the L2
+hit rate and the cores used; then issue 13's targets, and where one is missed
+what bounds it, computed from the run: the busiest core's MTE2 time split into
+transfer at the GM -> L1 path's rate and the rest (DMA start-up and per-burst
+overhead), against its cube time; and the ceiling of any schedule whose
+accumulators fit L0C and which reloads A and B per accumulator block.
+
+    .venv/bin/python bench/bench_gemm.py            # 1024^3, 2048^3, ffn (~1 min)
+    .venv/bin/python bench/bench_gemm.py --large    # also 4096^3 and 6144^3 (long)
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+
+import pypto_mlir as pto
+from pypto_mlir.check import lower, result_buffers
+from pypto_mlir.demo import load_example
+from pypto_mlir.diagnostics import diagnostic_handler
+from pypto_mlir.interp.ascend_hw import run_hw_function
+from pypto_mlir.pipelines import LowerPipeline
+from pypto_mlir.roofline import roofline
+from pypto_mlir.targets import load_target
+from pypto_mlir.targets.cost import mmad_cycles
+
+TARGET = "ascend910b"
+CHIP = load_target(TARGET)
+SIZES = (1024, 2048)
+LARGE = (4096, 6144)
+TARGETS = {1024: 0.80, 2048: 0.88, 4096: 0.88, 6144: 0.88}
+"""Issue 13's fractions of the roofline."""
+
+M, K, N = pto.sym("M"), pto.sym("K"), pto.sym("N")
+
+
+@pto.kernel
+def gemm(
+    a: pto.Tensor[(M, K), pto.f16], b: pto.Tensor[(K, N), pto.f16]
+) -> pto.Tensor[(M, N), pto.f16]:
+    return a @ b
+
+
+@dataclass
+class Run:
+    cycles: int
+    roofline: float
+    report: Any
+
+
+def _run(module: ModuleOp, inputs: list[np.ndarray], on: bool) -> Run:
+    function = next(op for op in module.ops if isinstance(op, func.FuncOp))
+    name = function.sym_name.data
+    bound = roofline(module, name, CHIP)
+    pipeline = LowerPipeline(target=TARGET, matmul_panels=on, matmul_split_k=on)
+    with diagnostic_handler(lambda _: None):
+        lowered = lower(module, "ascend_hw", pipeline)
+    arguments = [*inputs, *result_buffers(function)]
+    report = run_hw_function(lowered, name, arguments, CHIP).report
+    return Run(report.cycles, bound.cycles, report)
+
+
+def simulate(n: int, on: bool) -> Run:
+    rng = np.random.default_rng(n)
+    a = rng.standard_normal((n, n), dtype=np.float32).astype(np.float16)
+    b = (rng.standard_normal((n, n), dtype=np.float32) / np.sqrt(n)).astype(np.float16)
+    return _run(gemm.module(M=n, K=n, N=n), [a, b], on)
+
+
+def simulate_ffn(on: bool) -> Run:
+    example = load_example("ffn")
+    inputs = list(example.make_inputs(np.random.default_rng(0)))
+    return _run(example.ffn.module(), inputs, on)
+
+
+def _busiest(report: Any) -> str:
+    pipe, stats = max(report.pipes.items(), key=lambda p: p[1].utilization)
+    return f"{pipe} {stats.utilization:.0%}"
+
+
+def _l2(report: Any) -> str:
+    return "-" if report.l2 is None else f"{report.l2.hit_rate:.0%}"
+
+
+def _why(n: int, run: Run) -> str:
+    """What bounds the run: its slowest core's MTE2 and cube time, from the
+    report (MTE2's transfer at the path's rate, the rest start-up and bursts)."""
+    core = max(run.report.cores, key=lambda c: c.cycles)
+    mte2 = core.pipes["MTE2"].busy_cycles
+    cube = core.pipes["M"].busy_cycles
+    loaded = core.bytes_per_path.get("gm->l1", 0)
+    rate = CHIP.dma_path("gm", "l1").bytes_per_cycle
+    transfer = loaded / rate
+    bound = "MTE2" if mte2 > cube else "the cube"
+    return (
+        f"{bound} bounds it: core {core.index} ({core.cycles} cycles) has MTE2 busy "
+        f"{mte2} cycles, {transfer:.0f} of them moving {loaded / 2**20:.2f} MiB at "
+        f"the GM -> L1 path's {rate:.1f} B/cycle and {mte2 - transfer:.0f} of DMA "
+        f"start-up and per-burst overhead; its cube is busy {cube} cycles "
+        f"(the roofline's is {run.roofline:.0f}); {_ceiling(n)}"
+    )
+
+
+def _ceiling(n: int) -> str:
+    """The best fraction of the cube any schedule reaches that reloads A and B
+    for each accumulator block: the block m x n whose f32 accumulators fit L0C
+    with the least GM -> L1 transfer per MAC (bursts and start-up ignored)."""
+    l0c = CHIP.memories["l0c"].size
+    assert l0c is not None
+    edge = CHIP.cube.fractal_m
+    rate = CHIP.dma_path("gm", "l1").bytes_per_cycle
+    best = (0.0, 0, 0)
+    for rows in range(edge, n + 1, edge):
+        columns = min(n, l0c // (4 * rows) // edge * edge)
+        if columns < edge:
+            break
+        load = (rows + columns) * 2 / rate  # cycles per K element
+        cube = mmad_cycles(CHIP, rows, columns, 16, "f16") / 16
+        best = max(best, (min(1.0, cube / load), rows, columns))
+    fraction, rows, columns = best
+    return (
+        f"an accumulator block that fits L0C loads at best {rows}x{columns} "
+        f"operands per K step, so a schedule reloading A and B per block "
+        f"reaches at most {fraction:.0%} of the cube"
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--large", action="store_true", help="also 4096^3 and 6144^3 (minutes)"
+    )
+    args = parser.parse_args(argv)
+    sizes = SIZES + (LARGE if args.large else ())
+    print(
+        f"GEMM N^3 f16 on {TARGET}: matmul decisions off (matmul-panels=false matmul-split-k=false) / on"
+    )
+    header = (
+        f"{'N':>6} {'cycles off':>11} {'cycles on':>10} {'ratio':>6} "
+        f"{'roofline off/on':>16} {'busiest pipe off/on':>20} {'L2 hit off/on':>14} "
+        f"{'cores':>6}"
+    )
+    print(header)
+    print("-" * len(header))
+    results: dict[int, Run] = {}
+    rows: list[tuple[str, Run, Run]] = []
+    for n in sizes:
+        off, on = simulate(n, False), simulate(n, True)
+        results[n] = on
+        rows.append((str(n), off, on))
+    rows.append(("ffn", simulate_ffn(False), simulate_ffn(True)))
+    for label, off, on in rows:
+        print(
+            f"{label:>6} {off.cycles:>11} {on.cycles:>10} {off.cycles / on.cycles:>5.2f}x "
+            f"{off.roofline / off.cycles:>7.0%} / {on.roofline / on.cycles:<6.0%} "
+            f"{_busiest(off.report):>9} / {_busiest(on.report):<8} "
+            f"{_l2(off.report):>6} / {_l2(on.report):<5} {on.report.block_dim:>6}"
+        )
+    print("\nissue 13 targets:")
+    for n, run in results.items():
+        fraction = run.roofline / run.cycles
+        goal = TARGETS[n]
+        met = fraction >= goal
+        text = f"GEMM {n}^3 >= {goal:.0%} of roofline (got {fraction:.0%})"
+        print(
+            f"  [{'met' if met else 'missed'}] {text}"
+            + ("" if met else f": {_why(n, run)}")
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,142 @@
+"""The matmul schedule of issue 13 end to end, on `ascend910b` and `tiny`: A
+panels kept in L1 across a core's blocks (tv-to-tile's `matmul-panels`) and K
+split over the cores with a combine phase (`matmul-split-k`).
+
+Every shape is lowered by pypto-lower with the decision on and off, run on the
+simulator and compared with the tv reference (`check_lowering`); with it on,
+the remark must say that the model took it for the shapes it does (odd K, a
+single row, prime M and N, tails), and the model must refuse it where the nest
+cannot do it (a panel: transposed A, a `?` K, M rows past the last whole L1
+block of several base blocks; a split: an epilogue, K not whole chunks).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pypto_mlir.check import check_lowering
+from pypto_mlir.cli.source import SourceChunk, default_context, parse_chunk
+from pypto_mlir.diagnostics import diagnostic_handler
+from pypto_mlir.passes.tiling_model import (
+    MatmulRequest,
+    MatmulTiling,
+    auto_matmul_tiling,
+    matmul_footprint,
+)
+from pypto_mlir.pipelines import LowerPipeline
+from pypto_mlir.targets import load_target
+
+GEMM = """
+func.func @k(%a: !tv.tensor<{m}x{k}xf16>, %b: !tv.tensor<{k}x{n}xf16>) -> !tv.tensor<{m}x{n}xf16> {{
+  %c = tv.matmul %a, %b acc(f32) : !tv.tensor<{m}x{k}xf16>, !tv.tensor<{k}x{n}xf16> -> !tv.tensor<{m}x{n}xf16>
+  func.return %c : !tv.tensor<{m}x{n}xf16>
+}}
+"""
+
+PANEL_SHAPES = {
+    "ascend910b": [(64, 100, 200), (1, 64, 1024), (48, 40, 400)],
+    "tiny": [(1, 64, 1024), (48, 40, 400), (16, 33, 64)],
+}
+"""(M, K, N) for which the model keeps an A panel: odd K (zero-padded past K),
+one row, M and N tails."""
+
+
+SPLIT_SHAPES = {
+    "ascend910b": [(1, 1024, 64), (32, 2048, 97), (48, 1536, 100)],
+    "tiny": [(7, 512, 31), (16, 512, 48)],
+}
+"""(M, K, N) for which the model splits K: one row, prime M and N (tails in
+the blocks and in the combine nest's tiles)."""
+
+
+def _run(
+    target: str, m: int, k: int, n: int, panels: bool = True, split: bool = True
+) -> list[str]:
+    module = parse_chunk(
+        default_context(), SourceChunk(GEMM.format(m=m, k=k, n=n), 1), "gemm.mlir"
+    )
+    rng = np.random.default_rng(m * 7919 + k * 31 + n)
+    a = rng.standard_normal((m, k)).astype(np.float16)
+    b = (rng.standard_normal((k, n)) / np.sqrt(k)).astype(np.float16)
+    remarks: list[str] = []
+    with diagnostic_handler(lambda d: remarks.append(str(d))):
+        check = check_lowering(
+            module,
+            "k",
+            [a, b],
+            pipeline=LowerPipeline(
+                target=target, matmul_panels=panels, matmul_split_k=split
+            ),
+        )
+    for comparison in check.comparisons:
+        assert comparison.ok, comparison
+    return [r for r in remarks if "tiled tv.matmul" in r]
+
+
+@pytest.mark.parametrize(
+    ("target", "shape"),
+    [(t, s) for t, shapes in PANEL_SHAPES.items() for s in shapes],
+)
+def test_panel_numerics(target: str, shape: tuple[int, int, int]) -> None:
+    on = _run(target, *shape, panels=True)
+    assert any("A panel" in r and "kept in l1" in r for r in on), on
+    off = _run(target, *shape, panels=False)
+    assert off and not any("A panel" in r for r in off), off
+
+
+@pytest.mark.parametrize(
+    ("target", "shape"),
+    [(t, s) for t, shapes in SPLIT_SHAPES.items() for s in shapes],
+)
+def test_split_k_numerics(target: str, shape: tuple[int, int, int]) -> None:
+    on = _run(target, *shape)
+    assert any("K split in" in r and "combined" in r for r in on), on
+    off = _run(target, *shape, split=False)
+    assert off and not any("K split" in r for r in off), off
+
+
+def test_split_k_refused() -> None:
+    chip = load_target("ascend910b")
+    for request in (
+        _request("ascend910b", 128, 3072, 768),  # split_k not allowed (default)
+        _request("ascend910b", 128, 3071, 768, split_k=True),  # K not whole chunks
+        _request("ascend910b", 128, None, 768, split_k=True),
+    ):
+        tiling = auto_matmul_tiling(chip, request)
+        assert tiling is not None and tiling.split == 1, (request, tiling)
+    tiling = auto_matmul_tiling(
+        chip, _request("ascend910b", 128, 3072, 768, split_k=True)
+    )
+    assert tiling is not None and tiling.split > 1
+
+
+def _request(target: str, m: int | None, k: int | None, n: int, **kw) -> MatmulRequest:
+    chip = load_target(target)
+    return MatmulRequest(m, n, k, 2, 4, 16, None, "f16", 2, cores=chip.cores, **kw)
+
+
+@pytest.mark.parametrize("target", ["ascend910b", "tiny"])
+def test_panel_refused(target: str) -> None:
+    chip = load_target(target)
+    for request in (
+        _request(target, 1024, 1024, 1024, transpose_a=True),
+        _request(target, 1024, None, 1024),
+        _request(target, 1024, 1024, 1024, panels=False),
+    ):
+        tiling = auto_matmul_tiling(chip, request)
+        assert tiling is not None and not tiling.panel, (request, tiling)
+    for m in (97, 131, 1000):
+        tiling = auto_matmul_tiling(chip, _request(target, m, 256, 512))
+        assert tiling is not None
+        if tiling.panel:
+            assert tiling.fa == 1 or m % tiling.m1 == 0 or tiling.m1 >= m, tiling
+
+
+def test_panel_footprint() -> None:
+    """A panel nest holds the panel once and two B chunks in L1."""
+    chip = load_target("ascend910b")
+    request = _request("ascend910b", 1024, 1000, 1024)
+    tiling = MatmulTiling(128, 256, 64, 1, 1, 256, panel=True)
+    panel = 128 * 1024 * 2  # K rounded up to whole 256-deep chunks
+    assert matmul_footprint(chip, request, tiling)["l1"] == panel + 2 * 256 * 256 * 2
