@@ -93,6 +93,7 @@ from .tv_fusion import (
     tensor_type,
     tensor_users,
 )
+from .tv_schedule import apply_groups
 from .vector_nests import VectorNest
 
 PROBE_SIZES = (3, 5)
@@ -206,6 +207,7 @@ class FunctionLowering:
         for op in ops:
             self.extents.visit(op)
         analysis = FusionAnalysis(ops, self.extents)
+        apply_groups(analysis)  # the fused groups tv-schedule chose, if it ran
         self._plan_buffers(analysis, outputs, return_op)
         for op in ops:
             if isinstance(op, tv.DimOp):

@@ -111,6 +111,12 @@ LOWER_STAGES: tuple[Stage, ...] = (
     Stage("pypto-set-target", "tv", (("target", "target"),)),
     Stage("tv-expand-math", "tv"),
     Stage(
+        "tv-schedule",
+        "tv",
+        (("fuse_siblings", "fuse_siblings"), ("interleave", "interleave")),
+        enabled_by="schedule",
+    ),
+    Stage(
         "tv-to-tile",
         "tile",
         (
@@ -144,7 +150,8 @@ option it takes."""
 class LowerPipeline(PipelinePass):
     """Lower tv to ascend_hw: tile, peel tails, select instructions, synchronise.
 
-    Runs canonicalize, pypto-set-target, tv-expand-math, tv-to-tile, tile-peel-tails,
+    Runs canonicalize, pypto-set-target, tv-expand-math, tv-schedule (unless
+    schedule=false; fuse-siblings, interleave), tv-to-tile, tile-peel-tails,
     tile-pipeline (unless double-buffer=false), tile-to-hw (bank-offset),
     hw-coalesce-dma (unless coalesce-dma=false) and hw-insert-sync; every stage
     is also a pass of its own.
@@ -163,6 +170,16 @@ class LowerPipeline(PipelinePass):
 
     max_cores: int = 0
     """Use at most this many cores (tile-to-hw); 0: all cores of the target."""
+
+    schedule: bool = True
+    """Schedule the tv ops into fused groups and phases (tv-schedule); false: one
+    nest per producer/consumer group, independent ones not interleaved."""
+
+    fuse_siblings: bool = True
+    """Fuse groups over the same space that share inputs (tv-schedule)."""
+
+    interleave: bool = True
+    """Split independent groups each over all the cores (tv-schedule)."""
 
     double_buffer: bool = True
     """Multi-buffer tile loops (tile-pipeline); false: one buffer per tile."""
