@@ -610,6 +610,7 @@ def distribute(function: func.FuncOp, cores: int, alignment: int) -> int:
     split on its own over all the cores with no barrier between them. Nothing is split when no phase can be, or
     when a single-core phase's values are used after it.
     """
+    interleave = function.attributes.pop(INTERLEAVE_ATTR, None) is not None
     ranges = index_ranges(function)
     block = function.body.block
     terminator = block.last_op
@@ -617,7 +618,7 @@ def distribute(function: func.FuncOp, cores: int, alignment: int) -> int:
     ops = [op for op in block.ops if op is not terminator]
     phases = _phases(ops)
     barriers = [phase[0] for phase in phases[1:]]
-    if INTERLEAVE_ATTR in function.attributes:
+    if interleave:
         phases = [part for p in phases for part in _independent_parts(p, ranges)]
     plans: list[_PhasePlan | None] = []
     for k, phase in enumerate(phases):

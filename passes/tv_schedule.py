@@ -19,9 +19,10 @@ The decisions reach the later passes as attributes, so the IR shows them:
   analysis whose members carry one number (when tv_fusion agrees they can be
   one nest: `FusionAnalysis.siblings_compatible`), and ignores the attribute
   otherwise.
-- `pypto.interleave_groups` (a unit attribute) on the function: tile-to-hw's
-  multi-core split (passes/multicore_split.py) cuts each phase into its
-  independent loops and splits each over all the cores.
+- `pypto.interleave_groups` (a unit attribute) on a function with independent
+  groups: tile-to-hw's multi-core split (passes/multicore_split.py) cuts each
+  phase into its independent loops, splits each over all the cores and drops
+  the attribute.
 
 Each decision gets a remark: per group its members, iteration space, phase,
 GM bytes read and written (each input once) and its cores; per merge the
@@ -244,6 +245,11 @@ class Scheduler:
             )
         return scheduled
 
+    def has_independent_groups(self) -> bool:
+        """Whether two groups share a phase (so interleaving can matter)."""
+        phases = [g.phase for g in self.groups]
+        return len(set(phases)) < len(phases)
+
     def annotate(self) -> None:
         for item in self.groups:
             for member in item.group.members:
@@ -378,7 +384,7 @@ class TvSchedulePass(ModulePass):
                 continue  # tv-to-tile reports what it cannot tile
             scheduler = Scheduler(function, rules)
             scheduler.annotate()
-            if self.interleave:
+            if self.interleave and scheduler.has_independent_groups():
                 function.attributes[INTERLEAVE_ATTR] = UnitAttr()
             for decision in scheduler.remarks(target, self.interleave):
                 emit_remark(decision.op, decision.text)
