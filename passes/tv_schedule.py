@@ -43,6 +43,7 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntegerAttr,
     ModuleOp,
+    StringAttr,
     UnitAttr,
     i64,
 )
@@ -52,7 +53,7 @@ from xdsl.passes import ModulePass
 from pypto_mlir.diagnostics import emit_remark, op_error
 from pypto_mlir.dialects.tile import element_bytes
 from pypto_mlir.targets import Target, TargetError, load_target
-from pypto_mlir.targets.resolve import resolve_target
+from pypto_mlir.targets.resolve import TARGET_ATTR, resolve_target
 
 from .multicore_split import INTERLEAVE_ATTR
 from .tv_fusion import (
@@ -388,3 +389,4 @@ class TvSchedulePass(ModulePass):
                 function.attributes[INTERLEAVE_ATTR] = UnitAttr()
             for decision in scheduler.remarks(target, self.interleave):
                 emit_remark(decision.op, decision.text)
+        op.attributes[TARGET_ATTR] = StringAttr(target_name)
