@@ -33,8 +33,10 @@ Tile sizes are chosen afterwards by `tv-to-tile` from the target
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import cast
 
 from xdsl.context import Context
 from xdsl.dialects import func
@@ -53,9 +55,11 @@ from xdsl.passes import ModulePass
 from pypto_mlir.diagnostics import emit_remark, op_error
 from pypto_mlir.dialects.tile import element_bytes
 from pypto_mlir.targets import Target, TargetError, load_target
+from pypto_mlir.targets.cost import dma_cost
 from pypto_mlir.targets.resolve import TARGET_ATTR, resolve_target
 
 from .multicore_split import INTERLEAVE_ATTR
+from .tiling_model import VectorRequest, VectorTiling, auto_vector_tiling
 from .tv_fusion import (
     ExtentAnalysis,
     FusionAnalysis,
@@ -67,6 +71,10 @@ from .tv_fusion import (
 
 GROUP_ATTR = "pypto.group"
 """The fused group of a `tv` op (an i64), set by `tv-schedule`."""
+
+CORES_ATTR = "pypto.balance_cores"
+"""On the ops of a vector group (an i64, set by `tv-schedule`): tv-to-tile sizes
+the group's tiles for this many cores by cost (`balanced_tiling`)."""
 
 
 # --------------------------------------------------------------------------------------
@@ -251,10 +259,14 @@ class Scheduler:
         phases = [g.phase for g in self.groups]
         return len(set(phases)) < len(phases)
 
-    def annotate(self) -> None:
+    def annotate(self, cores: int) -> None:
+        """Number the groups' ops; with `cores`, ask for vector tiles balanced
+        over that many cores."""
         for item in self.groups:
             for member in item.group.members:
                 member.attributes[GROUP_ATTR] = IntegerAttr(item.index, i64)
+                if cores and item.group.kind != GroupKind.MATMUL:
+                    member.attributes[CORES_ATTR] = IntegerAttr(cores, i64)
 
     def remarks(self, target: Target, interleave: bool) -> list[Decision]:
         phases = 1 + max((g.phase for g in self.groups), default=-1)
@@ -295,6 +307,102 @@ def _dynamic_dims(value: SSAValue) -> int:
     if not is_tensor(value):
         return 0
     return sum(d == DYNAMIC_INDEX for d in tensor_type(value).get_shape())
+
+
+def balance_cores(group: Group) -> int:
+    """The cores tv-schedule asked `group`'s tiles to be balanced over (0: none)."""
+    for member in group.members:
+        value = member.attributes.get(CORES_ATTR)
+        if isinstance(value, IntegerAttr):
+            return value.value.data
+    return 0
+
+
+def _ceil(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _tiling_cost(
+    target: Target,
+    group: Group,
+    tiling: VectorTiling,
+    extents: Sequence[int],
+    cores: int,
+    element: int,
+) -> int:
+    """Cycles of the busiest core, estimated from the target's DMA cost of one
+    tile (its bursts of `element`-byte elements, GM to UB): the parallel units
+    (outer frame dims, and tile dims not reduced, over their steps) spread over
+    `cores`, each loading its tiles along the reduced dims one after the other,
+    plus one tile's worth for the pipeline's fill (the first load and the last
+    store do not overlap anything)."""
+    first = len(group.frame) - len(tiling.steps)
+    units = math.prod(cast(int, e) for e in group.frame[:first])
+    serial = 1
+    for dim, (extent, step) in enumerate(zip(extents, tiling.steps, strict=True)):
+        if first + dim in group.reduced:
+            serial *= _ceil(extent, step)
+        else:
+            units *= _ceil(extent, step)
+    bursts = math.prod(tiling.physical[:-1]) if len(tiling.physical) > 1 else 1
+    tile = dma_cost(target, ("gm", "ub"), bursts, tiling.physical[-1] * element)
+    return _ceil(units, cores) * (serial + 1) * tile.cycles
+
+
+def balanced_tiling(
+    target: Target,
+    group: Group,
+    request: VectorRequest,
+    tiling: VectorTiling,
+    budget: int,
+    cores: int,
+) -> VectorTiling | None:
+    """A tiling of `group` with shorter steps along a parallel tile dim when
+    the chosen one leaves cores idle and the cost model (`_tiling_cost`) says
+    the smaller tiles on more cores finish sooner; None to keep `tiling`.
+
+    Each candidate caps one parallel dim's step at `extent / k` (k = 2 ..
+    cores) and lets the tiling model grow the others within `budget`."""
+    first = len(group.frame) - len(tiling.steps)
+    if any(not isinstance(e, int) for e in group.frame[:first]):
+        return None
+    extents = request.extents
+    if any(e is None for e in extents):
+        return None
+    sizes = [cast(int, e) for e in extents]
+    element = max(
+        (
+            element_bytes(tensor_type(v).element_type)
+            for m in group.members
+            for v in m.operands
+            if is_tensor(v)
+            and not (isinstance(v.owner, Operation) and v.owner in group.members)
+        ),
+        default=2,
+    )
+    best = tiling
+    best_cost = _tiling_cost(target, group, tiling, sizes, cores, element)
+    for dim, extent in enumerate(sizes):
+        if first + dim in group.reduced or request.cover[dim]:
+            continue
+        unit = request.unit if request.aligned[dim] else 1
+        caps = sorted(
+            {_ceil(_ceil(extent, k), unit) * unit for k in range(2, cores + 1)},
+            reverse=True,
+        )
+        for cap in caps:
+            if cap >= tiling.steps[dim]:
+                continue
+            capped = replace(
+                request, extents=(*extents[:dim], cap, *extents[dim + 1 :])
+            )
+            candidate = auto_vector_tiling(capped, budget)
+            if candidate is None:
+                continue
+            cost = _tiling_cost(target, group, candidate, sizes, cores, element)
+            if cost < best_cost:
+                best, best_cost = candidate, cost
+    return None if best is tiling else best
 
 
 def _schedulable(function: func.FuncOp) -> bool:
@@ -363,6 +471,11 @@ class TvSchedulePass(ModulePass):
     """Split independent groups of a phase each over all the cores; false: the
     later ones run on the last core."""
 
+    balance_cores: bool = True
+    """Let tv-to-tile shorten a vector nest's tiles where that puts idle cores
+    to work and the target's DMA costs say it finishes sooner; false: the
+    largest tiles that fit."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         target_name = resolve_target(op, self.target, default=None)
         if target_name is None:
@@ -384,7 +497,7 @@ class TvSchedulePass(ModulePass):
             if not _schedulable(function):
                 continue  # tv-to-tile reports what it cannot tile
             scheduler = Scheduler(function, rules)
-            scheduler.annotate()
+            scheduler.annotate(target.cores if self.balance_cores else 0)
             if self.interleave and scheduler.has_independent_groups():
                 function.attributes[INTERLEAVE_ATTR] = UnitAttr()
             for decision in scheduler.remarks(target, self.interleave):

@@ -93,7 +93,7 @@ from .tv_fusion import (
     tensor_type,
     tensor_users,
 )
-from .tv_schedule import apply_groups
+from .tv_schedule import apply_groups, balance_cores, balanced_tiling
 from .vector_nests import VectorNest
 
 PROBE_SIZES = (3, 5)
@@ -658,12 +658,23 @@ class FunctionLowering:
                     f"'{self.target.name}' holds {ub_size} bytes"
                 )
         tiling, resident, request = choice
+        balanced = ""
+        cores = balance_cores(group)
+        if cores and not explicit:
+            if self.options.max_cores:
+                cores = min(cores, self.options.max_cores)
+            better = balanced_tiling(
+                self.target, group, request, tiling, ub_size // buffering, cores
+            )
+            if better is not None:
+                tiling, balanced = better, f", sized for {cores} cores by cost"
         VectorNest(group, self.extents, self.gm, cursor, self._sum_lanes).emit(
             tiling, resident
         )
         peak = request.profile.peak(tiling.physical)
         emit_remark(
-            group.root, self._vector_remark(group, tiling, resident, peak, buffering)
+            group.root,
+            self._vector_remark(group, tiling, resident, peak, buffering) + balanced,
         )
 
     def _vector_remark(

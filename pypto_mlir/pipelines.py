@@ -113,7 +113,11 @@ LOWER_STAGES: tuple[Stage, ...] = (
     Stage(
         "tv-schedule",
         "tv",
-        (("fuse_siblings", "fuse_siblings"), ("interleave", "interleave")),
+        (
+            ("fuse_siblings", "fuse_siblings"),
+            ("interleave", "interleave"),
+            ("balance_cores", "balance_cores"),
+        ),
         enabled_by="schedule",
     ),
     Stage(
@@ -151,7 +155,7 @@ class LowerPipeline(PipelinePass):
     """Lower tv to ascend_hw: tile, peel tails, select instructions, synchronise.
 
     Runs canonicalize, pypto-set-target, tv-expand-math, tv-schedule (unless
-    schedule=false; fuse-siblings, interleave), tv-to-tile, tile-peel-tails,
+    schedule=false; fuse-siblings, interleave, balance-cores), tv-to-tile, tile-peel-tails,
     tile-pipeline (unless double-buffer=false), tile-to-hw (bank-offset),
     hw-coalesce-dma (unless coalesce-dma=false) and hw-insert-sync; every stage
     is also a pass of its own.
@@ -180,6 +184,9 @@ class LowerPipeline(PipelinePass):
 
     interleave: bool = True
     """Split independent groups each over all the cores (tv-schedule)."""
+
+    balance_cores: bool = True
+    """Size vector tiles for the cores by cost (tv-schedule, tv-to-tile)."""
 
     double_buffer: bool = True
     """Multi-buffer tile loops (tile-pipeline); false: one buffer per tile."""
