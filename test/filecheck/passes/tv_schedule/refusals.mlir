@@ -5,8 +5,8 @@
 // RUN: pypto-opt %s --split-input-file -p 'tv-schedule{target=ascend910b}' --verify-diagnostics | filecheck %s
 
 // CHECK-LABEL: func.func @spaces
-// CHECK:       tv.exp %a {pypto.group = 0 : i64}
-// CHECK:       tv.exp %v {pypto.group = 1 : i64}
+// CHECK:       tv.exp %a {pypto.group = 0 : i64
+// CHECK:       tv.exp %v {pypto.group = 1 : i64
 func.func @spaces(%a: !tv.tensor<64x128xf16>) -> (!tv.tensor<64x128xf16>, !tv.tensor<32x128xf16>) {
   // expected-remark@below {{group 0 (map: tv.exp) over 64x128: phase 0 of 1}}
   %e = tv.exp %a : !tv.tensor<64x128xf16>
@@ -19,8 +19,8 @@ func.func @spaces(%a: !tv.tensor<64x128xf16>) -> (!tv.tensor<64x128xf16>, !tv.te
 // -----
 
 // CHECK-LABEL: func.func @reductions
-// CHECK:       tv.reduce_sum %a [1] {pypto.group = 0 : i64}
-// CHECK-NEXT:  tv.reduce_sum %a [0] {pypto.group = 1 : i64}
+// CHECK:       tv.reduce_sum %a [1] {pypto.group = 0 : i64
+// CHECK-NEXT:  tv.reduce_sum %a [0] {pypto.group = 1 : i64
 func.func @reductions(%a: !tv.tensor<64x128xf32>) -> (!tv.tensor<64xf32>, !tv.tensor<128xf32>) {
   // expected-remark@below {{group 0 (row: tv.reduce_sum) over 64x128}}
   %r = tv.reduce_sum %a [1] : !tv.tensor<64x128xf32> -> !tv.tensor<64xf32>
@@ -48,8 +48,8 @@ func.func @matmul(%a: !tv.tensor<64x64xf16>, %b: !tv.tensor<64x64xf16>) -> (!tv.
 // the second matmul): %d depends on %e's group through the matmul, so the two
 // stay apart (the matmul runs between them).
 // CHECK-LABEL: func.func @through
-// CHECK:       tv.exp %a {pypto.group = 0 : i64}
-// CHECK:       tv.add %a, %m {pypto.group = 2 : i64}
+// CHECK:       tv.exp %a {pypto.group = 0 : i64
+// CHECK:       tv.add %a, %m {pypto.group = 2 : i64
 func.func @through(%a: !tv.tensor<64x64xf16>, %b: !tv.tensor<64x64xf16>) -> (!tv.tensor<64x64xf16>, !tv.tensor<64x64xf16>) {
   // expected-remark@below {{group 0 (map: tv.exp) over 64x64: phase 0 of 3}}
   %e = tv.exp %a : !tv.tensor<64x64xf16>

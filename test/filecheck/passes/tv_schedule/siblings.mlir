@@ -7,8 +7,8 @@
 // RUN: pypto-opt %s -p 'tv-schedule{target=ascend910b fuse-siblings=false}' 2>/dev/null | filecheck %s --check-prefix=OFF
 
 // CHECK-LABEL: func.func @sum_diff
-// CHECK:       tv.add %a, %b {pypto.group = 0 : i64}
-// CHECK-NEXT:  tv.sub %a, %b {pypto.group = 0 : i64}
+// CHECK:       tv.add %a, %b {pypto.group = 0 : i64
+// CHECK-NEXT:  tv.sub %a, %b {pypto.group = 0 : i64
 // TILE-LABEL:  func.func @sum_diff
 // TILE:        scf.for
 // TILE-COUNT-2: tile.load
@@ -20,8 +20,8 @@
 // TILE-NOT:    scf.for
 // TILE:        func.return
 // OFF-LABEL:   func.func @sum_diff
-// OFF:         tv.add %a, %b {pypto.group = 0 : i64}
-// OFF-NEXT:    tv.sub %a, %b {pypto.group = 1 : i64}
+// OFF:         tv.add %a, %b {pypto.group = 0 : i64
+// OFF-NEXT:    tv.sub %a, %b {pypto.group = 1 : i64
 func.func @sum_diff(%a: !tv.tensor<512x512xf16>, %b: !tv.tensor<512x512xf16>) -> (!tv.tensor<512x512xf16>, !tv.tensor<512x512xf16>) {
   %s = tv.add %a, %b : !tv.tensor<512x512xf16>, !tv.tensor<512x512xf16> -> !tv.tensor<512x512xf16>
   // expected-remark@below {{fused tv.add with its sibling tv.sub: one nest reads %a, %b once}}
@@ -33,10 +33,10 @@ func.func @sum_diff(%a: !tv.tensor<512x512xf16>, %b: !tv.tensor<512x512xf16>) ->
 // Siblings of a producer/consumer group: the max/min pair and a row sum of
 // their product fuse into one ROW group with a dynamic row count.
 // CHECK-LABEL: func.func @max_min_sum
-// CHECK:       tv.max %a, %b {pypto.group = 0 : i64}
-// CHECK-NEXT:  tv.min %a, %b {pypto.group = 0 : i64}
-// CHECK-NEXT:  tv.mul {{.*}} {pypto.group = 0 : i64}
-// CHECK-NEXT:  tv.reduce_sum {{.*}} {pypto.group = 0 : i64}
+// CHECK:       tv.max %a, %b {pypto.group = 0 : i64
+// CHECK-NEXT:  tv.min %a, %b {pypto.group = 0 : i64
+// CHECK-NEXT:  tv.mul {{.*}} {pypto.group = 0 : i64
+// CHECK-NEXT:  tv.reduce_sum {{.*}} {pypto.group = 0 : i64
 func.func @max_min_sum(%a: !tv.tensor<?x64xf32>, %b: !tv.tensor<?x64xf32>) -> (!tv.tensor<?x64xf32>, !tv.tensor<?x1xf32>) {
   %hi = tv.max %a, %b : !tv.tensor<?x64xf32>, !tv.tensor<?x64xf32> -> !tv.tensor<?x64xf32>
   %lo = tv.min %a, %b : !tv.tensor<?x64xf32>, !tv.tensor<?x64xf32> -> !tv.tensor<?x64xf32>
