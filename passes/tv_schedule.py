@@ -380,6 +380,11 @@ def balanced_tiling(
         ),
         default=2,
     )
+    granule = target.memories["gm"].alignment
+    if tiling.physical[-1] * element < granule:
+        # Rows narrower than a GM granule: each moves a whole granule anyway, and
+        # more, smaller tiles only add DMA start-ups.
+        return None
     best = tiling
     best_cost = _tiling_cost(target, group, tiling, sizes, cores, element)
     for dim, extent in enumerate(sizes):
@@ -397,7 +402,7 @@ def balanced_tiling(
                 request, extents=(*extents[:dim], cap, *extents[dim + 1 :])
             )
             candidate = auto_vector_tiling(capped, budget)
-            if candidate is None:
+            if candidate is None or candidate.physical[-1] * element < granule:
                 continue
             cost = _tiling_cost(target, group, candidate, sizes, cores, element)
             if cost < best_cost:
