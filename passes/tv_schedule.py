@@ -24,11 +24,17 @@ The decisions reach the later passes as attributes, so the IR shows them:
   phase into its independent loops, splits each over all the cores and drops
   the attribute.
 
+- `pypto.balance_cores = N : i64` on the ops of vector groups (with
+  `balance-cores`): tv-to-tile sizes their tiles for N cores by cost
+  (`balanced_tiling`: shorter steps along a parallel dim when the largest
+  tiles leave cores idle and the target's DMA cost says that is faster).
+
 Each decision gets a remark: per group its members, iteration space, phase,
 GM bytes read and written (each input once) and its cores; per merge the
 inputs it reads once; per refused merge of groups sharing an input, why.
 Tile sizes are chosen afterwards by `tv-to-tile` from the target
-(passes/tiling_model.py) for the nest each group becomes, with a remark there.
+(passes/tiling_model.py, then `balanced_tiling`) for the nest each group
+becomes, with a remark there (", sized for N cores by cost" when balanced).
 """
 
 from __future__ import annotations
