@@ -14,16 +14,16 @@ waits, the roofline's own limit).
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from bench_optimizations import Kernel, _example  # bench/ is on the path
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 from pypto_mlir.check import lower, result_buffers
 from pypto_mlir.cli.source import SourceChunk, default_context, parse_chunk
-from pypto_mlir.demo import load_example
 from pypto_mlir.diagnostics import diagnostic_handler
 from pypto_mlir.interp.ascend_hw import run_hw_function
 from pypto_mlir.pipelines import LowerPipeline
@@ -33,25 +33,6 @@ from pypto_mlir.targets import load_target
 
 TARGET = "ascend910b"
 CHIP = load_target(TARGET)
-
-
-@dataclass(frozen=True)
-class Kernel:
-    name: str
-    shape: str
-    module: Callable[[], ModuleOp]
-    inputs: Callable[[np.random.Generator], list[np.ndarray]]
-
-
-def _example(file: str, kernel: str, shape: str, **sizes: int) -> Kernel:
-    example = load_example(file)
-    traced = getattr(example, kernel)
-    return Kernel(
-        kernel,
-        shape,
-        lambda: traced.module(**sizes),
-        lambda rng: list(example.make_inputs(rng, *sizes.values())),
-    )
 
 
 def _text(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from test_hw_insert_sync import _resync  # strip and re-insert the flags
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.rewriter import Rewriter
@@ -18,7 +19,6 @@ from pypto_mlir.check import check_lowering, lower, result_buffers
 from pypto_mlir.cli.source import SourceChunk, default_context, parse_chunk
 from pypto_mlir.dialects import tile
 from pypto_mlir.interp.ascend_hw import run_hw_function
-from pypto_mlir.passes.hw_insert_sync import HwStripSyncPass, insert_sync
 from pypto_mlir.pipelines import LowerPipeline
 from pypto_mlir.sim import DeadlockError, EventError, RaceError, SimError
 from pypto_mlir.targets import load_target
@@ -180,13 +180,3 @@ def test_a_removed_flag_in_a_fused_nest_is_caught() -> None:
         assert outputs != reference, (
             f"flag {index} ({sync.src} -> {sync.dst}) not needed"
         )
-
-
-def _resync(module: ModuleOp):
-    HwStripSyncPass().apply(default_context(), module)
-    return [
-        sync
-        for op in module.walk()
-        if isinstance(op, func.FuncOp)
-        for sync in insert_sync(op)
-    ]
