@@ -545,6 +545,41 @@ def _phases(ops: Sequence[Operation]) -> list[list[Operation]]:
     return phases
 
 
+INTERLEAVE_ATTR = "pypto.interleave_groups"
+"""A unit attribute on a function (set by `tv-schedule`): independent loops of
+one phase each split over all the cores, one after the other on every core,
+instead of the later ones running on the last core."""
+
+
+def _independent_parts(
+    phase: Sequence[Operation], ranges: dict[SSAValue, Range]
+) -> list[list[Operation]]:
+    """`phase` cut before each top-level tile loop that neither iterates the
+    space of the current part's first loop nor writes a GM tensor the part
+    writes: the parts do not depend on each other (the phase has no barrier
+    inside), so each can be split over all the cores on its own."""
+    parts: list[list[Operation]] = [[]]
+    first: scf.ForOp | None = None
+    writes: set[SSAValue] = set()
+    for op in phase:
+        if isinstance(op, scf.ForOp) and _tile_ops(op):
+            op_writes = _memrefs([op])[1]
+            if first is None:
+                first = op
+            elif (
+                not (op_writes & writes)
+                and op not in _same_space([first, op], ranges)
+                and _is_parallel(op)
+            ):
+                parts.append([])
+                first, writes = op, set()
+            writes |= op_writes
+        elif _tile_ops(op):
+            writes |= _memrefs([op])[1]
+        parts[-1].append(op)
+    return [part for part in parts if part]
+
+
 def _single_core_work(
     phase: Sequence[Operation], later: Sequence[Operation]
 ) -> list[Operation] | None:
@@ -581,15 +616,21 @@ def distribute(function: func.FuncOp, cores: int, alignment: int) -> int:
     a loop, the cores form a grid over both levels. Each phase uses the cores it
     can; the function's block_dim is the most any uses, and a phase of fewer
     gives the others no work (they still reach the barrier). A phase that
-    cannot be split runs on core 0. Nothing is split when no phase can be, or
+    cannot be split runs on core 0. With `INTERLEAVE_ATTR` on the function, a
+    phase is first cut into independent parts (`_independent_parts`), each
+    split on its own over all the cores with no barrier between them. Nothing is split when no phase can be, or
     when a single-core phase's values are used after it.
     """
+    interleave = function.attributes.pop(INTERLEAVE_ATTR, None) is not None
     ranges = index_ranges(function)
     block = function.body.block
     terminator = block.last_op
     assert terminator is not None
     ops = [op for op in block.ops if op is not terminator]
     phases = _phases(ops)
+    barriers = [phase[0] for phase in phases[1:]]
+    if interleave:
+        phases = [part for p in phases for part in _independent_parts(p, ranges)]
     plans: list[_PhasePlan | None] = []
     for k, phase in enumerate(phases):
         later = [op for p in phases[k + 1 :] for op in p] + [terminator]
@@ -606,10 +647,10 @@ def distribute(function: func.FuncOp, cores: int, alignment: int) -> int:
             if work:
                 single.append(work)
     block_dim = max(plan.cores for plan in plans if plan is not None)
-    for phase in phases[1:]:
+    for first in barriers:
         barrier = hw.SyncAllOp()
-        barrier.location = phase[0].location
-        Rewriter.insert_op(barrier, InsertPoint.before(phase[0]))
+        barrier.location = first.location
+        Rewriter.insert_op(barrier, InsertPoint.before(first))
     for plan in plans:
         if plan is not None:
             _apply_phase(plan, block_dim)

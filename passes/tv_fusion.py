@@ -276,6 +276,11 @@ class FusionAnalysis:
                 self.groups.append(group)
             self.group_of[op] = group
             group.members.append(op)
+        self.finish()
+
+    def finish(self) -> None:
+        """Order the groups and their members by program position and find each
+        group's outputs (again after groups merge)."""
         self.groups.sort(key=lambda g: self.position[g.root])
         for group in self.groups:
             group.members.sort(key=lambda m: self.position[m])
@@ -288,6 +293,40 @@ class FusionAnalysis:
                     for u in tensor_users(m.results[0])
                 )
             ]
+
+    # Sibling groups ---------------------------------------------------------------------
+
+    def inputs(self, group: Group) -> list[SSAValue]:
+        """The tensor values `group` reads from outside itself (GM values)."""
+        found: list[SSAValue] = []
+        for member in group.members:
+            for operand in member.operands:
+                owner = operand.owner
+                inside = (
+                    isinstance(owner, Operation) and self.group_of.get(owner) is group
+                )
+                if is_tensor(operand) and not inside and operand not in found:
+                    found.append(operand)
+        return found
+
+    def siblings_compatible(self, first: Group, second: Group) -> bool:
+        """Whether two groups can run as one nest that reads their inputs once:
+        vector groups over the same frame reducing the same dims, neither
+        depending on the other (directly or through another group)."""
+        if first is second or first.reduced != second.reduced:
+            return False
+        if first.kind == GroupKind.MATMUL or second.kind == GroupKind.MATMUL:
+            return False
+        if first in self._reachable(second) or second in self._reachable(first):
+            return False
+        return self._can_merge([first, second])
+
+    def merge_groups(self, groups: list[Group]) -> Group:
+        """Fold `groups` (which `siblings_compatible` accepts pairwise) into one
+        and recompute the outputs."""
+        merged = self._merge(groups)
+        self.finish()
+        return merged
 
     # Placing values in a frame -----------------------------------------------------
 
@@ -368,7 +407,7 @@ class FusionAnalysis:
             for o in outside
         )
 
-    def _dependencies(self, group: Group) -> list[Group]:
+    def dependencies(self, group: Group) -> list[Group]:
         """The groups whose results `group` reads (through views too)."""
         found: list[Group] = []
         for member in group.members:
@@ -392,12 +431,12 @@ class FusionAnalysis:
     def _reachable(self, group: Group) -> list[Group]:
         """Every group `group` depends on, directly or not."""
         seen: dict[int, Group] = {}
-        stack = self._dependencies(group)
+        stack = self.dependencies(group)
         while stack:
             current = stack.pop()
             if id(current) not in seen:
                 seen[id(current)] = current
-                stack.extend(self._dependencies(current))
+                stack.extend(self.dependencies(current))
         return list(seen.values())
 
     def _merge(self, groups: list[Group]) -> Group:

@@ -95,6 +95,7 @@ from .tv_fusion import (
     tensor_type,
     tensor_users,
 )
+from .tv_schedule import apply_groups, balance_cores, balanced_tiling
 from .vector_nests import VectorNest
 
 PROBE_SIZES = (3, 5)
@@ -217,6 +218,7 @@ class FunctionLowering:
         for op in ops:
             self.extents.visit(op)
         analysis = FusionAnalysis(ops, self.extents)
+        apply_groups(analysis)  # the fused groups tv-schedule chose, if it ran
         self._plan_buffers(analysis, outputs, return_op)
         for op in ops:
             if isinstance(op, tv.DimOp):
@@ -673,12 +675,23 @@ class FunctionLowering:
                     f"'{self.target.name}' holds {ub_size} bytes"
                 )
         tiling, resident, request = choice
+        balanced = ""
+        cores = balance_cores(group)
+        if cores and not explicit:
+            if self.options.max_cores:
+                cores = min(cores, self.options.max_cores)
+            better = balanced_tiling(
+                self.target, group, request, tiling, ub_size // buffering, cores
+            )
+            if better is not None:
+                tiling, balanced = better, f", sized for {cores} cores by cost"
         VectorNest(group, self.extents, self.gm, cursor, self._sum_lanes).emit(
             tiling, resident
         )
         peak = request.profile.peak(tiling.physical)
         emit_remark(
-            group.root, self._vector_remark(group, tiling, resident, peak, buffering)
+            group.root,
+            self._vector_remark(group, tiling, resident, peak, buffering) + balanced,
         )
 
     def _vector_remark(

@@ -113,6 +113,16 @@ LOWER_STAGES: tuple[Stage, ...] = (
     Stage("pypto-set-target", "tv", (("target", "target"),), inputs=("tv", "tile")),
     Stage("tv-expand-math", "tv"),
     Stage(
+        "tv-schedule",
+        "tv",
+        (
+            ("fuse_siblings", "fuse_siblings"),
+            ("interleave", "interleave"),
+            ("balance_cores", "balance_cores"),
+        ),
+        enabled_by="schedule",
+    ),
+    Stage(
         "tv-to-tile",
         "tile",
         (
@@ -150,7 +160,8 @@ option it takes."""
 class LowerPipeline(PipelinePass):
     """Lower tv to ascend_hw: tile, peel tails, select instructions, synchronise.
 
-    Runs canonicalize, pypto-set-target, tv-expand-math, tv-to-tile, tile-peel-tails,
+    Runs canonicalize, pypto-set-target, tv-expand-math, tv-schedule (unless
+    schedule=false; fuse-siblings, interleave, balance-cores), tv-to-tile, tile-peel-tails,
     tile-pipeline (unless double-buffer=false), tile-to-hw (bank-offset),
     hw-coalesce-dma (unless coalesce-dma=false) and hw-insert-sync; every stage
     is also a pass of its own. start-level=tile lowers tile IR: pypto-set-target
@@ -176,6 +187,19 @@ class LowerPipeline(PipelinePass):
 
     matmul_split_k: bool = True
     """Split K over the cores for matmuls with too few blocks (tv-to-tile)."""
+
+    schedule: bool = True
+    """Schedule the tv ops into fused groups and phases (tv-schedule); false: one
+    nest per producer/consumer group, independent ones not interleaved."""
+
+    fuse_siblings: bool = True
+    """Fuse groups over the same space that share inputs (tv-schedule)."""
+
+    interleave: bool = True
+    """Split independent groups each over all the cores (tv-schedule)."""
+
+    balance_cores: bool = True
+    """Size vector tiles for the cores by cost (tv-schedule, tv-to-tile)."""
 
     double_buffer: bool = True
     """Multi-buffer tile loops (tile-pipeline); false: one buffer per tile."""

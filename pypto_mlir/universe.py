@@ -66,6 +66,12 @@ def _tv_to_tile() -> type[ModulePass]:
     return TvToTilePass
 
 
+def _tv_schedule() -> type[ModulePass]:
+    from pypto_mlir.passes.tv_schedule import TvSchedulePass
+
+    return TvSchedulePass
+
+
 def _tv_expand_math() -> type[ModulePass]:
     from pypto_mlir.passes.tv_expand_math import TvExpandMathPass
 
@@ -106,6 +112,7 @@ def _passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "hw-insert-sync": _hw_insert_sync,
         "hw-strip-sync": _hw_strip_sync,
         "tv-expand-math": _tv_expand_math,
+        "tv-schedule": _tv_schedule,
         "tv-to-tile": _tv_to_tile,
         "tile-peel-tails": _tile_peel_tails,
         "tile-pipeline": _tile_pipeline,

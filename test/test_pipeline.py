@@ -274,10 +274,11 @@ def test_pypto_lower_is_its_stages_run_one_by_one(target: str) -> None:
             )
     assert printed(whole) == printed(by_hand)
     names = [m.name for m in pipeline.member_passes()]
-    assert names[:4] == [
+    assert names[:5] == [
         "canonicalize",
         "pypto-set-target",
         "tv-expand-math",
+        "tv-schedule",
         "tv-to-tile",
     ]
     assert names.index("tile-peel-tails") < names.index("tile-to-hw")
@@ -298,6 +299,7 @@ def test_the_tile_prefix_stops_before_tile_to_hw() -> None:
         "canonicalize",
         "pypto-set-target",
         "tv-expand-math",
+        "tv-schedule",
     ]
     with pytest.raises(ValueError, match="unknown level 'hw'"):
         pipeline.stages("hw")
