@@ -61,6 +61,8 @@ from pypto_mlir.dialects.tile import (
 from pypto_mlir.targets import Target, TargetError, load_target
 from pypto_mlir.targets.resolve import resolve_target
 
+from .attention_nests import AttentionGroup, AttentionNest, attention_remark
+from .attention_nests import fuse_attention
 from .hw_isel import PhysicalExtents, Selector
 from .located_builder import LocatedBuilder
 from .matmul_nests import MatmulNest
@@ -129,6 +131,10 @@ class TvToTilePass(ModulePass):
     max_cores: int = 0
     """The cores tile-to-hw spreads the nests over (0: all of the target's);
     the matmul model sizes blocks for them."""
+
+    attention_fusion: bool = True
+    """Fuse softmax(q @ k.T ...) @ v into one flash-attention nest
+    (passes/attention_nests.py); false: three nests, the scores in GM."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         target_name = resolve_target(op, self.target, default=None)
@@ -206,6 +212,9 @@ class FunctionLowering:
         for op in ops:
             self.extents.visit(op)
         analysis = FusionAnalysis(ops, self.extents)
+        if self.options.attention_fusion:
+            cores = self.options.max_cores or self.target.cores
+            fuse_attention(analysis, self.target, min(cores, self.target.cores))
         self._plan_buffers(analysis, outputs, return_op)
         for op in ops:
             if isinstance(op, tv.DimOp):
@@ -490,7 +499,10 @@ class FunctionLowering:
                 )
             return
         try:
-            if group.kind == GroupKind.MATMUL:
+            if isinstance(group, AttentionGroup):
+                AttentionNest(group, self.extents, self.gm, cursor).emit()
+                emit_remark(group.root, attention_remark(group))
+            elif group.kind == GroupKind.MATMUL:
                 self._emit_matmul(group, cursor)
             else:
                 self._emit_vector(group, cursor)

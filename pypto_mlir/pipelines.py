@@ -117,6 +117,7 @@ LOWER_STAGES: tuple[Stage, ...] = (
             ("tile_sizes", "tile_sizes"),
             ("matmul_tile_sizes", "matmul_tile_sizes"),
             ("max_cores", "max_cores"),
+            ("attention_fusion", "attention_fusion"),
         ),
     ),
     Stage("tile-peel-tails", "tile", optional=True),
@@ -169,6 +170,9 @@ class LowerPipeline(PipelinePass):
 
     coalesce_dma: bool = True
     """Merge DMAs and bursts into fewer, longer ones (hw-coalesce-dma)."""
+
+    attention_fusion: bool = True
+    """Fuse softmax(q @ k.T ...) @ v into one flash-attention nest (tv-to-tile)."""
 
     bank_offset: bool = True
     """Place UB buffers a vector instruction uses together in different banks

@@ -1,0 +1,514 @@
+"""Flash-attention fusion of `tv-to-tile` (docs/tiling.md, *Attention*).
+
+`softmax(q @ k.T * s [+ mask]) @ v` is recognised from the groups of
+passes/tv_fusion.py, not from one spelling: a MATMUL group that is only a
+matmul (the *output* matmul) whose left operand is the softmax, over the last
+dim, of a ROW group whose other members are elementwise ops (the scale, a mask,
+casts) and whose only output is that softmax, which reads the result of another
+MATMUL group that is only a matmul (the *scores* matmul). The three become one
+`AttentionGroup` and one loop nest per query block (`AttentionNest`):
+
+    for each batch index, for each query block of `br` rows:
+        Q block -> L1 -> L0A (once)
+        m = -inf, l = 0, acc = 0                       (ub, f32, carried)
+        for each key block of `bc` keys:
+            K and V blocks -> L1 (the next block's loads are issued before
+                                  this block's cube and vector work)
+            s = Q @ K^T                                (cube, l0c f32)
+            s -> ub in the scores' type; the ROW group's elementwise ops
+            m' = max(m, rowmax(s)); p = exp(s - m'); c = exp(m - m')
+            l = l * c + rowsum(p); acc = acc * c + p(f16) @ V (p via ub -> l1)
+        out = acc / l, in the output's type, stored once
+
+so the scores never go to GM. The elementwise ops between the two matmuls are
+computed as in any nest (passes/nest_builder.py: each rounds as `tv` does);
+only the softmax is evaluated online (running max and sum, the accumulator
+rescaled by `c`). `p` is rounded to the softmax's type before the second
+matmul, unnormalised: its relative rounding error is that of the reference's
+normalised `p`, which the error bound of the output already carries.
+
+A pattern that has the shape but cannot be fused (a dim that is not static, an
+operand type the cube does not take, blocks that do not fit) keeps its three
+nests and gets a remark saying why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import cast
+
+from xdsl.dialects.builtin import f16, f32
+from xdsl.ir import SSAValue
+from xdsl.rewriter import InsertPoint
+
+from pypto_mlir.diagnostics import emit_remark
+from pypto_mlir.dialects import tensor_view as tv
+from pypto_mlir.dialects import tile
+from pypto_mlir.dialects.tile import MemorySpace, TileType, element_bytes
+from pypto_mlir.targets import Target
+
+from .located_builder import LocatedBuilder
+from .nest_builder import GmBuffers, NestBuilder, Scope, Valid
+from .tv_fusion import (
+    MAP_OPS,
+    ExtentAnalysis,
+    FusionAnalysis,
+    Group,
+    GroupKind,
+    tensor_type,
+    tensor_users,
+)
+
+ROW_BLOCKS = (128, 64, 32, 16)
+"""Query-block heights tried (multiples of the cube's 16-row fractal)."""
+
+KEY_BLOCKS = (256, 128, 64, 32, 16)
+"""Key-block widths tried."""
+
+STAGES = 2
+"""K and V blocks live in L1 at once: this block's and the next one's."""
+
+
+@dataclass(frozen=True)
+class AttentionTiling:
+    """The query block (`br` rows) and key block (`bc` keys) of the nest."""
+
+    br: int
+    bc: int
+
+
+@dataclass(eq=False)
+class AttentionGroup(Group):
+    """The scores matmul, the ROW group around its softmax and the output matmul
+    as one nest (see the module doc)."""
+
+    scores: tv.MatmulOp | None = None
+    softmax: tv.SoftmaxOp | None = None
+    product: tv.MatmulOp | None = None
+    tiling: AttentionTiling = AttentionTiling(16, 16)
+    head_dim: int = 0
+    value_dim: int = 0
+
+
+# --------------------------------------------------------------------------------------
+# Recognition
+# --------------------------------------------------------------------------------------
+
+
+def fuse_attention(analysis: FusionAnalysis, target: Target, cores: int) -> None:
+    """Replace every scores-softmax-output triple of `analysis` by one
+    `AttentionGroup` (remarks on the triples that cannot be fused)."""
+    for group in list(analysis.groups):
+        product = group.matmul
+        if group.kind != GroupKind.MATMUL or group.members != [product]:
+            continue
+        assert product is not None
+        softmax = product.lhs.owner
+        if not isinstance(softmax, tv.SoftmaxOp):
+            continue
+        row = analysis.group_of.get(softmax)
+        if row is None or row.kind != GroupKind.ROW:
+            continue
+        scores = _scores_matmul(analysis, row)
+        if scores is None:
+            continue
+        reason, fused = _attention_group(analysis, target, cores, scores, row, group)
+        if fused is None:
+            emit_remark(product, f"attention not fused: {reason}")
+            continue
+        for old in (analysis.group_of[scores], row, group):
+            analysis.groups.remove(old)
+        analysis.groups.append(fused)
+        analysis.groups.sort(key=lambda g: analysis.position[g.root])
+        for member in fused.members:
+            analysis.group_of[member] = fused
+
+
+def _scores_matmul(analysis: FusionAnalysis, row: Group) -> tv.MatmulOp | None:
+    """The matmul whose result the ROW group `row` reads, if it is alone in its
+    group and read only by `row`."""
+    found: list[tv.MatmulOp] = []
+    for member in row.members:
+        for operand in member.operands:
+            owner = operand.owner
+            if isinstance(owner, tv.MatmulOp) and owner not in found:
+                found.append(owner)
+    if len(found) != 1:
+        return None
+    scores = found[0]
+    group = analysis.group_of.get(scores)
+    if group is None or group.members != [scores]:
+        return None
+    if any(analysis.group_of.get(u) is not row for u in tensor_users(scores.result)):
+        return None
+    if any(isinstance(use.operation, tv.TransposeOp) for use in scores.result.uses):
+        return None
+    return scores
+
+
+def _attention_group(
+    analysis: FusionAnalysis,
+    target: Target,
+    cores: int,
+    scores: tv.MatmulOp,
+    row: Group,
+    output: Group,
+) -> tuple[str, AttentionGroup | None]:
+    """The fused group of the triple, or why there is none."""
+    product = output.matmul
+    softmax = product.lhs.owner if product is not None else None
+    assert product is not None and isinstance(softmax, tv.SoftmaxOp)
+    frame = row.frame
+    rank = len(frame)
+    if softmax.axis.value.data != rank - 1:
+        return "the softmax is not over the keys (the last dim)", None
+    if row.outputs != [softmax.result] or len(tensor_users(softmax.result)) != 1:
+        return "the softmax or a value before it is also read elsewhere", None
+    for member in row.members:
+        if member is not softmax and not isinstance(member, MAP_OPS):
+            return f"'{member.name}' between the matmuls is not elementwise", None
+    if scores.transpose_a is not None or product.transpose_a is not None:
+        return "a transposed query or probability operand", None
+    if not all(isinstance(e, int) for e in frame):
+        return "a dim is not static", None
+    input_types = {
+        tensor_type(v).element_type
+        for v in (scores.lhs, scores.rhs, product.rhs, softmax.result)
+    }
+    if input_types != {f16}:
+        return "the matmul operands and the softmax are not all f16", None
+    head_dim = cast(int, analysis.extents.of(scores.lhs)[-1])
+    value_dims = analysis.extents.of(product.rhs)
+    value_dim = cast(
+        int, value_dims[-2] if product.transpose_b is not None else value_dims[-1]
+    )
+    if not isinstance(head_dim, int) or not isinstance(value_dim, int):
+        return "a dim is not static", None
+    fractal = 16
+    if head_dim % fractal or value_dim % fractal:
+        return f"head dims {head_dim}, {value_dim} are not multiples of {fractal}", None
+    if frame[-2] != analysis.extents.of(product.result)[-2]:
+        return "the output's rows are not the query rows", None
+    tiling = choose_tiling(
+        target, cores, cast(tuple[int, ...], frame), head_dim, value_dim
+    )
+    if tiling is None:
+        return f"no query and key block fits target '{target.name}'", None
+    members = sorted(
+        [scores, *row.members, product], key=lambda m: analysis.position[m]
+    )
+    mapping = dict(row.mapping)
+    mapping[scores.result] = tuple(range(rank))
+    fused = AttentionGroup(
+        GroupKind.MATMUL,
+        product,
+        frame,
+        members=members,
+        mapping=mapping,
+        matmul=scores,
+        outputs=list(output.outputs),
+        scores=scores,
+        softmax=softmax,
+        product=product,
+        tiling=tiling,
+        head_dim=head_dim,
+        value_dim=value_dim,
+    )
+    return "", fused
+
+
+# --------------------------------------------------------------------------------------
+# Block sizes
+# --------------------------------------------------------------------------------------
+
+
+def _fits(target: Target, br: int, bc: int, d: int, dv: int) -> bool:
+    """Whether the tiles of one key step fit every on-chip memory (two L1
+    stages of K and V; UB: the scores in f16 and f32 and their exponent, the
+    probability in f16, the accumulator, the product and the rescaled
+    accumulator, row statistics)."""
+
+    def size(name: str) -> int:
+        found = target.memories[name].size
+        assert found is not None
+        return found
+
+    l0a = br * d * 2 + br * bc * 2
+    l0b = d * bc * 2 + bc * dv * 2
+    l0c = br * bc * 4 + br * dv * 4
+    l1 = br * d * 2 + STAGES * (bc * d * 2 + bc * dv * 2) + br * bc * 2
+    ub = br * bc * (2 + 4 + 4 + 2) + br * dv * 4 * 3 + br * 4 * 8
+    return (
+        l0a <= size("l0a")
+        and l0b <= size("l0b")
+        and l0c <= size("l0c")
+        and l1 <= size("l1")
+        and ub <= size("ub")
+    )
+
+
+def choose_tiling(
+    target: Target, cores: int, frame: Sequence[int], d: int, dv: int
+) -> AttentionTiling | None:
+    """The query and key blocks, by a simple cost: the rounds of query blocks
+    the busiest core runs times the rows of a block (the work of a round grows
+    with them), then fewer key steps (each pays a fixed latency), then taller
+    blocks. Only blocks that fit (`_fits`) and do not exceed the dims."""
+    batch = 1
+    for extent in frame[:-2]:
+        batch *= extent
+    rows, keys = frame[-2], frame[-1]
+    best: tuple[tuple[int, int, int], AttentionTiling] | None = None
+    for br in ROW_BLOCKS:
+        if br > max(rows, 16) and br != ROW_BLOCKS[-1]:
+            continue
+        for bc in KEY_BLOCKS:
+            if bc > max(keys, 16) and bc != KEY_BLOCKS[-1]:
+                continue
+            if not _fits(target, br, bc, d, dv):
+                continue
+            blocks = batch * -(-rows // br)
+            rounds = -(-blocks // max(cores, 1))
+            key = (rounds * br, -(-keys // bc), -br)
+            if best is None or key < best[0]:
+                best = (key, AttentionTiling(br, bc))
+    return None if best is None else best[1]
+
+
+# --------------------------------------------------------------------------------------
+# The nest
+# --------------------------------------------------------------------------------------
+
+
+class AttentionNest(NestBuilder):
+    """Builds the nest of an `AttentionGroup` (see the module doc)."""
+
+    def __init__(
+        self,
+        group: AttentionGroup,
+        extents: ExtentAnalysis,
+        gm: GmBuffers,
+        builder: LocatedBuilder,
+    ):
+        super().__init__(group, extents, gm, builder)
+        self.attention = group
+
+    def emit(self) -> None:
+        group = self.attention
+        rank = group.rank
+        rows = rank - 2
+        tiling = group.tiling
+        for dim in range(rank):
+            self.steps[dim] = 1
+        self.steps[rows] = tiling.br
+        self.physical = {rows: tiling.br, rank - 1: tiling.bc}
+
+        def block_body(at: InsertPoint, _: list[SSAValue]) -> list[SSAValue]:
+            self._query_block(at)
+            return []
+
+        self.frame_loops(self.top, range(rank - 1), [], block_body)
+
+    # Loads --------------------------------------------------------------------------
+
+    def _load_l1(
+        self,
+        at: InsertPoint,
+        operand: SSAValue,
+        dims: Sequence[tuple[SSAValue, Valid, int]],
+    ) -> SSAValue:
+        """Load a 2-d block of a matmul operand (as stored) into L1 in nz: per
+        stored dim (offset, valid extent, physical extent)."""
+        rank = tensor_type(operand).get_num_dims()
+        indices = [self.index[d] for d in range(rank - 2)] + [d[0] for d in dims]
+        dynamic = [v for _, v, _ in dims if isinstance(v, SSAValue)]
+        tile_type = TileType(
+            [d[2] for d in dims],
+            tensor_type(operand).element_type,
+            MemorySpace.L1,
+            [v if isinstance(v, int) else -1 for _, v, _ in dims],
+            tile.Layout.NZ,
+        )
+        return self.value(
+            at, tile.LoadOp(self.gm.source[operand], indices, tile_type, dynamic)
+        )
+
+    def _to_l0(
+        self, at: InsertPoint, source: SSAValue, space: MemorySpace, transpose: bool
+    ) -> SSAValue:
+        source_type = cast(TileType, source.type)
+        shape, valid = list(source_type.get_shape()), list(source_type.get_valid())
+        if transpose:
+            shape, valid = shape[::-1], valid[::-1]
+        result_type = TileType(shape, source_type.element_type, space, valid)
+        return self.value(at, tile.MoveOp(source, result_type, transpose))
+
+    def _key_blocks(self, at: InsertPoint, key: Valid, valid: Valid) -> list[SSAValue]:
+        """The K and V blocks of the key block at `key`, in L1 (as stored)."""
+        group = self.attention
+        scores, product = group.scores, group.product
+        assert scores is not None and product is not None
+        bc, d, dv = group.tiling.bc, group.head_dim, group.value_dim
+        zero = self.constant(0)
+        key_index = self.index_value(key)
+        k_dims = [(key_index, valid, bc), (zero, d, d)]
+        if scores.transpose_b is None:
+            k_dims.reverse()
+        v_dims = [(key_index, valid, bc), (zero, dv, dv)]
+        if product.transpose_b is not None:
+            v_dims.reverse()
+        return [
+            self._load_l1(at, scores.rhs, k_dims),
+            self._load_l1(at, product.rhs, v_dims),
+        ]
+
+    # One query block ------------------------------------------------------------------
+
+    def _query_block(self, at: InsertPoint) -> None:
+        group = self.attention
+        scores, softmax, product = group.scores, group.softmax, group.product
+        assert scores is not None and softmax is not None and product is not None
+        rank = group.rank
+        rows, cols = rank - 2, rank - 1
+        br, bc = group.tiling.br, group.tiling.bc
+        d, dv = group.head_dim, group.value_dim
+        row_index, row_valid = self.index[rows], self.valid[rows]
+        zero = self.constant(0)
+        q_l1 = self._load_l1(at, scores.lhs, [(row_index, row_valid, br), (zero, d, d)])
+        q_l0 = self._to_l0(at, q_l1, MemorySpace.L0A, False)
+        dynamic_rows = [row_valid] if isinstance(row_valid, SSAValue) else []
+        valid_rows = row_valid if isinstance(row_valid, int) else -1
+        stat_type = TileType([br, 1], f32, MemorySpace.UB, [valid_rows, 1])
+        acc_type = TileType([br, dv], f32, MemorySpace.UB, [valid_rows, dv])
+        inits = [
+            self.value(
+                at,
+                tile.FillOp(self.constant(float("-inf"), f32), stat_type, dynamic_rows),
+            ),
+            self.value(
+                at, tile.FillOp(self.constant(0.0, f32), stat_type, dynamic_rows)
+            ),
+            self.value(
+                at, tile.FillOp(self.constant(0.0, f32), acc_type, dynamic_rows)
+            ),
+        ]
+        keys = cast(int, group.frame[cols])
+
+        def key_body(
+            inner: InsertPoint, key: Valid, carried: list[SSAValue]
+        ) -> list[SSAValue]:
+            valid = self.tail(inner, keys, key, bc, True)
+            k_l1, v_l1 = self._key_blocks(inner, key, valid)
+            return self._key_step(inner, key, valid, q_l0, k_l1, v_l1, carried)
+
+        self.scopes.append(Scope(at, frozenset()))
+        maximum, total, acc = self.loop(at, 0, keys, bc, inits, key_body)
+        self.scopes.pop()
+        del maximum
+        out = self.value(at, tile.DivOp(acc, total))
+        result_type = tensor_type(product.result).element_type
+        out = self.to_storage(at, out, result_type)
+        indices = [self.index[d] for d in range(rank - 2)] + [row_index, zero]
+        for target in self.gm.targets[product.result]:
+            self.insert(at, tile.StoreOp(out, target, indices))
+
+    def _key_step(
+        self,
+        at: InsertPoint,
+        key: Valid,
+        valid: Valid,
+        q_l0: SSAValue,
+        k_l1: SSAValue,
+        v_l1: SSAValue,
+        carried: list[SSAValue],
+    ) -> list[SSAValue]:
+        """One key block: scores, the ROW group's ops, the online softmax update
+        and the product with V accumulated into `acc`."""
+        group = self.attention
+        scores, softmax, product = group.scores, group.softmax, group.product
+        assert scores is not None and softmax is not None and product is not None
+        rank = group.rank
+        cols = rank - 1
+        identity = group.identity()
+        maximum, total, acc = carried
+        k_l0 = self._to_l0(at, k_l1, MemorySpace.L0B, scores.transpose_b is not None)
+        s_l0c = self.value(at, tile.MatmulOp(q_l0, k_l0))
+        s_type = cast(TileType, s_l0c.type)
+        scores_type = tensor_type(scores.result).element_type
+        s_ub = self.value(
+            at,
+            tile.MoveOp(
+                s_l0c,
+                TileType(
+                    s_type.get_shape(), scores_type, MemorySpace.UB, s_type.get_valid()
+                ),
+            ),
+        )
+        self.index[cols] = self.index_value(key)
+        self.valid[cols] = valid
+        scope = Scope(at, frozenset([cols]))
+        self.scopes.append(scope)
+        scope.cache[(scores.result, identity, scores_type)] = s_ub
+        self.set_home(scores.result, identity, scope)
+        x = self.tile_as(softmax.input, identity, f32)
+        self.scopes.pop()
+        local = self.value(at, tile.ReduceMaxOp(x, 1))
+        new_max = self.value(at, tile.MaxOp(maximum, local))
+        shifted = self.value(at, tile.SubOp(x, new_max))
+        exponent = self.value(at, tile.ExpOp(shifted))
+        local_sum = self.value(at, tile.ReduceSumOp(exponent, 1))
+        correction = self.value(
+            at, tile.ExpOp(self.value(at, tile.SubOp(maximum, new_max)))
+        )
+        new_total = self.value(
+            at,
+            tile.AddOp(self.value(at, tile.MulOp(total, correction)), local_sum),
+        )
+        probability_type = tensor_type(softmax.result).element_type
+        p_ub = self.value(at, tile.CastOp(exponent, probability_type))
+        p_type = cast(TileType, p_ub.type)
+        p_l1 = self.value(
+            at,
+            tile.MoveOp(
+                p_ub,
+                TileType(
+                    p_type.get_shape(),
+                    probability_type,
+                    MemorySpace.L1,
+                    p_type.get_valid(),
+                    tile.Layout.NZ,
+                ),
+            ),
+        )
+        p_l0 = self._to_l0(at, p_l1, MemorySpace.L0A, False)
+        v_l0 = self._to_l0(at, v_l1, MemorySpace.L0B, product.transpose_b is not None)
+        o_l0c = self.value(at, tile.MatmulOp(p_l0, v_l0))
+        o_type = cast(TileType, o_l0c.type)
+        o_ub = self.value(
+            at,
+            tile.MoveOp(
+                o_l0c,
+                TileType(o_type.get_shape(), f32, MemorySpace.UB, o_type.get_valid()),
+            ),
+        )
+        new_acc = self.value(
+            at, tile.AddOp(self.value(at, tile.MulOp(acc, correction)), o_ub)
+        )
+        return [new_max, new_total, new_acc]
+
+
+def attention_remark(group: AttentionGroup) -> str:
+    """The remark of a fused nest: its blocks and the ops it computes."""
+    frame = "x".join(str(e) for e in group.frame)
+    names = ", ".join(m.name for m in group.members)
+    tiling = group.tiling
+    return (
+        f"fused attention ({names}) as one nest over {frame}: query blocks of "
+        f"{tiling.br} rows, key blocks of {tiling.bc}, online softmax in ub; the "
+        "scores stay on chip"
+    )
+
+
+def is_attention(group: Group) -> bool:
+    return isinstance(group, AttentionGroup)
