@@ -45,7 +45,7 @@ from xdsl.rewriter import InsertPoint
 from pypto_mlir.diagnostics import emit_remark
 from pypto_mlir.dialects import tensor_view as tv
 from pypto_mlir.dialects import tile
-from pypto_mlir.dialects.tile import MemorySpace, TileType, element_bytes
+from pypto_mlir.dialects.tile import MemorySpace, TileType
 from pypto_mlir.targets import Target
 
 from .located_builder import LocatedBuilder

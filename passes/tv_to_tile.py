@@ -61,8 +61,12 @@ from pypto_mlir.dialects.tile import (
 from pypto_mlir.targets import Target, TargetError, load_target
 from pypto_mlir.targets.resolve import resolve_target
 
-from .attention_nests import AttentionGroup, AttentionNest, attention_remark
-from .attention_nests import fuse_attention
+from .attention_nests import (
+    AttentionGroup,
+    AttentionNest,
+    attention_remark,
+    fuse_attention,
+)
 from .hw_isel import PhysicalExtents, Selector
 from .located_builder import LocatedBuilder
 from .matmul_nests import MatmulNest
