@@ -46,7 +46,7 @@ from pypto_mlir.diagnostics import emit_remark
 from pypto_mlir.dialects import tensor_view as tv
 from pypto_mlir.dialects import tile
 from pypto_mlir.dialects.tile import MemorySpace, TileType
-from pypto_mlir.targets import Target
+from pypto_mlir.targets import Target, cost
 
 from .located_builder import LocatedBuilder
 from .nest_builder import GmBuffers, NestBuilder, Scope, Valid
@@ -67,7 +67,7 @@ KEY_BLOCKS = (256, 128, 64, 32, 16)
 """Key-block widths tried."""
 
 STAGES = 2
-"""K and V blocks live in L1 at once: this block's and the next one's."""
+"""Key blocks per loop iteration, their K and V blocks in L1 at once."""
 
 
 @dataclass(frozen=True)
@@ -248,29 +248,64 @@ def _fits(target: Target, br: int, bc: int, d: int, dv: int) -> bool:
     )
 
 
+def step_cycles(
+    target: Target, br: int, bc: int, d: int, dv: int
+) -> tuple[float, float, float]:
+    """Estimated cycles of one key step on its busiest pipe, from the target's
+    costs: MTE2 loads the K and V blocks (nd2nz, a burst per row), V runs the
+    step's vector instructions over the scores and the accumulator, MTE3 moves
+    the probabilities to L1 (a strided copy per fractal column). Returns
+    (first loads, step, last work): the loads of the next step overlap this
+    one's work, so a step takes the largest, but the first loads and the last
+    step's work do not overlap anything."""
+    mte2 = cost.dma_cycles(target, ("gm", "l1"), bc, d * 2) + cost.dma_cycles(
+        target, ("gm", "l1"), bc, dv * 2
+    )
+    scores = br * bc
+    work = [
+        ("div", scores, "f16"),
+        ("cast", scores, "f32"),
+        ("reduce_max", scores, "f32"),
+        ("sub", scores, "f32"),
+        ("exp", scores, "f32"),
+        ("reduce_sum", scores, "f32"),
+        ("cast", scores, "f32"),
+        ("mul", br * dv, "f32"),
+        ("add", br * dv, "f32"),
+    ]
+    vector = sum(
+        cost.vector_cycles(target, op, cost.vector_repeats(target, n, t), t)
+        for op, n, t in work
+    )
+    mte3 = (bc // 16) * cost.dma_cycles(target, ("ub", "l1"), br, 32)
+    return mte2, max(mte2, vector, mte3), vector + mte3
+
+
 def choose_tiling(
     target: Target, cores: int, frame: Sequence[int], d: int, dv: int
 ) -> AttentionTiling | None:
-    """The query and key blocks, by a simple cost: the rounds of query blocks
-    the busiest core runs times the rows of a block (the work of a round grows
-    with them), then fewer key steps (each pays a fixed latency), then taller
-    blocks. Only blocks that fit (`_fits`) and do not exceed the dims."""
+    """The query and key blocks that fit (`_fits`, no larger than the dims
+    need) with the fewest estimated cycles on the busiest core: the rounds of
+    query blocks it runs times the key steps of a block times `step_cycles`
+    (taller query blocks load each K and V block for more rows; more of them
+    spread over more cores); ties go to taller blocks."""
     batch = 1
     for extent in frame[:-2]:
         batch *= extent
     rows, keys = frame[-2], frame[-1]
-    best: tuple[tuple[int, int, int], AttentionTiling] | None = None
+    best: tuple[tuple[float, int], AttentionTiling] | None = None
     for br in ROW_BLOCKS:
-        if br > max(rows, 16) and br != ROW_BLOCKS[-1]:
+        if br >= 2 * max(rows, 16):
             continue
         for bc in KEY_BLOCKS:
-            if bc > max(keys, 16) and bc != KEY_BLOCKS[-1]:
-                continue
-            if not _fits(target, br, bc, d, dv):
+            if bc >= 2 * max(keys, 16) or not _fits(target, br, bc, d, dv):
                 continue
             blocks = batch * -(-rows // br)
             rounds = -(-blocks // max(cores, 1))
-            key = (rounds * br, -(-keys // bc), -br)
+            steps = -(-keys // bc)
+            fill, step, drain = step_cycles(target, br, bc, d, dv)
+            estimate = rounds * (fill + steps * step + drain)
+            key = (estimate, -br)
             if best is None or key < best[0]:
                 best = (key, AttentionTiling(br, bc))
     return None if best is None else best[1]
@@ -372,46 +407,57 @@ class AttentionNest(NestBuilder):
         rank = group.rank
         rows, cols = rank - 2, rank - 1
         br, bc = group.tiling.br, group.tiling.bc
-        d, dv = group.head_dim, group.value_dim
+        d = group.head_dim
         row_index, row_valid = self.index[rows], self.valid[rows]
         zero = self.constant(0)
         q_l1 = self._load_l1(at, scores.lhs, [(row_index, row_valid, br), (zero, d, d)])
         q_l0 = self._to_l0(at, q_l1, MemorySpace.L0A, False)
-        dynamic_rows = [row_valid] if isinstance(row_valid, SSAValue) else []
-        valid_rows = row_valid if isinstance(row_valid, int) else -1
-        stat_type = TileType([br, 1], f32, MemorySpace.UB, [valid_rows, 1])
-        acc_type = TileType([br, dv], f32, MemorySpace.UB, [valid_rows, dv])
-        inits = [
-            self.value(
-                at,
-                tile.FillOp(self.constant(float("-inf"), f32), stat_type, dynamic_rows),
-            ),
-            self.value(
-                at, tile.FillOp(self.constant(0.0, f32), stat_type, dynamic_rows)
-            ),
-            self.value(
-                at, tile.FillOp(self.constant(0.0, f32), acc_type, dynamic_rows)
-            ),
-        ]
         keys = cast(int, group.frame[cols])
 
-        def key_body(
-            inner: InsertPoint, key: Valid, carried: list[SSAValue]
-        ) -> list[SSAValue]:
-            valid = self.tail(inner, keys, key, bc, True)
-            k_l1, v_l1 = self._key_blocks(inner, key, valid)
-            return self._key_step(inner, key, valid, q_l0, k_l1, v_l1, carried)
+        # The key blocks in groups of STAGES: the loads of a group's blocks come
+        # first, so that a block's loads overlap the work of the blocks before
+        # it (hw-insert-sync orders only what shares a buffer). The first block
+        # starts the statistics; the whole groups are a loop; the rest (at
+        # most STAGES blocks, the last maybe partial) follows it.
+        carried = self._key_group(at, [(0, min(bc, keys))], q_l0, None)
+        group_keys = STAGES * bc
+        whole = bc + (keys - bc) // group_keys * group_keys if keys > bc else bc
+        if whole > bc:
 
-        self.scopes.append(Scope(at, frozenset()))
-        maximum, total, acc = self.loop(at, 0, keys, bc, inits, key_body)
-        self.scopes.pop()
-        del maximum
+            def group_body(
+                inner: InsertPoint, key: Valid, state: list[SSAValue]
+            ) -> list[SSAValue]:
+                blocks: list[tuple[Valid, Valid]] = [(key, bc)]
+                for stage in range(1, STAGES):
+                    blocks.append((self.add(inner, key, stage * bc), bc))
+                return self._key_group(inner, blocks, q_l0, state)
+
+            carried = self.loop(at, bc, whole, group_keys, carried, group_body)
+        rest = [(k, min(bc, keys - k)) for k in range(whole, keys, bc)]
+        if rest:
+            carried = self._key_group(at, rest, q_l0, carried)
+        _, total, acc = carried
         out = self.value(at, tile.DivOp(acc, total))
         result_type = tensor_type(product.result).element_type
         out = self.to_storage(at, out, result_type)
         indices = [self.index[d] for d in range(rank - 2)] + [row_index, zero]
         for target in self.gm.targets[product.result]:
             self.insert(at, tile.StoreOp(out, target, indices))
+
+    def _key_group(
+        self,
+        at: InsertPoint,
+        blocks: Sequence[tuple[Valid, Valid]],
+        q_l0: SSAValue,
+        carried: list[SSAValue] | None,
+    ) -> list[SSAValue]:
+        """The loads of `blocks` (key offset, valid keys), then their steps."""
+        loaded = [self._key_blocks(at, key, valid) for key, valid in blocks]
+        state = carried
+        for (key, valid), (k_l1, v_l1) in zip(blocks, loaded, strict=True):
+            state = self._key_step(at, key, valid, q_l0, k_l1, v_l1, state)
+        assert state is not None
+        return state
 
     def _key_step(
         self,
@@ -421,17 +467,17 @@ class AttentionNest(NestBuilder):
         q_l0: SSAValue,
         k_l1: SSAValue,
         v_l1: SSAValue,
-        carried: list[SSAValue],
+        carried: list[SSAValue] | None,
     ) -> list[SSAValue]:
         """One key block: scores, the ROW group's ops, the online softmax update
-        and the product with V accumulated into `acc`."""
+        and the product with V accumulated into `acc` (the first block, with
+        `carried` None, starts them instead)."""
         group = self.attention
         scores, softmax, product = group.scores, group.softmax, group.product
         assert scores is not None and softmax is not None and product is not None
         rank = group.rank
         cols = rank - 1
         identity = group.identity()
-        maximum, total, acc = carried
         k_l0 = self._to_l0(at, k_l1, MemorySpace.L0B, scores.transpose_b is not None)
         s_l0c = self.value(at, tile.MatmulOp(q_l0, k_l0))
         s_type = cast(TileType, s_l0c.type)
@@ -454,17 +500,27 @@ class AttentionNest(NestBuilder):
         x = self.tile_as(softmax.input, identity, f32)
         self.scopes.pop()
         local = self.value(at, tile.ReduceMaxOp(x, 1))
-        new_max = self.value(at, tile.MaxOp(maximum, local))
+        correction = None
+        if carried is None:
+            new_max = local
+        else:
+            maximum = carried[0]
+            new_max = self.value(at, tile.MaxOp(maximum, local))
+            correction = self.value(
+                at, tile.ExpOp(self.value(at, tile.SubOp(maximum, new_max)))
+            )
         shifted = self.value(at, tile.SubOp(x, new_max))
         exponent = self.value(at, tile.ExpOp(shifted))
         local_sum = self.value(at, tile.ReduceSumOp(exponent, 1))
-        correction = self.value(
-            at, tile.ExpOp(self.value(at, tile.SubOp(maximum, new_max)))
-        )
-        new_total = self.value(
-            at,
-            tile.AddOp(self.value(at, tile.MulOp(total, correction)), local_sum),
-        )
+        if correction is None:
+            new_total = local_sum
+        else:
+            new_total = self.value(
+                at,
+                tile.AddOp(
+                    self.value(at, tile.MulOp(carried[1], correction)), local_sum
+                ),
+            )
         probability_type = tensor_type(softmax.result).element_type
         p_ub = self.value(at, tile.CastOp(exponent, probability_type))
         p_type = cast(TileType, p_ub.type)
@@ -492,9 +548,13 @@ class AttentionNest(NestBuilder):
                 TileType(o_type.get_shape(), f32, MemorySpace.UB, o_type.get_valid()),
             ),
         )
-        new_acc = self.value(
-            at, tile.AddOp(self.value(at, tile.MulOp(acc, correction)), o_ub)
-        )
+        if carried is None or correction is None:
+            new_acc = o_ub
+        else:
+            new_acc = self.value(
+                at,
+                tile.AddOp(self.value(at, tile.MulOp(carried[2], correction)), o_ub),
+            )
         return [new_max, new_total, new_acc]
 
 
