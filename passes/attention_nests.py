@@ -38,6 +38,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import cast
 
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import f16, f32
 from xdsl.ir import SSAValue
 from xdsl.rewriter import InsertPoint
@@ -225,9 +226,9 @@ def _attention_group(
 
 def _fits(target: Target, br: int, bc: int, d: int, dv: int) -> bool:
     """Whether the tiles of one key step fit every on-chip memory (two L1
-    stages of K and V; UB: the scores in f16 and f32 and their exponent, the
-    probability in f16, the accumulator, the product and the rescaled
-    accumulator, row statistics)."""
+    stages of K and V; UB: the scores in f16 and f32 and their exponent (the
+    probability in f16 reuses the scores' buffer), the accumulator and the
+    product, row statistics)."""
 
     def size(name: str) -> int:
         found = target.memories[name].size
@@ -238,7 +239,7 @@ def _fits(target: Target, br: int, bc: int, d: int, dv: int) -> bool:
     l0b = d * bc * 2 + bc * dv * 2
     l0c = br * bc * 4 + br * dv * 4
     l1 = br * d * 2 + STAGES * (bc * d * 2 + bc * dv * 2) + br * bc * 2
-    ub = br * bc * (2 + 4 + 4 + 2) + br * dv * 4 * 3 + br * 4 * 8
+    ub = br * bc * (2 + 4 + 4) + br * dv * 4 * 2 + br * 4 * 8
     return (
         l0a <= size("l0a")
         and l0b <= size("l0b")
@@ -265,7 +266,7 @@ def step_cycles(
     work = [
         ("div", scores, "f16"),
         ("cast", scores, "f32"),
-        ("reduce_max", scores, "f32"),
+        ("reduce_max", scores, "f16"),
         ("sub", scores, "f32"),
         ("exp", scores, "f32"),
         ("reduce_sum", scores, "f32"),
@@ -328,6 +329,8 @@ class AttentionNest(NestBuilder):
     ):
         super().__init__(group, extents, gm, builder)
         self.attention = group
+        self._shift: SSAValue | None = None
+        """The rotation of the key blocks of the current query block."""
 
     def emit(self) -> None:
         group = self.attention
@@ -419,6 +422,7 @@ class AttentionNest(NestBuilder):
         # it (hw-insert-sync orders only what shares a buffer). The first block
         # starts the statistics; the whole groups are a loop; the rest (at
         # most STAGES blocks, the last maybe partial) follows it.
+        self._shift = self._rotation(at, keys)
         carried = self._key_group(at, [(0, min(bc, keys))], q_l0, None)
         group_keys = STAGES * bc
         whole = bc + (keys - bc) // group_keys * group_keys if keys > bc else bc
@@ -444,6 +448,26 @@ class AttentionNest(NestBuilder):
         for target in self.gm.targets[product.result]:
             self.insert(at, tile.StoreOp(out, target, indices))
 
+    def _rotation(self, at: InsertPoint, keys: int) -> SSAValue | None:
+        """Where the key blocks of this query block start (in keys): query
+        block `i` of batch `b` starts at key block `i + b` and wraps around, so
+        that cores, which run different query blocks at the same time, read
+        different K and V blocks instead of all asking the L2 for the same
+        lines at once (the online softmax takes the blocks in any order). None
+        with a partial key block (its valid extent is static only last) or a
+        query block at a static offset."""
+        bc, br = self.attention.tiling.bc, self.attention.tiling.br
+        if keys % bc or keys <= bc:
+            return None
+        rows = self.attention.rank - 2
+        parts = [self.index[d] for d in range(rows)] + [self.index[rows]]
+        if all(isinstance(p.owner, arith.ConstantOp) for p in parts):
+            return None
+        block = self.value(at, arith.DivSIOp(self.index[rows], self.constant(br)))
+        for dim in range(rows):
+            block = self.value(at, arith.AddiOp(block, self.index[dim]))
+        return self.value(at, arith.MuliOp(block, self.constant(bc)))
+
     def _key_group(
         self,
         at: InsertPoint,
@@ -452,6 +476,23 @@ class AttentionNest(NestBuilder):
         carried: list[SSAValue] | None,
     ) -> list[SSAValue]:
         """The loads of `blocks` (key offset, valid keys), then their steps."""
+        if self._shift is not None:
+            keys = self.constant(cast(int, self.group.frame[-1]))
+            blocks = [
+                (
+                    self.value(
+                        at,
+                        arith.RemSIOp(
+                            self.value(
+                                at, arith.AddiOp(self.index_value(key), self._shift)
+                            ),
+                            keys,
+                        ),
+                    ),
+                    valid,
+                )
+                for key, valid in blocks
+            ]
         loaded = [self._key_blocks(at, key, valid) for key, valid in blocks]
         state = carried
         for (key, valid), (k_l1, v_l1) in zip(blocks, loaded, strict=True):
@@ -497,9 +538,12 @@ class AttentionNest(NestBuilder):
         self.scopes.append(scope)
         scope.cache[(scores.result, identity, scores_type)] = s_ub
         self.set_home(scores.result, identity, scope)
+        # The row maximum of the scores in their own type (exact: a cast to f32
+        # changes no value), half the repeats of an f32 one for f16.
+        narrow = self.tile_of(softmax.input, identity)
         x = self.tile_as(softmax.input, identity, f32)
         self.scopes.pop()
-        local = self.value(at, tile.ReduceMaxOp(x, 1))
+        local = self.to_storage(at, self.value(at, tile.ReduceMaxOp(narrow, 1)), f32)
         correction = None
         if carried is None:
             new_max = local
