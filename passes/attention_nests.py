@@ -259,8 +259,16 @@ def step_cycles(
     (first loads, step, last work): the loads of the next step overlap this
     one's work, so a step takes the largest, but the first loads and the last
     step's work do not overlap anything."""
-    mte2 = cost.dma_cycles(target, ("gm", "l1"), bc, d * 2) + cost.dma_cycles(
-        target, ("gm", "l1"), bc, dv * 2
+    # Every query block reads the same K and V blocks: after the first, they
+    # hit in the L2 (when the target has one) and start after its hit latency.
+    latency = target.dma_path("gm", "l1").latency
+    if target.l2 is not None:
+        latency = target.l2.hit_latency
+    mte2 = sum(
+        cost.dma_cycles(target, ("gm", "l1"), bc, width * 2)
+        - target.dma_path("gm", "l1").latency
+        + latency
+        for width in (d, dv)
     )
     scores = br * bc
     work = [
@@ -274,12 +282,27 @@ def step_cycles(
         ("mul", br * dv, "f32"),
         ("add", br * dv, "f32"),
     ]
+    # Each instruction counted with its start-up (the step's instructions wait
+    # for the cube between them, so streams are short).
     vector = sum(
         cost.vector_cycles(target, op, cost.vector_repeats(target, n, t), t)
+        + cost.vector_head_cycles(target, op, t)
         for op, n, t in work
     )
     mte3 = (bc // 16) * cost.dma_cycles(target, ("ub", "l1"), br, 32)
-    return mte2, max(mte2, vector, mte3), vector + mte3
+    # The chain of one step that nothing of the step overlaps: the start-ups
+    # of its on-chip moves (probabilities to L1, operands to L0, results out
+    # of L0C) between the cube and the vector unit.
+    chain = (
+        sum(
+            target.dma_path(*path).latency
+            for path in (("l1", "l0a"), ("l1", "l0b"), ("l0c", "ub"))
+        )
+        * 2
+        + (bc // 16) * target.dma_path("ub", "l1").latency
+    )
+    first = mte2 - 2 * latency + 2 * target.dma_path("gm", "l1").latency
+    return first, max(mte2, vector + chain, mte3), vector + mte3
 
 
 def choose_tiling(
@@ -423,10 +446,12 @@ class AttentionNest(NestBuilder):
         # starts the statistics; the whole groups are a loop; the rest (at
         # most STAGES blocks, the last maybe partial) follows it.
         self._shift = self._rotation(at, keys)
-        carried = self._key_group(at, [(0, min(bc, keys))], q_l0, None)
+        first = [(k, min(bc, keys - k)) for k in range(0, min(keys, 2 * bc), bc)]
+        carried = self._key_group(at, first, q_l0, None)
+        start = len(first) * bc
         group_keys = STAGES * bc
-        whole = bc + (keys - bc) // group_keys * group_keys if keys > bc else bc
-        if whole > bc:
+        whole = start + max(keys - start, 0) // group_keys * group_keys
+        if whole > start:
 
             def group_body(
                 inner: InsertPoint, key: Valid, state: list[SSAValue]
@@ -436,11 +461,12 @@ class AttentionNest(NestBuilder):
                     blocks.append((self.add(inner, key, stage * bc), bc))
                 return self._key_group(inner, blocks, q_l0, state)
 
-            carried = self.loop(at, bc, whole, group_keys, carried, group_body)
+            carried = self.loop(at, start, whole, group_keys, carried, group_body)
         rest = [(k, min(bc, keys - k)) for k in range(whole, keys, bc)]
         if rest:
             carried = self._key_group(at, rest, q_l0, carried)
-        _, total, acc = carried
+        total = carried[1]
+        acc = carried[2] if len(carried) == 3 else self._rescale(at, *carried[2:])
         out = self.value(at, tile.DivOp(acc, total))
         result_type = tensor_type(product.result).element_type
         out = self.to_storage(at, out, result_type)
@@ -496,7 +522,19 @@ class AttentionNest(NestBuilder):
         loaded = [self._key_blocks(at, key, valid) for key, valid in blocks]
         state = carried
         for (key, valid), (k_l1, v_l1) in zip(blocks, loaded, strict=True):
-            state = self._key_step(at, key, valid, q_l0, k_l1, v_l1, state)
+            stats = None if state is None else state[:2]
+            maximum, total, product, correction = self._key_step(
+                at, key, valid, q_l0, k_l1, v_l1, stats
+            )
+            if state is None:
+                state = [maximum, total, product]
+                continue
+            assert correction is not None
+            # The previous block's update of the accumulator comes after this
+            # block's softmax, so that the vector unit (in order) does not wait
+            # for the previous product's cube and moves.
+            acc = state[2] if len(state) == 3 else self._rescale(at, *state[2:])
+            state = [maximum, total, acc, product, correction]
         assert state is not None
         return state
 
@@ -509,10 +547,11 @@ class AttentionNest(NestBuilder):
         k_l1: SSAValue,
         v_l1: SSAValue,
         carried: list[SSAValue] | None,
-    ) -> list[SSAValue]:
+    ) -> tuple[SSAValue, SSAValue, SSAValue, SSAValue | None]:
         """One key block: scores, the ROW group's ops, the online softmax update
-        and the product with V accumulated into `acc` (the first block, with
-        `carried` None, starts them instead)."""
+        of the row max and sum `carried` (None: the first block starts them),
+        and the product with V; returns the new max and sum, the product and
+        the correction the accumulator is to be scaled by (None first)."""
         group = self.attention
         scores, softmax, product = group.scores, group.softmax, group.product
         assert scores is not None and softmax is not None and product is not None
@@ -592,14 +631,14 @@ class AttentionNest(NestBuilder):
                 TileType(o_type.get_shape(), f32, MemorySpace.UB, o_type.get_valid()),
             ),
         )
-        if carried is None or correction is None:
-            new_acc = o_ub
-        else:
-            new_acc = self.value(
-                at,
-                tile.AddOp(self.value(at, tile.MulOp(carried[2], correction)), o_ub),
-            )
-        return [new_max, new_total, new_acc]
+        return new_max, new_total, o_ub, correction
+
+    def _rescale(
+        self, at: InsertPoint, acc: SSAValue, product: SSAValue, correction: SSAValue
+    ) -> SSAValue:
+        """acc * correction + product: the accumulator after a key block."""
+        scaled = self.value(at, tile.MulOp(acc, correction))
+        return self.value(at, tile.AddOp(scaled, product))
 
 
 def attention_remark(group: AttentionGroup) -> str:
