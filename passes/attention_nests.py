@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from typing import cast
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import f16, f32
+from xdsl.dialects.builtin import DYNAMIC_INDEX, f16, f32
 from xdsl.ir import SSAValue
 from xdsl.rewriter import InsertPoint
 
@@ -66,6 +66,9 @@ ROW_BLOCKS = (128, 64, 32, 16)
 
 KEY_BLOCKS = (256, 128, 64, 32, 16)
 """Key-block widths tried."""
+
+F32_MAX = 3.4028234663852886e38
+"""The largest finite f32."""
 
 STAGES = 2
 """Key blocks per loop iteration, their K and V blocks in L1 at once."""
@@ -378,6 +381,7 @@ class AttentionNest(NestBuilder):
         at: InsertPoint,
         operand: SSAValue,
         dims: Sequence[tuple[SSAValue, Valid, int]],
+        pad: bool = False,
     ) -> SSAValue:
         """Load a 2-d block of a matmul operand (as stored) into L1 in nz: per
         stored dim (offset, valid extent, physical extent)."""
@@ -388,8 +392,9 @@ class AttentionNest(NestBuilder):
             [d[2] for d in dims],
             tensor_type(operand).element_type,
             MemorySpace.L1,
-            [v if isinstance(v, int) else -1 for _, v, _ in dims],
+            [v if isinstance(v, int) else DYNAMIC_INDEX for _, v, _ in dims],
             tile.Layout.NZ,
+            "zero" if pad else None,
         )
         return self.value(
             at, tile.LoadOp(self.gm.source[operand], indices, tile_type, dynamic)
@@ -402,7 +407,9 @@ class AttentionNest(NestBuilder):
         shape, valid = list(source_type.get_shape()), list(source_type.get_valid())
         if transpose:
             shape, valid = shape[::-1], valid[::-1]
-        result_type = TileType(shape, source_type.element_type, space, valid)
+        result_type = TileType(
+            shape, source_type.element_type, space, valid, pad=source_type.pad_value
+        )
         return self.value(at, tile.MoveOp(source, result_type, transpose))
 
     def _key_blocks(self, at: InsertPoint, key: Valid, valid: Valid) -> list[SSAValue]:
@@ -421,7 +428,7 @@ class AttentionNest(NestBuilder):
             v_dims.reverse()
         return [
             self._load_l1(at, scores.rhs, k_dims),
-            self._load_l1(at, product.rhs, v_dims),
+            self._load_l1(at, product.rhs, v_dims, valid != bc),
         ]
 
     # One query block ------------------------------------------------------------------
@@ -585,7 +592,9 @@ class AttentionNest(NestBuilder):
         local = self.to_storage(at, self.value(at, tile.ReduceMaxOp(narrow, 1)), f32)
         correction = None
         if carried is None:
-            new_max = local
+            # A row whose scores so far are all -inf (masked) subtracts the
+            # lowest finite value instead of -inf: its exponents are 0, not NaN.
+            new_max = self.value(at, tile.MaxOp(local, self.constant(-F32_MAX, f32)))
         else:
             maximum = carried[0]
             new_max = self.value(at, tile.MaxOp(maximum, local))
@@ -606,6 +615,12 @@ class AttentionNest(NestBuilder):
             )
         probability_type = tensor_type(softmax.result).element_type
         p_ub = self.value(at, tile.CastOp(exponent, probability_type))
+        rows = self.valid[rank - 2]
+        if valid != group.tiling.bc or rows != group.tiling.br:
+            # The product sums over the valid keys only: the cube reads whole
+            # fractals, so the keys past them are zeros in both operands (and
+            # the rows past the valid ones are defined bytes when moved).
+            p_ub = self.value(at, tile.PadOp(p_ub, tile.PadValue.ZERO))
         p_type = cast(TileType, p_ub.type)
         p_l1 = self.value(
             at,
@@ -617,6 +632,7 @@ class AttentionNest(NestBuilder):
                     MemorySpace.L1,
                     p_type.get_valid(),
                     tile.Layout.NZ,
+                    p_type.pad_value,
                 ),
             ),
         )
