@@ -1,7 +1,7 @@
 """`make demo`: the example kernels from Python to the simulated chip.
 
-Each kernel of `examples/` (swish, gemm, ffn, softmax, layernorm) is traced from
-Python at its real size, lowered by `pypto-lower` stage by stage, run on the
+Each kernel of `examples/` (swish, gemm, ffn, softmax, layernorm, attention) is
+traced from Python at its real size, lowered by `pypto-lower` stage by stage, run on the
 simulated AI Core (ascend910b by default), checked against the example's
 float64 numpy reference with the example's tolerance, and compared with the
 roofline bound of its problem on the target (`pypto_mlir.roofline`). A table
@@ -54,6 +54,7 @@ KERNELS: tuple[DemoKernel, ...] = (
     DemoKernel("softmax", "softmax", {}, "4096x1024 f16"),
     DemoKernel("softmax", "softmax_by_hand", {}, "4096x1024 f16"),
     DemoKernel("layernorm", "layernorm", {"N": 128}, "128x768 f16"),
+    DemoKernel("attention", "attention", {"S": 512}, "512x128 f16"),
 )
 """The real sizes of the examples (their `make_inputs` defaults)."""
 
