@@ -240,9 +240,9 @@ def _fits(target: Target, br: int, bc: int, d: int, dv: int) -> bool:
 
     l0a = br * d * 2 + br * bc * 2
     l0b = d * bc * 2 + bc * dv * 2
-    l0c = br * bc * 4 + br * dv * 4
+    l0c = STAGES * br * bc * 4 + br * dv * 4
     l1 = br * d * 2 + STAGES * (bc * d * 2 + bc * dv * 2) + br * bc * 2
-    ub = br * bc * (2 + 4 + 4) + br * dv * 4 * 2 + br * 4 * 8
+    ub = br * bc * (2 * STAGES + 4 + 4) + br * dv * 4 * 2 + br * 4 * 8
     return (
         l0a <= size("l0a")
         and l0b <= size("l0b")
@@ -527,11 +527,16 @@ class AttentionNest(NestBuilder):
                 for key, valid in blocks
             ]
         loaded = [self._key_blocks(at, key, valid) for key, valid in blocks]
+        # Every block's scores before the first block's softmax: the cube (in
+        # order) computes the next scores while the vector unit works.
+        block_scores = [self._scores(at, q_l0, k_l1) for k_l1, _ in loaded]
         state = carried
-        for (key, valid), (k_l1, v_l1) in zip(blocks, loaded, strict=True):
+        for (key, valid), (_, v_l1), s_ub in zip(
+            blocks, loaded, block_scores, strict=True
+        ):
             stats = None if state is None else state[:2]
             maximum, total, product, correction = self._key_step(
-                at, key, valid, q_l0, k_l1, v_l1, stats
+                at, key, valid, s_ub, v_l1, stats
             )
             if state is None:
                 state = [maximum, total, product]
@@ -545,31 +550,15 @@ class AttentionNest(NestBuilder):
         assert state is not None
         return state
 
-    def _key_step(
-        self,
-        at: InsertPoint,
-        key: Valid,
-        valid: Valid,
-        q_l0: SSAValue,
-        k_l1: SSAValue,
-        v_l1: SSAValue,
-        carried: list[SSAValue] | None,
-    ) -> tuple[SSAValue, SSAValue, SSAValue, SSAValue | None]:
-        """One key block: scores, the ROW group's ops, the online softmax update
-        of the row max and sum `carried` (None: the first block starts them),
-        and the product with V; returns the new max and sum, the product and
-        the correction the accumulator is to be scaled by (None first)."""
-        group = self.attention
-        scores, softmax, product = group.scores, group.softmax, group.product
-        assert scores is not None and softmax is not None and product is not None
-        rank = group.rank
-        cols = rank - 1
-        identity = group.identity()
+    def _scores(self, at: InsertPoint, q_l0: SSAValue, k_l1: SSAValue) -> SSAValue:
+        """Q @ K^T of one key block, moved to ub in the scores' type."""
+        scores = self.attention.scores
+        assert scores is not None
         k_l0 = self._to_l0(at, k_l1, MemorySpace.L0B, scores.transpose_b is not None)
         s_l0c = self.value(at, tile.MatmulOp(q_l0, k_l0))
         s_type = cast(TileType, s_l0c.type)
         scores_type = tensor_type(scores.result).element_type
-        s_ub = self.value(
+        return self.value(
             at,
             tile.MoveOp(
                 s_l0c,
@@ -578,6 +567,28 @@ class AttentionNest(NestBuilder):
                 ),
             ),
         )
+
+    def _key_step(
+        self,
+        at: InsertPoint,
+        key: Valid,
+        valid: Valid,
+        s_ub: SSAValue,
+        v_l1: SSAValue,
+        carried: list[SSAValue] | None,
+    ) -> tuple[SSAValue, SSAValue, SSAValue, SSAValue | None]:
+        """One key block from its scores `s_ub`: the ROW group's ops, the online
+        softmax update of the row max and sum `carried` (None: the first block
+        starts them), and the product with V; returns the new max and sum, the
+        product and the correction the accumulator is to be scaled by (None
+        first)."""
+        group = self.attention
+        scores, softmax, product = group.scores, group.softmax, group.product
+        assert scores is not None and softmax is not None and product is not None
+        rank = group.rank
+        cols = rank - 1
+        identity = group.identity()
+        scores_type = tensor_type(scores.result).element_type
         self.index[cols] = self.index_value(key)
         self.valid[cols] = valid
         scope = Scope(at, frozenset([cols]))

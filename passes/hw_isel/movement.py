@@ -563,6 +563,9 @@ class MoveStrategy(TileOpStrategy):
     `move` l1 ↔ ub (nd): `dma_copy` of whole 32-byte blocks per row; the bytes after
     the valid columns of a UB source are zeroed first (`vdup`), an L1 source must
     end its rows on a block
+
+    `move` ub (nd) → l1 (nz): one `dma_copy` per fractal column of the whole
+    physical tile, a 32-byte block per row strided by the UB row
     """
 
     ops = (tile.MoveOp,)
