@@ -11,13 +11,14 @@ MATMUL group that is only a matmul (the *scores* matmul). The three become one
     for each batch index, for each query block of `br` rows:
         Q block -> L1 -> L0A (once)
         m = -inf, l = 0, acc = 0                       (ub, f32, carried)
-        for each key block of `bc` keys:
-            K and V blocks -> L1 (the next block's loads are issued before
-                                  this block's cube and vector work)
-            s = Q @ K^T                                (cube, l0c f32)
-            s -> ub in the scores' type; the ROW group's elementwise ops
+        for each group of STAGES key blocks of `bc` keys:
+            K and V blocks -> L1, then every block's s = Q @ K^T
+                                  (cube, l0c f32 -> ub in the scores' type),
+                                  so loads and cube run ahead of the vector unit
+          per block: the ROW group's elementwise ops on s
             m' = max(m, rowmax(s)); p = exp(s - m'); c = exp(m - m')
-            l = l * c + rowsum(p); acc = acc * c + p(f16) @ V (p via ub -> l1)
+            l = l * c + rowsum(p); acc = acc * c + p(f16) @ V (p via ub -> l1;
+                                  the update after the next block's softmax)
         out = acc / l, in the output's type, stored once
 
 so the scores never go to GM. The elementwise ops between the two matmuls are
@@ -70,7 +71,7 @@ KEY_BLOCKS = (256, 128, 64, 32, 16)
 F32_MAX = 3.4028234663852886e38
 """The largest finite f32."""
 
-STAGES = 2
+STAGES = 4
 """Key blocks per loop iteration, their K and V blocks in L1 at once."""
 
 
