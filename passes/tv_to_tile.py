@@ -62,6 +62,12 @@ from pypto_mlir.dialects.tile import (
 from pypto_mlir.targets import Target, TargetError, load_target
 from pypto_mlir.targets.resolve import resolve_target
 
+from .attention_nests import (
+    AttentionGroup,
+    AttentionNest,
+    attention_remark,
+    fuse_attention,
+)
 from .hw_isel import PhysicalExtents, Selector
 from .located_builder import LocatedBuilder
 from .matmul_nests import MatmulNest
@@ -142,6 +148,10 @@ class TvToTilePass(ModulePass):
     blocks (a matmul without epilogue or batch; f32 partial sums in a GM
     workspace, added by a combine nest); false: never."""
 
+    attention_fusion: bool = True
+    """Fuse softmax(q @ k.T ...) @ v into one flash-attention nest
+    (passes/attention_nests.py); false: three nests, the scores in GM."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         target_name = resolve_target(op, self.target, default=None)
         if target_name is None:
@@ -219,6 +229,9 @@ class FunctionLowering:
             self.extents.visit(op)
         analysis = FusionAnalysis(ops, self.extents)
         apply_groups(analysis)  # the fused groups tv-schedule chose, if it ran
+        if self.options.attention_fusion:
+            cores = self.options.max_cores or self.target.cores
+            fuse_attention(analysis, self.target, min(cores, self.target.cores))
         self._plan_buffers(analysis, outputs, return_op)
         for op in ops:
             if isinstance(op, tv.DimOp):
@@ -509,7 +522,10 @@ class FunctionLowering:
                 )
             return
         try:
-            if group.kind == GroupKind.MATMUL:
+            if isinstance(group, AttentionGroup):
+                AttentionNest(group, self.extents, self.gm, cursor).emit()
+                emit_remark(group.root, attention_remark(group))
+            elif group.kind == GroupKind.MATMUL:
                 self._emit_matmul(group, cursor)
             else:
                 self._emit_vector(group, cursor)

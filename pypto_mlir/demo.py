@@ -1,8 +1,8 @@
 """`make demo`: the example kernels from Python to the simulated chip.
 
-Each kernel of `examples/` (swish, gemm, ffn, softmax, layernorm, sum_diff) is traced from
-Python at its real size, lowered by `pypto-lower` stage by stage, run on the
-simulated AI Core (ascend910b by default), checked against the example's
+Each kernel of `examples/` (swish, gemm, ffn, softmax, layernorm, sum_diff,
+attention) is traced from Python at its real size, lowered by `pypto-lower`
+stage by stage, run on the simulated AI Core (ascend910b by default), checked against the example's
 float64 numpy reference with the example's tolerance, and compared with the
 roofline bound of its problem on the target (`pypto_mlir.roofline`). A table
 summarizes them; each kernel's timeline is written as a Chrome trace (JSON,
@@ -55,6 +55,7 @@ KERNELS: tuple[DemoKernel, ...] = (
     DemoKernel("softmax", "softmax_by_hand", {}, "4096x1024 f16"),
     DemoKernel("layernorm", "layernorm", {"N": 128}, "128x768 f16"),
     DemoKernel("sum_diff", "sum_diff", {}, "512x512 f16 ->2"),
+    DemoKernel("attention", "attention", {"S": 512}, "512x128 f16"),
 )
 """The real sizes of the examples (their `make_inputs` defaults)."""
 

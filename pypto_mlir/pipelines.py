@@ -131,6 +131,7 @@ LOWER_STAGES: tuple[Stage, ...] = (
             ("max_cores", "max_cores"),
             ("matmul_panels", "matmul_panels"),
             ("matmul_split_k", "matmul_split_k"),
+            ("attention_fusion", "attention_fusion"),
         ),
         inputs=("tv",),
     ),
@@ -206,6 +207,9 @@ class LowerPipeline(PipelinePass):
 
     coalesce_dma: bool = True
     """Merge DMAs and bursts into fewer, longer ones (hw-coalesce-dma)."""
+
+    attention_fusion: bool = True
+    """Fuse softmax(q @ k.T ...) @ v into one flash-attention nest (tv-to-tile)."""
 
     bank_offset: bool = True
     """Place UB buffers a vector instruction uses together in different banks

@@ -563,6 +563,9 @@ class MoveStrategy(TileOpStrategy):
     `move` l1 ↔ ub (nd): `dma_copy` of whole 32-byte blocks per row; the bytes after
     the valid columns of a UB source are zeroed first (`vdup`), an L1 source must
     end its rows on a block
+
+    `move` ub (nd) → l1 (nz): one `dma_copy` per fractal column of the whole
+    physical tile, a 32-byte block per row strided by the UB row
     """
 
     ops = (tile.MoveOp,)
@@ -611,6 +614,11 @@ class MoveStrategy(TileOpStrategy):
                     transpose=op.transpose is not None,
                 )
             )
+        elif result.layout_kind == Layout.NZ and spaces == (
+            MemorySpace.UB,
+            MemorySpace.L1,
+        ):
+            self._ub_to_nz(op, em, src, dst)
         elif result.layout_kind == Layout.NZ:
             raise op_error(
                 op,
@@ -619,6 +627,27 @@ class MoveStrategy(TileOpStrategy):
             )
         else:
             self._copy_rows(op, em, op.source, src, dst, spaces)
+
+    def _ub_to_nz(
+        self, op: tile.MoveOp, em: Emitter, src: SSAValue, dst: SSAValue
+    ) -> None:
+        """ub nd -> l1 nz (a probability tile of the attention nest): one
+        `dma_copy` per fractal column, a 32-byte block per row strided by the
+        ub row (Ascend C DataCopy's block strides), whole physical tile."""
+        rows, cols = as_tile(op.source).get_shape()
+        element_type = as_tile(op.source).element_type
+        c0 = hw.nz_c0(element_type, self.target)
+        block = c0 * tile.element_bytes(element_type)
+        for column in range(0, cols, c0):
+            em.emit(
+                hw.DmaCopyOp(
+                    em.subview(src, column),
+                    em.subview(dst, column * rows, [0, column]),
+                    bursts=rows,
+                    burst_bytes=block,
+                    src_gap=(cols - c0) * tile.element_bytes(element_type),
+                )
+            )
 
     def _copy_rows(
         self,

@@ -1,0 +1,685 @@
+"""Flash-attention fusion of `tv-to-tile` (docs/tiling.md, *Attention*).
+
+`softmax(q @ k.T * s [+ mask]) @ v` is recognised from the groups of
+passes/tv_fusion.py, not from one spelling: a MATMUL group that is only a
+matmul (the *output* matmul) whose left operand is the softmax, over the last
+dim, of a ROW group whose other members are elementwise ops (the scale, a mask,
+casts) and whose only output is that softmax, which reads the result of another
+MATMUL group that is only a matmul (the *scores* matmul). The three become one
+`AttentionGroup` and one loop nest per query block (`AttentionNest`):
+
+    for each batch index, for each query block of `br` rows:
+        Q block -> L1 -> L0A (once)
+        m = -inf, l = 0, acc = 0                       (ub, f32, carried)
+        for each group of STAGES key blocks of `bc` keys:
+            K and V blocks -> L1, then every block's s = Q @ K^T
+                                  (cube, l0c f32 -> ub in the scores' type),
+                                  so loads and cube run ahead of the vector unit
+          per block: the ROW group's elementwise ops on s
+            m' = max(m, rowmax(s)); p = exp(s - m'); c = exp(m - m')
+            l = l * c + rowsum(p); acc = acc * c + p(f16) @ V (p via ub -> l1;
+                                  the update after the next block's softmax)
+        out = acc / l, in the output's type, stored once
+
+so the scores never go to GM. The elementwise ops between the two matmuls are
+computed as in any nest (passes/nest_builder.py: each rounds as `tv` does);
+only the softmax is evaluated online (running max and sum, the accumulator
+rescaled by `c`). `p` is rounded to the softmax's type before the second
+matmul, unnormalised: its relative rounding error is that of the reference's
+normalised `p`, which the error bound of the output already carries.
+
+A pattern that has the shape but cannot be fused (a dim that is not static, an
+operand type the cube does not take, blocks that do not fit) keeps its three
+nests and gets a remark saying why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import cast
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import DYNAMIC_INDEX, f16, f32
+from xdsl.ir import SSAValue
+from xdsl.rewriter import InsertPoint
+
+from pypto_mlir.diagnostics import emit_remark
+from pypto_mlir.dialects import tensor_view as tv
+from pypto_mlir.dialects import tile
+from pypto_mlir.dialects.tile import MemorySpace, TileType
+from pypto_mlir.targets import Target, cost
+
+from .located_builder import LocatedBuilder
+from .nest_builder import GmBuffers, NestBuilder, Scope, Valid
+from .tv_fusion import (
+    MAP_OPS,
+    ExtentAnalysis,
+    FusionAnalysis,
+    Group,
+    GroupKind,
+    tensor_type,
+    tensor_users,
+)
+
+ROW_BLOCKS = (128, 64, 32, 16)
+"""Query-block heights tried (multiples of the cube's 16-row fractal)."""
+
+KEY_BLOCKS = (256, 128, 64, 32, 16)
+"""Key-block widths tried."""
+
+F32_MAX = 3.4028234663852886e38
+"""The largest finite f32."""
+
+STAGES = 4
+"""Key blocks per loop iteration, their K and V blocks in L1 at once."""
+
+
+@dataclass(frozen=True)
+class AttentionTiling:
+    """The query block (`br` rows) and key block (`bc` keys) of the nest."""
+
+    br: int
+    bc: int
+
+
+@dataclass(eq=False)
+class AttentionGroup(Group):
+    """The scores matmul, the ROW group around its softmax and the output matmul
+    as one nest (see the module doc)."""
+
+    scores: tv.MatmulOp | None = None
+    softmax: tv.SoftmaxOp | None = None
+    product: tv.MatmulOp | None = None
+    tiling: AttentionTiling = AttentionTiling(16, 16)
+    head_dim: int = 0
+    value_dim: int = 0
+
+
+# --------------------------------------------------------------------------------------
+# Recognition
+# --------------------------------------------------------------------------------------
+
+
+def fuse_attention(analysis: FusionAnalysis, target: Target, cores: int) -> None:
+    """Replace every scores-softmax-output triple of `analysis` by one
+    `AttentionGroup` (remarks on the triples that cannot be fused)."""
+    for group in list(analysis.groups):
+        product = group.matmul
+        if group.kind != GroupKind.MATMUL or group.members != [product]:
+            continue
+        assert product is not None
+        softmax = product.lhs.owner
+        if not isinstance(softmax, tv.SoftmaxOp):
+            continue
+        row = analysis.group_of.get(softmax)
+        if row is None or row.kind != GroupKind.ROW:
+            continue
+        scores = _scores_matmul(analysis, row)
+        if scores is None:
+            continue
+        reason, fused = _attention_group(analysis, target, cores, scores, row, group)
+        if fused is None:
+            emit_remark(product, f"attention not fused: {reason}")
+            continue
+        for old in (analysis.group_of[scores], row, group):
+            analysis.groups.remove(old)
+        analysis.groups.append(fused)
+        analysis.groups.sort(key=lambda g: analysis.position[g.root])
+        for member in fused.members:
+            analysis.group_of[member] = fused
+
+
+def _scores_matmul(analysis: FusionAnalysis, row: Group) -> tv.MatmulOp | None:
+    """The matmul whose result the ROW group `row` reads, if it is alone in its
+    group and read only by `row`."""
+    found: list[tv.MatmulOp] = []
+    for member in row.members:
+        for operand in member.operands:
+            owner = operand.owner
+            if isinstance(owner, tv.MatmulOp) and owner not in found:
+                found.append(owner)
+    if len(found) != 1:
+        return None
+    scores = found[0]
+    group = analysis.group_of.get(scores)
+    if group is None or group.members != [scores]:
+        return None
+    if any(analysis.group_of.get(u) is not row for u in tensor_users(scores.result)):
+        return None
+    if any(isinstance(use.operation, tv.TransposeOp) for use in scores.result.uses):
+        return None
+    return scores
+
+
+def _attention_group(
+    analysis: FusionAnalysis,
+    target: Target,
+    cores: int,
+    scores: tv.MatmulOp,
+    row: Group,
+    output: Group,
+) -> tuple[str, AttentionGroup | None]:
+    """The fused group of the triple, or why there is none."""
+    product = output.matmul
+    softmax = product.lhs.owner if product is not None else None
+    assert product is not None and isinstance(softmax, tv.SoftmaxOp)
+    frame = row.frame
+    rank = len(frame)
+    if softmax.axis.value.data != rank - 1:
+        return "the softmax is not over the keys (the last dim)", None
+    if row.outputs != [softmax.result] or len(tensor_users(softmax.result)) != 1:
+        return "the softmax or a value before it is also read elsewhere", None
+    for member in row.members:
+        if member is not softmax and not isinstance(member, MAP_OPS):
+            return f"'{member.name}' between the matmuls is not elementwise", None
+    if scores.transpose_a is not None or product.transpose_a is not None:
+        return "a transposed query or probability operand", None
+    if not all(isinstance(e, int) for e in frame):
+        return "a dim is not static", None
+    input_types = {
+        tensor_type(v).element_type
+        for v in (scores.lhs, scores.rhs, product.rhs, softmax.result)
+    }
+    if input_types != {f16}:
+        return "the matmul operands and the softmax are not all f16", None
+    head_dim = cast(int, analysis.extents.of(scores.lhs)[-1])
+    value_dims = analysis.extents.of(product.rhs)
+    value_dim = cast(
+        int, value_dims[-2] if product.transpose_b is not None else value_dims[-1]
+    )
+    if not isinstance(head_dim, int) or not isinstance(value_dim, int):
+        return "a dim is not static", None
+    fractal = 16
+    if head_dim % fractal or value_dim % fractal:
+        return f"head dims {head_dim}, {value_dim} are not multiples of {fractal}", None
+    if frame[-2] != analysis.extents.of(product.result)[-2]:
+        return "the output's rows are not the query rows", None
+    tiling = choose_tiling(
+        target, cores, cast(tuple[int, ...], frame), head_dim, value_dim
+    )
+    if tiling is None:
+        return f"no query and key block fits target '{target.name}'", None
+    members = sorted(
+        [scores, *row.members, product], key=lambda m: analysis.position[m]
+    )
+    mapping = dict(row.mapping)
+    mapping[scores.result] = tuple(range(rank))
+    fused = AttentionGroup(
+        GroupKind.MATMUL,
+        product,
+        frame,
+        members=members,
+        mapping=mapping,
+        matmul=scores,
+        outputs=list(output.outputs),
+        scores=scores,
+        softmax=softmax,
+        product=product,
+        tiling=tiling,
+        head_dim=head_dim,
+        value_dim=value_dim,
+    )
+    return "", fused
+
+
+# --------------------------------------------------------------------------------------
+# Block sizes
+# --------------------------------------------------------------------------------------
+
+
+def _fits(target: Target, br: int, bc: int, d: int, dv: int) -> bool:
+    """Whether the tiles of one key step fit every on-chip memory (two L1
+    stages of K and V; UB: the scores in f16 and f32 and their exponent (the
+    probability in f16 reuses the scores' buffer), the accumulator and the
+    product, row statistics)."""
+
+    def size(name: str) -> int:
+        found = target.memories[name].size
+        assert found is not None
+        return found
+
+    l0a = br * d * 2 + br * bc * 2
+    l0b = d * bc * 2 + bc * dv * 2
+    l0c = STAGES * br * bc * 4 + br * dv * 4
+    l1 = br * d * 2 + STAGES * (bc * d * 2 + bc * dv * 2) + br * bc * 2
+    ub = br * bc * (2 * STAGES + 4 + 4) + br * dv * 4 * 2 + br * 4 * 8
+    return (
+        l0a <= size("l0a")
+        and l0b <= size("l0b")
+        and l0c <= size("l0c")
+        and l1 <= size("l1")
+        and ub <= size("ub")
+    )
+
+
+def step_cycles(
+    target: Target, br: int, bc: int, d: int, dv: int
+) -> tuple[float, float, float]:
+    """Estimated cycles of one key step on its busiest pipe, from the target's
+    costs: MTE2 loads the K and V blocks (nd2nz, a burst per row), V runs the
+    step's vector instructions over the scores and the accumulator, MTE3 moves
+    the probabilities to L1 (a strided copy per fractal column). Returns
+    (first loads, step, last work): the loads of the next step overlap this
+    one's work, so a step takes the largest, but the first loads and the last
+    step's work do not overlap anything."""
+    # Every query block reads the same K and V blocks: after the first, they
+    # hit in the L2 (when the target has one) and start after its hit latency.
+    latency = target.dma_path("gm", "l1").latency
+    if target.l2 is not None:
+        latency = target.l2.hit_latency
+    mte2 = sum(
+        cost.dma_cycles(target, ("gm", "l1"), bc, width * 2)
+        - target.dma_path("gm", "l1").latency
+        + latency
+        for width in (d, dv)
+    )
+    scores = br * bc
+    work = [
+        ("div", scores, "f16"),
+        ("cast", scores, "f32"),
+        ("reduce_max", scores, "f16"),
+        ("sub", scores, "f32"),
+        ("exp", scores, "f32"),
+        ("reduce_sum", scores, "f32"),
+        ("cast", scores, "f32"),
+        ("mul", br * dv, "f32"),
+        ("add", br * dv, "f32"),
+    ]
+    # Each instruction counted with its start-up (the step's instructions wait
+    # for the cube between them, so streams are short).
+    vector = sum(
+        cost.vector_cycles(target, op, cost.vector_repeats(target, n, t), t)
+        + cost.vector_head_cycles(target, op, t)
+        for op, n, t in work
+    )
+    mte3 = (bc // 16) * cost.dma_cycles(target, ("ub", "l1"), br, 32)
+    # The chain of one step that nothing of the step overlaps: the start-ups
+    # of its on-chip moves (probabilities to L1, operands to L0, results out
+    # of L0C) between the cube and the vector unit.
+    chain = (
+        sum(
+            target.dma_path(*path).latency
+            for path in (("l1", "l0a"), ("l1", "l0b"), ("l0c", "ub"))
+        )
+        * 2
+        + (bc // 16) * target.dma_path("ub", "l1").latency
+    )
+    first = mte2 - 2 * latency + 2 * target.dma_path("gm", "l1").latency
+    return first, max(mte2, vector + chain, mte3), vector + mte3
+
+
+def choose_tiling(
+    target: Target, cores: int, frame: Sequence[int], d: int, dv: int
+) -> AttentionTiling | None:
+    """The query and key blocks that fit (`_fits`, no larger than the dims
+    need) with the fewest estimated cycles on the busiest core: the rounds of
+    query blocks it runs times the key steps of a block times `step_cycles`
+    (taller query blocks load each K and V block for more rows; more of them
+    spread over more cores); ties go to taller blocks."""
+    batch = 1
+    for extent in frame[:-2]:
+        batch *= extent
+    rows, keys = frame[-2], frame[-1]
+    best: tuple[tuple[float, int], AttentionTiling] | None = None
+    for br in ROW_BLOCKS:
+        if br >= 2 * max(rows, 16):
+            continue
+        for bc in KEY_BLOCKS:
+            if bc >= 2 * max(keys, 16) or not _fits(target, br, bc, d, dv):
+                continue
+            blocks = batch * -(-rows // br)
+            rounds = -(-blocks // max(cores, 1))
+            steps = -(-keys // bc)
+            fill, step, drain = step_cycles(target, br, bc, d, dv)
+            estimate = rounds * (fill + steps * step + drain)
+            key = (estimate, -br)
+            if best is None or key < best[0]:
+                best = (key, AttentionTiling(br, bc))
+    return None if best is None else best[1]
+
+
+# --------------------------------------------------------------------------------------
+# The nest
+# --------------------------------------------------------------------------------------
+
+
+class AttentionNest(NestBuilder):
+    """Builds the nest of an `AttentionGroup` (see the module doc)."""
+
+    def __init__(
+        self,
+        group: AttentionGroup,
+        extents: ExtentAnalysis,
+        gm: GmBuffers,
+        builder: LocatedBuilder,
+    ):
+        super().__init__(group, extents, gm, builder)
+        self.attention = group
+        self._shift: SSAValue | None = None
+        """The rotation of the key blocks of the current query block."""
+
+    def emit(self) -> None:
+        group = self.attention
+        rank = group.rank
+        rows = rank - 2
+        tiling = group.tiling
+        for dim in range(rank):
+            self.steps[dim] = 1
+        self.steps[rows] = tiling.br
+        self.physical = {rows: tiling.br, rank - 1: tiling.bc}
+
+        def block_body(at: InsertPoint, _: list[SSAValue]) -> list[SSAValue]:
+            self._query_block(at)
+            return []
+
+        self.frame_loops(self.top, range(rank - 1), [], block_body)
+
+    # Loads --------------------------------------------------------------------------
+
+    def _load_l1(
+        self,
+        at: InsertPoint,
+        operand: SSAValue,
+        dims: Sequence[tuple[SSAValue, Valid, int]],
+        pad: bool = False,
+    ) -> SSAValue:
+        """Load a 2-d block of a matmul operand (as stored) into L1 in nz: per
+        stored dim (offset, valid extent, physical extent)."""
+        rank = tensor_type(operand).get_num_dims()
+        indices = [self.index[d] for d in range(rank - 2)] + [d[0] for d in dims]
+        dynamic = [v for _, v, _ in dims if isinstance(v, SSAValue)]
+        tile_type = TileType(
+            [d[2] for d in dims],
+            tensor_type(operand).element_type,
+            MemorySpace.L1,
+            [v if isinstance(v, int) else DYNAMIC_INDEX for _, v, _ in dims],
+            tile.Layout.NZ,
+            "zero" if pad else None,
+        )
+        return self.value(
+            at, tile.LoadOp(self.gm.source[operand], indices, tile_type, dynamic)
+        )
+
+    def _to_l0(
+        self, at: InsertPoint, source: SSAValue, space: MemorySpace, transpose: bool
+    ) -> SSAValue:
+        source_type = cast(TileType, source.type)
+        shape, valid = list(source_type.get_shape()), list(source_type.get_valid())
+        if transpose:
+            shape, valid = shape[::-1], valid[::-1]
+        result_type = TileType(
+            shape, source_type.element_type, space, valid, pad=source_type.pad_value
+        )
+        return self.value(at, tile.MoveOp(source, result_type, transpose))
+
+    def _key_blocks(self, at: InsertPoint, key: Valid, valid: Valid) -> list[SSAValue]:
+        """The K and V blocks of the key block at `key`, in L1 (as stored)."""
+        group = self.attention
+        scores, product = group.scores, group.product
+        assert scores is not None and product is not None
+        bc, d, dv = group.tiling.bc, group.head_dim, group.value_dim
+        zero = self.constant(0)
+        key_index = self.index_value(key)
+        k_dims = [(key_index, valid, bc), (zero, d, d)]
+        if scores.transpose_b is None:
+            k_dims.reverse()
+        v_dims = [(key_index, valid, bc), (zero, dv, dv)]
+        if product.transpose_b is not None:
+            v_dims.reverse()
+        return [
+            self._load_l1(at, scores.rhs, k_dims),
+            self._load_l1(at, product.rhs, v_dims, valid != bc),
+        ]
+
+    # One query block ------------------------------------------------------------------
+
+    def _query_block(self, at: InsertPoint) -> None:
+        group = self.attention
+        scores, softmax, product = group.scores, group.softmax, group.product
+        assert scores is not None and softmax is not None and product is not None
+        rank = group.rank
+        rows, cols = rank - 2, rank - 1
+        br, bc = group.tiling.br, group.tiling.bc
+        d = group.head_dim
+        row_index, row_valid = self.index[rows], self.valid[rows]
+        zero = self.constant(0)
+        q_l1 = self._load_l1(at, scores.lhs, [(row_index, row_valid, br), (zero, d, d)])
+        q_l0 = self._to_l0(at, q_l1, MemorySpace.L0A, False)
+        keys = cast(int, group.frame[cols])
+
+        # The key blocks in groups of STAGES: the loads of a group's blocks come
+        # first, so that a block's loads overlap the work of the blocks before
+        # it (hw-insert-sync orders only what shares a buffer). The first block
+        # starts the statistics; the whole groups are a loop; the rest (at
+        # most STAGES blocks, the last maybe partial) follows it.
+        self._shift = self._rotation(at, keys)
+        first = [(k, min(bc, keys - k)) for k in range(0, min(keys, 2 * bc), bc)]
+        carried = self._key_group(at, first, q_l0, None)
+        start = len(first) * bc
+        group_keys = STAGES * bc
+        whole = start + max(keys - start, 0) // group_keys * group_keys
+        if whole > start:
+
+            def group_body(
+                inner: InsertPoint, key: Valid, state: list[SSAValue]
+            ) -> list[SSAValue]:
+                blocks: list[tuple[Valid, Valid]] = [(key, bc)]
+                for stage in range(1, STAGES):
+                    blocks.append((self.add(inner, key, stage * bc), bc))
+                return self._key_group(inner, blocks, q_l0, state)
+
+            carried = self.loop(at, start, whole, group_keys, carried, group_body)
+        rest = [(k, min(bc, keys - k)) for k in range(whole, keys, bc)]
+        if rest:
+            carried = self._key_group(at, rest, q_l0, carried)
+        total = carried[1]
+        acc = carried[2] if len(carried) == 3 else self._rescale(at, *carried[2:])
+        out = self.value(at, tile.DivOp(acc, total))
+        result_type = tensor_type(product.result).element_type
+        out = self.to_storage(at, out, result_type)
+        indices = [self.index[d] for d in range(rank - 2)] + [row_index, zero]
+        for target in self.gm.targets[product.result]:
+            self.insert(at, tile.StoreOp(out, target, indices))
+
+    def _rotation(self, at: InsertPoint, keys: int) -> SSAValue | None:
+        """Where the key blocks of this query block start (in keys): query
+        block `i` of batch `b` starts at key block `i + b` and wraps around, so
+        that cores, which run different query blocks at the same time, read
+        different K and V blocks instead of all asking the L2 for the same
+        lines at once (the online softmax takes the blocks in any order). None
+        with a partial key block (its valid extent is static only last) or a
+        query block at a static offset."""
+        bc, br = self.attention.tiling.bc, self.attention.tiling.br
+        if keys % bc or keys <= bc:
+            return None
+        rows = self.attention.rank - 2
+        parts = [self.index[d] for d in range(rows)] + [self.index[rows]]
+        if all(isinstance(p.owner, arith.ConstantOp) for p in parts):
+            return None
+        block = self.value(at, arith.DivSIOp(self.index[rows], self.constant(br)))
+        for dim in range(rows):
+            block = self.value(at, arith.AddiOp(block, self.index[dim]))
+        return self.value(at, arith.MuliOp(block, self.constant(bc)))
+
+    def _key_group(
+        self,
+        at: InsertPoint,
+        blocks: Sequence[tuple[Valid, Valid]],
+        q_l0: SSAValue,
+        carried: list[SSAValue] | None,
+    ) -> list[SSAValue]:
+        """The loads of `blocks` (key offset, valid keys), then their steps."""
+        if self._shift is not None:
+            keys = self.constant(cast(int, self.group.frame[-1]))
+            blocks = [
+                (
+                    self.value(
+                        at,
+                        arith.RemSIOp(
+                            self.value(
+                                at, arith.AddiOp(self.index_value(key), self._shift)
+                            ),
+                            keys,
+                        ),
+                    ),
+                    valid,
+                )
+                for key, valid in blocks
+            ]
+        loaded = [self._key_blocks(at, key, valid) for key, valid in blocks]
+        # Every block's scores before the first block's softmax: the cube (in
+        # order) computes the next scores while the vector unit works.
+        block_scores = [self._scores(at, q_l0, k_l1) for k_l1, _ in loaded]
+        state = carried
+        for (key, valid), (_, v_l1), s_ub in zip(
+            blocks, loaded, block_scores, strict=True
+        ):
+            stats = None if state is None else state[:2]
+            maximum, total, product, correction = self._key_step(
+                at, key, valid, s_ub, v_l1, stats
+            )
+            if state is None:
+                state = [maximum, total, product]
+                continue
+            assert correction is not None
+            # The previous block's update of the accumulator comes after this
+            # block's softmax, so that the vector unit (in order) does not wait
+            # for the previous product's cube and moves.
+            acc = state[2] if len(state) == 3 else self._rescale(at, *state[2:])
+            state = [maximum, total, acc, product, correction]
+        assert state is not None
+        return state
+
+    def _scores(self, at: InsertPoint, q_l0: SSAValue, k_l1: SSAValue) -> SSAValue:
+        """Q @ K^T of one key block, moved to ub in the scores' type."""
+        scores = self.attention.scores
+        assert scores is not None
+        k_l0 = self._to_l0(at, k_l1, MemorySpace.L0B, scores.transpose_b is not None)
+        s_l0c = self.value(at, tile.MatmulOp(q_l0, k_l0))
+        s_type = cast(TileType, s_l0c.type)
+        scores_type = tensor_type(scores.result).element_type
+        return self.value(
+            at,
+            tile.MoveOp(
+                s_l0c,
+                TileType(
+                    s_type.get_shape(), scores_type, MemorySpace.UB, s_type.get_valid()
+                ),
+            ),
+        )
+
+    def _key_step(
+        self,
+        at: InsertPoint,
+        key: Valid,
+        valid: Valid,
+        s_ub: SSAValue,
+        v_l1: SSAValue,
+        carried: list[SSAValue] | None,
+    ) -> tuple[SSAValue, SSAValue, SSAValue, SSAValue | None]:
+        """One key block from its scores `s_ub`: the ROW group's ops, the online
+        softmax update of the row max and sum `carried` (None: the first block
+        starts them), and the product with V; returns the new max and sum, the
+        product and the correction the accumulator is to be scaled by (None
+        first)."""
+        group = self.attention
+        scores, softmax, product = group.scores, group.softmax, group.product
+        assert scores is not None and softmax is not None and product is not None
+        rank = group.rank
+        cols = rank - 1
+        identity = group.identity()
+        scores_type = tensor_type(scores.result).element_type
+        self.index[cols] = self.index_value(key)
+        self.valid[cols] = valid
+        scope = Scope(at, frozenset([cols]))
+        self.scopes.append(scope)
+        scope.cache[(scores.result, identity, scores_type)] = s_ub
+        self.set_home(scores.result, identity, scope)
+        # The row maximum of the scores in their own type (exact: a cast to f32
+        # changes no value), half the repeats of an f32 one for f16.
+        narrow = self.tile_of(softmax.input, identity)
+        x = self.tile_as(softmax.input, identity, f32)
+        self.scopes.pop()
+        local = self.to_storage(at, self.value(at, tile.ReduceMaxOp(narrow, 1)), f32)
+        correction = None
+        if carried is None:
+            # A row whose scores so far are all -inf (masked) subtracts the
+            # lowest finite value instead of -inf: its exponents are 0, not NaN.
+            new_max = self.value(at, tile.MaxOp(local, self.constant(-F32_MAX, f32)))
+        else:
+            maximum = carried[0]
+            new_max = self.value(at, tile.MaxOp(maximum, local))
+            correction = self.value(
+                at, tile.ExpOp(self.value(at, tile.SubOp(maximum, new_max)))
+            )
+        shifted = self.value(at, tile.SubOp(x, new_max))
+        exponent = self.value(at, tile.ExpOp(shifted))
+        local_sum = self.value(at, tile.ReduceSumOp(exponent, 1))
+        if correction is None:
+            new_total = local_sum
+        else:
+            new_total = self.value(
+                at,
+                tile.AddOp(
+                    self.value(at, tile.MulOp(carried[1], correction)), local_sum
+                ),
+            )
+        probability_type = tensor_type(softmax.result).element_type
+        p_ub = self.value(at, tile.CastOp(exponent, probability_type))
+        rows = self.valid[rank - 2]
+        if valid != group.tiling.bc or rows != group.tiling.br:
+            # The product sums over the valid keys only: the cube reads whole
+            # fractals, so the keys past them are zeros in both operands (and
+            # the rows past the valid ones are defined bytes when moved).
+            p_ub = self.value(at, tile.PadOp(p_ub, tile.PadValue.ZERO))
+        p_type = cast(TileType, p_ub.type)
+        p_l1 = self.value(
+            at,
+            tile.MoveOp(
+                p_ub,
+                TileType(
+                    p_type.get_shape(),
+                    probability_type,
+                    MemorySpace.L1,
+                    p_type.get_valid(),
+                    tile.Layout.NZ,
+                    p_type.pad_value,
+                ),
+            ),
+        )
+        p_l0 = self._to_l0(at, p_l1, MemorySpace.L0A, False)
+        v_l0 = self._to_l0(at, v_l1, MemorySpace.L0B, product.transpose_b is not None)
+        o_l0c = self.value(at, tile.MatmulOp(p_l0, v_l0))
+        o_type = cast(TileType, o_l0c.type)
+        o_ub = self.value(
+            at,
+            tile.MoveOp(
+                o_l0c,
+                TileType(o_type.get_shape(), f32, MemorySpace.UB, o_type.get_valid()),
+            ),
+        )
+        return new_max, new_total, o_ub, correction
+
+    def _rescale(
+        self, at: InsertPoint, acc: SSAValue, product: SSAValue, correction: SSAValue
+    ) -> SSAValue:
+        """acc * correction + product: the accumulator after a key block."""
+        scaled = self.value(at, tile.MulOp(acc, correction))
+        return self.value(at, tile.AddOp(scaled, product))
+
+
+def attention_remark(group: AttentionGroup) -> str:
+    """The remark of a fused nest: its blocks and the ops it computes."""
+    frame = "x".join(str(e) for e in group.frame)
+    names = ", ".join(m.name for m in group.members)
+    tiling = group.tiling
+    return (
+        f"fused attention ({names}) as one nest over {frame}: query blocks of "
+        f"{tiling.br} rows, key blocks of {tiling.bc}, online softmax in ub; the "
+        "scores stay on chip"
+    )
+
+
+def is_attention(group: Group) -> bool:
+    return isinstance(group, AttentionGroup)

@@ -1,0 +1,69 @@
+// softmax(q @ k^T / sqrt(d)) @ v becomes one nest per query block: the scores
+// (l0c -> ub), their scale, an online softmax (row max and sum carried, the
+// accumulator rescaled) and the product with V (probabilities ub -> l1 nz),
+// with no GM temporary; the key blocks after the first two run in groups of
+// two, their loads first.
+// RUN: pypto-opt %s --split-input-file -p 'tv-to-tile{target=ascend910b}' --verify-diagnostics | filecheck %s
+
+// CHECK-LABEL: func.func @attention
+// CHECK-NOT:  memref.alloc
+// CHECK:      scf.for %[[ROW:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK:        tile.load %q[%[[ROW]], %{{.*}}] : memref<256x64xf16> -> !tile.tile<{{.*}}x64xf16, l1, layout = nz>
+// CHECK:        tile.move %{{.*}} -> !tile.tile<{{.*}}x64xf16, l0a>
+// CHECK:        tile.load %k
+// CHECK:        tile.load %v
+// CHECK:        tile.move %{{.*}} transpose
+// CHECK:        tile.matmul
+// CHECK:        tile.move %{{.*}} : !tile.tile<{{.*}}xf32, l0c> -> !tile.tile<{{.*}}xf16, ub>
+// CHECK:        tile.div
+// CHECK:        tile.reduce_max %{{.*}}, axis = 1 : !tile.tile<{{.*}}xf16, ub>
+// CHECK:        tile.exp
+// CHECK:        tile.reduce_sum
+// CHECK:        tile.cast %{{.*}} -> !tile.tile<{{.*}}xf16, ub>
+// CHECK:        tile.move %{{.*}} -> !tile.tile<{{.*}}xf16, l1, layout = nz>
+// CHECK:        tile.matmul
+// CHECK:        scf.for %{{.*}} iter_args(
+// CHECK-COUNT-4: tile.load
+// CHECK:          tile.mul
+// CHECK:          tile.add
+// CHECK:          scf.yield
+// CHECK:        tile.div
+// CHECK:        tile.cast %{{.*}} -> !tile.tile<{{.*}}x64xf16, ub>
+// CHECK:        tile.store %{{.*}}, %out[%[[ROW]], %{{.*}}]
+// CHECK-NOT:  memref.dealloc
+func.func @attention(%q: !tv.tensor<256x64xf16>, %k: !tv.tensor<256x64xf16>, %v: !tv.tensor<256x64xf16>) -> !tv.tensor<256x64xf16> {
+  %kt = tv.transpose %k [1, 0] : !tv.tensor<256x64xf16> -> !tv.tensor<64x256xf16>
+  %s = tv.matmul %q, %kt acc(f32) : !tv.tensor<256x64xf16>, !tv.tensor<64x256xf16> -> !tv.tensor<256x256xf16>
+  %c = arith.constant 8.000000e+00 : f16
+  %x = tv.div %s, %c : !tv.tensor<256x256xf16>, f16 -> !tv.tensor<256x256xf16>
+  %p = tv.softmax %x axis = 1 : !tv.tensor<256x256xf16>
+  // expected-remark @+1 {{fused attention (tv.matmul, tv.div, tv.softmax, tv.matmul) as one nest over 256x256: query blocks of}}
+  %o = tv.matmul %p, %v acc(f32) : !tv.tensor<256x256xf16>, !tv.tensor<256x64xf16> -> !tv.tensor<256x64xf16>
+  func.return %o : !tv.tensor<256x64xf16>
+}
+
+// -----
+
+// An additive mask joins the nest (loaded per query and key block); heads are
+// an outer loop; a partial key block zero-pads the probabilities and V.
+
+// CHECK-LABEL: func.func @masked_heads
+// CHECK-NOT:  memref.alloc
+// CHECK:      scf.for %[[H:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK:        tile.load %q[%[[H]],
+// CHECK:        tile.load %mask
+// CHECK:        tile.add
+// CHECK:        tile.reduce_max
+// CHECK:        tile.pad %{{.*}} zero
+// CHECK:        tile.store %{{.*}}, %out[%[[H]],
+func.func @masked_heads(%q: !tv.tensor<2x40x16xf16>, %k: !tv.tensor<2x40x16xf16>, %v: !tv.tensor<2x40x16xf16>, %mask: !tv.tensor<40x40xf16>) -> !tv.tensor<2x40x16xf16> {
+  %kt = tv.transpose %k [0, 2, 1] : !tv.tensor<2x40x16xf16> -> !tv.tensor<2x16x40xf16>
+  %s = tv.matmul %q, %kt acc(f32) : !tv.tensor<2x40x16xf16>, !tv.tensor<2x16x40xf16> -> !tv.tensor<2x40x40xf16>
+  %c = arith.constant 4.000000e+00 : f16
+  %x = tv.div %s, %c : !tv.tensor<2x40x40xf16>, f16 -> !tv.tensor<2x40x40xf16>
+  %y = tv.add %x, %mask : !tv.tensor<2x40x40xf16>, !tv.tensor<40x40xf16> -> !tv.tensor<2x40x40xf16>
+  %p = tv.softmax %y axis = 2 : !tv.tensor<2x40x40xf16>
+  // expected-remark @+1 {{fused attention (tv.matmul, tv.div, tv.add, tv.softmax, tv.matmul) as one nest over 2x40x40}}
+  %o = tv.matmul %p, %v acc(f32) : !tv.tensor<2x40x40xf16>, !tv.tensor<2x40x16xf16> -> !tv.tensor<2x40x16xf16>
+  func.return %o : !tv.tensor<2x40x16xf16>
+}

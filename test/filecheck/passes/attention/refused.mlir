@@ -1,0 +1,86 @@
+// Chains with the shape matmul -> row softmax -> matmul that are not fused get
+// a remark saying why, and keep their three nests (the scores through GM).
+// RUN: pypto-opt %s --split-input-file -p 'tv-to-tile{target=ascend910b}' --verify-diagnostics | filecheck %s
+// RUN: pypto-opt %s --split-input-file -p 'tv-to-tile{target=ascend910b attention-fusion=false}' 2>&1 | filecheck %s --check-prefix=OFF
+
+// OFF-NOT: attention not fused
+// OFF-NOT: fused attention
+
+// The softmax is also read by another op: it must go to GM.
+// CHECK-LABEL: func.func @softmax_read_twice
+// CHECK: memref.alloc
+func.func @softmax_read_twice(%q: !tv.tensor<64x32xf16>, %k: !tv.tensor<32x64xf16>, %v: !tv.tensor<64x32xf16>) -> (!tv.tensor<64x32xf16>, !tv.tensor<64x64xf16>) {
+  // expected-remark @+1 {{tiled tv.matmul}}
+  %s = tv.matmul %q, %k acc(f32) : !tv.tensor<64x32xf16>, !tv.tensor<32x64xf16> -> !tv.tensor<64x64xf16>
+  // expected-remark @+1 {{tiled tv.softmax}}
+  %p = tv.softmax %s axis = 1 : !tv.tensor<64x64xf16>
+  // expected-remark @+1 {{tiled tv.mul}}
+  %z = tv.mul %p, %p : !tv.tensor<64x64xf16>, !tv.tensor<64x64xf16> -> !tv.tensor<64x64xf16>
+  // expected-remark @+2 {{attention not fused: the softmax or a value before it is also read elsewhere}}
+  // expected-remark @+1 {{tiled tv.matmul}}
+  %o = tv.matmul %p, %v acc(f32) : !tv.tensor<64x64xf16>, !tv.tensor<64x32xf16> -> !tv.tensor<64x32xf16>
+  func.return %o, %z : !tv.tensor<64x32xf16>, !tv.tensor<64x64xf16>
+}
+
+// -----
+
+// A reduction between the matmuls (a hand-written softmax) is not one
+// elementwise chain and a softmax.
+// CHECK-LABEL: func.func @reduction_between
+func.func @reduction_between(%q: !tv.tensor<64x32xf16>, %k: !tv.tensor<32x64xf16>, %v: !tv.tensor<64x32xf16>) -> !tv.tensor<64x32xf16> {
+  // expected-remark @+1 {{tiled tv.matmul}}
+  %s = tv.matmul %q, %k acc(f32) : !tv.tensor<64x32xf16>, !tv.tensor<32x64xf16> -> !tv.tensor<64x64xf16>
+  %m = tv.reduce_max %s [1] keepdims : !tv.tensor<64x64xf16> -> !tv.tensor<64x1xf16>
+  %d = tv.sub %s, %m : !tv.tensor<64x64xf16>, !tv.tensor<64x1xf16> -> !tv.tensor<64x64xf16>
+  // expected-remark @+1 {{tiled tv.reduce_max, tv.sub, tv.softmax}}
+  %p = tv.softmax %d axis = 1 : !tv.tensor<64x64xf16>
+  // expected-remark @+2 {{attention not fused: 'tv.reduce_max' between the matmuls is not elementwise}}
+  // expected-remark @+1 {{tiled tv.matmul}}
+  %o = tv.matmul %p, %v acc(f32) : !tv.tensor<64x64xf16>, !tv.tensor<64x32xf16> -> !tv.tensor<64x32xf16>
+  func.return %o : !tv.tensor<64x32xf16>
+}
+
+// -----
+
+// f32 operands: the nest moves f16 probabilities to the cube.
+// CHECK-LABEL: func.func @f32_operands
+func.func @f32_operands(%q: !tv.tensor<64x32xf32>, %k: !tv.tensor<32x64xf32>, %v: !tv.tensor<64x32xf32>) -> !tv.tensor<64x32xf32> {
+  // expected-remark @+1 {{tiled tv.matmul}}
+  %s = tv.matmul %q, %k acc(f32) : !tv.tensor<64x32xf32>, !tv.tensor<32x64xf32> -> !tv.tensor<64x64xf32>
+  // expected-remark @+1 {{tiled tv.softmax}}
+  %p = tv.softmax %s axis = 1 : !tv.tensor<64x64xf32>
+  // expected-remark @+2 {{attention not fused: the matmul operands and the softmax are not all f16}}
+  // expected-remark @+1 {{tiled tv.matmul}}
+  %o = tv.matmul %p, %v acc(f32) : !tv.tensor<64x64xf32>, !tv.tensor<64x32xf32> -> !tv.tensor<64x32xf32>
+  func.return %o : !tv.tensor<64x32xf32>
+}
+
+// -----
+
+// A dynamic sequence length.
+// CHECK-LABEL: func.func @dynamic
+func.func @dynamic(%q: !tv.tensor<?x32xf16>, %k: !tv.tensor<32x?xf16>, %v: !tv.tensor<?x32xf16>) -> !tv.tensor<?x32xf16> {
+  // expected-remark @+1 {{tiled tv.matmul}}
+  %s = tv.matmul %q, %k acc(f32) : !tv.tensor<?x32xf16>, !tv.tensor<32x?xf16> -> !tv.tensor<?x?xf16>
+  // expected-remark @+1 {{tiled tv.softmax}}
+  %p = tv.softmax %s axis = 1 : !tv.tensor<?x?xf16>
+  // expected-remark @+2 {{attention not fused: a dim is not static}}
+  // expected-remark @+1 {{tiled tv.matmul}}
+  %o = tv.matmul %p, %v acc(f32) : !tv.tensor<?x?xf16>, !tv.tensor<?x32xf16> -> !tv.tensor<?x32xf16>
+  func.return %o : !tv.tensor<?x32xf16>
+}
+
+// -----
+
+// Head dims that are not whole fractals.
+// CHECK-LABEL: func.func @odd_head
+func.func @odd_head(%q: !tv.tensor<64x24xf16>, %k: !tv.tensor<24x64xf16>, %v: !tv.tensor<64x24xf16>) -> !tv.tensor<64x24xf16> {
+  // expected-remark @+1 {{tiled tv.matmul}}
+  %s = tv.matmul %q, %k acc(f32) : !tv.tensor<64x24xf16>, !tv.tensor<24x64xf16> -> !tv.tensor<64x64xf16>
+  // expected-remark @+1 {{tiled tv.softmax}}
+  %p = tv.softmax %s axis = 1 : !tv.tensor<64x64xf16>
+  // expected-remark @+2 {{attention not fused: head dims 24, 24 are not multiples of 16}}
+  // expected-remark @+1 {{tiled tv.matmul}}
+  %o = tv.matmul %p, %v acc(f32) : !tv.tensor<64x64xf16>, !tv.tensor<64x24xf16> -> !tv.tensor<64x24xf16>
+  func.return %o : !tv.tensor<64x24xf16>
+}
