@@ -6,14 +6,12 @@
 // RUN: pypto-opt %s -p 'tv-schedule{target=ascend910b},tv-to-tile' 2>&1 >/dev/null | filecheck %s
 // RUN: pypto-opt %s -p 'tv-schedule{target=ascend910b balance-cores=false},tv-to-tile' 2>&1 >/dev/null | filecheck %s --check-prefix=OFF
 // RUN: pypto-opt %s -p 'tv-schedule{target=ascend910b},tv-to-tile{tile-sizes=64,64}' 2>&1 >/dev/null | filecheck %s --check-prefix=EXPLICIT
-// RUN: pypto-opt %s -p 'pypto-lower{target=ascend910b}' 2>/dev/null | filecheck %s --check-prefix=HW
 
 // CHECK:    remark: tiled tv.reduce_sum as one loop nest over 1024x768: ub tiles {{[0-9]+}}x32, 1 pass(es) over reduced dims [0]; {{.*}}, sized for 24 cores by cost
 // OFF:      remark: tiled tv.reduce_sum as one loop nest over 1024x768: ub tiles 16x768,
 // OFF-NOT:  sized for
 // EXPLICIT: remark: tiled tv.reduce_sum as one loop nest over 1024x768: ub tiles 64x64,
 // EXPLICIT-NOT: sized for
-// HW:       ascend_hw.block_dim = 24
 func.func @column_sum(%x: !tv.tensor<1024x768xf16>) -> !tv.tensor<768xf16> {
   %s = tv.reduce_sum %x [0] : !tv.tensor<1024x768xf16> -> !tv.tensor<768xf16>
   func.return %s : !tv.tensor<768xf16>
