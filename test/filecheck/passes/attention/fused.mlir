@@ -2,13 +2,13 @@
 // (l0c -> ub), their scale, an online softmax (row max and sum carried, the
 // accumulator rescaled) and the product with V (probabilities ub -> l1 nz),
 // with no GM temporary; the key blocks after the first two run in groups of
-// two, their loads first.
+// four, their loads (K and V, 8) first.
 // RUN: pypto-opt %s --split-input-file -p 'tv-to-tile{target=ascend910b}' --verify-diagnostics | filecheck %s
 
 // CHECK-LABEL: func.func @attention
 // CHECK-NOT:  memref.alloc
 // CHECK:      scf.for %[[ROW:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
-// CHECK:        tile.load %q[%[[ROW]], %{{.*}}] : memref<256x64xf16> -> !tile.tile<{{.*}}x64xf16, l1, layout = nz>
+// CHECK:        tile.load %q[%[[ROW]], %{{.*}}] : memref<1024x64xf16> -> !tile.tile<{{.*}}x64xf16, l1, layout = nz>
 // CHECK:        tile.move %{{.*}} -> !tile.tile<{{.*}}x64xf16, l0a>
 // CHECK:        tile.load %k
 // CHECK:        tile.load %v
@@ -23,7 +23,7 @@
 // CHECK:        tile.move %{{.*}} -> !tile.tile<{{.*}}xf16, l1, layout = nz>
 // CHECK:        tile.matmul
 // CHECK:        scf.for %{{.*}} iter_args(
-// CHECK-COUNT-4: tile.load
+// CHECK-COUNT-8: tile.load
 // CHECK:          tile.mul
 // CHECK:          tile.add
 // CHECK:          scf.yield
@@ -31,15 +31,15 @@
 // CHECK:        tile.cast %{{.*}} -> !tile.tile<{{.*}}x64xf16, ub>
 // CHECK:        tile.store %{{.*}}, %out[%[[ROW]], %{{.*}}]
 // CHECK-NOT:  memref.dealloc
-func.func @attention(%q: !tv.tensor<256x64xf16>, %k: !tv.tensor<256x64xf16>, %v: !tv.tensor<256x64xf16>) -> !tv.tensor<256x64xf16> {
-  %kt = tv.transpose %k [1, 0] : !tv.tensor<256x64xf16> -> !tv.tensor<64x256xf16>
-  %s = tv.matmul %q, %kt acc(f32) : !tv.tensor<256x64xf16>, !tv.tensor<64x256xf16> -> !tv.tensor<256x256xf16>
+func.func @attention(%q: !tv.tensor<1024x64xf16>, %k: !tv.tensor<1024x64xf16>, %v: !tv.tensor<1024x64xf16>) -> !tv.tensor<1024x64xf16> {
+  %kt = tv.transpose %k [1, 0] : !tv.tensor<1024x64xf16> -> !tv.tensor<64x1024xf16>
+  %s = tv.matmul %q, %kt acc(f32) : !tv.tensor<1024x64xf16>, !tv.tensor<64x1024xf16> -> !tv.tensor<1024x1024xf16>
   %c = arith.constant 8.000000e+00 : f16
-  %x = tv.div %s, %c : !tv.tensor<256x256xf16>, f16 -> !tv.tensor<256x256xf16>
-  %p = tv.softmax %x axis = 1 : !tv.tensor<256x256xf16>
-  // expected-remark @+1 {{fused attention (tv.matmul, tv.div, tv.softmax, tv.matmul) as one nest over 256x256: query blocks of}}
-  %o = tv.matmul %p, %v acc(f32) : !tv.tensor<256x256xf16>, !tv.tensor<256x64xf16> -> !tv.tensor<256x64xf16>
-  func.return %o : !tv.tensor<256x64xf16>
+  %x = tv.div %s, %c : !tv.tensor<1024x1024xf16>, f16 -> !tv.tensor<1024x1024xf16>
+  %p = tv.softmax %x axis = 1 : !tv.tensor<1024x1024xf16>
+  // expected-remark @+1 {{fused attention (tv.matmul, tv.div, tv.softmax, tv.matmul) as one nest over 1024x1024: query blocks of}}
+  %o = tv.matmul %p, %v acc(f32) : !tv.tensor<1024x1024xf16>, !tv.tensor<1024x64xf16> -> !tv.tensor<1024x64xf16>
+  func.return %o : !tv.tensor<1024x64xf16>
 }
 
 // -----
