@@ -39,7 +39,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import cast
 
-from xdsl.dialects import arith
+from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import DYNAMIC_INDEX, f16, f32
 from xdsl.ir import SSAValue
 from xdsl.rewriter import InsertPoint
@@ -130,6 +130,12 @@ def fuse_attention(analysis: FusionAnalysis, target: Target, cores: int) -> None
             analysis.group_of[member] = fused
 
 
+def _returned(value: SSAValue) -> bool:
+    """Whether `value` is a function result (`tensor_users` leaves returns out:
+    a fused nest that keeps the value on chip would not store it)."""
+    return any(isinstance(use.operation, func.ReturnOp) for use in value.uses)
+
+
 def _scores_matmul(analysis: FusionAnalysis, row: Group) -> tv.MatmulOp | None:
     """The matmul whose result the ROW group `row` reads, if it is alone in its
     group and read only by `row`."""
@@ -146,6 +152,8 @@ def _scores_matmul(analysis: FusionAnalysis, row: Group) -> tv.MatmulOp | None:
     if group is None or group.members != [scores]:
         return None
     if any(analysis.group_of.get(u) is not row for u in tensor_users(scores.result)):
+        return None
+    if _returned(scores.result):
         return None
     if any(isinstance(use.operation, tv.TransposeOp) for use in scores.result.uses):
         return None
@@ -170,6 +178,8 @@ def _attention_group(
         return "the softmax is not over the keys (the last dim)", None
     if row.outputs != [softmax.result] or len(tensor_users(softmax.result)) != 1:
         return "the softmax or a value before it is also read elsewhere", None
+    if _returned(softmax.result):
+        return "the softmax is also a result (the fused nest keeps it on chip)", None
     for member in row.members:
         if member is not softmax and not isinstance(member, MAP_OPS):
             return f"'{member.name}' between the matmuls is not elementwise", None

@@ -84,3 +84,33 @@ func.func @odd_head(%q: !tv.tensor<64x24xf16>, %k: !tv.tensor<24x64xf16>, %v: !t
   %o = tv.matmul %p, %v acc(f32) : !tv.tensor<64x64xf16>, !tv.tensor<64x24xf16> -> !tv.tensor<64x24xf16>
   func.return %o : !tv.tensor<64x24xf16>
 }
+
+// -----
+
+// The probabilities are also a result: the fused nest would keep them on chip
+// and never store them (was an internal KeyError in tv-to-tile).
+// CHECK-LABEL: func.func @softmax_returned
+func.func @softmax_returned(%q: !tv.tensor<64x32xf16>, %k: !tv.tensor<32x64xf16>, %v: !tv.tensor<64x32xf16>) -> (!tv.tensor<64x32xf16>, !tv.tensor<64x64xf16>) {
+  // expected-remark @+1 {{tiled tv.matmul}}
+  %s = tv.matmul %q, %k acc(f32) : !tv.tensor<64x32xf16>, !tv.tensor<32x64xf16> -> !tv.tensor<64x64xf16>
+  // expected-remark @+1 {{tiled tv.softmax}}
+  %p = tv.softmax %s axis = 1 : !tv.tensor<64x64xf16>
+  // expected-remark @+2 {{attention not fused: the softmax is also a result}}
+  // expected-remark @+1 {{tiled tv.matmul}}
+  %o = tv.matmul %p, %v acc(f32) : !tv.tensor<64x64xf16>, !tv.tensor<64x32xf16> -> !tv.tensor<64x32xf16>
+  func.return %o, %p : !tv.tensor<64x32xf16>, !tv.tensor<64x64xf16>
+}
+
+// -----
+
+// The scores are also a result: not the attention pattern, three nests.
+// CHECK-LABEL: func.func @scores_returned
+func.func @scores_returned(%q: !tv.tensor<64x32xf16>, %k: !tv.tensor<32x64xf16>, %v: !tv.tensor<64x32xf16>) -> (!tv.tensor<64x32xf16>, !tv.tensor<64x64xf16>) {
+  // expected-remark @+1 {{tiled tv.matmul}}
+  %s = tv.matmul %q, %k acc(f32) : !tv.tensor<64x32xf16>, !tv.tensor<32x64xf16> -> !tv.tensor<64x64xf16>
+  // expected-remark @+1 {{tiled tv.softmax}}
+  %p = tv.softmax %s axis = 1 : !tv.tensor<64x64xf16>
+  // expected-remark @+1 {{tiled tv.matmul}}
+  %o = tv.matmul %p, %v acc(f32) : !tv.tensor<64x64xf16>, !tv.tensor<64x32xf16> -> !tv.tensor<64x32xf16>
+  func.return %o, %s : !tv.tensor<64x32xf16>, !tv.tensor<64x64xf16>
+}
