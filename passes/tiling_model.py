@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from xdsl.ir import Attribute, Block, Operation, SSAValue
@@ -746,25 +746,20 @@ def matmul_choice_text(
         f"; {rows}x{columns} L1 block(s) over {cores} core(s), estimated "
         f"{estimate.cycles(tiling):.0f} cycles"
     )
+    plain = replace(tiling, panel=False, split=1)
     if tiling.split > 1:
-        whole = MatmulTiling(
-            tiling.m0, tiling.n0, tiling.k0, tiling.fa, tiling.fb, tiling.k1
-        )
         text += (
             f"; K split in {tiling.split} ranges of {(r.k or 0) // tiling.split} "
             f"({rows * columns * tiling.split} blocks for {r.cores} cores), f32 "
             f"partial sums combined in a second phase (estimated "
             f"{estimate.combine(tiling):.0f} cycles of it; "
-            f"{estimate.cycles(whole):.0f} cycles without the split)"
+            f"{estimate.cycles(plain):.0f} cycles without the split)"
         )
     if tiling.panel:
-        without = MatmulTiling(
-            tiling.m0, tiling.n0, tiling.k0, tiling.fa, tiling.fb, tiling.k1
-        )
         text += (
             f"; A panel {tiling.m1}x{r.k} kept in l1 across a core's blocks of a "
             f"row ({panel_bytes(r, tiling)} bytes; estimated "
-            f"{estimate.cycles(without):.0f} cycles without)"
+            f"{estimate.cycles(plain):.0f} cycles without)"
         )
     return text
 
