@@ -417,8 +417,8 @@ def balanced_tiling(
 
 
 def _schedulable(function: func.FuncOp) -> bool:
-    """Whether tv-to-tile tiles every tensor op of `function` (top-level tv ops
-    on dense tensors): otherwise it reports the op, and the schedule leaves it."""
+    """Whether tv-to-tile tiles every tensor op of `function` (top-level dense tv
+    ops, none of the sparse family): otherwise it reports the op, and the schedule leaves it."""
     block = function.body.block
     for op in function.walk():
         if op is function:
@@ -426,8 +426,10 @@ def _schedulable(function: func.FuncOp) -> bool:
         values = [v for v in (*op.operands, *op.results) if is_tensor(v)]
         if not values:
             continue
-        if op.parent_block() is not block or any(
-            tensor_type(v).is_sparse for v in values
+        if (
+            op.parent_block() is not block
+            or isinstance(op, tv.SPARSE_OPS)
+            or any(tensor_type(v).is_sparse for v in values)
         ):
             return False
         if op.dialect_name() != "tv" and not isinstance(op, func.ReturnOp):
