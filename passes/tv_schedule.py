@@ -59,6 +59,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from pypto_mlir.diagnostics import emit_remark, op_error
+from pypto_mlir.dialects import tensor_view as tv
 from pypto_mlir.dialects.tile import element_bytes
 from pypto_mlir.targets import Target, TargetError, load_target
 from pypto_mlir.targets.cost import dma_cost
