@@ -131,8 +131,10 @@ def _body(text: str) -> list[str]:
 def test_swish_traces_as_tv_to_tile_tiles_the_tensor_level_swish(
     target: str, shape: tuple[int, int]
 ) -> None:
-    """pto.auto sizes the tile as tv-to-tile does, so the Swish of tile views
-    is the tile IR of the tensor-level Swish: the same cycles (the bench)."""
+    """pto.auto sizes the tile with tv-to-tile's tiling model, so the Swish of
+    tile views is the tile IR of the tensor-level Swish: the same cycles (the
+    bench). tv-schedule's core balance (shorter tiles on odd shapes, chosen on
+    the tv groups) is not applied to tile kernels (docs/tile_views.md)."""
     rows, cols = shape
 
     @pto.kernel
@@ -143,7 +145,7 @@ def test_swish_traces_as_tv_to_tile_tiles_the_tensor_level_swish(
 
     tiled = swish.module()
     ctx = default_context()
-    for stage in LowerPipeline(target=target).stages("tile"):
+    for stage in LowerPipeline(target=target, balance_cores=False).stages("tile"):
         stage.apply(ctx, tiled)
         if stage.name == "tv-to-tile":
             break
@@ -174,10 +176,8 @@ def test_profile_and_report_name_the_kernel_lines() -> None:
 def test_pipeline_entry_at_the_tile_level() -> None:
     names = [p.name for p in LowerPipeline(start_level="tile").stages()]
     assert names[0] == "pypto-set-target" and "tv-to-tile" not in names
-    assert (
-        names[1:]
-        == [p.name for p in LowerPipeline().stages() if p.name not in names[:1]][3:]
-    )
+    full = [p.name for p in LowerPipeline().stages()]
+    assert names[1:] == full[full.index("tv-to-tile") + 1 :]
     assert [p.name for p in LowerPipeline(start_level="tile").stages("tile")] == [
         "pypto-set-target",
         "tile-peel-tails",
