@@ -32,6 +32,7 @@ from xdsl.dialects.builtin import (
     FusedLoc,
     ModuleOp,
     NameLoc,
+    UnregisteredOp,
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.traits import NoTerminator
@@ -306,8 +307,9 @@ def verify_dominance(root: Operation) -> None:
 
     A value dominates a use when it is defined earlier in the use's block or in
     a block enclosing it, or is an argument of one of those blocks. Uses in
-    another block of the defining region (a CFG) and in `builtin.module`'s body
-    (a graph region) are not checked.
+    another block of the defining region (a CFG), in `builtin.module`'s body
+    (a graph region) and in the regions of unregistered ops (which may be graph
+    regions: MLIR's `mayBeGraphRegion`) are not checked.
     """
     positions: dict[Block, dict[Operation, int]] = {}
     stack = [root]
@@ -329,10 +331,14 @@ def verify_dominance(root: Operation) -> None:
                 stack.extend(reversed(list(block.ops)))
 
 
-GRAPH_REGION_OPS = frozenset({"equivalence.graph", "hw.module"})
+GRAPH_REGION_OPS = frozenset(
+    {"equivalence.graph", "hw.module", "test.graph_region", "test.op"}
+)
 """Ops besides `builtin.module` whose regions are graph regions (MLIR's
 RegionKind::Graph; xDSL has no trait for it), where a value may be used before
-the op that defines it."""
+the op that defines it. `test.graph_region` is one in MLIR's test dialect;
+xDSL's catch-all `test.op` stands for any op, as an unregistered op does, whose
+regions MLIR treats as possible graph regions (`mayBeGraphRegion`)."""
 
 
 def _dominance_problem(
@@ -365,8 +371,10 @@ def _dominance_problem(
     parent = defining_block.parent_op()
     if definition is None or isinstance(parent, ModuleOp):
         return None
-    if parent is not None and parent.name in GRAPH_REGION_OPS:
-        return None
+    if parent is not None and (
+        parent.name in GRAPH_REGION_OPS or isinstance(parent, UnregisteredOp)
+    ):
+        return None  # an unregistered op's regions may be graph regions (MLIR)
     if definition is ancestor:
         return "does not dominate this use"
     order = positions.get(defining_block)
