@@ -32,6 +32,7 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 from xdsl.rewriter import InsertPoint
+from xdsl.traits import IsolatedFromAbove
 from xdsl.transforms.canonicalize import CanonicalizePass
 from xdsl.transforms.common_subexpression_elimination import cse
 
@@ -122,9 +123,14 @@ def _materialize_bounds(
 
 
 def _root(op: Operation) -> Operation:
-    """The outermost op holding `op` (the module): ranges are computed over it."""
+    """The nearest op isolated from above holding `op` (its function), else the
+    outermost: ranges are computed over it. Every value a loop can read is
+    defined inside it, and the whole module per loop made lowering quadratic in
+    the number of functions."""
     while (parent := op.parent_op()) is not None:
         op = parent
+        if op.has_trait(IsolatedFromAbove):
+            break
     return op
 
 
