@@ -39,7 +39,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import cast
 
-from xdsl.dialects import arith, func
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import DYNAMIC_INDEX, f16, f32
 from xdsl.ir import SSAValue
 from xdsl.rewriter import InsertPoint
@@ -58,6 +58,7 @@ from .tv_fusion import (
     FusionAnalysis,
     Group,
     GroupKind,
+    is_returned,
     tensor_type,
     tensor_users,
 )
@@ -130,12 +131,6 @@ def fuse_attention(analysis: FusionAnalysis, target: Target, cores: int) -> None
             analysis.group_of[member] = fused
 
 
-def _returned(value: SSAValue) -> bool:
-    """Whether `value` is a function result (`tensor_users` leaves returns out:
-    a fused nest that keeps the value on chip would not store it)."""
-    return any(isinstance(use.operation, func.ReturnOp) for use in value.uses)
-
-
 def _scores_matmul(analysis: FusionAnalysis, row: Group) -> tv.MatmulOp | None:
     """The matmul whose result the ROW group `row` reads, if it is alone in its
     group and read only by `row`."""
@@ -153,7 +148,7 @@ def _scores_matmul(analysis: FusionAnalysis, row: Group) -> tv.MatmulOp | None:
         return None
     if any(analysis.group_of.get(u) is not row for u in tensor_users(scores.result)):
         return None
-    if _returned(scores.result):
+    if is_returned(scores.result):
         return None
     if any(isinstance(use.operation, tv.TransposeOp) for use in scores.result.uses):
         return None
@@ -178,7 +173,7 @@ def _attention_group(
         return "the softmax is not over the keys (the last dim)", None
     if row.outputs != [softmax.result] or len(tensor_users(softmax.result)) != 1:
         return "the softmax or a value before it is also read elsewhere", None
-    if _returned(softmax.result):
+    if is_returned(softmax.result):
         return "the softmax is also a result (the fused nest keeps it on chip)", None
     for member in row.members:
         if member is not softmax and not isinstance(member, MAP_OPS):

@@ -268,7 +268,7 @@ class FusionAnalysis:
             if isinstance(op, tv.ViewOp | tv.ReshapeOp | tv.DimOp):
                 continue
             users = tensor_users(op.results[0])
-            if not users and not _is_returned(op.results[0]):
+            if not users and not is_returned(op.results[0]):
                 continue
             group = self._group_to_join(op, users)
             if group is None:
@@ -287,7 +287,7 @@ class FusionAnalysis:
             group.outputs = [
                 m.results[0]
                 for m in group.members
-                if _is_returned(m.results[0])
+                if is_returned(m.results[0])
                 or any(
                     self.group_of.get(u) is not group
                     for u in tensor_users(m.results[0])
@@ -526,7 +526,8 @@ class FusionAnalysis:
         return group
 
 
-def _is_returned(value: SSAValue) -> bool:
+def is_returned(value: SSAValue) -> bool:
+    """Whether `value` is a function result (`tensor_users` leaves returns out)."""
     return any(isinstance(use.operation, func.ReturnOp) for use in value.uses)
 
 
