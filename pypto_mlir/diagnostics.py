@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import NoReturn, TypeVar
 
+from xdsl.dialects import scf
 from xdsl.dialects.builtin import (
     CallSiteLoc,
     FileLineColLoc,
@@ -290,6 +291,8 @@ def _verify_block(op: Operation, block: Block) -> None:
 
 
 def _verify_op(op: Operation) -> None:
+    if isinstance(op, scf.WhileOp):
+        _verify_while_edges(op)
     try:
         op.verify(verify_nested_ops=False)
     except DiagnosticException as error:
@@ -298,6 +301,44 @@ def _verify_op(op: Operation) -> None:
         raise DiagnosticError(
             op_diagnostic(Severity.ERROR, failed, f"'{failed.name}' op {error}", notes)
         ) from error
+
+
+def _verify_while_edges(op: scf.WhileOp) -> None:
+    """MLIR's check of the control-flow edges into an `scf.while`'s regions.
+
+    xDSL 0.75's `WhileOp.verify_` raises a bare `Exception` for a type mismatch
+    and an `IndexError` for a block with too few arguments (neither a verify
+    error); this check runs first with MLIR's wording.
+    """
+    edges = (
+        ("parent operands", 0, op.arguments, op.before_region),
+        ("parent results", 1, op.res, op.after_region),
+    )
+    for source, index, values, region in edges:
+        if not region.blocks:
+            continue
+        args = region.blocks[0].args
+        where = f"along control flow edge from {source} to Region #{index}"
+        if len(values) != len(args):
+            raise DiagnosticError(
+                op_diagnostic(
+                    Severity.ERROR,
+                    op,
+                    f"'{op.name}' op  {where}: source has {len(values)} operands, "
+                    f"but target successor needs {len(args)}",
+                )
+            )
+        for position, (value, arg) in enumerate(zip(values, args, strict=True)):
+            if value.type != arg.type:
+                raise DiagnosticError(
+                    op_diagnostic(
+                        Severity.ERROR,
+                        op,
+                        f"'{op.name}' op  {where}: source type #{position} "
+                        f"{value.type} should match input type #{position} "
+                        f"{arg.type}",
+                    )
+                )
 
 
 def verify_dominance(root: Operation) -> None:
