@@ -280,13 +280,10 @@ def _verify_block(op: Operation, block: Block) -> None:
         and len(region.blocks) == 1
         and not op.has_trait(NoTerminator)
     ):
-        raise DiagnosticError(
-            op_diagnostic(
-                Severity.ERROR,
-                op,
-                f"'{op.name}' op contains empty block in single-block region "
-                "that expects at least a terminator",
-            )
+        raise _verify_error(
+            op,
+            "contains empty block in single-block region that expects at least a "
+            "terminator",
         )
 
 
@@ -298,9 +295,16 @@ def _verify_op(op: Operation) -> None:
     except DiagnosticException as error:
         failed = error_op(error) or op
         notes: list[Diagnostic] = list(getattr(error, "diagnostic_notes", []))
-        raise DiagnosticError(
-            op_diagnostic(Severity.ERROR, failed, f"'{failed.name}' op {error}", notes)
-        ) from error
+        raise _verify_error(failed, str(error), notes) from error
+
+
+def _verify_error(
+    op: Operation, message: str, notes: Iterable[Diagnostic] = ()
+) -> DiagnosticError:
+    """A verify error at `op` in MLIR's `'dialect.op' op MESSAGE` wording."""
+    return DiagnosticError(
+        op_diagnostic(Severity.ERROR, op, f"'{op.name}' op {message}", notes)
+    )
 
 
 def _verify_while_edges(op: scf.WhileOp) -> None:
@@ -320,24 +324,17 @@ def _verify_while_edges(op: scf.WhileOp) -> None:
         args = region.blocks[0].args
         where = f"along control flow edge from {source} to Region #{index}"
         if len(values) != len(args):
-            raise DiagnosticError(
-                op_diagnostic(
-                    Severity.ERROR,
-                    op,
-                    f"'{op.name}' op  {where}: source has {len(values)} operands, "
-                    f"but target successor needs {len(args)}",
-                )
+            raise _verify_error(
+                op,
+                f" {where}: source has {len(values)} operands, but target "
+                f"successor needs {len(args)}",
             )
         for position, (value, arg) in enumerate(zip(values, args, strict=True)):
             if value.type != arg.type:
-                raise DiagnosticError(
-                    op_diagnostic(
-                        Severity.ERROR,
-                        op,
-                        f"'{op.name}' op  {where}: source type #{position} "
-                        f"{value.type} should match input type #{position} "
-                        f"{arg.type}",
-                    )
+                raise _verify_error(
+                    op,
+                    f" {where}: source type #{position} {value.type} should match "
+                    f"input type #{position} {arg.type}",
                 )
 
 
