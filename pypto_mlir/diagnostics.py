@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import NoReturn, TypeVar
 
-from xdsl.dialects import scf
 from xdsl.dialects.builtin import (
     CallSiteLoc,
     FileLineColLoc,
@@ -38,6 +37,8 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.traits import NoTerminator
 from xdsl.utils.exceptions import DiagnosticException, PassFailedException
+
+from pypto_mlir.xdsl_verifier_gaps import precheck
 
 
 class Severity(Enum):
@@ -288,8 +289,9 @@ def _verify_block(op: Operation, block: Block) -> None:
 
 
 def _verify_op(op: Operation) -> None:
-    if isinstance(op, scf.WhileOp):
-        _verify_while_edges(op)
+    problem = precheck(op)
+    if problem is not None:
+        raise _verify_error(op, problem)
     try:
         op.verify(verify_nested_ops=False)
     except DiagnosticException as error:
@@ -305,37 +307,6 @@ def _verify_error(
     return DiagnosticError(
         op_diagnostic(Severity.ERROR, op, f"'{op.name}' op {message}", notes)
     )
-
-
-def _verify_while_edges(op: scf.WhileOp) -> None:
-    """MLIR's check of the control-flow edges into an `scf.while`'s regions.
-
-    xDSL 0.75's `WhileOp.verify_` raises a bare `Exception` for a type mismatch
-    and an `IndexError` for a block with too few arguments (neither a verify
-    error); this check runs first with MLIR's wording.
-    """
-    edges = (
-        ("parent operands", 0, op.arguments, op.before_region),
-        ("parent results", 1, op.res, op.after_region),
-    )
-    for source, index, values, region in edges:
-        if not region.blocks:
-            continue
-        args = region.blocks[0].args
-        where = f"along control flow edge from {source} to Region #{index}"
-        if len(values) != len(args):
-            raise _verify_error(
-                op,
-                f" {where}: source has {len(values)} operands, but target "
-                f"successor needs {len(args)}",
-            )
-        for position, (value, arg) in enumerate(zip(values, args, strict=True)):
-            if value.type != arg.type:
-                raise _verify_error(
-                    op,
-                    f" {where}: source type #{position} {value.type} should match "
-                    f"input type #{position} {arg.type}",
-                )
 
 
 def verify_dominance(root: Operation) -> None:
