@@ -120,9 +120,15 @@ def main() -> int:
     for name, example, shape, tensor_kernel, tile_kernel in cases:
         start = time.perf_counter()
         inputs = example.make_inputs(np.random.default_rng(0), shape)
-        tensor_cycles, tensor_ok = run(tensor_kernel, example, inputs, backend)
-        tile_cycles, tile_ok = run(tile_kernel, example, inputs, backend)
         shape_text = "x".join(map(str, shape))
+        tensor_cycles, tensor_ok = run(tensor_kernel, example, inputs, backend)
+        try:
+            tile_cycles, tile_ok = run(tile_kernel, example, inputs, backend)
+        except pto.KernelError as error:
+            # The author's tiling may not fit a small target (a whole softmax
+            # row in tiny's UB): say so, and go on.
+            print(f"{name:<9}{shape_text:<16}{tensor_cycles:>14}  tile views: {error}")
+            continue
         print(
             f"{name:<9}{shape_text:<16}{tensor_cycles:>14}{tile_cycles:>12}"
             f"{tile_cycles / tensor_cycles:>8.3f}  {tensor_ok}/{tile_ok}"

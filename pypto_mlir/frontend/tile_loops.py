@@ -611,7 +611,10 @@ def _size(request: AutoRequest, target: Target) -> tuple[int | None, ...]:
                 for s, step in zip(request.steps, tiling.steps, strict=True)
             )
     smallest = format_shape(
-        [unit if not f else e for f, e in zip(fixed, extents, strict=True)]
+        [
+            e if f else min(e, unit if a else 1)
+            for f, e, a in zip(fixed, extents, vector_request.aligned, strict=True)
+        ]
     )
     raise KernelError(
         f"pto.auto: not even a {smallest} tile of this loop's body fits the "

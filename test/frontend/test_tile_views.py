@@ -322,6 +322,21 @@ def _fails(body: Any, message: str, target: str | None = None, **kinds: Any) -> 
     assert re.search(message, text), text
 
 
+def test_auto_tile_too_big_names_the_smallest_tile_tried() -> None:
+    """Rows are not aligned: the smallest tile pto.auto tries is one row."""
+
+    def k(x: pto.Tensor[(R, 4096), pto.f16], out: pto.Out[(R, 4096), pto.f16]):
+        for i in pto.tiles((x, out), (pto.auto, None)):  # error
+            pto.store(out[i, :], pto.exp(pto.load(x[i, :])))
+
+    _fails(
+        k,
+        r"pto.auto: not even a \(1, 4096\) tile of this loop's body fits the "
+        "memories of tiny",
+        "tiny",
+    )
+
+
 def test_tile_too_big_for_its_memory() -> None:
     def k(x: pto.Tensor[(R, 4096), pto.f16], out: pto.Out[(R, 4096), pto.f16]):
         for i in pto.tiles(out, (64, None)):
