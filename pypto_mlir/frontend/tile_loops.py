@@ -17,7 +17,9 @@ Tails are valid extents `min(step, extent - offset)`, static when the step
 divides the extent. A grid with `pto.auto` dims is first traced with probe
 steps; `size_auto_grids` then picks the largest steps whose live tiles fit the
 target's memories twice over (double buffering), with the tiling model of
-`tv-to-tile` (`passes/tiling_model.py`), and the kernel is traced again.
+`tv-to-tile` (`passes/tiling_model.py`), shortened for the cores by its cost
+model where that finishes sooner (`balanced_tiling`, as tv-to-tile sizes a tv
+group), and the kernel is traced again.
 """
 
 from __future__ import annotations
@@ -558,8 +560,8 @@ def size_auto_grids(
     requests: dict[int, AutoRequest], target: Target
 ) -> dict[int, tuple[int | None, ...]]:
     """The steps of every measured grid: the largest tile whose live bytes in
-    every memory fit it twice (once if no tile fits twice), as tv-to-tile sizes
-    its vector nests."""
+    every memory fit it twice (once if no tile fits twice), then balanced over
+    the cores by cost, as tv-to-tile sizes its vector nests."""
     return {
         ordinal: (*request.lead, *_size(request, target))
         for ordinal, request in requests.items()
