@@ -25,14 +25,16 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 THIS_FILE = Path(__file__).name
 
 
-def load_example(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        f"example_{name}", EXAMPLES / f"{name}.py"
-    )
+def load_module(name: str, path: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def load_example(name: str) -> ModuleType:
+    return load_module(f"example_{name}", EXAMPLES / f"{name}.py")
 
 
 SWISH = load_example("tile_swish")
@@ -124,19 +126,10 @@ def _body(text: str) -> list[str]:
     return [re.sub(r"%\w+", "%", line) for line in lines]
 
 
-SWISH_SHAPES = [
-    (4096, 1024),
-    (1000, 333),
-    (512, 512),
-    (2048, 128),
-    (77, 133),
-    (37, 45),
-    (13, 17),
-    (7, 4096),
-    (1, 4096),
-    (4096, 1),
-    (1, 1),
-]
+BENCH = load_module(
+    "bench_tile_views", EXAMPLES.parent / "bench" / "bench_tile_views.py"
+)
+SWISH_SHAPES = [*BENCH.SWISH_SHAPES, (37, 45), (13, 17), (7, 4096), (1, 1)]
 """The bench's Swish shapes (bench/bench_tile_views.py) and odd ones: shapes
 where tv-to-tile shortens the largest tiles so that more cores share them
 (512x512, 77x133, 1x4096 on ascend910b) and shapes where it does not."""
