@@ -4,8 +4,10 @@ same computation compiled automatically (`@pto.kernel`: tv-to-tile chooses the
 tiles), both through `pypto-lower` on the simulator.
 
 The tile-level Swish leaves its tile to the compiler (`pto.auto`), so it should
-reach the tensor-level examples/swish.py's cycles (issue 17: within 5 %). The
-GEMM and the softmax are the author's tiling (fixed blocks; a row per UB
+reach the tensor-level examples/swish.py's cycles (issue 17: within 5 %), at
+every shape: `SWISH_SHAPES` are rows of their own (shapes where tv-to-tile
+shortens the largest tiles so that they spread over the cores, and shapes
+where it does not). The GEMM and the softmax are the author's tiling (fixed blocks; a row per UB
 tile): their ratio says what the hand tiling gains or loses against the
 compiler's. Checks every output against numpy; asserts nothing.
 
@@ -58,6 +60,19 @@ def softmax_any(x: pto.Tensor[(M, N), pto.f16]) -> pto.Tensor[(M, N), pto.f16]:
     return pto.softmax(x.astype(pto.f32), axis=-1).astype(pto.f16)
 
 
+SWISH_SHAPES = [
+    (4096, 1024),
+    (1000, 333),
+    (512, 512),
+    (2048, 128),
+    (77, 133),
+    (1, 4096),
+    (4096, 1),
+]
+"""The Swish's shapes (the first is examples/swish.py's); --quick runs 1024x1024
+in place of 4096x1024."""
+
+
 def tensor_swish(shape: tuple[int, int]) -> Any:
     """examples/swish.py's kernel (4096x1024), or the same one for `shape`."""
     return load_example("swish").swish if shape == (4096, 1024) else swish_any
@@ -81,11 +96,14 @@ def main() -> int:
     swish, gemm, softmax = (
         load_example(f"tile_{name}") for name in ("swish", "gemm", "softmax")
     )
-    swish_shape = (1024, 1024) if args.quick else (4096, 1024)
+    swish_shapes = [(1024, 1024), *SWISH_SHAPES[1:]] if args.quick else SWISH_SHAPES
     gemm_shape = (256, 256, 256) if args.quick else (1024, 1024, 1024)
     softmax_shape = (1024, 256) if args.quick else (4096, 512)
     cases = [
-        ("swish", swish, swish_shape, tensor_swish(swish_shape), swish.swish),
+        *(
+            ("swish", swish, shape, tensor_swish(shape), swish.swish)
+            for shape in swish_shapes
+        ),
         ("gemm", gemm, gemm_shape, gemm_any, gemm.gemm),
         (
             "softmax",
@@ -102,9 +120,15 @@ def main() -> int:
     for name, example, shape, tensor_kernel, tile_kernel in cases:
         start = time.perf_counter()
         inputs = example.make_inputs(np.random.default_rng(0), shape)
-        tensor_cycles, tensor_ok = run(tensor_kernel, example, inputs, backend)
-        tile_cycles, tile_ok = run(tile_kernel, example, inputs, backend)
         shape_text = "x".join(map(str, shape))
+        tensor_cycles, tensor_ok = run(tensor_kernel, example, inputs, backend)
+        try:
+            tile_cycles, tile_ok = run(tile_kernel, example, inputs, backend)
+        except pto.KernelError as error:
+            # The author's tiling may not fit a small target (a whole softmax
+            # row in tiny's UB): say so, and go on.
+            print(f"{name:<9}{shape_text:<16}{tensor_cycles:>14}  tile views: {error}")
+            continue
         print(
             f"{name:<9}{shape_text:<16}{tensor_cycles:>14}{tile_cycles:>12}"
             f"{tile_cycles / tensor_cycles:>8.3f}  {tensor_ok}/{tile_ok}"

@@ -318,6 +318,101 @@ def auto_vector_tiling(request: VectorRequest, budget: int) -> VectorTiling | No
     return VectorTiling(tuple(steps), physical(steps))
 
 
+@dataclass(frozen=True)
+class CoreBalance:
+    """What sizing a vector nest's tiles for the cores (`balanced_tiling`) needs
+    besides its `VectorRequest`: tv-to-tile takes it from a tv group
+    (tv_schedule.group_balance), `pto.auto` from a tile kernel's loop."""
+
+    cores: int
+    outer_units: int
+    """Iterations of the dims before the tile dims: each a parallel unit."""
+    reduced: frozenset[int]
+    """Tile dims (indices into the request's extents) walked one after the other
+    on a core (reduced, or carrying values): never split over the cores."""
+    element_bytes: int
+    """Of the elements the nest loads from GM (the width of its DMA bursts)."""
+
+
+def _ceil(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def tiling_cost(
+    target: Target,
+    tiling: VectorTiling,
+    extents: Sequence[int],
+    balance: CoreBalance,
+) -> int:
+    """Cycles of the busiest core, estimated from the target's DMA cost of one
+    tile (its bursts of `element_bytes`-byte elements, GM to UB): the parallel
+    units (outer dims, and tile dims not reduced, over their steps) spread over
+    the cores, each loading its tiles along the reduced dims one after the
+    other, plus one tile's worth for the pipeline's fill (the first load and the
+    last store do not overlap anything)."""
+    units = balance.outer_units
+    serial = 1
+    for dim, (extent, step) in enumerate(zip(extents, tiling.steps, strict=True)):
+        if dim in balance.reduced:
+            serial *= _ceil(extent, step)
+        else:
+            units *= _ceil(extent, step)
+    bursts = math.prod(tiling.physical[:-1]) if len(tiling.physical) > 1 else 1
+    tile = dma_cost(
+        target, ("gm", "ub"), bursts, tiling.physical[-1] * balance.element_bytes
+    )
+    return _ceil(units, balance.cores) * (serial + 1) * tile.cycles
+
+
+def balanced_tiling(
+    target: Target,
+    request: VectorRequest,
+    tiling: VectorTiling,
+    budget: int,
+    balance: CoreBalance,
+) -> VectorTiling | None:
+    """A tiling with shorter steps along a parallel tile dim when `tiling` (the
+    largest that fits) leaves cores idle and the cost model (`tiling_cost`) says
+    the smaller tiles on more cores finish sooner; None to keep `tiling`.
+
+    Each candidate caps one parallel dim's step at `extent / k` (k = 2 ..
+    cores) and lets the tiling model grow the others within `budget`; dims the
+    request covers whole keep their step."""
+    extents = request.extents
+    if any(e is None for e in extents):
+        return None
+    sizes = [e for e in extents if e is not None]
+    element = balance.element_bytes
+    granule = target.memories["gm"].alignment
+    if tiling.physical[-1] * element < granule:
+        # Rows narrower than a GM granule: each moves a whole granule anyway, and
+        # more, smaller tiles only add DMA start-ups.
+        return None
+    best = tiling
+    best_cost = tiling_cost(target, tiling, sizes, balance)
+    for dim, extent in enumerate(sizes):
+        if dim in balance.reduced or request.cover[dim]:
+            continue
+        unit = request.unit if request.aligned[dim] else 1
+        caps = sorted(
+            {_ceil(_ceil(extent, k), unit) * unit for k in range(2, balance.cores + 1)},
+            reverse=True,
+        )
+        for cap in caps:
+            if cap >= tiling.steps[dim]:
+                continue
+            capped = replace(
+                request, extents=(*extents[:dim], cap, *extents[dim + 1 :])
+            )
+            candidate = auto_vector_tiling(capped, budget)
+            if candidate is None or candidate.physical[-1] * element < granule:
+                continue
+            cost = tiling_cost(target, candidate, sizes, balance)
+            if cost < best_cost:
+                best, best_cost = candidate, cost
+    return None if best is tiling else best
+
+
 def explicit_vector_tiling(
     request: VectorRequest, sizes: Sequence[int]
 ) -> VectorTiling:

@@ -26,8 +26,9 @@ The decisions reach the later passes as attributes, so the IR shows them:
 
 - `pypto.balance_cores = N : i64` on the ops of vector groups (with
   `balance-cores`): tv-to-tile sizes their tiles for N cores by cost
-  (`balanced_tiling`: shorter steps along a parallel dim when the largest
-  tiles leave cores idle and the target's DMA cost says that is faster).
+  (`tiling_model.balanced_tiling`, with `group_balance`: shorter steps along a
+  parallel dim when the largest tiles leave cores idle and the target's DMA
+  cost says that is faster; `pto.auto` sizes tile kernels with it too).
 
 Each decision gets a remark: per group its members, iteration space, phase,
 GM bytes read and written (each input once) and its cores; per merge the
@@ -41,7 +42,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import cast
 
 from xdsl.context import Context
@@ -62,11 +63,10 @@ from pypto_mlir.diagnostics import emit_remark, op_error
 from pypto_mlir.dialects import tensor_view as tv
 from pypto_mlir.dialects.tile import element_bytes
 from pypto_mlir.targets import Target, TargetError, load_target
-from pypto_mlir.targets.cost import dma_cost
 from pypto_mlir.targets.resolve import TARGET_ATTR, resolve_target
 
 from .multicore_split import INTERLEAVE_ATTR
-from .tiling_model import VectorRequest, VectorTiling, auto_vector_tiling
+from .tiling_model import CoreBalance
 from .tv_fusion import (
     ExtentAnalysis,
     FusionAnalysis,
@@ -81,7 +81,7 @@ GROUP_ATTR = "pypto.group"
 
 CORES_ATTR = "pypto.balance_cores"
 """On the ops of a vector group (an i64, set by `tv-schedule`): tv-to-tile sizes
-the group's tiles for this many cores by cost (`balanced_tiling`)."""
+the group's tiles for this many cores by cost (`tiling_model.balanced_tiling`)."""
 
 
 # --------------------------------------------------------------------------------------
@@ -325,58 +325,15 @@ def balance_cores(group: Group) -> int:
     return 0
 
 
-def _ceil(a: int, b: int) -> int:
-    return -(-a // b)
-
-
-def _tiling_cost(
-    target: Target,
-    group: Group,
-    tiling: VectorTiling,
-    extents: Sequence[int],
-    cores: int,
-    element: int,
-) -> int:
-    """Cycles of the busiest core, estimated from the target's DMA cost of one
-    tile (its bursts of `element`-byte elements, GM to UB): the parallel units
-    (outer frame dims, and tile dims not reduced, over their steps) spread over
-    `cores`, each loading its tiles along the reduced dims one after the other,
-    plus one tile's worth for the pipeline's fill (the first load and the last
-    store do not overlap anything)."""
-    first = len(group.frame) - len(tiling.steps)
-    units = math.prod(cast(int, e) for e in group.frame[:first])
-    serial = 1
-    for dim, (extent, step) in enumerate(zip(extents, tiling.steps, strict=True)):
-        if first + dim in group.reduced:
-            serial *= _ceil(extent, step)
-        else:
-            units *= _ceil(extent, step)
-    bursts = math.prod(tiling.physical[:-1]) if len(tiling.physical) > 1 else 1
-    tile = dma_cost(target, ("gm", "ub"), bursts, tiling.physical[-1] * element)
-    return _ceil(units, cores) * (serial + 1) * tile.cycles
-
-
-def balanced_tiling(
-    target: Target,
-    group: Group,
-    request: VectorRequest,
-    tiling: VectorTiling,
-    budget: int,
-    cores: int,
-) -> VectorTiling | None:
-    """A tiling of `group` with shorter steps along a parallel tile dim when
-    the chosen one leaves cores idle and the cost model (`_tiling_cost`) says
-    the smaller tiles on more cores finish sooner; None to keep `tiling`.
-
-    Each candidate caps one parallel dim's step at `extent / k` (k = 2 ..
-    cores) and lets the tiling model grow the others within `budget`."""
-    first = len(group.frame) - len(tiling.steps)
-    if any(not isinstance(e, int) for e in group.frame[:first]):
+def group_balance(group: Group, tile_rank: int, cores: int) -> CoreBalance | None:
+    """What `balanced_tiling` needs of `group`'s nest with `tile_rank` tile dims
+    (its last ones): the outer frame dims' iterations, the tile dims it reduces
+    and the bytes of the elements it loads (its inputs from outside the group);
+    None when an outer dim is dynamic."""
+    first = len(group.frame) - tile_rank
+    outer = group.frame[:first]
+    if any(not isinstance(e, int) for e in outer):
         return None
-    extents = request.extents
-    if any(e is None for e in extents):
-        return None
-    sizes = [cast(int, e) for e in extents]
     element = max(
         (
             element_bytes(tensor_type(v).element_type)
@@ -387,34 +344,12 @@ def balanced_tiling(
         ),
         default=2,
     )
-    granule = target.memories["gm"].alignment
-    if tiling.physical[-1] * element < granule:
-        # Rows narrower than a GM granule: each moves a whole granule anyway, and
-        # more, smaller tiles only add DMA start-ups.
-        return None
-    best = tiling
-    best_cost = _tiling_cost(target, group, tiling, sizes, cores, element)
-    for dim, extent in enumerate(sizes):
-        if first + dim in group.reduced or request.cover[dim]:
-            continue
-        unit = request.unit if request.aligned[dim] else 1
-        caps = sorted(
-            {_ceil(_ceil(extent, k), unit) * unit for k in range(2, cores + 1)},
-            reverse=True,
-        )
-        for cap in caps:
-            if cap >= tiling.steps[dim]:
-                continue
-            capped = replace(
-                request, extents=(*extents[:dim], cap, *extents[dim + 1 :])
-            )
-            candidate = auto_vector_tiling(capped, budget)
-            if candidate is None or candidate.physical[-1] * element < granule:
-                continue
-            cost = _tiling_cost(target, group, candidate, sizes, cores, element)
-            if cost < best_cost:
-                best, best_cost = candidate, cost
-    return None if best is tiling else best
+    return CoreBalance(
+        cores=cores,
+        outer_units=math.prod(cast(int, e) for e in outer),
+        reduced=frozenset(d - first for d in group.reduced if d >= first),
+        element_bytes=element,
+    )
 
 
 def _schedulable(function: func.FuncOp) -> bool:

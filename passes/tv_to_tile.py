@@ -84,6 +84,7 @@ from .tiling_model import (
     VectorTiling,
     auto_matmul_tiling,
     auto_vector_tiling,
+    balanced_tiling,
     column_unit,
     explicit_matmul_tiling,
     explicit_vector_tiling,
@@ -101,7 +102,7 @@ from .tv_fusion import (
     tensor_type,
     tensor_users,
 )
-from .tv_schedule import apply_groups, balance_cores, balanced_tiling
+from .tv_schedule import apply_groups, balance_cores, group_balance
 from .vector_nests import VectorNest
 
 PROBE_SIZES = (3, 5)
@@ -696,8 +697,13 @@ class FunctionLowering:
         if cores and not explicit:
             if self.options.max_cores:
                 cores = min(cores, self.options.max_cores)
-            better = balanced_tiling(
-                self.target, group, request, tiling, ub_size // buffering, cores
+            balance = group_balance(group, len(tiling.steps), cores)
+            better = (
+                None
+                if balance is None
+                else balanced_tiling(
+                    self.target, request, tiling, ub_size // buffering, balance
+                )
             )
             if better is not None:
                 tiling, balanced = better, f", sized for {cores} cores by cost"

@@ -17,7 +17,9 @@ Tails are valid extents `min(step, extent - offset)`, static when the step
 divides the extent. A grid with `pto.auto` dims is first traced with probe
 steps; `size_auto_grids` then picks the largest steps whose live tiles fit the
 target's memories twice over (double buffering), with the tiling model of
-`tv-to-tile` (`passes/tiling_model.py`), and the kernel is traced again.
+`tv-to-tile` (`passes/tiling_model.py`), shortened for the cores by its cost
+model where that finishes sooner (`balanced_tiling`, as tv-to-tile sizes a tv
+group), and the kernel is traced again.
 """
 
 from __future__ import annotations
@@ -32,7 +34,12 @@ from xdsl.dialects import scf
 from xdsl.dialects.builtin import IndexType
 from xdsl.ir import Block, Operation, SSAValue
 
-from pypto_mlir.dialects.tile import MemorySpace, fractal_edge
+from pypto_mlir.dialects.tile import (
+    LoadOp,
+    MemorySpace,
+    element_bytes,
+    fractal_edge,
+)
 from pypto_mlir.frontend.errors import KernelError, kernel_error, user_location
 from pypto_mlir.frontend.tensor import format_shape
 from pypto_mlir.frontend.tile_trace import (
@@ -57,10 +64,12 @@ from pypto_mlir.frontend.tile_views import (
 from pypto_mlir.passes.hw_isel import PhysicalExtents, Selector
 from pypto_mlir.passes.tiling_model import (
     BUFFERING,
+    CoreBalance,
     LiveProfile,
     LiveTerm,
     VectorRequest,
     auto_vector_tiling,
+    balanced_tiling,
     column_unit,
 )
 from pypto_mlir.targets import Target
@@ -85,6 +94,9 @@ class AutoRequest:
     """Per tile dim: an auto dim measured with a probe step (else whole)."""
     lead: tuple[int | None, ...]
     """The steps of the dims before the tile dims (not sized)."""
+    balance: CoreBalance | None
+    """How the grid's tiles spread over the cores (`balanced_tiling`); None when
+    they do not (a loop carrying values, one nested in another, cube tiles)."""
     where: Any
 
 
@@ -175,6 +187,11 @@ class TileGrid:
         self.ordinal = trace.grid_count
         trace.grid_count += 1
         self.probing = False
+        self.top_level = len(trace.scopes) == 1
+        """Whether the grid's loops are the function's own (not in another loop):
+        tile-to-hw splits them over the cores."""
+        self.carries = False
+        """Whether the loops carry values (`fold`): their iterations are serial."""
         self.probed: tuple[bool, ...] = ()
         """Per dim, whether a probe step measures it (the auto dims)."""
         resolved: list[int | None] = []
@@ -253,6 +270,7 @@ class TileGrid:
         """The loop nest over the iterated dims (from `start` along the first)
         carrying `inits`; returns the carried values after it."""
         trace = self.trace
+        self.carries = bool(inits)
         if self.probing:
             trace.probing += 1
         try:
@@ -396,7 +414,35 @@ class TileGrid:
                 s if isinstance(s, int) else None
                 for s in (self.declared[d] for d in lead)
             ),
+            self._balance(block, profiles),
             self.where,
+        )
+
+    def _balance(
+        self, block: Block, profiles: dict[MemorySpace, LiveProfile]
+    ) -> CoreBalance | None:
+        """What `balanced_tiling` needs of the grid: its loops are split over
+        the cores when they are the function's own and carry nothing; each
+        iteration of a dim not sized here (before the tile dims, or of a step
+        the author gave) is a parallel unit of its own."""
+        if not self.top_level or self.carries or any(s is not UB for s in profiles):
+            return None
+        units = 1
+        for dim, (extent, step) in enumerate(
+            zip(self.extents, self.declared, strict=True)
+        ):
+            if isinstance(step, int) and not self.probed[dim]:
+                units *= -(-extent // step)
+        loaded = [
+            element_bytes(op.result.type.element_type)
+            for op in block.walk()
+            if isinstance(op, LoadOp)
+        ]
+        return CoreBalance(
+            cores=self.trace.target.cores,
+            outer_units=units,
+            reduced=frozenset(),
+            element_bytes=max(loaded, default=2),
         )
 
 
@@ -514,8 +560,8 @@ def size_auto_grids(
     requests: dict[int, AutoRequest], target: Target
 ) -> dict[int, tuple[int | None, ...]]:
     """The steps of every measured grid: the largest tile whose live bytes in
-    every memory fit it twice (once if no tile fits twice), as tv-to-tile sizes
-    its vector nests."""
+    every memory fit it twice (once if no tile fits twice), then balanced over
+    the cores by cost, as tv-to-tile sizes its vector nests."""
     return {
         ordinal: (*request.lead, *_size(request, target))
         for ordinal, request in requests.items()
@@ -554,14 +600,23 @@ def _size(request: AutoRequest, target: Target) -> tuple[int | None, ...]:
         profile=combined,
     )
     for buffering in (BUFFERING, 1):
-        tiling = auto_vector_tiling(vector_request, ub.size // buffering)
+        budget = ub.size // buffering
+        tiling = auto_vector_tiling(vector_request, budget)
         if tiling is not None:
+            if request.balance is not None:
+                balanced = balanced_tiling(
+                    target, vector_request, tiling, budget, request.balance
+                )
+                tiling = balanced or tiling
             return tuple(
                 None if s is None else step
                 for s, step in zip(request.steps, tiling.steps, strict=True)
             )
     smallest = format_shape(
-        [unit if not f else e for f, e in zip(fixed, extents, strict=True)]
+        [
+            e if f else min(e, unit if a else 1)
+            for f, e, a in zip(fixed, extents, vector_request.aligned, strict=True)
+        ]
     )
     raise KernelError(
         f"pto.auto: not even a {smallest} tile of this loop's body fits the "

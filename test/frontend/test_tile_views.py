@@ -25,14 +25,16 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 THIS_FILE = Path(__file__).name
 
 
-def load_example(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        f"example_{name}", EXAMPLES / f"{name}.py"
-    )
+def load_module(name: str, path: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def load_example(name: str) -> ModuleType:
+    return load_module(f"example_{name}", EXAMPLES / f"{name}.py")
 
 
 SWISH = load_example("tile_swish")
@@ -124,33 +126,119 @@ def _body(text: str) -> list[str]:
     return [re.sub(r"%\w+", "%", line) for line in lines]
 
 
-@pytest.mark.parametrize("target", ["ascend910b", "tiny"])
-@pytest.mark.parametrize(
-    "shape", [(4096, 1024), (37, 45), (1, 1), (7, 4096), (4096, 1), (13, 17)]
+BENCH = load_module(
+    "bench_tile_views", EXAMPLES.parent / "bench" / "bench_tile_views.py"
 )
-def test_swish_traces_as_tv_to_tile_tiles_the_tensor_level_swish(
-    target: str, shape: tuple[int, int]
-) -> None:
-    """pto.auto sizes the tile with tv-to-tile's tiling model, so the Swish of
-    tile views is the tile IR of the tensor-level Swish: the same cycles (the
-    bench). tv-schedule's core balance (shorter tiles on odd shapes, chosen on
-    the tv groups) is not applied to tile kernels (docs/tile_views.md)."""
-    rows, cols = shape
+SWISH_SHAPES = [*BENCH.SWISH_SHAPES, (37, 45), (13, 17), (7, 4096), (1, 1)]
+"""The bench's Swish shapes (bench/bench_tile_views.py) and odd ones: shapes
+where tv-to-tile shortens the largest tiles so that more cores share them
+(512x512, 77x133, 1x4096 on ascend910b) and shapes where it does not."""
 
+
+def _tensor_swish(rows: int, cols: int) -> Any:
     @pto.kernel
     def swish(
         x: pto.Tensor[(rows, cols), pto.f16],
     ) -> pto.Tensor[(rows, cols), pto.f16]:
         return x * pto.sigmoid(x)
 
-    tiled = swish.module()
+    return swish
+
+
+@pytest.mark.parametrize("target", ["ascend910b", "tiny"])
+@pytest.mark.parametrize("shape", SWISH_SHAPES)
+def test_swish_traces_as_tv_to_tile_tiles_the_tensor_level_swish(
+    target: str, shape: tuple[int, int]
+) -> None:
+    """pto.auto sizes the tile with tv-to-tile's tiling model and its core
+    balance (`tiling_model.balanced_tiling`), so the Swish of tile views is the
+    tile IR of the tensor-level Swish: the same tile steps, the same cycles."""
+    rows, cols = shape
+    tiled = _tensor_swish(rows, cols).module()
     ctx = default_context()
-    for stage in LowerPipeline(target=target, balance_cores=False).stages("tile"):
+    for stage in LowerPipeline(target=target).stages("tile"):
         stage.apply(ctx, tiled)
         if stage.name == "tv-to-tile":
             break
     traced = SWISH.swish.mlir(M=rows, N=cols, target=target)
     assert _body(str(tiled)) == _body(traced)
+
+
+@pytest.mark.parametrize("target", ["ascend910b", "tiny"])
+@pytest.mark.parametrize("shape", [(1000, 333), (512, 512), (77, 133), (1, 4096)])
+def test_auto_swish_reaches_the_tensor_level_cycles(
+    target: str, shape: tuple[int, int]
+) -> None:
+    """Issue 17 on the simulator: the same cycles as the tensor-level Swish,
+    also where the largest tiles would leave cores idle (ascend910b: 512x512
+    took 1.14x, 1x4096 1.37x before pto.auto balanced the cores)."""
+    backend = pto.sim_backend(target)
+    tensor = _check(SWISH, _tensor_swish(*shape), shape, backend)
+    tiles = _check(SWISH, SWISH.swish, shape, backend)
+    assert tiles.report.cycles == tensor.report.cycles
+
+
+def _swish_of(view: pto.TileView) -> Any:
+    rows, cols = pto.sym("M"), pto.sym("N")
+
+    @pto.tile_kernel
+    def swish(
+        x: pto.Tensor[(rows, cols), pto.f16], out: pto.Out[(rows, cols), pto.f16]
+    ) -> None:
+        for i, j in pto.tiles((x, out), view):
+            pto.store(out[i, j], pto.silu(view.load(x[i, j])))
+
+    return swish
+
+
+def _ub_tiles(text: str) -> set[tuple[str, str]]:
+    return set(re.findall(r"!tile\.tile<(\d+)x(\d+)xf16, ub", text))
+
+
+def test_auto_balances_only_the_dims_left_auto() -> None:
+    """A size the author gives stays; the auto dim beside it is sized for the
+    cores with the author's tiles counted as parallel units (512x512 on
+    ascend910b: 86 rows beside 128 columns, 6x4 tiles for 24 cores, where the
+    largest tile, 128 rows, gives 4x4), which is faster than the largest."""
+    auto_rows = _swish_of(pto.TileView((pto.auto, 128), pto.f16, pto.UB))
+    largest = _swish_of(pto.TileView((128, 128), pto.f16, pto.UB))
+    assert _ub_tiles(auto_rows.mlir(M=4096, N=512, target="ascend910b")) == {
+        ("128", "128")
+    }
+    assert _ub_tiles(auto_rows.mlir(M=512, N=512, target="ascend910b")) == {
+        ("86", "128")
+    }
+    backend = pto.sim_backend("ascend910b")
+    balanced = _check(SWISH, auto_rows, (512, 512), backend).report.cycles
+    assert balanced < _check(SWISH, largest, (512, 512), backend).report.cycles
+
+
+def test_auto_leaves_a_loop_carrying_values_unbalanced() -> None:
+    """The iterations of a `fold` run one after the other on a core: its auto
+    tile is the largest that fits (8x2048 of 8x4096 f32 on ascend910b), as for
+    a reduced dim of tv-to-tile; the same grid without carried values is split
+    over the cores, so it gets shorter tiles."""
+    grid = (None, pto.auto)
+
+    @pto.tile_kernel
+    def row_sums(x: pto.Tensor[(8, 4096), pto.f32], out: pto.Out[(8, 1), pto.f32]):
+        def add(j: Any, acc: Any) -> Any:
+            part = pto.load(x[:, j]).sum(axis=1)
+            return part if acc is None else acc + part
+
+        pto.store(out[:, :], pto.tiles(x, grid).fold(add, init=None))
+
+    @pto.tile_kernel
+    def exp(x: pto.Tensor[(8, 4096), pto.f32], out: pto.Out[(8, 4096), pto.f32]):
+        for j in pto.tiles((x, out), grid):
+            pto.store(out[:, j], pto.exp(pto.load(x[:, j])))
+
+    def steps(text: str) -> set[str]:
+        return set(re.findall(r"!tile\.tile<8x(\d+)xf32, ub>", text)) - {"1"}
+
+    assert steps(row_sums.mlir(target="ascend910b")) == {"2048"}
+    parallel = steps(exp.mlir(target="ascend910b"))
+    assert len(parallel) == 1 and int(parallel.pop()) < 2048
 
 
 def test_auto_sizes_per_target_and_caches_per_target() -> None:
@@ -225,6 +313,21 @@ def _fails(body: Any, message: str, target: str | None = None, **kinds: Any) -> 
     text = str(raised.value)
     assert re.match(rf"(.*/)?{THIS_FILE}:{_line_of(body)}: ", text), text
     assert re.search(message, text), text
+
+
+def test_auto_tile_too_big_names_the_smallest_tile_tried() -> None:
+    """Rows are not aligned: the smallest tile pto.auto tries is one row."""
+
+    def k(x: pto.Tensor[(R, 4096), pto.f16], out: pto.Out[(R, 4096), pto.f16]):
+        for i in pto.tiles((x, out), (pto.auto, None)):  # error
+            pto.store(out[i, :], pto.exp(pto.load(x[i, :])))
+
+    _fails(
+        k,
+        r"pto.auto: not even a \(1, 4096\) tile of this loop's body fits the "
+        "memories of tiny",
+        "tiny",
+    )
 
 
 def test_tile_too_big_for_its_memory() -> None:

@@ -9,14 +9,23 @@
 
 // CHECK-LABEL: // kernel swish
 // The article's Swish with tile views (pto.auto on both dims): the tile the
-// tiling model chooses, padded to the ub alignment with the real extent as
-// valid shape, one tile.silu, no loop for a dim of one tile.
+// tiling model chooses, sized for the cores by cost as tv-to-tile sizes the
+// tensor-level Swish (2 of the 37 rows: 19 tiles for ascend910b's 24 cores),
+// padded to the ub alignment with the real extent as valid shape, the rows'
+// tail a run-time extent, one tile.silu, no loop for the dim of one tile.
 // CHECK-NEXT: builtin.module attributes {pypto.target = "ascend910b"} {
 // CHECK-NEXT:   func.func @swish(%x: memref<37x45xf16>, %out: memref<37x45xf16>) attributes {pypto.outputs = 1 : i64} {
+// CHECK-NEXT:     %[[C37:.*]] = arith.constant 37 : index
+// CHECK-NEXT:     %[[C2:.*]] = arith.constant 2 : index
 // CHECK-NEXT:     %[[C0:.*]] = arith.constant 0 : index
-// CHECK-NEXT:     %[[T:.*]] = tile.load %x[%[[C0]], %[[C0]]] : memref<37x45xf16> -> !tile.tile<37x48xf16, ub, valid = [37, 45]>
-// CHECK-NEXT:     %[[S:.*]] = tile.silu %[[T]] : !tile.tile<37x48xf16, ub, valid = [37, 45]>
-// CHECK-NEXT:     tile.store %[[S]], %out[%[[C0]], %[[C0]]] : !tile.tile<37x48xf16, ub, valid = [37, 45]> -> memref<37x45xf16>
+// CHECK-NEXT:     scf.for %[[I:.*]] = %[[C0]] to %[[C37]] step %[[C2]] {
+// CHECK-NEXT:       arith.subi
+// CHECK-NEXT:       arith.cmpi slt
+// CHECK-NEXT:       %[[ROWS:.*]] = arith.select
+// CHECK-NEXT:       %[[T:.*]] = tile.load %x[%[[I]], %[[C0]]] valid [%[[ROWS]]] : memref<37x45xf16> -> !tile.tile<2x48xf16, ub, valid = [?, 45]>
+// CHECK-NEXT:       %[[S:.*]] = tile.silu %[[T]] : !tile.tile<2x48xf16, ub, valid = [?, 45]>
+// CHECK-NEXT:       tile.store %[[S]], %out[%[[I]], %[[C0]]] : !tile.tile<2x48xf16, ub, valid = [?, 45]> -> memref<37x45xf16>
+// CHECK-NEXT:     }
 // CHECK-NEXT:     func.return
 
 // CHECK-LABEL: // kernel swish@tiny
