@@ -80,11 +80,16 @@ def tensor_swish(shape: tuple[int, int]) -> Any:
 
 def run(
     kernel: Any, example: ModuleType, inputs: tuple[Any, ...], backend: str
-) -> tuple[int, str]:
+) -> tuple[int, str, str]:
+    """Cycles, % of the roofline (the tv one for a tensor-level kernel, the
+    tile one for tile views: the same problem's bound) and the numerics."""
     result, comparison = check_run(
         kernel, inputs, example.reference, example.tolerance, backend
     )
-    return result.report.cycles, "ok" if comparison.ok else "MISMATCH"
+    cycles = result.report.cycles
+    bound = result.report.sim.roofline
+    percent = "-" if bound is None else f"{100 * bound.cycles / cycles:.0f}%"
+    return cycles, percent, "ok" if comparison.ok else "MISMATCH"
 
 
 def main() -> int:
@@ -115,27 +120,34 @@ def main() -> int:
     ]
     print(f"tile views vs tensor level on {args.target} (cycles on the simulator)")
     print(
-        f"{'kernel':<9}{'shape':<16}{'tensor level':>14}{'tile views':>12}{'ratio':>8}  numerics"
+        f"{'kernel':<9}{'shape':<16}{'tensor level':>14}{'roof':>6}"
+        f"{'tile views':>12}{'roof':>6}{'ratio':>8}  numerics"
     )
     for name, example, shape, tensor_kernel, tile_kernel in cases:
         start = time.perf_counter()
         inputs = example.make_inputs(np.random.default_rng(0), shape)
         shape_text = "x".join(map(str, shape))
-        tensor_cycles, tensor_ok = run(tensor_kernel, example, inputs, backend)
+        tensor_cycles, tensor_roof, tensor_ok = run(
+            tensor_kernel, example, inputs, backend
+        )
         try:
-            tile_cycles, tile_ok = run(tile_kernel, example, inputs, backend)
+            tile_cycles, tile_roof, tile_ok = run(tile_kernel, example, inputs, backend)
         except pto.KernelError as error:
             # The author's tiling may not fit a small target (a whole softmax
             # row in tiny's UB): say so, and go on.
             print(f"{name:<9}{shape_text:<16}{tensor_cycles:>14}  tile views: {error}")
             continue
         print(
-            f"{name:<9}{shape_text:<16}{tensor_cycles:>14}{tile_cycles:>12}"
+            f"{name:<9}{shape_text:<16}{tensor_cycles:>14}{tensor_roof:>6}"
+            f"{tile_cycles:>12}{tile_roof:>6}"
             f"{tile_cycles / tensor_cycles:>8.3f}  {tensor_ok}/{tile_ok}"
             f"  ({time.perf_counter() - start:.0f} s wall)",
             flush=True,
         )
-    print("ratio: tile-view cycles / tensor-level cycles (1.000: the same)")
+    print(
+        "roof: the roofline bound / the cycles; ratio: tile-view cycles / "
+        "tensor-level cycles (1.000: the same)"
+    )
     return 0
 
 

@@ -45,7 +45,7 @@ from pypto_mlir.sim.report import RooflineBound
 from pypto_mlir.targets import Target
 from pypto_mlir.targets.cost import cycles_per_repeat
 
-_STORAGE_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "i8": 1, "i16": 2, "i32": 4}
+STORAGE_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "i8": 1, "i16": 2, "i32": 4}
 """Bytes per element in GM."""
 
 _VECTOR_TYPE = {"f16": "f16", "bf16": "f32", "f32": "f32", "i8": "i16"}
@@ -155,7 +155,7 @@ def _source(value: SSAValue) -> SSAValue:
     return value
 
 
-class _Work:
+class Work:
     """Accumulates work per resource while walking a kernel."""
 
     def __init__(self, target: Target):
@@ -169,7 +169,7 @@ class _Work:
 
     def vector(self, instruction: str, elements: int, dtype: str) -> None:
         compute = _VECTOR_TYPE.get(dtype, dtype)
-        width = _STORAGE_BYTES.get(compute, 4)
+        width = STORAGE_BYTES.get(compute, 4)
         per_repeat = cycles_per_repeat(self.target, instruction, 8 * width)
         self.vector_cycles += (
             elements * width / self.target.vector.repeat_bytes * per_repeat
@@ -180,7 +180,7 @@ def _is_matmul_operand(op: Operation) -> bool:
     return isinstance(op, tv.MatmulOp)
 
 
-def _vector_op(work: _Work, op: Operation) -> None:
+def _vector_op(work: Work, op: Operation) -> None:
     name = op.name.removeprefix("tv.")
     tensors = [v for v in (*op.operands, *op.results) if _tensor(v.type)]
     if not tensors:
@@ -188,7 +188,7 @@ def _vector_op(work: _Work, op: Operation) -> None:
     elements = max(_elements(v) for v in tensors)
     dtype = _dtype(tensors[0].type)
     if isinstance(op, tv.CastOp):
-        widths = [_STORAGE_BYTES.get(_dtype(v.type), 4) for v in tensors]
+        widths = [STORAGE_BYTES.get(_dtype(v.type), 4) for v in tensors]
         dtype = _dtype(tensors[widths.index(max(widths))].type)
     accumulates = name in op_facts.REDUCE and op_facts.REDUCE[name].accumulates
     if (accumulates or isinstance(op, tv.SoftmaxOp)) and dtype in _NARROW_FLOATS:
@@ -204,25 +204,25 @@ def _vector_op(work: _Work, op: Operation) -> None:
         return  # counted as the silu of its product
     if tv.silu_input(op) is not None:
         name = "silu"
-    for step in _steps(op, name):
+    scalar = any(_tensor(v.type) is None for v in op.operands)
+    for step in vector_steps(name, scalar):
         work.vector(step, elements, dtype)
 
 
-def _steps(op: Operation, name: str) -> tuple[str, ...]:
-    """The vector instructions of `op` (named `name`; `silu` for the product
-    of a silu), from its facts; an op without them is an error naming it."""
+def vector_steps(name: str, scalar_operand: bool) -> tuple[str, ...]:
+    """The vector instructions of the op `name` (`silu` for the product of a
+    silu; a binary op with a scalar operand has its scalar form), from its
+    facts; an op without them is an error naming it."""
     if name in op_facts.UNARY:
         return op_facts.UNARY[name].vector_steps
     if name in op_facts.BINARY:
         facts = op_facts.BINARY[name]
-        if any(_tensor(v.type) is None for v in op.operands):
-            return facts.scalar_steps
-        return facts.vector_steps
+        return facts.scalar_steps if scalar_operand else facts.vector_steps
     if name in op_facts.REDUCE:
         return op_facts.REDUCE[name].vector_steps
     if name in OTHER_STEPS:
         return OTHER_STEPS[name]
-    raise ValueError(f"the roofline has no vector steps for {op.name}")
+    raise ValueError(f"the roofline has no vector steps for {name}")
 
 
 def roofline(module: ModuleOp, name: str, target: Target) -> Roofline:
@@ -230,7 +230,7 @@ def roofline(module: ModuleOp, name: str, target: Target) -> Roofline:
     function = SymbolTable.lookup_symbol(module, name)
     if not isinstance(function, func.FuncOp):
         raise ValueError(f"no func.func @{name} in the module")
-    work = _Work(target)
+    work = Work(target)
     for op in function.walk():
         if isinstance(op, UNMODELLED_OPS):
             raise ValueError(
@@ -246,12 +246,12 @@ def roofline(module: ModuleOp, name: str, target: Target) -> Roofline:
             dtype = str(lhs.element_type)
             work.macs[dtype] = work.macs.get(dtype, 0.0) + macs
             for operand, l0 in ((op.lhs, "l0a"), (op.rhs, "l0b")):
-                nbytes = _elements(operand) * _STORAGE_BYTES[_dtype(operand.type)]
+                nbytes = _elements(operand) * STORAGE_BYTES[_dtype(operand.type)]
                 work.move("l1", l0, nbytes)
                 if not isinstance(_source(operand), BlockArgument):
                     work.move("ub", "l1", nbytes)  # computed on the vector unit
             result = op.results[0]
-            size = _elements(result) * _STORAGE_BYTES[_dtype(result.type)]
+            size = _elements(result) * STORAGE_BYTES[_dtype(result.type)]
             if any(not isinstance(u, func.ReturnOp) for u, _ in _users(result)):
                 work.move("l0c", "ub", size)
             if any(isinstance(u, func.ReturnOp) for u, _ in _users(result)):
@@ -270,7 +270,7 @@ def roofline(module: ModuleOp, name: str, target: Target) -> Roofline:
             work.move("gm", "l1", size)
         if any(not _is_matmul_operand(u) for u in users):
             work.move("gm", "ub", size)
-    return _bounds(work, target)
+    return bounds_of(work, target)
 
 
 def roofline_bound(module: ModuleOp, name: str, target: Target) -> RooflineBound | None:
@@ -296,10 +296,10 @@ def _read_elements(value: SSAValue) -> int:
 
 
 def _storage(value: SSAValue) -> int:
-    return _STORAGE_BYTES[_dtype(value.type)]
+    return STORAGE_BYTES[_dtype(value.type)]
 
 
-def _bounds(work: _Work, target: Target) -> Roofline:
+def bounds_of(work: Work, target: Target) -> Roofline:
     cores = target.cores
     bounds: list[Bound] = []
     macs = sum(work.macs.values())

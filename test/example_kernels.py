@@ -4,8 +4,25 @@ lower them many times (the examples' own shapes are the demo's, too large).
 No `from __future__ import annotations` here: the frontend evaluates a kernel's
 annotations, which name the shape this module's function was given."""
 
+import importlib.util
+from pathlib import Path
+from types import ModuleType
+
 import pypto_mlir as pto
 from pypto_mlir.frontend.kernel import Kernel
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+def load_example(name: str) -> ModuleType:
+    """examples/<name>.py as a module (examples/ is not a package)."""
+    spec = importlib.util.spec_from_file_location(
+        f"example_{name}", EXAMPLES / f"{name}.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def example_kernel(name: str, dims: tuple[int, ...]) -> tuple[Kernel, list[tuple]]:

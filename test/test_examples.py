@@ -27,33 +27,19 @@ checks cannot pass vacuously.
 
 from __future__ import annotations
 
-import importlib.util
 import inspect
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import numpy as np
 import pytest
+from example_kernels import EXAMPLES, load_example
 
 from pypto_mlir.cli import run
 from pypto_mlir.frontend.kernel import Kernel
 from pypto_mlir.frontend.testing import compare
-
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
-
-
-def load_example(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        f"example_{name}", EXAMPLES / f"{name}.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
 
 # (example, kernel names, extra make_inputs arguments per run)
 CASES: list[tuple[str, tuple[str, ...], list[tuple[Any, ...]]]] = [

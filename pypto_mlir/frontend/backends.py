@@ -7,7 +7,8 @@ so registering a better one makes it the default without changing kernels.
 
 - `sim` (priority 10, the default): `pypto-lower{target=ascend910b}` to
   `ascend_hw`, run on the simulated AI Core; the report has the cycles and the
-  roofline of the tv kernel (`pypto_mlir.roofline`).
+  roofline of the tv kernel (`pypto_mlir.roofline`) or of the tile kernel
+  (`pypto_mlir.tile_roofline`).
 - `reference` (priority 0): the `tv` numpy interpreter, the numerical ground
   truth, no lowering and no timing.
 """
@@ -293,7 +294,16 @@ class SimBackend(Backend):
 
     def compile_tile(self, module: ModuleOp, entry: str) -> Compiled:
         """`pypto-lower{start-level=tile}`: the stages after tv-to-tile."""
-        return self._lower(module, entry, "tile", tile_outputs(module, entry), None)
+        from pypto_mlir.targets import load_target
+        from pypto_mlir.tile_roofline import tile_roofline_bound
+
+        return self._lower(
+            module,
+            entry,
+            "tile",
+            tile_outputs(module, entry),
+            tile_roofline_bound(module, entry, load_target(self.target)),
+        )
 
     def _lower(
         self,
