@@ -101,10 +101,7 @@ class _Counter:
         if isinstance(value, BlockArgument):
             loop = value.block.parent_op()
             if isinstance(loop, scf.ForOp) and value is loop.body.block.args[0]:
-                lb, ub, step = (
-                    self._constant(v) for v in (loop.lb, loop.ub, loop.step)
-                )
-                return loop, np.arange(lb, ub, step, dtype=np.int64)
+                return loop, self.iterations(loop)
             raise _Unbounded(f"an index block argument {value.name_hint or ''}")
         if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
             return owner.value.value.data
@@ -128,6 +125,13 @@ class _Counter:
                 [self.index(o) for o in owner.operands],
             )
         raise _Unbounded(f"an index computed by {getattr(owner, 'name', '?')}")
+
+    def iterations(self, loop: scf.ForOp) -> np.ndarray:
+        """The values of `loop`'s induction variable, one per iteration."""
+        lb, ub, step = (self._constant(v) for v in (loop.lb, loop.ub, loop.step))
+        if step <= 0:
+            raise _Unbounded(f"a loop with step {step}")
+        return np.arange(lb, ub, step, dtype=np.int64)
 
     def _constant(self, value: SSAValue) -> int:
         result = self.index(value)
@@ -181,10 +185,7 @@ class _Counter:
             if id(loop) in per_loop:
                 total *= float(per_loop[id(loop)].sum())
             else:
-                lb, ub, step = (
-                    self._constant(v) for v in (loop.lb, loop.ub, loop.step)
-                )
-                total *= len(range(lb, ub, step))
+                total *= len(self.iterations(loop))
         return total
 
     def elements(self, op: Operation, value: SSAValue) -> float:
@@ -239,27 +240,26 @@ def tile_roofline(module: ModuleOp, name: str, target: Target) -> Roofline:
     counter = _Counter()
     work = Work(target)
     gm: dict[tuple[SSAValue, str, str], float] = {}
-    """Per (memref, src, dst): the bytes the loads or stores cover."""
-    l1_sources: set[tuple[SSAValue, str]] = set()
+    """Per (memref, src, dst), in walk order: the bytes the loads or stores
+    cover."""
+    l1_sources: dict[tuple[SSAValue, str], None] = {}
+    """The (memref, l0a/l0b) of L1 tiles loaded from GM and moved to L0, in
+    walk order (a dict: deterministic, unlike a set of values)."""
     for op in function.walk():
-        if isinstance(op, tile.LoadOp):
-            key = (op.source, "gm", _space(op.result))
-            nbytes = (
-                counter.elements(op, op.result)
-                * STORAGE_BYTES[_element(op.source.type)]
-            )
-            gm[key] = gm.get(key, 0.0) + nbytes
-        elif isinstance(op, tile.StoreOp):
-            key = (op.dest, _space(op.value), "gm")
-            nbytes = (
-                counter.elements(op, op.value) * STORAGE_BYTES[_element(op.dest.type)]
-            )
+        if isinstance(op, tile.LoadOp | tile.StoreOp):
+            if isinstance(op, tile.LoadOp):
+                memref, value = op.source, op.result
+                key = (memref, "gm", _space(value))
+            else:
+                memref, value = op.dest, op.value
+                key = (memref, _space(value), "gm")
+            nbytes = counter.elements(op, value) * STORAGE_BYTES[_element(memref.type)]
             gm[key] = gm.get(key, 0.0) + nbytes
         elif isinstance(op, tile.MoveOp):
             src, dst = _space(op.source), _space(op.result)
             source = _gm_source(op.source)
             if src == "l1" and dst in ("l0a", "l0b") and source is not None:
-                l1_sources.add((source, dst))
+                l1_sources[(source, dst)] = None
             else:
                 work.move(
                     src,
@@ -277,11 +277,9 @@ def tile_roofline(module: ModuleOp, name: str, target: Target) -> Roofline:
             work.macs[dtype] = work.macs.get(dtype, 0.0) + counter.count(op, extents)
         elif op.name.startswith("tile.") and not isinstance(op, _NOT_COUNTED):
             _vector_op(work, counter, op)
-    for (memref, src, dst), nbytes in sorted(
-        gm.items(), key=lambda item: (item[0][1], item[0][2], str(item[0][0].name_hint))
-    ):
+    for (memref, src, dst), nbytes in gm.items():
         work.move(src, dst, min(nbytes, _memref_bytes(memref)))
-    for memref, l0 in sorted(l1_sources, key=lambda s: (s[1], str(s[0].name_hint))):
+    for memref, l0 in l1_sources:
         work.move("l1", l0, _memref_bytes(memref))
     return bounds_of(work, target)
 

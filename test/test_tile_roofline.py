@@ -136,6 +136,7 @@ def test_a_repeated_load_reads_gm_once() -> None:
             "%rows = arith.minsi %n, %c16",
             "runtime extent",
         ),
+        ("%c16 = arith.constant 16", "%c16 = arith.constant 0", "step 0"),
     ],
 )
 def test_what_the_count_cannot_follow_has_no_bound(
