@@ -24,6 +24,7 @@ import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
+from functools import partial
 
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
@@ -332,10 +333,47 @@ class CoreBalance:
     on a core (reduced, or carrying values): never split over the cores."""
     element_bytes: int
     """Of the elements the nest loads from GM (the width of its DMA bursts)."""
+    outer_pitch: int = 0
+    """GM bytes the outputs' windows move per iteration of the outer dims (0:
+    they do not move, or no granule is modelled)."""
+    pitches: tuple[int, ...] = ()
+    """Per tile dim, GM bytes the outputs' windows move per element along it
+    (the gcd over the outputs; 0: none moves); empty: no granule is modelled."""
 
 
 def _ceil(a: int, b: int) -> int:
     return -(-a // b)
+
+
+def split_granule(alignment: int, step_bytes: int) -> int:
+    """Iterations a core's share of a loop comes in multiples of, when each
+    iteration moves the outputs `step_bytes` and a share must start on an
+    `alignment`-byte GM block (multicore_split's rule)."""
+    return alignment // math.gcd(alignment, step_bytes)
+
+
+def busiest_core_units(loops: Sequence[tuple[int, int, bool]], cores: int) -> int:
+    """The parallel iterations of the busiest core, for parallel loops
+    `(trips, granule, loop)` from the outermost in (`loop`: it stays a loop
+    after tile-peel-tails moves a tail iteration out of it, i.e. no tail or
+    more than two trips): multicore_split cuts the outermost loop with more
+    than one trip in shares of whole granules, and with fewer granules than
+    cores also the next one when it is a loop (`core_split`'s grid); the loops
+    inside run whole on each core."""
+    loops = [(t, g, w) for t, g, w in loops if t > 1]
+    if not loops:
+        return 1
+    (t1, g1, _), rest = loops[0], loops[1:]
+    units1 = _ceil(t1, g1)
+    if units1 >= cores or not rest or not rest[0][2]:
+        n1 = min(units1, cores)
+        return min(t1, _ceil(units1, n1) * g1) * math.prod(t for t, _, _ in rest)
+    (t2, g2, _), inner = rest[0], rest[1:]
+    units2 = _ceil(t2, g2)
+    n1, n2 = core_split(units1, units2, cores)
+    first = min(t1, _ceil(units1, n1) * g1)
+    second = min(t2, _ceil(units2, n2) * g2)
+    return first * second * math.prod(t for t, _, _ in inner)
 
 
 def tiling_cost(
@@ -347,21 +385,34 @@ def tiling_cost(
     """Cycles of the busiest core, estimated from the target's DMA cost of one
     tile (its bursts of `element_bytes`-byte elements, GM to UB): the parallel
     units (outer dims, and tile dims not reduced, over their steps) spread over
-    the cores, each loading its tiles along the reduced dims one after the
+    the cores as multicore_split spreads them (`busiest_core_units`: a core's
+    share starts on a GM block, so it comes in granules of
+    `split_granule(alignment, step * pitch)` iterations), each loading its tiles along the reduced dims one after the
     other, plus one tile's worth for the pipeline's fill (the first load and the
     last store do not overlap anything)."""
-    units = balance.outer_units
+    alignment = target.memories["gm"].alignment
+    granule = partial(_granule, alignment, bool(balance.pitches))
+    loops = [(balance.outer_units, granule(balance.outer_pitch), True)]
     serial = 1
     for dim, (extent, step) in enumerate(zip(extents, tiling.steps, strict=True)):
         if dim in balance.reduced:
             serial *= _ceil(extent, step)
         else:
-            units *= _ceil(extent, step)
+            pitch = balance.pitches[dim] if balance.pitches else 0
+            trips = _ceil(extent, step)
+            loops.append(
+                (trips, granule(step * pitch), extent % step == 0 or trips > 2)
+            )
     bursts = math.prod(tiling.physical[:-1]) if len(tiling.physical) > 1 else 1
     tile = dma_cost(
         target, ("gm", "ub"), bursts, tiling.physical[-1] * balance.element_bytes
     )
-    return _ceil(units, balance.cores) * (serial + 1) * tile.cycles
+    units = busiest_core_units(loops, balance.cores)
+    return units * (serial + 1) * tile.cycles
+
+
+def _granule(alignment: int, modelled: bool, step_bytes: int) -> int:
+    return split_granule(alignment, step_bytes) if modelled and step_bytes else 1
 
 
 def balanced_tiling(
@@ -394,10 +445,15 @@ def balanced_tiling(
         if dim in balance.reduced or request.cover[dim]:
             continue
         unit = request.unit if request.aligned[dim] else 1
-        caps = sorted(
-            {_ceil(_ceil(extent, k), unit) * unit for k in range(2, balance.cores + 1)},
-            reverse=True,
-        )
+        caps = {
+            _ceil(_ceil(extent, k), unit) * unit for k in range(2, balance.cores + 1)
+        }
+        if balance.pitches and balance.pitches[dim]:
+            # Steps whose output windows start on GM blocks split in shares of
+            # single iterations (`split_granule` 1).
+            whole = math.lcm(unit, split_granule(granule, balance.pitches[dim]))
+            caps |= {c // whole * whole for c in caps if c >= whole}
+        caps = sorted(caps, reverse=True)
         for cap in caps:
             if cap >= tiling.steps[dim]:
                 continue

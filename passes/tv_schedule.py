@@ -344,12 +344,34 @@ def group_balance(group: Group, tile_rank: int, cores: int) -> CoreBalance | Non
         ),
         default=2,
     )
+    pitches = output_pitches(group)
     return CoreBalance(
         cores=cores,
         outer_units=math.prod(cast(int, e) for e in outer),
         reduced=frozenset(d - first for d in group.reduced if d >= first),
         element_bytes=element,
+        outer_pitch=pitches[first - 1] if first and pitches else 0,
+        pitches=tuple(pitches[first:]) if pitches else (),
     )
+
+
+def output_pitches(group: Group) -> list[int]:
+    """Per frame dim of `group`, the GM bytes its outputs' windows move per
+    element along it (the gcd over the outputs, row-major tensors; 0: none
+    moves), which decides the multi-core split's granule; empty when an
+    output has a dynamic dim."""
+    pitches = [0] * group.rank
+    for value in group.outputs:
+        shape = tensor_type(value).get_shape()
+        if any(d == DYNAMIC_INDEX for d in shape):
+            return []
+        stride = element_bytes(tensor_type(value).element_type)
+        for dim in reversed(range(len(shape))):
+            if shape[dim] > 1:
+                frame_dim = group.mapping[value][dim]
+                pitches[frame_dim] = math.gcd(pitches[frame_dim], stride)
+            stride *= shape[dim]
+    return pitches
 
 
 def _schedulable(function: func.FuncOp) -> bool:

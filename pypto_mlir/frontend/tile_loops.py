@@ -31,12 +31,13 @@ from fractions import Fraction
 from typing import Any
 
 from xdsl.dialects import scf
-from xdsl.dialects.builtin import IndexType
+from xdsl.dialects.builtin import IndexType, MemRefType
 from xdsl.ir import Block, Operation, SSAValue
 
 from pypto_mlir.dialects.tile import (
     LoadOp,
     MemorySpace,
+    StoreOp,
     element_bytes,
     fractal_edge,
 )
@@ -438,12 +439,37 @@ class TileGrid:
             for op in block.walk()
             if isinstance(op, LoadOp)
         ]
+        pitches = self._store_pitches(block)
+        first = max(0, len(self.extents) - 2)
         return CoreBalance(
             cores=self.trace.target.cores,
             outer_units=units,
             reduced=frozenset(),
             element_bytes=max(loaded, default=2),
+            outer_pitch=pitches[first - 1] if first and pitches else 0,
+            pitches=tuple(pitches[first:]),
         )
+
+    def _store_pitches(self, block: Block) -> list[int]:
+        """Per grid dim, the GM bytes the stores' windows move per element
+        along it (the gcd over the stores of the grid's rank), which decides
+        the multi-core split's granule; empty when a store has another rank
+        or a dynamic layout."""
+        pitches = [0] * len(self.extents)
+        for op in block.walk():
+            if not isinstance(op, StoreOp):
+                continue
+            dest = op.dest.type
+            assert isinstance(dest, MemRefType)
+            strides = dest.get_strides()
+            shape = dest.get_shape()
+            if len(shape) != len(pitches) or strides is None or None in strides:
+                return []
+            size = element_bytes(dest.element_type)
+            for dim, (extent, stride) in enumerate(zip(shape, strides, strict=True)):
+                if extent != 1:
+                    pitches[dim] = math.gcd(pitches[dim], size * int(stride))  # pyright: ignore[reportArgumentType]
+        return pitches
 
 
 class _GridIterator:

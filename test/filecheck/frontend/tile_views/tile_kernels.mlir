@@ -10,21 +10,24 @@
 // CHECK-LABEL: // kernel swish
 // The article's Swish with tile views (pto.auto on both dims): the tile the
 // tiling model chooses, sized for the cores by cost as tv-to-tile sizes the
-// tensor-level Swish (2 of the 37 rows: 19 tiles for ascend910b's 24 cores),
-// padded to the ub alignment with the real extent as valid shape, the rows'
-// tail a run-time extent, one tile.silu, no loop for the dim of one tile.
+// tensor-level Swish (16 of the 37 rows: a core's share of the output starts
+// on a 32-byte GM block, so 2-row tiles of 180 bytes would go to the cores in
+// shares of 8 tiles, 3 cores for 19 tiles; 16 rows of 1440 bytes split in
+// single tiles), padded to the ub alignment with the real extent as valid
+// shape, the rows' tail a run-time extent, one tile.silu, no loop for the dim
+// of one tile.
 // CHECK-NEXT: builtin.module attributes {pypto.target = "ascend910b"} {
 // CHECK-NEXT:   func.func @swish(%x: memref<37x45xf16>, %out: memref<37x45xf16>) attributes {pypto.outputs = 1 : i64} {
 // CHECK-NEXT:     %[[C37:.*]] = arith.constant 37 : index
-// CHECK-NEXT:     %[[C2:.*]] = arith.constant 2 : index
+// CHECK-NEXT:     %[[C16:.*]] = arith.constant 16 : index
 // CHECK-NEXT:     %[[C0:.*]] = arith.constant 0 : index
-// CHECK-NEXT:     scf.for %[[I:.*]] = %[[C0]] to %[[C37]] step %[[C2]] {
+// CHECK-NEXT:     scf.for %[[I:.*]] = %[[C0]] to %[[C37]] step %[[C16]] {
 // CHECK-NEXT:       arith.subi
 // CHECK-NEXT:       arith.cmpi slt
 // CHECK-NEXT:       %[[ROWS:.*]] = arith.select
-// CHECK-NEXT:       %[[T:.*]] = tile.load %x[%[[I]], %[[C0]]] valid [%[[ROWS]]] : memref<37x45xf16> -> !tile.tile<2x48xf16, ub, valid = [?, 45]>
-// CHECK-NEXT:       %[[S:.*]] = tile.silu %[[T]] : !tile.tile<2x48xf16, ub, valid = [?, 45]>
-// CHECK-NEXT:       tile.store %[[S]], %out[%[[I]], %[[C0]]] : !tile.tile<2x48xf16, ub, valid = [?, 45]> -> memref<37x45xf16>
+// CHECK-NEXT:       %[[T:.*]] = tile.load %x[%[[I]], %[[C0]]] valid [%[[ROWS]]] : memref<37x45xf16> -> !tile.tile<16x48xf16, ub, valid = [?, 45]>
+// CHECK-NEXT:       %[[S:.*]] = tile.silu %[[T]] : !tile.tile<16x48xf16, ub, valid = [?, 45]>
+// CHECK-NEXT:       tile.store %[[S]], %out[%[[I]], %[[C0]]] : !tile.tile<16x48xf16, ub, valid = [?, 45]> -> memref<37x45xf16>
 // CHECK-NEXT:     }
 // CHECK-NEXT:     func.return
 
