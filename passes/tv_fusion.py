@@ -515,6 +515,9 @@ class FusionAnalysis:
                 identity if keep else tuple(d for d in identity if d not in axes)
             )
             return group
+        epilogue = self._reduction_epilogue(op)
+        if epilogue is not None:
+            return epilogue
         frame = self.extents.of(value) or (1,)
         if isinstance(op, tv.SoftmaxOp):
             group = Group(GroupKind.ROW, op, frame, frozenset([op.axis.value.data]))
@@ -523,6 +526,28 @@ class FusionAnalysis:
         else:
             group = Group(GroupKind.MAP, op, frame)
         group.mapping[value] = tuple(range(tensor_type(value).get_num_dims()))
+        return group
+
+    def _reduction_epilogue(self, op: Operation) -> Group | None:
+        """A ROW group over the frame of the reduction `op` reads, when `op` is
+        elementwise on that reduction's result alone (its only tensor operand,
+        read by nothing else): the reduction then joins it and `op` runs on the
+        reduced tile in the same nest (a cast of a column sum's f32 result, as
+        reduction_split emits it) instead of in a nest of its own after it."""
+        if not isinstance(op, MAP_OPS):
+            return None
+        operands = [o for o in op.operands if is_tensor(o)]
+        if len(operands) != 1 or not isinstance(operands[0].owner, tv.ReduceOp):
+            return None
+        reduction = operands[0].owner
+        source = reduction.result
+        if tensor_users(source) != [op] or is_returned(source):
+            return None
+        if tensor_type(op.results[0]).get_shape() != tensor_type(source).get_shape():
+            return None
+        group = self._new_group(reduction)
+        group.root = op
+        group.mapping = {op.results[0]: group.mapping.pop(source)}
         return group
 
 

@@ -66,6 +66,7 @@ from pypto_mlir.targets import Target, TargetError, load_target
 from pypto_mlir.targets.resolve import TARGET_ATTR, resolve_target
 
 from .multicore_split import INTERLEAVE_ATTR
+from .reduction_split import split_reductions
 from .tiling_model import CoreBalance
 from .tv_fusion import (
     ExtentAnalysis,
@@ -447,6 +448,12 @@ class TvSchedulePass(ModulePass):
     to work and the target's DMA costs say it finishes sooner; false: the
     largest tiles that fit."""
 
+    split_reductions: bool = True
+    """Split a reduction of an argument over its first reduced dim across the
+    cores, with a second nest combining the partial results, where the
+    tiling model estimates it faster (passes/reduction_split.py); false: one
+    nest."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         target_name = resolve_target(op, self.target, default=None)
         if target_name is None:
@@ -467,6 +474,8 @@ class TvSchedulePass(ModulePass):
                 continue
             if not _schedulable(function):
                 continue  # tv-to-tile reports what it cannot tile
+            if self.split_reductions:
+                split_reductions(function, target, target.cores)
             scheduler = Scheduler(function, rules)
             scheduler.annotate(target.cores if self.balance_cores else 0)
             if self.interleave and scheduler.has_independent_groups():

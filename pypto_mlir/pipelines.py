@@ -119,6 +119,7 @@ LOWER_STAGES: tuple[Stage, ...] = (
             ("fuse_siblings", "fuse_siblings"),
             ("interleave", "interleave"),
             ("balance_cores", "balance_cores"),
+            ("split_reductions", "split_reductions"),
         ),
         enabled_by="schedule",
     ),
@@ -162,7 +163,8 @@ class LowerPipeline(PipelinePass):
     """Lower tv to ascend_hw: tile, peel tails, select instructions, synchronise.
 
     Runs canonicalize, pypto-set-target, tv-expand-math, tv-schedule (unless
-    schedule=false; fuse-siblings, interleave, balance-cores), tv-to-tile, tile-peel-tails,
+    schedule=false; fuse-siblings, interleave, balance-cores,
+    split-reductions), tv-to-tile, tile-peel-tails,
     tile-pipeline (unless double-buffer=false), tile-to-hw (bank-offset),
     hw-coalesce-dma (unless coalesce-dma=false) and hw-insert-sync; every stage
     is also a pass of its own. start-level=tile lowers tile IR: pypto-set-target
@@ -201,6 +203,10 @@ class LowerPipeline(PipelinePass):
 
     balance_cores: bool = True
     """Size vector tiles for the cores by cost (tv-schedule, tv-to-tile)."""
+
+    split_reductions: bool = True
+    """Split reductions over their long axis across the cores, with a combine
+    nest, where estimated faster (tv-schedule)."""
 
     double_buffer: bool = True
     """Multi-buffer tile loops (tile-pipeline); false: one buffer per tile."""

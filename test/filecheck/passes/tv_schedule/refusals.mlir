@@ -23,9 +23,11 @@ func.func @spaces(%a: !tv.tensor<64x128xf16>) -> (!tv.tensor<64x128xf16>, !tv.te
 // CHECK-NEXT:  tv.reduce_sum %a [0] {pypto.group = 1 : i64
 func.func @reductions(%a: !tv.tensor<64x128xf32>) -> (!tv.tensor<64xf32>, !tv.tensor<128xf32>) {
   // expected-remark@below {{group 0 (row: tv.reduce_sum) over 64x128}}
+  // expected-remark@below {{tv.reduce_sum over 64x128 not split along dim 1: estimated}}
   %r = tv.reduce_sum %a [1] : !tv.tensor<64x128xf32> -> !tv.tensor<64xf32>
   // expected-remark@below {{not fused with tv.reduce_sum (sharing %a): they reduce different dims}}
   // expected-remark@below {{group 1 (row: tv.reduce_sum) over 64x128}}
+  // expected-remark@below {{tv.reduce_sum over 64x128 not split along dim 0: estimated}}
   %c = tv.reduce_sum %a [0] : !tv.tensor<64x128xf32> -> !tv.tensor<128xf32>
   func.return %r, %c : !tv.tensor<64xf32>, !tv.tensor<128xf32>
 }
