@@ -182,6 +182,9 @@ class NestBuilder:
         """Outermost first: the nest's top, then one per loop being built."""
         self._homes: dict[tuple[SSAValue, Mapping], Scope] = {}
         """Where values computed outside `tile_of` (a pass's reductions) were put."""
+        self.hoist = True
+        """Compute loop-invariant tiles before the loops (false: in the innermost
+        loop, after the tiles that vary, see `VectorNest.emit`)."""
         self._members = set(group.members)
         self._placed: dict[tuple[SSAValue, Mapping], Scope] = {}
         """`placement`'s answers, valid while `scopes` is `_placed_under`."""
@@ -433,6 +436,8 @@ class NestBuilder:
         """The innermost loop level over a dim `value` varies along: the value is
         computed once per iteration of that loop (loop-invariant tiles, such as
         a bias row in a loop over rows, are loaded before it)."""
+        if not self.hoist:
+            return self.scopes[-1]
         spanned = {d for d in range(self.group.rank) if self.spans(value, mapping, d)}
         for scope in reversed(self.scopes):
             if scope.dims & spanned:

@@ -390,6 +390,23 @@ def tiling_cost(
     `split_granule(alignment, step * pitch)` iterations), each loading its tiles along the reduced dims one after the
     other, plus one tile's worth for the pipeline's fill (the first load and the
     last store do not overlap anything)."""
+    units, serial = core_tiles(target, tiling, extents, balance)
+    bursts = math.prod(tiling.physical[:-1]) if len(tiling.physical) > 1 else 1
+    tile = dma_cost(
+        target, ("gm", "ub"), bursts, tiling.physical[-1] * balance.element_bytes
+    )
+    return units * (serial + 1) * tile.cycles
+
+
+def core_tiles(
+    target: Target,
+    tiling: VectorTiling,
+    extents: Sequence[int],
+    balance: CoreBalance,
+) -> tuple[int, int]:
+    """The busiest core's parallel iterations (`busiest_core_units` over the
+    outer dims and the tile dims not reduced, with the split's granules) and
+    the tiles it walks one after the other in each (along the reduced dims)."""
     alignment = target.memories["gm"].alignment
     granule = partial(_granule, alignment, bool(balance.pitches))
     loops = [(balance.outer_units, granule(balance.outer_pitch), True)]
@@ -403,12 +420,7 @@ def tiling_cost(
             loops.append(
                 (trips, granule(step * pitch), extent % step == 0 or trips > 2)
             )
-    bursts = math.prod(tiling.physical[:-1]) if len(tiling.physical) > 1 else 1
-    tile = dma_cost(
-        target, ("gm", "ub"), bursts, tiling.physical[-1] * balance.element_bytes
-    )
-    units = busiest_core_units(loops, balance.cores)
-    return units * (serial + 1) * tile.cycles
+    return busiest_core_units(loops, balance.cores), serial
 
 
 def _granule(alignment: int, modelled: bool, step_bytes: int) -> int:

@@ -86,6 +86,7 @@ from .tiling_model import (
     auto_vector_tiling,
     balanced_tiling,
     column_unit,
+    core_tiles,
     explicit_matmul_tiling,
     explicit_vector_tiling,
     matmul_choice_text,
@@ -152,6 +153,12 @@ class TvToTilePass(ModulePass):
     attention_fusion: bool = True
     """Fuse softmax(q @ k.T ...) @ v into one flash-attention nest
     (passes/attention_nests.py); false: three nests, the scores in GM."""
+
+    late_invariants: bool = True
+    """In a vector nest whose loop each core runs at most once, load the
+    loop-invariant tiles (layernorm's gamma and beta) in the loop after the
+    tiles that vary, so that their GM latency overlaps the first tile's vector
+    work; false: before the loop."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         target_name = resolve_target(op, self.target, default=None)
@@ -707,14 +714,71 @@ class FunctionLowering:
             )
             if better is not None:
                 tiling, balanced = better, f", sized for {cores} cores by cost"
+        hoist, placed = self._hoist_invariants(group, tiling, resident, explicit)
         VectorNest(group, self.extents, self.gm, cursor, self._sum_lanes).emit(
-            tiling, resident
+            tiling, resident, hoist
         )
         peak = request.profile.peak(tiling.physical)
         emit_remark(
             group.root,
-            self._vector_remark(group, tiling, resident, peak, buffering) + balanced,
+            self._vector_remark(group, tiling, resident, peak, buffering)
+            + balanced
+            + placed,
         )
+
+    def _hoist_invariants(
+        self,
+        group: Group,
+        tiling: VectorTiling,
+        resident: bool,
+        explicit: Sequence[int],
+    ) -> tuple[bool, str]:
+        """Whether the nest of `group` loads its loop-invariant tiles before its
+        loops, and the remark's words when not (`late-invariants`): not when it
+        has such tiles, is resident, and no core runs two iterations of it (by
+        the multi-core split's shares, `tiling_model.core_tiles`), where
+        hoisting saves no load and only delays the first tile's."""
+        if not self.options.late_invariants or explicit:
+            return True, ""
+        if group.reduced and not resident:
+            return True, ""
+        if not any(
+            len(self.extents.of(v)) < group.rank
+            or any(
+                e == 1 and f != 1
+                for e, f in zip(self.extents.of(v), group.frame, strict=True)
+            )
+            for v in self._inputs_of(group)
+        ):
+            return True, ""
+        cores = self.options.max_cores or self.target.cores
+        balance = group_balance(group, len(tiling.steps), cores)
+        extents = [
+            static_extent(e) for e in group.frame[group.rank - len(tiling.steps) :]
+        ]
+        if balance is None or any(e is None for e in extents):
+            return True, ""
+        units, serial = core_tiles(
+            self.target, tiling, cast(list[int], extents), balance
+        )
+        if units * serial > 1:
+            return True, ""
+        return False, (
+            "; loop-invariant tiles loaded in the loop after the varying ones "
+            "(no core runs two iterations)"
+        )
+
+    @staticmethod
+    def _inputs_of(group: Group) -> list[SSAValue]:
+        """The tensors the members of `group` read from outside it."""
+        members = set(group.members)
+        return [
+            v
+            for m in group.members
+            for v in m.operands
+            if is_tensor(v)
+            and not (isinstance(v.owner, Operation) and v.owner in members)
+        ]
 
     def _vector_remark(
         self,

@@ -148,8 +148,12 @@ class VectorNest(NestBuilder):
 
     # Vector nests ---------------------------------------------------------------------
 
-    def emit(self, tiling: VectorTiling, resident: bool) -> None:
-        """The nest of a MAP or ROW group with this tile."""
+    def emit(self, tiling: VectorTiling, resident: bool, hoist: bool = True) -> None:
+        """The nest of a MAP or ROW group with this tile. Without `hoist`, a
+        resident nest loads its loop-invariant tiles (layernorm's gamma and
+        beta) in the loop, after the tiles that vary: for a loop each core runs
+        at most once, their loads then queue behind the first tile's on MTE2
+        and overlap its vector work instead of delaying it."""
         group = self.group
         for dim in range(group.rank):
             self.steps[dim] = 1
@@ -160,6 +164,7 @@ class VectorNest(NestBuilder):
             self.physical[dim] = physical
         self.resident = resident or not group.reduced
         if self.resident:
+            self.hoist = hoist
 
             def body(at: InsertPoint, _: list[SSAValue]) -> list[SSAValue]:
                 for value in group.outputs:

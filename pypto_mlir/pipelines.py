@@ -133,6 +133,7 @@ LOWER_STAGES: tuple[Stage, ...] = (
             ("matmul_panels", "matmul_panels"),
             ("matmul_split_k", "matmul_split_k"),
             ("attention_fusion", "attention_fusion"),
+            ("late_invariants", "late_invariants"),
         ),
         inputs=("tv",),
     ),
@@ -216,6 +217,10 @@ class LowerPipeline(PipelinePass):
 
     attention_fusion: bool = True
     """Fuse softmax(q @ k.T ...) @ v into one flash-attention nest (tv-to-tile)."""
+
+    late_invariants: bool = True
+    """Load loop-invariant tiles in a loop each core runs once, after the
+    varying ones (tv-to-tile)."""
 
     bank_offset: bool = True
     """Place UB buffers a vector instruction uses together in different banks
