@@ -483,7 +483,14 @@ class PipelineLoop(RewritePattern):
             or step is None
             or step <= 0
             or _pipelinable(loop) is not None
+            or any(
+                isinstance(r.type, TileType) and r.type.num_dynamic_valid()
+                for op in loop.body.block.ops
+                for r in op.results
+            )
         ):
+            # Tails of a dynamic shape (tv-to-tile's loops to a memref.dim):
+            # counts tile-to-hw cannot make static; left as they were.
             return
         if loop.iter_args:
             emit_remark(
