@@ -2422,7 +2422,8 @@ class LoadScalarOp(HwInstruction):
 
     The element at `src[indices]` (one index per dim; in a buffer, the `nd`
     element offset) becomes a scalar register value: integers (an `index`
-    memref, i16/i32) as a sign-extended `index`, floats as their own type. The
+    memref, i16/i32) as a sign-extended `index` or as their own type, floats as
+    their own type. The
     scalar unit waits for it, so the instructions it issues after use it
     (loop bounds, DMA addresses, `vmuls` operands); it reads GM through its data
     cache (docs/simulator.md, *Scalar reads*). A ub buffer is read after the
@@ -2466,10 +2467,11 @@ class LoadScalarOp(HwInstruction):
             raise VerifyException(
                 f"load_scalar reads {names(SCALAR_LOAD_TYPES)} elements, got {element}"
             )
-        expected = element if is_float_type(element) else IndexType()
-        if self.result.type != expected:
+        allowed = (element,) if is_float_type(element) else (IndexType(), element)
+        if self.result.type not in allowed:
             raise VerifyException(
-                f"a {element} element is read as {expected}, not {self.result.type}"
+                f"a {element} element is read as {names(dict.fromkeys(allowed))}, "
+                f"not {self.result.type}"
             )
         if isinstance(self.src.type, BufferType):
             buf = self.src.type

@@ -17,8 +17,11 @@ copies in the same three phases (prologue-free: the first loads start the
 pipeline, the last stores drain it).
 
 Only loops this is safe and simple for are touched: constant bounds, no carried
-values, a body of region-free ops, and no GM tensor both loaded and stored in
-the body (loads move above earlier stores). When the buffers of `stages` copies
+values, a body of region-free ops, and no GM tensor both loaded (by `tile.load`
+or a scalar `memref.load`) and stored in the body (loads move above earlier
+stores). A loop of run-time bounds without carried values (a CSR row's
+entries, docs/sparse.md) is unrolled after a remainder loop of `max(0,
+ceil((ub - lb) / step)) mod stages` trips (`pipeline_split_loop`). When the buffers of `stages` copies
 would not fit a memory of the target, fewer stages are used and a remark says so.
 A top-level loop, which tile-to-hw splits over the cores in units of its
 iterations, keeps at most `ceil(trips / cores) // 2` stages: each core must run

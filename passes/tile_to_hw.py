@@ -31,7 +31,6 @@ from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
-    IndexType,
     IntegerAttr,
     MemRefType,
     ModuleOp,
@@ -425,13 +424,11 @@ class LowerScalarLoad(RewritePattern):
         memref_type = op.memref.type
         assert isinstance(memref_type, MemRefType)
         element = memref_type.element_type
-        if element not in hw.SCALAR_LOAD_TYPES or op.res.type != (
-            element if tile.is_float(element) else IndexType()
-        ):
+        if element not in hw.SCALAR_LOAD_TYPES:
             raise op_error(
                 op,
-                f"tile-to-hw reads scalars of {hw.names(hw.SCALAR_LOAD_TYPES)} "
-                f"(integers as index), not {op.res.type} from {memref_type}",
+                f"tile-to-hw reads scalars of {hw.names(hw.SCALAR_LOAD_TYPES)}, "
+                f"not {element} from {memref_type}",
             )
         read = hw.LoadScalarOp(op.memref, op.indices, op.res.type)
         read.location = op.location

@@ -43,11 +43,21 @@ builtin.module {{
 """
 
 
-def spmm_kernel(m: int, k: int, n: int, element: str = "f32") -> str:
+def spmm_kernel(
+    m: int, k: int, n: int, element: str = "f32", index: str = "index"
+) -> str:
+    """`index`: the type of the column indices, `index` or `i32` (read as i32
+    and cast)."""
     row = f"!tile.tile<1x{n}x{element}, ub>"
     b, out = f"memref<{k}x{n}x{element}>", f"memref<{m}x{n}x{element}>"
     arguments = (
-        f"%idx: memref<?xindex>, %val: memref<?x{element}>, %b: {b}, %out: {out}"
+        f"%idx: memref<?x{index}>, %val: memref<?x{element}>, %b: {b}, %out: {out}"
+    )
+    read = (
+        "%col = memref.load %idx[%p] : memref<?xindex>"
+        if index == "index"
+        else f"""%c = memref.load %idx[%p] : memref<?x{index}>
+        %col = arith.index_cast %c : {index} to index"""
     )
     return _row_loop(
         m,
@@ -56,7 +66,7 @@ def spmm_kernel(m: int, k: int, n: int, element: str = "f32") -> str:
         f"""
       %init = tile.fill %zero : {element} -> {row}
       %acc = scf.for %p = %start to %end step %c1 iter_args(%a = %init) -> ({row}) {{
-        %col = memref.load %idx[%p] : memref<?xindex>
+        {read}
         %v = memref.load %val[%p] : memref<?x{element}>
         %brow = tile.load %b[%col, %c0] : {b} -> {row}
         %s = tile.mul %brow, %v : {row}, {element}

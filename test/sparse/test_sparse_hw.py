@@ -87,6 +87,18 @@ def test_spmm(name: str, target: str) -> None:
     np.testing.assert_allclose(actual, a @ b, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("target", TARGETS)
+def test_spmm_i32_indices(target: str) -> None:
+    """Column indices of the encoding's i32, read as i32 and cast to index."""
+    a = pattern("random")
+    m, k = SHAPE
+    b = np.random.default_rng(1).standard_normal((k, 64)).astype(np.float32)
+    offsets, indices, values = csr_arguments(a)
+    args = [offsets, indices.astype(np.int32), values, b, np.zeros((m, 64), np.float32)]
+    actual, _ = run_both(spmm_kernel(m, k, 64, index="i32"), args, 4, target)
+    np.testing.assert_allclose(actual, a @ b, rtol=1e-5, atol=1e-5)
+
+
 def test_spmm_f16() -> None:
     a = pattern("power_law")
     m, k = SHAPE

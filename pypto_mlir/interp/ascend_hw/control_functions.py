@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from xdsl.dialects.builtin import FloatAttr, IndexType
+from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerType
 from xdsl.interpreter import Interpreter, PythonValues, register_impls
 from xdsl.interpreters.builtin import scalar_attr
 
@@ -151,7 +151,7 @@ class HwControlFunctions(HwFunctions):
         data = mem.bytes if isinstance(mem, GmTensor) else core.memories[mem]
         value = data[address : address + dtype.itemsize].view(dtype)[0]
         result_type = op.result.type
-        if isinstance(result_type, IndexType):
+        if isinstance(result_type, IndexType | IntegerType):
             return (scalar_attr(int(value), result_type, interpreter.index_bitwidth),)
         return (FloatAttr(float(value), cast(Any, result_type)),)
 

@@ -1,5 +1,5 @@
 // load_scalar reads one element of GM or UB of an index, integer or float type,
-// integers as index, at one index per dim inside the memref or buffer.
+// integers as index or their own type, at one index per dim inside the memref or buffer.
 // RUN: not pypto-opt %s --split-input-file 2>&1 | filecheck %s
 
 // CHECK: 'ascend_hw.load_scalar' op the source must be in gm, ub, got l1
@@ -18,10 +18,18 @@ func.func @f(%x: memref<64xi8>, %j: index) -> index {
 
 // -----
 
-// CHECK: 'ascend_hw.load_scalar' op a i32 element is read as index, not i32
-func.func @f(%x: memref<64xi32>, %j: index) -> i32 {
-  %v = ascend_hw.load_scalar %x[%j] : memref<64xi32> -> i32
-  func.return %v : i32
+// CHECK: 'ascend_hw.load_scalar' op a i32 element is read as index, i32, not i16
+func.func @f(%x: memref<64xi32>, %j: index) -> i16 {
+  %v = ascend_hw.load_scalar %x[%j] : memref<64xi32> -> i16
+  func.return %v : i16
+}
+
+// -----
+
+// CHECK: 'ascend_hw.load_scalar' op a f32 element is read as f32, not index
+func.func @f(%x: memref<64xf32>, %j: index) -> index {
+  %v = ascend_hw.load_scalar %x[%j] : memref<64xf32> -> index
+  func.return %v : index
 }
 
 // -----

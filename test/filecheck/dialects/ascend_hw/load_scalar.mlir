@@ -11,6 +11,7 @@
 // CHECK-NEXT: %v = ascend_hw.load_scalar %val[%start] : memref<?xf16> -> f16
 // CHECK-NEXT: %col = ascend_hw.load_scalar %idx[%c0] : memref<16xi32> -> index
 // CHECK-NEXT: %j = ascend_hw.load_scalar %a[%c0] : !ascend_hw.buf<64xi32, ub> -> index
+// CHECK-NEXT: %k = ascend_hw.load_scalar %idx[%c0] : memref<16xi32> -> i32
 // GENERIC: "ascend_hw.load_scalar"(%{{.*}}, %{{.*}}) : (memref<?xindex>, index) -> index
 // GENERIC: "ascend_hw.load_scalar"(%{{.*}}, %{{.*}}) : (!ascend_hw.buf<64xi32, ub>, index) -> index
 func.func @load_scalar(%off: memref<?xindex>, %val: memref<?xf16>, %idx: memref<16xi32>, %r: index) -> (index, f16, index, index) {
@@ -20,5 +21,6 @@ func.func @load_scalar(%off: memref<?xindex>, %val: memref<?xf16>, %idx: memref<
   %v = ascend_hw.load_scalar %val[%start] : memref<?xf16> -> f16
   %col = ascend_hw.load_scalar %idx[%c0] : memref<16xi32> -> index
   %j = ascend_hw.load_scalar %a[%c0] : !ascend_hw.buf<64xi32, ub> -> index
+  %k = ascend_hw.load_scalar %idx[%c0] : memref<16xi32> -> i32
   func.return %start, %v, %col, %j : index, f16, index, index
 }

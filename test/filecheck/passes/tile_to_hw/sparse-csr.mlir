@@ -101,3 +101,27 @@ func.func @spmv_prefetch(%off: memref<17xindex>, %idx: memref<?xi32>, %val: memr
   }
   func.return
 }
+
+// -----
+
+// A top-level loop of run-time bounds (rows from an argument) is not split
+// over the cores: its chunks are unknown at compile time. It runs on one core,
+// pipelined by tile-pipeline (a remainder loop, then two rows per trip).
+// CHECK-LABEL: func.func @gather_rows
+// CHECK-SAME: attributes {ascend_hw.block_dim = 1 : i64}
+// CHECK-NOT:  ascend_hw.block_idx
+// CHECK:      scf.for %p = %lo to %{{.*}} step %c1 {
+// CHECK:        %col = ascend_hw.load_scalar %idx[%p] : memref<64xindex> -> index
+// CHECK:        ascend_hw.dma_load %x[%col, %c0]
+// CHECK:      scf.for %{{.*}} = %{{.*}} to %hi step %{{.*}} {
+// CHECK-COUNT-2: ascend_hw.load_scalar %idx
+func.func @gather_rows(%idx: memref<64xindex>, %x: memref<32x64xf32>, %out: memref<64x64xf32>, %lo: index, %hi: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.for %p = %lo to %hi step %c1 {
+    %col = memref.load %idx[%p] : memref<64xindex>
+    %row = tile.load %x[%col, %c0] : memref<32x64xf32> -> !tile.tile<1x64xf32, ub>
+    tile.store %row, %out[%p, %c0] : !tile.tile<1x64xf32, ub> -> memref<64x64xf32>
+  }
+  func.return
+}
