@@ -26,6 +26,7 @@ from sparse_tile_kernels import (
     spmv_kernel,
     spmv_prefetch_kernel,
 )
+from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 from xdsl.rewriter import Rewriter
@@ -33,8 +34,9 @@ from xdsl.rewriter import Rewriter
 from pypto_mlir.check import run_tile_level
 from pypto_mlir.dialects import ascend_hw as hw
 from pypto_mlir.interp.ascend_hw import HwRunResult, run_hw_function
+from pypto_mlir.passes.hw_insert_sync import HwStripSyncPass, Sync, insert_sync
 from pypto_mlir.pipelines import LowerPipeline
-from pypto_mlir.sim import AccessError, RaceError
+from pypto_mlir.sim import AccessError, RaceError, SimError
 from pypto_mlir.sim.dcache import DataCache
 from pypto_mlir.targets import load_target
 from pypto_mlir.universe import default_context
@@ -275,3 +277,52 @@ def test_scalar_reads_are_priced_by_the_data_cache() -> None:
     # Offsets 0..12 (13 x 8 bytes) lie in two lines; each core misses on its
     # first line, and once more where its rows cross into the second.
     assert 1 <= misses <= 2 * result.report.block_dim
+
+
+def _resynchronised(module: ModuleOp) -> list[Sync]:
+    """Strip the module's flags and insert new ones; the flags placed."""
+    HwStripSyncPass().apply(default_context(), module)
+    return [
+        sync
+        for op in module.walk()
+        if isinstance(op, func.FuncOp)
+        for sync in insert_sync(op)
+    ]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_every_flag_of_the_scalar_unit_is_needed(target: str) -> None:
+    """Without any one set/wait pair to or from S that hw-insert-sync gave the
+    spmv with index tiles (rows of 20 entries: three chunks each, every path
+    taken), the simulator reports a race, a deadlock or an event misuse, or the
+    result changes. (Two flags between V and MTE2 around the loops of run-time
+    bounds change nothing in any run: the analysis takes such a loop to run
+    possibly zero times, docs/hw_insert_sync.md, *Limits*.)"""
+    a = pattern("full")
+    m, k = SHAPE
+    x = np.random.default_rng(6).standard_normal(k).astype(np.float32)
+    offsets, _, values = csr_arguments(a)
+    args = [offsets, padded_indices(a), values, x]
+    lowered = lower(parse(spmv_prefetch_kernel(m, k)), target)
+    chip = load_target(target)
+
+    def run(module: ModuleOp) -> bytes:
+        y = np.full(m, np.nan, np.float32)
+        run_hw_function(module, "f", [*(v.copy() for v in args), y], chip)
+        return y.tobytes()
+
+    reference = run(lowered.clone())
+    syncs = _resynchronised(lowered.clone())
+    scalar = [i for i, sync in enumerate(syncs) if hw.Pipe.S in (sync.src, sync.dst)]
+    assert len(scalar) == 2  # mte2 -> s before the reads, s -> mte2 after them
+    kept = []
+    for index in scalar:
+        module = lowered.clone()
+        for op in _resynchronised(module)[index].ops:
+            Rewriter.erase_op(op)
+        try:
+            if run(module) == reference:
+                kept.append(index)
+        except SimError:
+            continue
+    assert not kept, f"flags {kept} of {len(syncs)} change nothing"
