@@ -26,7 +26,6 @@ from sparse_tile_kernels import (
     spmv_kernel,
     spmv_prefetch_kernel,
 )
-from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 from xdsl.rewriter import Rewriter
@@ -34,7 +33,7 @@ from xdsl.rewriter import Rewriter
 from pypto_mlir.check import run_tile_level
 from pypto_mlir.dialects import ascend_hw as hw
 from pypto_mlir.interp.ascend_hw import HwRunResult, run_hw_function
-from pypto_mlir.passes.hw_insert_sync import HwStripSyncPass, Sync, insert_sync
+from pypto_mlir.passes.hw_insert_sync import resynchronise
 from pypto_mlir.pipelines import LowerPipeline
 from pypto_mlir.sim import AccessError, RaceError, SimError
 from pypto_mlir.sim.dcache import DataCache
@@ -279,17 +278,6 @@ def test_scalar_reads_are_priced_by_the_data_cache() -> None:
     assert 1 <= misses <= 2 * result.report.block_dim
 
 
-def _resynchronised(module: ModuleOp) -> list[Sync]:
-    """Strip the module's flags and insert new ones; the flags placed."""
-    HwStripSyncPass().apply(default_context(), module)
-    return [
-        sync
-        for op in module.walk()
-        if isinstance(op, func.FuncOp)
-        for sync in insert_sync(op)
-    ]
-
-
 @pytest.mark.parametrize("target", TARGETS)
 def test_every_flag_of_the_scalar_unit_is_needed(target: str) -> None:
     """Without any one set/wait pair to or from S that hw-insert-sync gave the
@@ -312,13 +300,13 @@ def test_every_flag_of_the_scalar_unit_is_needed(target: str) -> None:
         return y.tobytes()
 
     reference = run(lowered.clone())
-    syncs = _resynchronised(lowered.clone())
+    syncs = resynchronise(lowered.clone())
     scalar = [i for i, sync in enumerate(syncs) if hw.Pipe.S in (sync.src, sync.dst)]
     assert len(scalar) == 2  # mte2 -> s before the reads, s -> mte2 after them
     kept = []
     for index in scalar:
         module = lowered.clone()
-        for op in _resynchronised(module)[index].ops:
+        for op in resynchronise(module)[index].ops:
             Rewriter.erase_op(op)
         try:
             if run(module) == reference:
