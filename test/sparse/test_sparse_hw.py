@@ -314,3 +314,33 @@ def test_every_flag_of_the_scalar_unit_is_needed(target: str) -> None:
         except SimError:
             continue
     assert not kept, f"flags {kept} of {len(syncs)} change nothing"
+
+
+EXTRACT = """
+builtin.module {
+  func.func @f(%idx: memref<16xi32>, %i: index, %j: index) -> (index, index) {
+    %t = tile.load %idx[%i] : memref<16xi32> -> !tile.tile<8xi32, ub, valid = [5]>
+    %v = tile.extract %t[%j] : !tile.tile<8xi32, ub, valid = [5]> -> index
+    %w = memref.load %idx[%j] : memref<16xi32>
+    %u = arith.index_cast %w : i32 to index
+    func.return %v, %u : index, index
+  }
+}
+"""
+
+
+def test_tile_level_scalar_reads() -> None:
+    """tile.extract and memref.load in the tile interpreter: the element read,
+    sign-extended; outside the valid region or the memref, an error."""
+    module = parse(EXTRACT)
+    idx = np.arange(16, dtype=np.int32) - 8
+    assert run_tile_level(module, "f", [idx, 2, 4]) == (-2, -4)
+    with pytest.raises(Exception, match=r"outside the valid region \[5\]"):
+        run_tile_level(module, "f", [idx, 2, 5])
+    read = parse(
+        "func.func @f(%idx: memref<16xi32>, %j: index) -> i32 {\n"
+        "  %w = memref.load %idx[%j] : memref<16xi32>\n"
+        "  func.return %w : i32\n}"
+    )
+    with pytest.raises(Exception, match=r"index \[16\] is outside the memref"):
+        run_tile_level(read, "f", [idx, 16])
