@@ -5,8 +5,9 @@ on ascend910b (the kernels of test/sparse/sparse_tile_kernels.py, shared with
 the tests):
 
 - a gather of rows at indices read on the scalar unit, over a loop of
-  run-time bounds, with `tile-pipeline` off and on (`double-buffer`): the
-  remainder-then-unrolled loop it makes of such a loop;
+  run-time bounds, with `tile-pipeline`'s pipelining of such loops off and on
+  (`pypto-lower{pipeline-runtime-bounds=...}`): the remainder-then-unrolled
+  loop it makes of it;
 - CSR spmv reading every column index from GM on the scalar unit (through its
   DataCache) against reading them 8 at a time into ub and taking them out
   with `tile.extract`: cycles and the S and MTE2 utilisation.
@@ -95,11 +96,14 @@ def main() -> None:
     idx = rng.integers(0, k, n).astype(np.int64)
     x = rng.standard_normal((k, c)).astype(np.float32)
     cycles = {}
-    for double in (False, True):
+    for pipelined in (False, True):
         out = np.zeros((n, c), np.float32)
-        report = run(gather, [idx, x, out, 0, n], 2, double_buffer=double)
-        cycles[double] = report.cycles
-        print(f"  double-buffer={str(double).lower()}: {report.cycles} cycles")
+        report = run(gather, [idx, x, out, 0, n], 2, pipeline_runtime_bounds=pipelined)
+        cycles[pipelined] = report.cycles
+        print(
+            f"  pipeline-runtime-bounds={str(pipelined).lower()}: "
+            f"{report.cycles} cycles"
+        )
     print(f"  off / on: {cycles[False] / cycles[True]:.2f}x")
 
     m, k = args.rows, args.cols

@@ -440,6 +440,8 @@ class PipelineLoop(RewritePattern):
     target: Target
     cores: int
     """The cores tile-to-hw splits top-level loops over."""
+    runtime_bounds: bool = True
+    """Whether loops of run-time bounds are pipelined (`_runtime_bounds`)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, loop: scf.ForOp, rewriter: PatternRewriter) -> None:
@@ -447,7 +449,8 @@ class PipelineLoop(RewritePattern):
             return
         bounds = (_constant(loop.lb), _constant(loop.ub), _constant(loop.step))
         if None in bounds:
-            self._runtime_bounds(loop, rewriter)
+            if self.runtime_bounds:
+                self._runtime_bounds(loop, rewriter)
             return
         lb, ub, step = bounds
         assert lb is not None and ub is not None and step is not None
@@ -544,6 +547,10 @@ class TilePipelinePass(ModulePass):
     max_cores: int = 0
     """The cores tile-to-hw splits top-level loops over; 0: all of the target's."""
 
+    runtime_bounds: bool = True
+    """Also pipeline loops whose bounds are only known at run time (a gather
+    at indices read from GM, docs/sparse.md); false: leave them as they are."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.stages < 1:
             raise op_error(op, f"stages must be >= 1, got {self.stages}")
@@ -553,6 +560,6 @@ class TilePipelinePass(ModulePass):
             return
         target = _target_of(op, self.target)
         cores = min(target.cores, self.max_cores or target.cores)
-        pattern = PipelineLoop(self.stages, target, cores)
+        pattern = PipelineLoop(self.stages, target, cores, self.runtime_bounds)
         # Each loop once, as found: the loops a rewrite makes are not visited.
         PatternRewriteWalker(pattern, apply_recursively=False).rewrite_module(op)
