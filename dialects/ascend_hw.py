@@ -39,7 +39,7 @@ Conventions shared by all ops:
   `op.write_buffers()` are the buffer and memref values it reads and writes.
 
 One module for the whole dialect, as xDSL's own dialects are (`builtin`, `arith`):
-its length is its 44 ops, each a class with the docstring that states its
+its length is its 45 ops, each a class with the docstring that states its
 semantics; splitting it would scatter the op list a reader looks up.
 """
 
@@ -118,6 +118,7 @@ from pypto_mlir.dialects.common import (
 from pypto_mlir.dialects.common import (
     TARGET_ATTR as TARGET_ATTR,
 )
+from pypto_mlir.dialects.common import is_float as is_float_type
 from pypto_mlir.dialects.common import target_of as target_of
 from pypto_mlir.targets import Target
 
@@ -238,8 +239,16 @@ class MaskAttr(ParametrizedAttribute):
 # --------------------------------------------------------------------------------------
 
 
+INDEX_BYTES = 8
+"""Bytes of one element of a GM `memref<..xindex>` (CSR offsets and column
+indices, docs/sparse.md): 64-bit, as the interpreters' index values are."""
+
+
 def element_bytes(element_type: Attribute) -> int:
-    """Size in bytes of one element of a buffer element type."""
+    """Size in bytes of one element of a buffer element type (or of `index`,
+    which only GM memrefs hold)."""
+    if isinstance(element_type, IndexType):
+        return INDEX_BYTES
     return common.element_bytes(element_type, "an ascend_hw element type")
 
 
@@ -2401,6 +2410,87 @@ class PipeBarrierOp(HwInstruction):
         return self.barrier_pipe.data
 
 
+SCALAR_LOAD_TYPES: tuple[Attribute, ...] = (IndexType(), i16, i32, f16, f32)
+"""Element types `load_scalar` reads: indices (GM `index` memrefs, ub i16/i32
+index tiles) and the float values of sparse tensors."""
+
+
+@irdl_op_definition
+class LoadScalarOp(HwInstruction):
+    """`%v = load_scalar %src[%i] : memref<?xindex> -> index`: the scalar unit reads
+    one element of a GM memref or a ub buffer (S).
+
+    The element at `src[indices]` (one index per dim; in a buffer, the `nd`
+    element offset) becomes a scalar register value: integers (an `index`
+    memref, i16/i32) as a sign-extended `index` or as their own type, floats as
+    their own type. The
+    scalar unit waits for it, so the instructions it issues after use it
+    (loop bounds, DMA addresses, `vmuls` operands); it reads GM through its data
+    cache (docs/simulator.md, *Scalar reads*). A ub buffer is read after the
+    DMA that wrote it only through an `mte2 -> s` flag (hw-insert-sync derives
+    it). The simulator reports an element outside the memref or buffer as an
+    error naming this op, never a silent read.
+    """
+
+    name = "ascend_hw.load_scalar"
+
+    src = operand_def(base(MemRefType) | base(BufferType))
+    indices = var_operand_def(IndexType)
+    result = result_def()
+
+    assembly_format = (
+        "$src `[` $indices `]` attr-dict `:` type($src) `->` type($result)"
+    )
+
+    def __init__(
+        self,
+        src: SSAValue | Operation,
+        indices: Sequence[SSAValue | Operation],
+        result_type: Attribute | None = None,
+    ):
+        element = _element_type_of(SSAValue.get(src))
+        if result_type is None:
+            result_type = element if is_float_type(element) else IndexType()
+        super().__init__(operands=[src, indices], result_types=[result_type])
+
+    @property
+    def pipe(self) -> Pipe:
+        return Pipe.S
+
+    def read_buffers(self) -> tuple[SSAValue, ...]:
+        return (self.src,)
+
+    def verify_(self) -> None:
+        _require_space("the source", self.src, (MemorySpace.GM, MemorySpace.UB))
+        element = _element_type_of(self.src)
+        if element not in SCALAR_LOAD_TYPES:
+            raise VerifyException(
+                f"load_scalar reads {names(SCALAR_LOAD_TYPES)} elements, got {element}"
+            )
+        allowed = (element,) if is_float_type(element) else (IndexType(), element)
+        if self.result.type not in allowed:
+            raise VerifyException(
+                f"a {element} element is read as {names(dict.fromkeys(allowed))}, "
+                f"not {self.result.type}"
+            )
+        if isinstance(self.src.type, BufferType):
+            buf = self.src.type
+            if buf.layout_kind != Layout.ND:
+                raise VerifyException("load_scalar reads nd buffers")
+            shape = buf.get_shape()
+            if len(self.indices) != len(shape):
+                raise VerifyException(
+                    f"source {buf} needs {len(shape)} indices, got {len(self.indices)}"
+                )
+            index = _constants(self.indices)
+            if index is not None and any(
+                not 0 <= i < d for i, d in zip(index, shape, strict=True)
+            ):
+                raise VerifyException(f"index {index} is outside {buf}")
+            return
+        _verify_gm_window("source", self.src, self.indices, element_bytes(element))
+
+
 @irdl_op_definition
 class BlockIdxOp(HwInstruction):
     """`%i = block_idx`: the index of this core in the launch, 0 .. block_dim - 1 (S)."""
@@ -2551,6 +2641,7 @@ AscendHW = Dialect(
         SetFlagOp,
         WaitFlagOp,
         PipeBarrierOp,
+        LoadScalarOp,
         BlockIdxOp,
         BlockDimOp,
         SyncAllOp,

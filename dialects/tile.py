@@ -49,6 +49,8 @@ from xdsl.dialects.builtin import (
     bf16,
     f16,
     f32,
+    i16,
+    i32,
     i64,
 )
 from xdsl.dialects.utils.enum_attribute import EnumAttribute
@@ -1677,6 +1679,70 @@ class FoldValidDim(RewritePattern):
             rewriter.replace_op(op, ValidDimOp(*origin))
 
 
+# --------------------------------------------------------------------------------------
+# Scalar reads of a tile (data-dependent addressing, docs/sparse.md)
+# --------------------------------------------------------------------------------------
+
+EXTRACT_ELEMENT_TYPES: tuple[Attribute, ...] = (i16, i32)
+"""Element types `tile.extract` reads: the index tiles of the sparse formats."""
+
+
+@irdl_op_definition
+class ExtractOp(IRDLOperation):
+    """One element of a ub tile of indices, as an `index` (the scalar unit reads it).
+
+        %col = tile.extract %idx[%j] : !tile.tile<64xi32, ub> -> index
+
+    One index operand per tile dim; the element must lie inside the tile's
+    valid region (the interpreter checks), its value is sign-extended. This is
+    how a kernel reads a prefetched tile of CSR offsets or column indices to
+    compute loop bounds and GM addresses (docs/sparse.md, *The tile level*):
+    only ub tiles, since the scalar unit reads GM and UB only (GM indices are
+    read with `memref.load`).
+    """
+
+    name = "tile.extract"
+
+    source = operand_def(TileType)
+    indices = var_operand_def(IndexType())
+    result = result_def(IndexType())
+
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$source `[` $indices `]` attr-dict `:` type($source) `->` type($result)"
+    )
+
+    def __init__(
+        self, source: SSAValue | Operation, indices: Sequence[SSAValue | Operation]
+    ):
+        super().__init__(operands=[source, indices], result_types=[IndexType()])
+
+    def verify_(self) -> None:
+        tile = _tile_type(self.source)
+        _verify_space(self, "its source", tile, (MemorySpace.UB,))
+        _verify_element_type(
+            self, "its source", tile.element_type, EXTRACT_ELEMENT_TYPES
+        )
+        rank = tile.get_num_dims()
+        if len(self.indices) != rank:
+            raise VerifyException(
+                f"expects {rank} indices for {tile}, got {len(self.indices)}"
+            )
+        for dim, (index, size) in enumerate(
+            zip(self.indices, tile.get_shape(), strict=True)
+        ):
+            owner = index.owner
+            if isinstance(owner, arith.ConstantOp) and isinstance(
+                owner.value, IntegerAttr
+            ):
+                value = owner.value.value.data
+                if not 0 <= value < size:
+                    raise VerifyException(
+                        f"index {value} of dim {dim} is outside the tile's shape "
+                        f"{list(tile.get_shape())}"
+                    )
+
+
 UNARY_OPS: tuple[type[TileUnaryOp], ...] = (
     NegOp,
     AbsOp,
@@ -1713,6 +1779,7 @@ Tile = Dialect(
         PadOp,
         TransposeOp,
         ValidDimOp,
+        ExtractOp,
     ],
     [TileType, MemorySpaceAttr, LayoutAttr, PadValueAttr, RoundModeAttr],
 )

@@ -1,7 +1,8 @@
 """What ascend_hw instructions touch: byte regions at affine addresses.
 
 An address is an affine expression over run-time values (`Affine`: loop indices,
-kernel arguments, the results of ops the analysis does not fold), so that two
+kernel arguments, the results of ops the analysis does not fold, among them the
+index values the scalar unit reads with `load_scalar`), so that two
 accesses whose addresses differ by a constant can be compared exactly, also
 between iterations of a loop (`LoopShift`). hw-insert-sync orders the accesses
 of different pipes that may overlap (`may_overlap`); hw-coalesce-dma finds DMAs
@@ -24,6 +25,7 @@ from pypto_mlir.dialects.ascend_hw import (
     DmaStoreOp,
     HwInstruction,
     Layout,
+    LoadScalarOp,
     MatrixMoveOp,
     Pipe,
     SubviewOp,
@@ -299,6 +301,8 @@ def _gm_window(
         if isinstance(op, DmaLoadOp):
             return op.src_indices, (bursts - 1) * (length + src_gap) + length
         return op.dst_indices, (bursts - 1) * (length + dst_gap) + length
+    if isinstance(op, LoadScalarOp):
+        return op.indices, element_bytes(value.type.element_type)  # pyright: ignore[reportAttributeAccessIssue]
     if isinstance(op, MatrixMoveOp):
         rows, cols = op.block_shape()
         if value is op.src:

@@ -789,6 +789,24 @@ class HwInsertSyncPass(ModulePass):
             insert_sync(func_op)
 
 
+def strip_sync(module: ModuleOp) -> None:
+    """Erase every set_flag, wait_flag and pipe_barrier of `module`."""
+    for sync in [o for o in module.walk() if isinstance(o, FlagOp | PipeBarrierOp)]:
+        Rewriter.erase_op(sync)
+
+
+def resynchronise(module: ModuleOp) -> list[Sync]:
+    """Strip the flags of `module` and synchronise every function again; the
+    flags placed (the tests remove each in turn to show it is needed)."""
+    strip_sync(module)
+    return [
+        sync
+        for op in module.walk()
+        if isinstance(op, func.FuncOp)
+        for sync in insert_sync(op)
+    ]
+
+
 @dataclass(frozen=True)
 class HwStripSyncPass(ModulePass):
     """Remove every set_flag, wait_flag and pipe_barrier (to re-synchronise IR)."""
@@ -796,5 +814,4 @@ class HwStripSyncPass(ModulePass):
     name = "hw-strip-sync"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for sync in [o for o in op.walk() if isinstance(o, FlagOp | PipeBarrierOp)]:
-            Rewriter.erase_op(sync)
+        strip_sync(op)

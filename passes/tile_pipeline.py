@@ -17,8 +17,11 @@ copies in the same three phases (prologue-free: the first loads start the
 pipeline, the last stores drain it).
 
 Only loops this is safe and simple for are touched: constant bounds, no carried
-values, a body of region-free ops, and no GM tensor both loaded and stored in
-the body (loads move above earlier stores). When the buffers of `stages` copies
+values, a body of region-free ops, and no GM tensor both loaded (by `tile.load`
+or a scalar `memref.load`) and stored in the body (loads move above earlier
+stores). A loop of run-time bounds without carried values (a CSR row's
+entries, docs/sparse.md) is unrolled after a remainder loop of `max(0,
+ceil((ub - lb) / step)) mod stages` trips (`pipeline_split_loop`). When the buffers of `stages` copies
 would not fit a memory of the target, fewer stages are used and a remark says so.
 A top-level loop, which tile-to-hw splits over the cores in units of its
 iterations, keeps at most `ceil(trips / cores) // 2` stages: each core must run
@@ -31,7 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, scf
+from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, UnitAttr, i64
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
@@ -92,7 +95,10 @@ def _pipelinable(loop: scf.ForOp) -> str | None:
     for op in ops:
         if not op.results and not isinstance(op, StoreOp):
             return f"'{op.name}' has effects the pass does not model"
-    loaded = {op.source for op in ops if isinstance(op, LoadOp)}
+    # Scalar reads (CSR offsets and indices, docs/sparse.md) move with the loads.
+    loaded = {op.source for op in ops if isinstance(op, LoadOp)} | {
+        op.memref for op in ops if isinstance(op, memref.LoadOp)
+    }
     stored = {op.dest for op in ops if isinstance(op, StoreOp)}
     if loaded & stored:
         return "it loads from and stores to the same GM tensor"
@@ -333,12 +339,16 @@ def pipeline_split_loop(
     stages: int,
     clones: Clones,
     rewriter: PatternRewriter | None = None,
+    any_bounds: bool = False,
 ) -> None:
     """Unroll by `stages` in phases a loop without carried values whose bounds
     are only known at run time (a core's chunk after tile-to-hw's multi-core
     split). The `trips mod stages` first iterations stay in `loop`, which then
     ends where the unrolled loop starts: they run first, while the pipeline
-    fills, rather than after it drains. `clones` gets every copy's value map."""
+    fills, rather than after it drains. `clones` gets every copy's value map.
+    A core's chunk is a whole number of steps, never empty backwards; with
+    `any_bounds` (a CSR row's entries) the trips are `max(0, ceil((ub - lb) /
+    step))`."""
     rewriter = PatternRewriter(loop) if rewriter is None else rewriter
     step = _constant(loop.step)
     assert step is not None and not loop.iter_args
@@ -349,7 +359,15 @@ def pipeline_split_loop(
         rewriter.insert(op, before)
         return op.results[0]
 
-    trips = emit(arith.DivUIOp(emit(arith.SubiOp(loop.ub, loop.lb)), loop.step))
+    span = emit(arith.SubiOp(loop.ub, loop.lb))
+    if any_bounds:
+        zero = _index_constant(rewriter, 0, loop.lb, before)
+        backwards = emit(arith.CmpiOp(span, zero, "slt"))
+        span = emit(arith.SelectOp(backwards, zero, span))
+        if step > 1:
+            round_up = _index_constant(rewriter, step - 1, loop.lb, before)
+            span = emit(arith.AddiOp(span, round_up))
+    trips = emit(arith.DivUIOp(span, loop.step))
     stages_value = _index_constant(rewriter, stages, loop.lb, before)
     rest = emit(arith.RemUIOp(trips, stages_value))
     main_lb = emit(arith.AddiOp(loop.lb, emit(arith.MuliOp(rest, loop.step))))
@@ -422,6 +440,8 @@ class PipelineLoop(RewritePattern):
     target: Target
     cores: int
     """The cores tile-to-hw splits top-level loops over."""
+    runtime_bounds: bool = True
+    """Whether loops of run-time bounds are pipelined (`_runtime_bounds`)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, loop: scf.ForOp, rewriter: PatternRewriter) -> None:
@@ -429,6 +449,8 @@ class PipelineLoop(RewritePattern):
             return
         bounds = (_constant(loop.lb), _constant(loop.ub), _constant(loop.step))
         if None in bounds:
+            if self.runtime_bounds:
+                self._runtime_bounds(loop, rewriter)
             return
         lb, ub, step = bounds
         assert lb is not None and ub is not None and step is not None
@@ -455,6 +477,47 @@ class PipelineLoop(RewritePattern):
             rewriter.notify_op_modified(loop)
         elif fitting >= 2:
             pipeline_loop(loop, fitting, trips, rewriter=rewriter)
+
+    def _runtime_bounds(self, loop: scf.ForOp, rewriter: PatternRewriter) -> None:
+        """A loop whose bounds are only known at run time (a CSR row's entries,
+        docs/sparse.md): unrolled by the stages that fit, after a remainder
+        loop of `trips mod stages` iterations, as tile-to-hw does a core's
+        chunk (`pipeline_split_loop`)."""
+        step = _constant(loop.step)
+        if (
+            PIPELINE_PROLOGUE_ATTR in loop.attributes
+            or step is None
+            or step <= 0
+            or _pipelinable(loop) is not None
+            or any(
+                isinstance(r.type, TileType) and r.type.num_dynamic_valid()
+                for op in loop.body.block.ops
+                for r in op.results
+            )
+        ):
+            # Tails of a dynamic shape (tv-to-tile's loops to a memref.dim):
+            # counts tile-to-hw cannot make static; left as they were.
+            return
+        if loop.iter_args:
+            emit_remark(
+                loop,
+                "tile-pipeline: not pipelined: it carries values and its bounds "
+                "are only known at run time",
+            )
+            return
+        fitting, reason = _fitting_stages(loop.body.block, self.stages, self.target)
+        if fitting < 2:
+            emit_remark(loop, f"tile-pipeline: not pipelined: {reason}")
+            return
+        emit_remark(
+            loop,
+            f"tile-pipeline: {fitting} stages over a loop of run-time bounds "
+            f"(unrolled after a remainder loop of trips mod {fitting})"
+            + (
+                f"; fewer than {self.stages}: {reason}" if fitting < self.stages else ""
+            ),
+        )
+        pipeline_split_loop(loop, fitting, [], rewriter, any_bounds=True)
 
 
 def _in_function(op: Operation) -> bool:
@@ -484,6 +547,10 @@ class TilePipelinePass(ModulePass):
     max_cores: int = 0
     """The cores tile-to-hw splits top-level loops over; 0: all of the target's."""
 
+    runtime_bounds: bool = True
+    """Also pipeline loops whose bounds are only known at run time (a gather
+    at indices read from GM, docs/sparse.md); false: leave them as they are."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.stages < 1:
             raise op_error(op, f"stages must be >= 1, got {self.stages}")
@@ -493,6 +560,6 @@ class TilePipelinePass(ModulePass):
             return
         target = _target_of(op, self.target)
         cores = min(target.cores, self.max_cores or target.cores)
-        pattern = PipelineLoop(self.stages, target, cores)
+        pattern = PipelineLoop(self.stages, target, cores, self.runtime_bounds)
         # Each loop once, as found: the loops a rewrite makes are not visited.
         PatternRewriteWalker(pattern, apply_recursively=False).rewrite_module(op)

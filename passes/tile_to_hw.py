@@ -28,10 +28,11 @@ from dataclasses import dataclass
 from typing import cast
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, scf
+from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     IntegerAttr,
+    MemRefType,
     ModuleOp,
     StringAttr,
     i64,
@@ -44,7 +45,13 @@ from xdsl.ir import (
     SSAValue,
 )
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWalker
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.transforms.canonicalize import CanonicalizationRewritePattern
 from xdsl.transforms.common_subexpression_elimination import cse
@@ -305,6 +312,9 @@ class _FunctionLowering:
 
         self._copies(plan, emitter, buffer, selector)
         lower_tile_ops(function.body, selector, emitter, buffer, scratch)
+        PatternRewriteWalker(LowerScalarLoad(), apply_recursively=False).rewrite_region(
+            function.body
+        )
         self._drop_tiles()
         _simplify(self.ctx, function)
 
@@ -403,6 +413,26 @@ class _FunctionLowering:
             block = loop.body.block
             for arg in [a for a in block.args[1:] if _is_tile(a)]:
                 block.erase_arg(arg)
+
+
+class LowerScalarLoad(RewritePattern):
+    """`memref.load` of a GM memref (CSR offsets and column indices, sparse
+    values: docs/sparse.md) becomes `ascend_hw.load_scalar`, a read on S."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: memref.LoadOp, rewriter: PatternRewriter) -> None:
+        memref_type = op.memref.type
+        assert isinstance(memref_type, MemRefType)
+        element = memref_type.element_type
+        if element not in hw.SCALAR_LOAD_TYPES:
+            raise op_error(
+                op,
+                f"tile-to-hw reads scalars of {hw.names(hw.SCALAR_LOAD_TYPES)}, "
+                f"not {element} from {memref_type}",
+            )
+        read = hw.LoadScalarOp(op.memref, op.indices, op.res.type)
+        read.location = op.location
+        rewriter.replace(op, read)
 
 
 def _simplify(ctx: Context, function: func.FuncOp) -> None:

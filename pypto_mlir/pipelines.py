@@ -141,7 +141,7 @@ LOWER_STAGES: tuple[Stage, ...] = (
     Stage(
         "tile-pipeline",
         "tile",
-        (("max_cores", "max_cores"),),
+        (("max_cores", "max_cores"), ("pipeline_runtime_bounds", "runtime_bounds")),
         optional=True,
         enabled_by="double_buffer",
     ),
@@ -211,6 +211,10 @@ class LowerPipeline(PipelinePass):
 
     double_buffer: bool = True
     """Multi-buffer tile loops (tile-pipeline); false: one buffer per tile."""
+
+    pipeline_runtime_bounds: bool = True
+    """Multi-buffer loops of run-time bounds too (tile-pipeline runtime-bounds;
+    a gather at indices read from GM)."""
 
     coalesce_dma: bool = True
     """Merge DMAs and bursts into fewer, longer ones (hw-coalesce-dma)."""

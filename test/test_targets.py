@@ -283,6 +283,7 @@ NOT_VECTOR_PRICING: dict[type[hw.HwInstruction], str] = {
     hw.SyncAllOp: "sync.all_latency",
     hw.BlockIdxOp: "scalar.op",
     hw.BlockDimOp: "scalar.op",
+    hw.LoadScalarOp: "scalar.ub_load, scalar.dcache_hit / scalar.gm_load",
 }
 """How the instructions that are not vector instructions are priced."""
 

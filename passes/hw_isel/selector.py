@@ -76,6 +76,23 @@ class ValidDimStrategy(NoScratch):
         return [em.index(self.valid[op.source][op.dim_index])]
 
 
+class ExtractStrategy(NoScratch):
+    """`tile.extract`: a scalar read of the tile's buffer on S.
+
+    `load_scalar` of the ub buffer at the same indices (hw-insert-sync orders it
+    after the DMA that wrote the tile with an `mte2 -> s` flag)
+    """
+
+    ops = (tile.ExtractOp,)
+
+    def lower(
+        self, op: Operation, em: Emitter, buffer: BufferOf, scratch: list[SSAValue]
+    ) -> Sequence[SSAValue]:
+        assert isinstance(op, tile.ExtractOp)
+        read = em.emit(hw.LoadScalarOp(buffer(op.source), op.indices))
+        return [read.results[0]]
+
+
 STRATEGIES: tuple[type[TileOpStrategy], ...] = (
     LoadStrategy,
     StoreStrategy,
@@ -90,6 +107,7 @@ STRATEGIES: tuple[type[TileOpStrategy], ...] = (
     PadStrategy,
     TransposeStrategy,
     ValidDimStrategy,
+    ExtractStrategy,
     ExpandedMathStrategy,
 )
 """One strategy per tile op family; adding a family is adding its class here."""

@@ -8,6 +8,7 @@ run, or runs on its `ShapedArray` (which knows no bf16 and no dynamic sizes):
   with a poison pattern (NaN / the smallest integer), so that reading a
   temporary before writing it shows up in results;
 - `memref.dim`: the size of a dimension;
+- `memref.load`: a scalar read (CSR offsets and column indices, docs/sparse.md);
 - `memref.subview`: a numpy view (`tv.view` windows, strides, rank reduction);
 - `memref.expand_shape`: a numpy view with unit dimensions inserted.
 
@@ -24,7 +25,13 @@ from typing import Any, cast
 
 import numpy as np
 from xdsl.dialects import memref
-from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, MemRefType
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    FloatAttr,
+    IndexType,
+    IntegerType,
+    MemRefType,
+)
 from xdsl.interpreter import (
     Interpreter,
     InterpreterFunctions,
@@ -88,6 +95,28 @@ class GmMemRefFunctions(InterpreterFunctions):
             )
         size = array.shape[dim]
         return (scalar_attr(size, IndexType(), interpreter.index_bitwidth),)
+
+    @impl(memref.LoadOp)
+    def run_load(
+        self, interpreter: Interpreter, op: memref.LoadOp, args: PythonValues
+    ) -> PythonValues:
+        """A scalar read of GM: an index (a CSR offset or column index) or a
+        number; an index outside the memref is an error."""
+        memref_type = cast(MemRefType[Attribute], op.memref.type)
+        array = gm_array(args[0], memref_type)
+        index = tuple(_index(a) for a in args[1:])
+        if len(index) != array.ndim or any(
+            not 0 <= i < d for i, d in zip(index, array.shape, strict=True)
+        ):
+            raise InterpretationError(
+                f"memref.load: index {list(index)} is outside the memref of shape "
+                f"{list(array.shape)}"
+            )
+        value = array[index]
+        result_type = op.res.type
+        if isinstance(result_type, IndexType | IntegerType):
+            return (scalar_attr(int(value), result_type, interpreter.index_bitwidth),)
+        return (FloatAttr(float(value), cast(Any, result_type)),)
 
     @impl(memref.SubviewOp)
     def run_subview(

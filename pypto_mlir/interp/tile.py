@@ -449,6 +449,20 @@ class TileFunctions(
         extent = source.valid[op.dim_index]
         return (scalar_attr(extent, IndexType(), interpreter.index_bitwidth),)
 
+    @impl(tile.ExtractOp)
+    def run_extract(
+        self, interpreter: Interpreter, op: tile.ExtractOp, args: PythonValues
+    ) -> PythonValues:
+        source = cast(TileValue, args[0])
+        index = tuple(int(a.value.data) for a in args[1:])
+        if any(not 0 <= i < v for i, v in zip(index, source.valid, strict=True)):
+            raise InterpretationError(
+                f"tile.extract: index {list(index)} is outside the valid region "
+                f"{list(source.valid)}"
+            )
+        value = int(source.data[index])
+        return (scalar_attr(value, IndexType(), interpreter.index_bitwidth),)
+
 
 # --------------------------------------------------------------------------------------
 # Running a function

@@ -21,6 +21,7 @@ from pypto_mlir.sim.access import (
     burst_view,
     typed_view,
 )
+from pypto_mlir.sim.dcache import DataCache
 from pypto_mlir.sim.errors import (
     AccessError,
     EventError,
@@ -138,6 +139,9 @@ class Core:
         """Issued instructions that lost cycles to UB bank conflicts."""
         self.syncs: list[int] = []
         """Positions in `records` of this core's `sync_all` records, in order."""
+        scalar = self.target.scalar
+        self.dcache = DataCache(scalar.dcache_line, scalar.dcache_size)
+        """The scalar unit's GM data cache (timing of `scalar_load` only)."""
 
     # --- functional memory -----------------------------------------------------------
     def memory(self, space: str) -> np.ndarray:
@@ -344,6 +348,19 @@ class Core:
         self.records.append(rec)
         self._instructions.append(rec)
         return gid
+
+    def scalar_load(self, name: str, loc: str, access: Access) -> int:
+        """A scalar read of `access` on S (`load_scalar`); S waits for it: a UB read
+        costs `scalar.ub_load`, a GM read `scalar.dcache_hit` when its line is in
+        the DataCache, else `scalar.gm_load` (sim/dcache.py)."""
+        scalar = self.target.scalar
+        if type(access.mem) is str:
+            cycles = scalar.ub_load
+        elif self.dcache.read(access.mem.id, access.start, access.end):
+            cycles = scalar.dcache_hit
+        else:
+            cycles = scalar.gm_load
+        return self.issue(Pipe.S, name, loc, cycles, reads=(access,))
 
     def issue_planned(
         self,

@@ -185,6 +185,16 @@ class ScalarSpec:
     """cycles the scalar unit spends dispatching one instruction to a pipe."""
     op: int
     """cycles of one scalar ALU instruction."""
+    ub_load: int
+    """cycles of a scalar read of the UB (`load_scalar` of a ub buffer)."""
+    dcache_line: int
+    """bytes of a line of the scalar unit's GM DataCache."""
+    dcache_size: int
+    """bytes of the scalar DataCache (per core; fully associative, LRU)."""
+    dcache_hit: int
+    """cycles of a scalar GM read that hits the DataCache."""
+    gm_load: int
+    """cycles of a scalar GM read that misses it (a GM round trip)."""
 
 
 @dataclass(frozen=True)
@@ -646,11 +656,32 @@ def _load_file(path: Path) -> Target:
         head_cycles=_per_op_table(r, "vector.head_cycles", allow_zero=True),
     )
 
-    r.check_keys("scalar", {"issue", "op"})
+    r.check_keys(
+        "scalar",
+        {
+            "issue",
+            "op",
+            "ub_load",
+            "dcache_line",
+            "dcache_size",
+            "dcache_hit",
+            "gm_load",
+        },
+    )
     scalar = ScalarSpec(
         issue=int(r.number("scalar.issue", "cycles", integer=True, allow_zero=True)),
         op=int(r.number("scalar.op", "cycles", integer=True)),
+        ub_load=int(r.number("scalar.ub_load", "cycles", integer=True)),
+        dcache_line=int(r.number("scalar.dcache_line", "bytes", integer=True)),
+        dcache_size=int(r.number("scalar.dcache_size", "bytes", integer=True)),
+        dcache_hit=int(r.number("scalar.dcache_hit", "cycles", integer=True)),
+        gm_load=int(r.number("scalar.gm_load", "cycles", integer=True)),
     )
+    if scalar.dcache_size % scalar.dcache_line:
+        raise r.error(
+            "scalar.dcache_size",
+            f"must be a multiple of scalar.dcache_line ({scalar.dcache_line} B)",
+        )
     r.check_keys("sync", {"event_ids", "max_pending_sets", "all_latency"})
     all_latency = 0
     if "all_latency" in r.table("sync"):

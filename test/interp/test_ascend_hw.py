@@ -1202,7 +1202,13 @@ def test_index_out_of_range_is_an_access_error_at_the_op() -> None:
     with pytest.raises(AccessError, match=r"index \[300\] is outside memref") as info:
         run_hw_function(module, "k", [x, 300], TARGET)
     assert info.value.locs == (f"{FILE}:5:3",)
-    with pytest.raises(AccessError, match=r"bytes \[400, 656\)"):
+    # The window starts inside but runs past the memref's end (256 bytes from
+    # element 200 of 256): refused at the instruction, naming it.
+    with pytest.raises(
+        AccessError,
+        match=r"dma_load: the 256 bytes from index \[200\] run past the end of "
+        r"memref 'x'",
+    ):
         run_hw_function(module, "k", [x, 200], TARGET)
 
 

@@ -16,7 +16,7 @@ import pytest
 from example_kernels import example_kernel
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from xdsl.dialects import func, scf
+from xdsl.dialects import scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.rewriter import Rewriter
@@ -28,7 +28,7 @@ from pypto_mlir.interp.ascend_hw import HwRunResult, run_hw_function
 from pypto_mlir.passes.hw_insert_sync import (
     HwInsertSyncPass,
     HwStripSyncPass,
-    insert_sync,
+    resynchronise,
 )
 from pypto_mlir.passes.sync_frames import Sync
 from pypto_mlir.pipelines import LowerPipeline
@@ -60,17 +60,6 @@ EXAMPLE_KERNELS: dict[str, tuple[str, Callable[[], list[np.ndarray]]]] = {
 
 def _parse(text: str) -> ModuleOp:
     return parse_chunk(default_context(), SourceChunk(text, 1), "test.mlir")
-
-
-def _resync(module: ModuleOp) -> list[Sync]:
-    """Strip the module's flags and insert new ones; the flags placed."""
-    HwStripSyncPass().apply(default_context(), module)
-    return [
-        sync
-        for op in module.walk()
-        if isinstance(op, func.FuncOp)
-        for sync in insert_sync(op)
-    ]
 
 
 def _serialise(module: ModuleOp) -> None:
@@ -150,7 +139,7 @@ def test_resynchronised_example_is_race_free_and_exact(file: str) -> None:
     name, inputs = EXAMPLE_KERNELS[file]
     hand = _run(load_module(str(EXAMPLES / file)), name, inputs())
     module = load_module(str(EXAMPLES / file))
-    _resync(module)
+    resynchronise(module)
     ours = _run(module, name, inputs())
     assert _bits(ours.outputs) == _bits(hand.outputs)
     # The same overlap of the pipes: never slower than the hand-written flags.
@@ -175,7 +164,7 @@ FLAGS_PER_ITERATION = {
 def test_flags_per_iteration(file: str) -> None:
     hand = load_module(str(EXAMPLES / file))
     module = load_module(str(EXAMPLES / file))
-    _resync(module)
+    resynchronise(module)
     ours, theirs = _loop_flags(module), _loop_flags(hand)
     print(f"{file}: flag ops per iteration {ours} (hand-written {theirs})")
     assert (ours[0], theirs[0]) == FLAGS_PER_ITERATION[file]
@@ -187,7 +176,7 @@ def _removal_cases() -> list[tuple[str, int]]:
     cases = []
     for file in EXAMPLE_KERNELS:
         module = load_module(str(EXAMPLES / file))
-        cases += [(file, i) for i in range(len(_resync(module)))]
+        cases += [(file, i) for i in range(len(resynchronise(module)))]
     return cases
 
 
@@ -199,7 +188,7 @@ def test_every_inserted_flag_is_needed(file: str, index: int) -> None:
     name, inputs = EXAMPLE_KERNELS[file]
     reference = _run(load_module(str(EXAMPLES / file)), name, inputs()).outputs
     module = load_module(str(EXAMPLES / file))
-    sync = _resync(module)[index]
+    sync = resynchronise(module)[index]
     places = _flag_places(sync)
     for op in sync.ops:
         Rewriter.erase_op(op)
@@ -399,7 +388,7 @@ def test_every_flag_of_a_shape_is_needed(case: str) -> None:
 
 def _resync_text(text: str) -> tuple[ModuleOp, list[Sync]]:
     module = _parse(text)
-    return module, _resync(module)
+    return module, resynchronise(module)
 
 
 ONE_EVENT = (
@@ -776,7 +765,7 @@ def test_every_flag_of_a_lowered_example_is_needed(
     lowered = _lowered_example(target, name, dims)
     reference = run(lowered.clone())
     resynchronised = lowered.clone()
-    count = len(_resync(resynchronised))
+    count = len(resynchronise(resynchronised))
     assert count > 0
     print(
         f"{name} {dims} on {target}: {count} flags, flag ops per iteration of "
@@ -785,7 +774,7 @@ def test_every_flag_of_a_lowered_example_is_needed(
     kept = []
     for index in range(count):
         module = lowered.clone()
-        sync = _resync(module)[index]
+        sync = resynchronise(module)[index]
         places = _flag_places(sync)
         for op in sync.ops:
             Rewriter.erase_op(op)

@@ -1,12 +1,13 @@
 """Interpreter functions of the `ascend_hw` buffer, core and synchronisation ops:
-alloc and subview, block_idx and block_dim, set/wait flags, barriers, sync_all.
+alloc and subview, block_idx and block_dim, scalar reads (load_scalar), set/wait
+flags, barriers, sync_all.
 """
 
 from __future__ import annotations
 
-from typing import cast
+from typing import Any, cast
 
-from xdsl.dialects.builtin import IndexType
+from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerType
 from xdsl.interpreter import Interpreter, PythonValues, register_impls
 from xdsl.interpreters.builtin import scalar_attr
 
@@ -14,8 +15,13 @@ from pypto_mlir.dialects import ascend_hw as hw
 from pypto_mlir.dialects.ascend_hw import BufferType, element_offset
 from pypto_mlir.interp.ascend_hw.errors import _at, _op_loc
 from pypto_mlir.interp.ascend_hw.impls import HwFunctions, hw_impl
-from pypto_mlir.interp.ascend_hw.values import _INSTANCE_LIMIT, HwBuffer, _indices
-from pypto_mlir.sim import AccessError
+from pypto_mlir.interp.ascend_hw.values import (
+    _INSTANCE_LIMIT,
+    GmRef,
+    HwBuffer,
+    _indices,
+)
+from pypto_mlir.sim import Access, AccessError, GmTensor
 
 
 @register_impls
@@ -110,6 +116,44 @@ class HwControlFunctions(HwFunctions):
         runtime.core.issue("S", "block_dim", runtime.loc(op), runtime.target.scalar.op)
         dim = runtime.machine.block_dim
         return (scalar_attr(dim, IndexType(), interpreter.index_bitwidth),)
+
+    # --- scalar reads --------------------------------------------------------------------
+
+    @hw_impl(hw.LoadScalarOp)
+    def run_load_scalar(
+        self, interpreter: Interpreter, op: hw.LoadScalarOp, args: PythonValues
+    ) -> PythonValues:
+        """One element of GM or UB, read on S (`Core.scalar_load` prices it)."""
+        runtime = self.runtime
+        loc = runtime.loc(op)
+        source, index = args[0], _indices(args[1:])
+        if isinstance(source, GmRef):
+            address = source.byte_address(index, loc, source.ebytes, "load_scalar")
+            mem: str | GmTensor = source.tensor
+            dtype = source.dtype
+        else:
+            buffer = cast(HwBuffer, source)
+            shape = buffer.info.shape
+            if any(not 0 <= i < d for i, d in zip(index, shape, strict=True)):
+                raise AccessError(
+                    f"{_at(loc)}load_scalar: index {list(index)} is outside "
+                    f"{buffer.type}",
+                    (loc,),
+                )
+            element = 0
+            for i, d in zip(index, shape, strict=True):
+                element = element * d + i
+            address = buffer.address + element * buffer.info.ebytes
+            mem, dtype = buffer.space, buffer.info.dtype
+        access = Access.range(mem, address, address + dtype.itemsize)
+        core = runtime.core
+        core.scalar_load("load_scalar", loc, access)
+        data = mem.bytes if isinstance(mem, GmTensor) else core.memories[mem]
+        value = data[address : address + dtype.itemsize].view(dtype)[0]
+        result_type = op.result.type
+        if isinstance(result_type, IndexType | IntegerType):
+            return (scalar_attr(int(value), result_type, interpreter.index_bitwidth),)
+        return (FloatAttr(float(value), cast(Any, result_type)),)
 
     # --- synchronisation -------------------------------------------------------------
 

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 from xdsl.dialects.builtin import (
     FloatAttr,
+    IndexType,
     IntegerAttr,
     IntegerType,
     bf16,
@@ -35,6 +36,7 @@ _STORAGE: dict[Attribute, np.dtype[Any]] = {
     i8: np.dtype(np.int8),
     i16: np.dtype(np.int16),
     i32: np.dtype(np.int32),
+    IndexType(): np.dtype(np.int64),  # GM index arrays (CSR offsets, indices)
 }
 """How an element type is stored in the simulated memories."""
 

@@ -72,7 +72,9 @@ class _BurstPlan:
         if entry is not None and entry[0] is side:
             if entry[1] is not None:
                 return entry[1]
-            address = side.byte_address(index, self.loc)
+            address = side.byte_address(
+                index, self.loc, (self.bursts - 1) * pitch + self.length, self.name
+            )
             if address >= 0:
                 return entry[2].at(address)  # type: ignore[union-attr]
         access = self._access(side, index, pitch)
@@ -86,7 +88,9 @@ class _BurstPlan:
 
     def _access(self, side: Any, index: tuple[int, ...], pitch: int) -> Access:
         if type(side) is GmRef:
-            address = side.byte_address(index, self.loc)
+            address = side.byte_address(
+                index, self.loc, (self.bursts - 1) * pitch + self.length, self.name
+            )
             # The shape is the same every time: move the first access made.
             shape = self.gm_accesses.get((side.tensor, pitch))
             if shape is None or address < 0:

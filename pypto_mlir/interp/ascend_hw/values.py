@@ -78,7 +78,7 @@ class GmRef:
     """The run-time value of a GM memref: a simulator `GmTensor` and the memref's
     layout (element `[i]` is at element `offset + sum(i_d * strides_d)`)."""
 
-    __slots__ = ("tensor", "shape", "strides", "offset", "dtype", "ebytes")
+    __slots__ = ("tensor", "shape", "strides", "offset", "dtype", "ebytes", "end")
 
     def __init__(
         self,
@@ -94,25 +94,43 @@ class GmRef:
         self.offset = offset
         self.dtype = dtype
         self.ebytes = dtype.itemsize
+        last = sum((d - 1) * abs(s) for d, s in zip(shape, strides, strict=True))
+        self.end = (offset + last + 1) * self.ebytes if all(shape) else 0
+        """One past the memref's last byte in its tensor (strides >= 0)."""
 
-    def byte_address(self, index: Sequence[int], loc: str) -> int:
-        """Byte address of element `index`; AccessError when it is outside."""
+    def byte_address(
+        self, index: Sequence[int], loc: str, span: int = 0, what: str = ""
+    ) -> int:
+        """Byte address of element `index`; AccessError (naming `what`, the
+        instruction) when it is outside the memref, or when the `span` bytes from
+        it run past the memref's end: a run-time address (a gathered row, a
+        CSR offset) is checked here, never read silently."""
         if len(index) == 2 and len(self.shape) == 2:  # the common case, unrolled
             i, j = index
             rows, cols = self.shape
             if 0 <= i < rows and 0 <= j < cols:
                 row_stride, col_stride = self.strides
-                return (self.offset + i * row_stride + j * col_stride) * self.ebytes
+                address = (self.offset + i * row_stride + j * col_stride) * self.ebytes
+                if address + span <= self.end:
+                    return address
         element = self.offset
         for i, d, s in zip(index, self.shape, self.strides, strict=True):
             if not 0 <= i < d:
                 raise AccessError(
-                    f"{_at(loc)}index {list(index)} is outside memref "
-                    f"'{self.tensor.name}' of shape {list(self.shape)}",
+                    f"{_at(loc)}{what + ': ' if what else ''}index {list(index)} is "
+                    f"outside memref '{self.tensor.name}' of shape {list(self.shape)}",
                     (loc,),
                 )
             element += i * s
-        return element * self.ebytes
+        address = element * self.ebytes
+        if address + span > self.end:
+            raise AccessError(
+                f"{_at(loc)}{what + ': ' if what else ''}the {span} bytes from index "
+                f"{list(index)} run past the end of memref '{self.tensor.name}' of "
+                f"shape {list(self.shape)}",
+                (loc,),
+            )
+        return address
 
     def __repr__(self) -> str:
         return f"GmRef({self.tensor.name}, {list(self.shape)}, strides={list(self.strides)})"

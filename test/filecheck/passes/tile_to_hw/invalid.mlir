@@ -99,3 +99,16 @@ func.func @if_yields_a_tile(%x: memref<8x16xf32>, %out: memref<8x16xf32>, %c: i1
   tile.store %u, %out[%c0, %c0] : !tile.tile<8x16xf32, ub> -> memref<8x16xf32>
   func.return
 }
+
+// -----
+
+// A scalar read of a type the scalar unit does not load (8-bit).
+func.func @scalar_i8(%x: memref<64xi8>, %t: memref<8x8xf32>, %out: memref<8x8xf32>) {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{tile-to-hw reads scalars of index, i16, i32, f16, f32, not i8 from memref<64xi8>}}
+  %v = memref.load %x[%c0] : memref<64xi8>
+  %i = arith.index_cast %v : i8 to index
+  %a = tile.load %t[%i, %c0] : memref<8x8xf32> -> !tile.tile<1x8xf32, ub>
+  tile.store %a, %out[%c0, %c0] : !tile.tile<1x8xf32, ub> -> memref<8x8xf32>
+  func.return
+}
