@@ -30,6 +30,12 @@ def options_text(options: dict[str, Any]) -> str:
     return " ".join(parts) or "the defaults"
 
 
+def stored_tuning(module: ModuleOp, entry: str, target: str) -> bool:
+    """Whether the cache holds a current result for `entry` of `module`."""
+    found, _ = TuneCache().lookup(tune_key(module, entry, target_files(target)))
+    return found is not None
+
+
 def tuned_pipeline(
     module: ModuleOp, pipeline: Any, cache: TuneCache | None = None
 ) -> Any:
