@@ -1000,6 +1000,13 @@ def vector_size_problem(
     return None
 
 
+SMALLEST_TILE_SHARE = 32
+"""Tile sizes with fewer elements than the largest that fits over this are not
+candidates: DMA start-ups dominate them, and simulating their many more
+instructions is what makes a search slow (balance-cores itself splits a tile
+over at most the cores)."""
+
+
 def vector_size_candidates(
     requests: Sequence[VectorRequest], capacity: int
 ) -> tuple[list[tuple[int, int]], Counter[str]]:
@@ -1037,6 +1044,12 @@ def vector_size_candidates(
                 continue
             kept[tilings] = (row, column)
     ordered = sorted(kept.values(), key=lambda rc: (-rc[0] * rc[1], -rc[1]))
+    if ordered:
+        largest = ordered[0][0] * ordered[0][1]
+        small = [rc for rc in ordered if rc[0] * rc[1] * SMALLEST_TILE_SHARE < largest]
+        if small:
+            pruned[f"under 1/{SMALLEST_TILE_SHARE} of the largest tile"] += len(small)
+            ordered = ordered[: len(ordered) - len(small)]
     return ordered, pruned
 
 

@@ -113,10 +113,12 @@ def _tile_sizes(
         context.pruned[f"tile-sizes: {reason}"] += count
     if not sizes:
         return None
+    # smallest to largest, then the model's own choice (the largest that fits,
+    # or a smaller one for the cores): its neighbour is the largest tile
     ordered = sorted(sizes, key=lambda rc: (rc[0] * rc[1], rc[1]))
     return Dimension(
         item.name,
-        ((), *ordered),
+        (*ordered, ()),
         (),
         ranked=tuple(sizes[:2]),
         source=f"tiling model, {len(context.vector_requests())} vector nest(s)",

@@ -69,6 +69,9 @@ class TuneResult:
     executor: str
     workers: int
     seconds: float
+    search_seconds: float = 0.0
+    """Of `seconds`, the time spent measuring candidates (not building the
+    space or checking the winner)."""
     rerun: int = 0
     """Candidates re-run because their worker died."""
     rejected: list[str] = field(default_factory=list[str])
@@ -82,8 +85,10 @@ class TuneResult:
 
     @property
     def throughput(self) -> float:
-        """Candidates measured per second."""
-        return len(self.candidates) / self.seconds if self.seconds else 0.0
+        """Candidates measured per second of measuring."""
+        return (
+            len(self.candidates) / self.search_seconds if self.search_seconds else 0.0
+        )
 
     def roofline_share(self, candidate: Candidate) -> float | None:
         if not self.roofline_cycles or not candidate.cycles:
@@ -152,6 +157,7 @@ def tune(
     pipeline = LowerPipeline(target=target_name)
     space = build_space(module, entry, chip, pipeline, only)
     ir = module_text(module)
+    search_start = time.perf_counter()
     own_executor = executor is None
     executor = executor or LocalExecutor()
     search = LocalSearch(space, limit)
@@ -200,6 +206,7 @@ def tune(
     finally:
         if bar is not None:
             bar.close()
+        search_seconds = time.perf_counter() - search_start
         rerun = executor.lost
         workers = executor.workers
         name = executor.name
@@ -230,6 +237,7 @@ def tune(
         name,
         workers,
         time.perf_counter() - start,
+        search_seconds,
         rerun,
         rejected,
     )
