@@ -84,17 +84,32 @@ def test_tiny_search_on_the_local_pool_is_applied_by_tuned_lowering(
     assert f"({result.best.cycles} cycles" in err
 
 
-def test_tiny_search_on_a_local_ray_instance() -> None:
+@pytest.fixture(scope="module")
+def ray_instance(tmp_path_factory: pytest.TempPathFactory):
+    """One local Ray instance of 2 CPUs for the module's Ray tests; its workers
+    see PYPTO_TEST_DIE_MARKER (die_once)."""
     ray = pytest.importorskip(
         "ray", reason="Ray is not installed (pip install 'pypto-mlir[distributed]')"
     )
+    marker = tmp_path_factory.mktemp("ray") / "died"
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        runtime_env={"env_vars": {"PYPTO_TEST_DIE_MARKER": str(marker)}},
+    )
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    yield marker
+    ray.cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+    ray.shutdown()
+
+
+def test_tiny_search_on_a_local_ray_instance(ray_instance: Path) -> None:
     from pypto_mlir.tune.executors import RayExecutor
 
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    try:
-        result = tune(parse(KERNEL), target="tiny", budget=4, executor=RayExecutor())
-    finally:
-        ray.shutdown()
+    executor = RayExecutor()
+    result = tune(parse(KERNEL), target="tiny", budget=4, executor=executor)
+    executor.close()  # the instance is the fixture's: left running
     assert len(result.candidates) == 4
     assert result.executor == "ray" and result.workers == 2
     assert result.best.cycles <= result.default.cycles
@@ -189,34 +204,17 @@ def test_a_dying_local_worker_loses_no_result(
     assert all(c.cycles is not None for c in result.candidates)
 
 
-def test_a_lost_ray_worker_loses_no_result(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    ray = pytest.importorskip(
-        "ray", reason="Ray is not installed (pip install 'pypto-mlir[distributed]')"
-    )
+def test_a_lost_ray_worker_loses_no_result(ray_instance: Path) -> None:
     from pypto_mlir.tune.executors import RayExecutor
 
-    monkeypatch.setenv("PYPTO_TEST_DIE_MARKER", str(tmp_path / "died"))
-    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
-    ray.init(
-        num_cpus=2,
-        include_dashboard=False,
-        log_to_driver=False,
-        runtime_env={"env_vars": {"PYPTO_TEST_DIE_MARKER": str(tmp_path / "died")}},
+    result = tune(
+        parse(KERNEL),
+        target="tiny",
+        budget=3,
+        executor=RayExecutor(),
+        evaluate_fn=die_once,
     )
-    try:
-        result = tune(
-            parse(KERNEL),
-            target="tiny",
-            budget=3,
-            executor=RayExecutor(),
-            evaluate_fn=die_once,
-        )
-    finally:
-        ray.shutdown()
-        ray.cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
-    assert (tmp_path / "died").exists()
+    assert ray_instance.exists()
     assert result.rerun >= 1
     assert all(c.cycles is not None for c in result.candidates)
 
