@@ -126,7 +126,10 @@ class TuneCache:
 
     def lookup(self, key: TuneKey) -> tuple[CachedTuning | None, str]:
         """The result stored for `key`, or None and why not (`no entry`, or a
-        stale one: measured with another target file or compiler)."""
+        stale one: measured with another target file or compiler). A missing
+        file is not created."""
+        if not self.path.exists():
+            return None, "no entry"
         with self._connect() as connection:
             rows = connection.execute(
                 "SELECT target, compiler, options, cycles, default_cycles, "

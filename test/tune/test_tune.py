@@ -143,6 +143,9 @@ def test_corrupt_cache_is_rebuilt_with_a_warning(cache_file: Path) -> None:
     cache_file.write_bytes(b"this is not a database" * 100)
     module = parse(KERNEL)
     key = tune_key(module, "f", target_files("tiny"))
+    absent = TuneCache(cache_file.with_name("absent.sqlite"))
+    assert absent.lookup(key) == (None, "no entry")
+    assert not absent.path.exists()
     with pytest.warns(TuneCacheWarning, match="unreadable"):
         assert TuneCache().lookup(key) == (None, "no entry")
     assert list(cache_file.parent.glob("tune.sqlite.corrupt-*"))
