@@ -21,7 +21,10 @@ fractal. Two kinds of nest are sized here:
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from functools import partial
@@ -668,14 +671,27 @@ def auto_matmul_tiling(
     those whose tiles fit (`_fits`: `buffering` copies of the L0 tiles, which the
     skewed cube steps keep live); None if none fits. Ties go to less GM traffic, less
     padded cube work, fewer accumulators, then deeper k0."""
+    ranked, _ = ranked_matmul_tilings(target, request, buffering)
+    return ranked[0] if ranked else None
+
+
+def ranked_matmul_tilings(
+    target: Target, request: MatmulRequest, buffering: int = BUFFERING
+) -> tuple[list[MatmulTiling], Counter[str]]:
+    """Every candidate tiling that fits, best first by the key of
+    `auto_matmul_tiling`, and how many were pruned by which memory they
+    overflow (the auto-tuner seeds its search with this ranking)."""
     r = request
     m = r.m if r.m is not None else ASSUMED_DYNAMIC_EXTENT
     n = r.n if r.n is not None else ASSUMED_DYNAMIC_EXTENT
     k = r.k if r.k is not None else ASSUMED_DYNAMIC_EXTENT
     estimate = _CycleEstimate(target, r)
-    best: tuple[tuple[float, ...], MatmulTiling] | None = None
+    keyed: list[tuple[tuple[float, ...], int, MatmulTiling]] = []
+    pruned: Counter[str] = Counter()
     for tiling in _matmul_candidates(target, r, buffering):
-        if not _fits(target, r, tiling, buffering):
+        overflow = _overflow(target, r, tiling, buffering)
+        if overflow is not None:
+            pruned[f"does not fit {overflow}"] += 1
             continue
         a_reads = 1 if tiling.panel else -(-n // tiling.n1)
         traffic = m * k * a_reads + k * n * -(-m // tiling.m1)
@@ -692,9 +708,9 @@ def auto_matmul_tiling(
             -tiling.m0 * tiling.n0,
             tiling.panel,
         )
-        if best is None or key < best[0]:
-            best = (key, tiling)
-    return None if best is None else best[1]
+        keyed.append((key, len(keyed), tiling))
+    keyed.sort(key=lambda item: item[:2])
+    return [tiling for _, _, tiling in keyed], pruned
 
 
 def _matmul_candidates(
@@ -791,6 +807,13 @@ def _fits(
     and L0C one (a second copy there is a matter of speed, `_CycleEstimate`).
     L0A and L0B hold two steps' tiles even single-buffered when an L1 chunk
     feeds more than one (skewed) cube step."""
+    return _overflow(target, request, tiling, buffering) is None
+
+
+def _overflow(
+    target: Target, request: MatmulRequest, tiling: MatmulTiling, buffering: int
+) -> str | None:
+    """The first memory that does not hold `tiling` as `_fits` counts it."""
     skewed = 2 if tiling.k1 > tiling.k0 else 1
     for space, needed in matmul_footprint(target, request, tiling).items():
         available = target.memories[space].size
@@ -799,8 +822,8 @@ def _fits(
         if space in ("l0a", "l0b"):
             copies = max(copies, skewed)
         if needed * copies > available:
-            return False
-    return True
+            return space
+    return None
 
 
 class _CycleEstimate:
@@ -999,3 +1022,138 @@ def explicit_matmul_tiling(
     if problem is not None:
         raise TilingError(f"matmul-tile-sizes {','.join(map(str, sizes))}: {problem}")
     return tiling
+
+
+# --------------------------------------------------------------------------------------
+# Hand-off to the auto-tuner
+# --------------------------------------------------------------------------------------
+
+_RECORDED: ContextVar[list[VectorRequest | MatmulRequest] | None] = ContextVar(
+    "pypto_tiling_requests", default=None
+)
+
+
+def record_request(request: VectorRequest | MatmulRequest) -> None:
+    """Give the request a nest was sized from to `recording_requests`, if active
+    (tv-to-tile calls it for every nest)."""
+    recorded = _RECORDED.get()
+    if recorded is not None:
+        recorded.append(request)
+
+
+@contextmanager
+def recording_requests() -> Iterator[list[VectorRequest | MatmulRequest]]:
+    """The requests of the nests tiled inside the block, in order: the
+    auto-tuner (pypto_mlir/tune) enumerates tile sizes for them."""
+    recorded: list[VectorRequest | MatmulRequest] = []
+    token = _RECORDED.set(recorded)
+    try:
+        yield recorded
+    finally:
+        _RECORDED.reset(token)
+
+
+def vector_size_problem(
+    request: VectorRequest, sizes: Sequence[int], capacity: int
+) -> str | None:
+    """Why `tile-sizes=sizes` cannot tile the nest of `request` (None: it can):
+    `alignment` when the columns break the UB alignment, `capacity` when the
+    tiles live at once need more than `capacity` bytes (tv-to-tile's checks)."""
+    try:
+        tiling = explicit_vector_tiling(request, sizes)
+    except TilingError:
+        return "alignment"
+    if request.profile.peak(tiling.physical) > capacity:
+        return "capacity"
+    return None
+
+
+SMALLEST_TILE_SHARE = 32
+"""Tile sizes with fewer elements than the largest that fits over this are not
+candidates: DMA start-ups dominate them, and simulating their many more
+instructions is what makes a search slow (balance-cores itself splits a tile
+over at most the cores)."""
+
+
+def vector_size_candidates(
+    requests: Sequence[VectorRequest], capacity: int
+) -> tuple[list[tuple[int, int]], Counter[str]]:
+    """`tile-sizes` values (ROWS, COLS) worth measuring for vector nests: powers
+    of two and the extents along each tile dim, kept when every nest takes them
+    (`vector_size_problem`) and they tile some nest differently from a larger
+    value; largest tiles first (the model's own preference). With the counts
+    pruned per reason (`alignment`, `capacity`, `same tiling`)."""
+    pruned: Counter[str] = Counter()
+    if not requests:
+        return [], pruned
+
+    def axis(values: Iterator[int | None]) -> list[int]:
+        largest = max((v if v is not None else 4096) for v in values)
+        sizes = {1 << i for i in range(largest.bit_length()) if 1 << i <= largest}
+        return sorted(sizes | {largest})
+
+    rows = axis(r.extents[-2] if len(r.extents) > 1 else 1 for r in requests)
+    columns = axis(r.extents[-1] for r in requests)
+    kept: dict[tuple[tuple[int, ...], ...], tuple[int, int]] = {}
+    for row in reversed(rows):
+        for column in reversed(columns):
+            problems = [
+                vector_size_problem(r, (row, column), capacity) for r in requests
+            ]
+            problem = next((p for p in problems if p is not None), None)
+            if problem is not None:
+                pruned[problem] += 1
+                continue
+            tilings = tuple(
+                explicit_vector_tiling(r, (row, column)).steps for r in requests
+            )
+            if tilings in kept:
+                pruned["same tiling"] += 1
+                continue
+            kept[tilings] = (row, column)
+    ordered = sorted(kept.values(), key=lambda rc: (-rc[0] * rc[1], -rc[1]))
+    if ordered:
+        largest = ordered[0][0] * ordered[0][1]
+        small = [rc for rc in ordered if rc[0] * rc[1] * SMALLEST_TILE_SHARE < largest]
+        if small:
+            pruned[f"under 1/{SMALLEST_TILE_SHARE} of the largest tile"] += len(small)
+            ordered = ordered[: len(ordered) - len(small)]
+    return ordered, pruned
+
+
+def matmul_size_candidates(
+    target: Target, requests: Sequence[MatmulRequest], limit: int
+) -> tuple[list[tuple[int, ...]], Counter[str]]:
+    """`matmul-tile-sizes` values (M1,N1,K1,M0,N0,K0) worth measuring: the
+    model's ranking of the first matmul nest's tilings (`ranked_matmul_tilings`),
+    kept when every matmul nest takes them (`explicit_matmul_tiling`), best
+    first, at most `limit`. With the counts pruned per reason (a memory
+    overflowed, another nest refusing, the same sizes as a better-ranked panel
+    or split-K variant, or beyond `limit`)."""
+    if not requests:
+        return [], Counter()
+    ranked, pruned = ranked_matmul_tilings(target, requests[0])
+    kept: list[tuple[int, ...]] = []
+    for tiling in ranked:
+        sizes = (
+            tiling.m1,
+            tiling.n1,
+            tiling.k1 or tiling.k0,
+            tiling.m0,
+            tiling.n0,
+            tiling.k0,
+        )
+        if sizes in kept:
+            pruned["same sizes as a panel or split-K variant"] += 1
+            continue
+        try:
+            for other in requests[1:]:
+                explicit_matmul_tiling(target, other, sizes)
+        except TilingError:
+            pruned["another matmul nest cannot take it"] += 1
+            continue
+        if len(kept) >= limit:
+            pruned["ranked below the limit"] += 1
+            continue
+        kept.append(sizes)
+    return kept, pruned

@@ -91,6 +91,7 @@ from .tiling_model import (
     explicit_vector_tiling,
     matmul_choice_text,
     matmul_fits,
+    record_request,
 )
 from .tv_fusion import (
     ExtentAnalysis,
@@ -699,6 +700,7 @@ class FunctionLowering:
                     f"'{self.target.name}' holds {ub_size} bytes"
                 )
         tiling, resident, request = choice
+        record_request(request)
         balanced = ""
         cores = balance_cores(group)
         if cores and not explicit:
@@ -856,6 +858,7 @@ class FunctionLowering:
             and group.members == [op]
             and group.rank == 2,
         )
+        record_request(request)
         buffering = BUFFERING
         if self.options.matmul_tile_sizes:
             tiling = explicit_matmul_tiling(

@@ -168,7 +168,7 @@ class LowerPipeline(PipelinePass):
     split-reductions), tv-to-tile, tile-peel-tails,
     tile-pipeline (unless double-buffer=false), tile-to-hw (bank-offset),
     hw-coalesce-dma (unless coalesce-dma=false) and hw-insert-sync; every stage
-    is also a pass of its own. start-level=tile lowers tile IR: pypto-set-target
+    is also a pass of its own. tuned=true takes the options pypto-tune stored. start-level=tile lowers tile IR: pypto-set-target
     and the stages from tile-peel-tails on.
     """
 
@@ -230,6 +230,10 @@ class LowerPipeline(PipelinePass):
     """Place UB buffers a vector instruction uses together in different banks
     (tile-to-hw's memory planning)."""
 
+    tuned: bool = False
+    """Use the options pypto-tune stored for this kernel, target file and
+    compiler version (docs/tuning.md), when there are any; a remark says which."""
+
     start_level: str = "tv"
     """The level of the input: tv, or tile for a module already tiled (a
     @pto.tile_kernel): then only pypto-set-target and the stages after
@@ -241,6 +245,8 @@ class LowerPipeline(PipelinePass):
         for name in (level, self.start_level):
             if name not in LEVELS:
                 raise ValueError(f"unknown level '{name}' (one of {', '.join(LEVELS)})")
+        if self.tuned:
+            return (TunedLowering(self, level),)
         last = LEVELS.index(level)
         current = self.start_level
         members: list[ModulePass] = []
@@ -260,6 +266,26 @@ class LowerPipeline(PipelinePass):
 
     def member_passes(self) -> tuple[ModulePass, ...]:
         return self.stages()
+
+
+@dataclass(frozen=True)
+class TunedLowering(ModulePass):
+    """The stages of `pipeline` with the options the auto-tuner stored for the
+    module (`pypto-lower{tuned=true}`): chosen when the module is seen."""
+
+    name = "pypto-lower-tuned"
+
+    pipeline: LowerPipeline
+    level: str = "ascend_hw"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        from dataclasses import replace
+
+        from pypto_mlir.tune.applied import tuned_pipeline
+
+        chosen = replace(tuned_pipeline(op, self.pipeline), tuned=False)
+        for member in chosen.stages(self.level):
+            member.apply(ctx, op)
 
 
 def get_all_pipelines() -> dict[str, Callable[[], type[ModulePass]]]:

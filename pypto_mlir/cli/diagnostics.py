@@ -14,9 +14,11 @@ name the diagnostics a line must produce; TEXT is a substring of the message
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TextIO
 
@@ -303,3 +305,31 @@ def report_internal_error(tool: str, error: BaseException, debug: bool) -> int:
         file=sys.stderr,
     )
     return 1
+
+
+def closed_stdout() -> int:
+    """The reader went away (`tool ... | head`): stop quietly, as cat does;
+    exit status 1."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    return 1
+
+
+def run_tool(
+    tool: str, body: Callable[[], None], printer: DiagnosticPrinter, debug: bool
+) -> int:
+    """Run a tool's `body`; the exit status: 1 after a diagnostic (printed by
+    `printer`) or an internal error (one line), 130 on Ctrl-C, else 0."""
+    try:
+        body()
+        sys.stdout.flush()
+    except DiagnosticError as error:
+        printer(error.diagnostic)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return closed_stdout()
+    except Exception as error:
+        return report_internal_error(tool, error, debug)
+    return 0

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import inspect
-import os
 import sys
 import textwrap
 import time
@@ -47,6 +46,7 @@ from pypto_mlir.cli.diagnostics import (
     DiagnosticPrinter,
     DiagnosticVerifier,
     SourceManager,
+    closed_stdout,
     parse_expectations,
     report_internal_error,
     xdsl_exception_text,
@@ -604,10 +604,7 @@ def main(args: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
-        # The reader went away (`pypto-opt ... | head`): stop quietly, as cat does.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return 1
+        return closed_stdout()
     except ArgSpecParseError as error:
         # A malformed -t/-f spec, rejected by xDSL while reading the arguments.
         print(f"{TOOL_NAME}: error: {error}", file=sys.stderr)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import re
 import sys
 import zipfile
@@ -43,7 +42,7 @@ from xdsl.utils.exceptions import InterpretationError
 from pypto_mlir.cli.diagnostics import (
     DiagnosticPrinter,
     SourceManager,
-    report_internal_error,
+    run_tool,
 )
 from pypto_mlir.cli.source import (
     RECURSION_LIMIT,
@@ -958,21 +957,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     sys.setrecursionlimit(max(sys.getrecursionlimit(), RECURSION_LIMIT))
     sources = SourceManager()
     printer = DiagnosticPrinter(sys.stderr, sources, TOOL_NAME)
-    try:
-        run(args, sources, sys.stdout, sys.stderr)
-        sys.stdout.flush()
-    except DiagnosticError as error:
-        printer(error.diagnostic)
-        return 1
-    except KeyboardInterrupt:
-        return 130
-    except BrokenPipeError:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return 1
-    except Exception as error:
-        return report_internal_error(TOOL_NAME, error, args.debug)
-    return 0
+    return run_tool(
+        TOOL_NAME,
+        lambda: run(args, sources, sys.stdout, sys.stderr),
+        printer,
+        args.debug,
+    )
 
 
 if __name__ == "__main__":

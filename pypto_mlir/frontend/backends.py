@@ -6,7 +6,8 @@ arrays. `backend="auto"` picks the available backend with the highest priority,
 so registering a better one makes it the default without changing kernels.
 
 - `sim` (priority 10, the default): `pypto-lower{target=ascend910b}` to
-  `ascend_hw`, run on the simulated AI Core; the report has the cycles and the
+  `ascend_hw` (with the options pypto-tune stored for the kernel, if any:
+  docs/tuning.md), run on the simulated AI Core; the report has the cycles and the
   roofline of the tv kernel (`pypto_mlir.roofline`) or of the tile kernel
   (`pypto_mlir.tile_roofline`).
 - `reference` (priority 0): the `tv` numpy interpreter, the numerical ground
@@ -317,11 +318,14 @@ class SimBackend(Backend):
         from pypto_mlir.diagnostics import DiagnosticError, diagnostic_handler
         from pypto_mlir.pipelines import LowerPipeline
         from pypto_mlir.targets import load_target
+        from pypto_mlir.tune.applied import options_text, tuned_pipeline
 
         pipeline = LowerPipeline(target=self.target, start_level=start_level)
         remarks: list[Diagnostic] = []
         try:
             with diagnostic_handler(remarks.append):
+                if start_level == "tv":
+                    pipeline = tuned_pipeline(module, pipeline)
                 lowered = lower(module, "ascend_hw", pipeline)
         except DiagnosticError as error:
             diagnostic = error.diagnostic
@@ -335,6 +339,13 @@ class SimBackend(Backend):
             if diagnostic.severity is Severity.WARNING:
                 emit(diagnostic)  # remarks (tile sizes) stay on the compiled kernel
         options = f"target={self.target}"
+        if pipeline != LowerPipeline(target=self.target, start_level=start_level):
+            tuned = {
+                k: v
+                for k, v in vars(pipeline).items()
+                if v != getattr(LowerPipeline(), k) and k != "target"
+            }
+            options += f" {options_text(tuned)} (tuned)"
         if start_level != "tv":
             options += f" start-level={start_level}"
         return _SimCompiled(
@@ -351,6 +362,11 @@ class SimBackend(Backend):
 
 register_backend(ReferenceBackend())
 register_backend(SimBackend())
+
+
+def backend_target(backend: Backend) -> str:
+    """The target a simulator backend runs (the default chip for others)."""
+    return backend.target if isinstance(backend, SimBackend) else DEFAULT_TARGET
 
 
 def sim_backend(target: str) -> str:

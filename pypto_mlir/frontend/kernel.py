@@ -36,7 +36,13 @@ from xdsl.printer import Printer
 
 from pypto_mlir.diagnostics import DiagnosticError, SourceLocation, verify
 from pypto_mlir.dialects import tensor_view as tv
-from pypto_mlir.frontend.backends import Backend, Compiled, select_backend
+from pypto_mlir.frontend.backends import (
+    Backend,
+    Compiled,
+    SimBackend,
+    backend_target,
+    select_backend,
+)
 from pypto_mlir.frontend.dtypes import DType
 from pypto_mlir.frontend.errors import (
     KernelError,
@@ -65,6 +71,9 @@ from pypto_mlir.frontend.tensor import (
 from pypto_mlir.interp.sparse import SparseArray
 from pypto_mlir.sim.profile import Hint, LineStats, Profile, profile
 from pypto_mlir.sim.profile_text import profile_text
+
+AUTOTUNE_BUDGET = 16
+"""Candidates `@pto.kernel(autotune=True)` measures for a new shape."""
 
 Annotation = TensorSpec | SparseSpec | DType
 """What a kernel parameter is declared as."""
@@ -409,13 +418,21 @@ class Kernel:
     (from inside another kernel), the body is inlined into the caller.
     """
 
-    def __init__(self, function: Callable[..., Any], backend: str = "auto") -> None:
+    def __init__(
+        self,
+        function: Callable[..., Any],
+        backend: str = "auto",
+        autotune: bool | int = False,
+    ) -> None:
         if not inspect.isfunction(function):
             raise kernel_error(f"@pto.kernel decorates a function, got {function!r}")
         functools.update_wrapper(self, function)
         self.function = function
         self.name: str = function.__name__
         self.backend = backend
+        self.autotune = autotune
+        """Tune on the first simulated call of a shape not tuned yet (an int:
+        the budget in candidates; True: AUTOTUNE_BUDGET)."""
         self.location = definition_location(function)
         self.parameters, self.results = _read_signature(function)
         self.symbols: tuple[str, ...] = tuple(
@@ -628,6 +645,8 @@ class Kernel:
             sizes, self._target_of(chosen)
         )
         compiled = specialization.compiled.get(chosen.name)
+        if compiled is None and self.autotune and self._tunable(chosen):
+            self._autotune(chosen, specialization, values)
         cached = compiled is not None and traced_before
         compile_seconds = 0.0 if traced_before else specialization.trace_seconds
         if compiled is None:
@@ -669,6 +688,89 @@ class Kernel:
             for output in outputs
         )
         return RunResult(returned, report)
+
+    # Tuning (pypto_mlir.tune, docs/tuning.md).
+
+    def _tunable(self, backend: Backend) -> bool:
+        return isinstance(backend, SimBackend) and self._target_of(backend) is None
+
+    def tune(
+        self,
+        *args: object,
+        budget: int | None = None,
+        seconds: float | None = None,
+        jobs: int | None = None,
+        ray: bool | str = False,
+        backend: str | None = None,
+        **kwargs: object,
+    ) -> Any:
+        """Tune pypto-lower's options for these arguments' shapes on the
+        simulator (`backend`'s target) and store the winner, which later calls
+        compile with; `ray=True` runs candidates on a local Ray instance, a
+        string on the cluster at that address. The `pypto_mlir.tune.tuner.
+        TuneResult` (`print(pypto_mlir.tune.report.summary(result))`)."""
+        chosen = select_backend(backend or self.backend)
+        if not self._tunable(chosen):
+            raise kernel_error(
+                f"kernel '{self.name}': tuning needs a tv kernel on a simulator "
+                f"backend, not backend '{chosen.name}'"
+            )
+        values, sizes = self._bind(args, kwargs)
+        specialization, _ = self._specialization(sizes)
+        return self._run_tuner(
+            chosen, specialization, values, budget, seconds, jobs, ray
+        )
+
+    def _autotune(
+        self, backend: Backend, specialization: Specialization, values: list[Any]
+    ) -> None:
+        from pypto_mlir.tune.applied import stored_tuning
+
+        if stored_tuning(specialization.module, self.name, backend_target(backend)):
+            return
+        budget = AUTOTUNE_BUDGET if self.autotune is True else int(self.autotune)
+        self._run_tuner(backend, specialization, values, budget, None, None, False)
+
+    def _run_tuner(
+        self,
+        backend: Backend,
+        specialization: Specialization,
+        values: list[Any],
+        budget: int | None,
+        seconds: float | None,
+        jobs: int | None,
+        ray: bool | str,
+    ) -> Any:
+        from pypto_mlir.tune.executors import (
+            ExecutorError,
+            LocalExecutor,
+            RayExecutor,
+        )
+        from pypto_mlir.tune.space import SpaceError
+        from pypto_mlir.tune.tuner import TuneError, tune
+
+        try:
+            executor = (
+                RayExecutor(ray if isinstance(ray, str) else None)
+                if ray
+                else LocalExecutor(jobs)
+            )
+            try:
+                result = tune(
+                    specialization.module,
+                    self.name,
+                    backend_target(backend),
+                    budget=budget,
+                    seconds=seconds,
+                    executor=executor,
+                    inputs=values,
+                )
+            finally:
+                executor.close()
+        except (ExecutorError, SpaceError, TuneError) as error:
+            raise KernelError(f"kernel '{self.name}': {error}", self.location) from None
+        specialization.compiled.pop(backend.name, None)
+        return result
 
     # Hooks of the tile-level form (`pypto_mlir.frontend.tile_kernel`).
 
@@ -768,9 +870,15 @@ def _describe_argument(annotation: Annotation, value: Any) -> str:
     return describe(np.shape(value), str(annotation.dtype))
 
 
-def kernel(function: Callable[..., Any] | None = None, *, backend: str = "auto") -> Any:
-    """Make a Python function a kernel: `@pto.kernel` or
-    `@pto.kernel(backend="reference")`."""
+def kernel(
+    function: Callable[..., Any] | None = None,
+    *,
+    backend: str = "auto",
+    autotune: bool | int = False,
+) -> Any:
+    """Make a Python function a kernel: `@pto.kernel`,
+    `@pto.kernel(backend="reference")` or `@pto.kernel(autotune=True)` (tune
+    each new shape on its first simulated call; an int is the budget)."""
     if function is None:
-        return lambda f: Kernel(f, backend=backend)
-    return Kernel(function, backend=backend)
+        return lambda f: Kernel(f, backend=backend, autotune=autotune)
+    return Kernel(function, backend=backend, autotune=autotune)
