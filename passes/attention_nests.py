@@ -2,10 +2,11 @@
 
 `softmax(q @ k.T * s [+ mask]) @ v` is recognised from the groups of
 passes/tv_fusion.py, not from one spelling: a MATMUL group that is only a
-matmul (the *output* matmul) whose left operand is the softmax, over the last
-dim, of a ROW group whose other members are elementwise ops (the scale, a mask,
-casts) and whose only output is that softmax, which reads the result of another
-MATMUL group that is only a matmul (the *scores* matmul). The three become one
+matmul (the *output* matmul) whose left operand is a softmax over the last dim
+(`tv.softmax` or spelled out, `SoftmaxForm`), computed by a ROW group whose
+other members are elementwise ops (the scale, a mask, casts) and whose only
+output is that softmax, which reads the result of another MATMUL group that is
+only a matmul (the *scores* matmul). The three become one
 `AttentionGroup` and one loop nest per query block (`AttentionNest`):
 
     for each batch index, for each query block of `br` rows:
@@ -41,7 +42,7 @@ from typing import cast
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import DYNAMIC_INDEX, f16, f32
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from pypto_mlir.diagnostics import emit_remark
@@ -84,13 +85,28 @@ class AttentionTiling:
     bc: int
 
 
+@dataclass(frozen=True)
+class SoftmaxForm:
+    """A softmax over the last dim of `input`: a `tv.softmax`, or spelled out as
+    `e = exp(x - reduce_max(x)); e / reduce_sum(e)` (keepdims), either maybe
+    followed by a cast. The nest evaluates it online from `input`, whatever
+    the spelling: the forms differ only in rounding (each op of the spelled
+    form rounds to its type, `tv.softmax` once), which the error bound of the
+    reference carries."""
+
+    input: SSAValue
+    result: SSAValue
+    ops: tuple[Operation, ...]
+    """The ops from `input` (excluded) to `result`, in program order."""
+
+
 @dataclass(eq=False)
 class AttentionGroup(Group):
     """The scores matmul, the ROW group around its softmax and the output matmul
     as one nest (see the module doc)."""
 
     scores: tv.MatmulOp | None = None
-    softmax: tv.SoftmaxOp | None = None
+    softmax: SoftmaxForm | None = None
     product: tv.MatmulOp | None = None
     tiling: AttentionTiling = AttentionTiling(16, 16)
     head_dim: int = 0
@@ -110,16 +126,18 @@ def fuse_attention(analysis: FusionAnalysis, target: Target, cores: int) -> None
         if group.kind != GroupKind.MATMUL or group.members != [product]:
             continue
         assert product is not None
-        softmax = product.lhs.owner
-        if not isinstance(softmax, tv.SoftmaxOp):
+        softmax = softmax_form(product.lhs)
+        if softmax is None:
             continue
-        row = analysis.group_of.get(softmax)
+        row = analysis.group_of.get(cast(Operation, softmax.result.owner))
         if row is None or row.kind != GroupKind.ROW:
             continue
         scores = _scores_matmul(analysis, row)
         if scores is None:
             continue
-        reason, fused = _attention_group(analysis, target, cores, scores, row, group)
+        reason, fused = _attention_group(
+            analysis, target, cores, scores, row, group, softmax
+        )
         if fused is None:
             emit_remark(product, f"attention not fused: {reason}")
             continue
@@ -129,6 +147,49 @@ def fuse_attention(analysis: FusionAnalysis, target: Target, cores: int) -> None
         analysis.groups.sort(key=lambda g: analysis.position[g.root])
         for member in fused.members:
             analysis.group_of[member] = fused
+
+
+def _last_dim_reduction(value: SSAValue, kind: type[tv.ReduceOp]) -> tv.ReduceOp | None:
+    """The `kind` reduction over the last dim, keepdims, that computes `value`."""
+    op = value.owner
+    if not isinstance(op, kind) or op.keepdims is None:
+        return None
+    rank = tensor_type(op.input).get_num_dims()
+    return op if list(op.axes.get_values()) == [rank - 1] else None
+
+
+def softmax_form(value: SSAValue) -> SoftmaxForm | None:
+    """`value` as a softmax over the last dim (`SoftmaxForm`), if it is one: a
+    `tv.softmax`, or `e / reduce_sum(e)` with `e = exp(x - reduce_max(x))`
+    (`pto.exp(x - x.max(axis=-1, keepdims=True))`, both reductions keepdims
+    over the last dim, `e` read by both), either maybe cast afterwards."""
+    op = value.owner
+    if isinstance(op, tv.CastOp):
+        inner = softmax_form(op.input)
+        if inner is None:
+            return None
+        return SoftmaxForm(inner.input, value, (*inner.ops, op))
+    if isinstance(op, tv.SoftmaxOp):
+        rank = tensor_type(op.input).get_num_dims()
+        if op.axis.value.data != rank - 1:
+            return None
+        return SoftmaxForm(op.input, value, (op,))
+    if not isinstance(op, tv.DivOp):
+        return None
+    exp = op.lhs.owner
+    total = _last_dim_reduction(op.rhs, tv.ReduceSumOp)
+    if not isinstance(exp, tv.ExpOp) or total is None or total.input != op.lhs:
+        return None
+    shifted = exp.input.owner
+    if not isinstance(shifted, tv.SubOp):
+        return None
+    maximum = _last_dim_reduction(shifted.rhs, tv.ReduceMaxOp)
+    if maximum is None or maximum.input != shifted.lhs:
+        return None
+    shape = tensor_type(shifted.lhs).get_shape()
+    if tensor_type(value).get_shape() != shape:
+        return None
+    return SoftmaxForm(shifted.lhs, value, (maximum, shifted, exp, total, op))
 
 
 def _scores_matmul(analysis: FusionAnalysis, row: Group) -> tv.MatmulOp | None:
@@ -162,21 +223,31 @@ def _attention_group(
     scores: tv.MatmulOp,
     row: Group,
     output: Group,
+    softmax: SoftmaxForm,
 ) -> tuple[str, AttentionGroup | None]:
     """The fused group of the triple, or why there is none."""
     product = output.matmul
-    softmax = product.lhs.owner if product is not None else None
-    assert product is not None and isinstance(softmax, tv.SoftmaxOp)
+    assert product is not None
     frame = row.frame
     rank = len(frame)
-    if softmax.axis.value.data != rank - 1:
+    if row.reduced != frozenset([rank - 1]):
         return "the softmax is not over the keys (the last dim)", None
     if row.outputs != [softmax.result] or len(tensor_users(softmax.result)) != 1:
         return "the softmax or a value before it is also read elsewhere", None
     if is_returned(softmax.result):
         return "the softmax is also a result (the fused nest keeps it on chip)", None
+    if any(analysis.group_of.get(op) is not row for op in softmax.ops):
+        return "the softmax's steps are not one nest", None
+    for inner in softmax.ops:
+        if inner.results[0] is softmax.result:
+            continue
+        if any(user not in softmax.ops for user in tensor_users(inner.results[0])):
+            return (
+                f"a step of the softmax ('{inner.name}') is also read elsewhere",
+                None,
+            )
     for member in row.members:
-        if member is not softmax and not isinstance(member, MAP_OPS):
+        if member not in softmax.ops and not isinstance(member, MAP_OPS):
             return f"'{member.name}' between the matmuls is not elementwise", None
     if scores.transpose_a is not None or product.transpose_a is not None:
         return "a transposed query or probability operand", None

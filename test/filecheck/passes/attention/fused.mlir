@@ -67,3 +67,31 @@ func.func @masked_heads(%q: !tv.tensor<2x40x16xf16>, %k: !tv.tensor<2x40x16xf16>
   %o = tv.matmul %p, %v acc(f32) : !tv.tensor<2x40x40xf16>, !tv.tensor<2x40x16xf16> -> !tv.tensor<2x40x16xf16>
   func.return %o : !tv.tensor<2x40x16xf16>
 }
+
+// -----
+
+// The softmax written out (`e = pto.exp(x - x.max(axis=-1, keepdims=True));
+// e / e.sum(axis=-1, keepdims=True)`) and cast to f16 afterwards is the same
+// softmax: one nest, evaluated online from x (no reduction of the spelled form
+// is emitted as such, nothing goes to GM).
+
+// CHECK-LABEL: func.func @spelled
+// CHECK-NOT:  memref.alloc
+// CHECK:        tile.reduce_max %{{.*}}, axis = 1
+// CHECK:        tile.exp
+// CHECK:        tile.reduce_sum
+// CHECK:        tile.matmul
+// CHECK:        tile.store
+func.func @spelled(%q: !tv.tensor<2x64x32xf16>, %k: !tv.tensor<2x64x32xf16>, %v: !tv.tensor<2x64x32xf16>) -> !tv.tensor<2x64x32xf16> {
+  %s = tv.matmul %q, %k transpose_b acc(f32) : !tv.tensor<2x64x32xf16>, !tv.tensor<2x64x32xf16> -> !tv.tensor<2x64x64xf16>
+  %x = tv.cast %s : !tv.tensor<2x64x64xf16> to !tv.tensor<2x64x64xf32>
+  %m = tv.reduce_max %x [2] keepdims : !tv.tensor<2x64x64xf32> -> !tv.tensor<2x64x1xf32>
+  %d = tv.sub %x, %m : !tv.tensor<2x64x64xf32>, !tv.tensor<2x64x1xf32> -> !tv.tensor<2x64x64xf32>
+  %e = tv.exp %d : !tv.tensor<2x64x64xf32>
+  %t = tv.reduce_sum %e [2] keepdims : !tv.tensor<2x64x64xf32> -> !tv.tensor<2x64x1xf32>
+  %p = tv.div %e, %t : !tv.tensor<2x64x64xf32>, !tv.tensor<2x64x1xf32> -> !tv.tensor<2x64x64xf32>
+  %h = tv.cast %p : !tv.tensor<2x64x64xf32> to !tv.tensor<2x64x64xf16>
+  // expected-remark @+1 {{fused attention (tv.matmul, tv.cast, tv.reduce_max, tv.sub, tv.exp, tv.reduce_sum, tv.div, tv.cast, tv.matmul) as one nest over 2x64x64}}
+  %o = tv.matmul %h, %v acc(f32) : !tv.tensor<2x64x64xf16>, !tv.tensor<2x64x32xf16> -> !tv.tensor<2x64x32xf16>
+  func.return %o : !tv.tensor<2x64x32xf16>
+}
