@@ -36,13 +36,14 @@ nests and gets a remark saying why.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import cast
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import DYNAMIC_INDEX, f16, f32
-from xdsl.ir import Operation, SSAValue
+from xdsl.dialects.builtin import DYNAMIC_INDEX, FloatAttr, f16, f32
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from pypto_mlir.diagnostics import emit_remark
@@ -59,6 +60,7 @@ from .tv_fusion import (
     FusionAnalysis,
     Group,
     GroupKind,
+    Mapping,
     is_returned,
     tensor_type,
     tensor_users,
@@ -79,10 +81,34 @@ STAGES = 4
 
 @dataclass(frozen=True)
 class AttentionTiling:
-    """The query block (`br` rows) and key block (`bc` keys) of the nest."""
+    """The query block (`br` rows) and key block (`bc` keys) of the nest, and
+    whether the row sums of the probabilities are taken on the cube (`p` times
+    a block of ones, `cube_sum`) instead of by a row reduction on the vector
+    unit."""
 
     br: int
     bc: int
+    cube_sum: bool = False
+    step: float = 0.0
+    """The estimated cycles of a key step (`step_cycles`), for the remark."""
+    vector_step: float = 0.0
+    """The same with the row sums on the vector unit."""
+
+
+@dataclass(frozen=True)
+class AttentionOptions:
+    """The switches of the nest's decisions (tv-to-tile options)."""
+
+    cube_sum: bool = True
+    """Let the estimate take the row sums on the cube (`attention-cube-sum`)."""
+    scale_multiply: bool = True
+    """Divide by a power-of-two scale as a multiply by its exact reciprocal
+    (`attention-scale-multiply`)."""
+
+
+ONES = 16
+"""Columns of the block of ones the cube sums the probabilities with (a
+fractal)."""
 
 
 @dataclass(frozen=True)
@@ -111,6 +137,7 @@ class AttentionGroup(Group):
     tiling: AttentionTiling = AttentionTiling(16, 16)
     head_dim: int = 0
     value_dim: int = 0
+    scale_multiply: bool = True
 
 
 # --------------------------------------------------------------------------------------
@@ -118,7 +145,12 @@ class AttentionGroup(Group):
 # --------------------------------------------------------------------------------------
 
 
-def fuse_attention(analysis: FusionAnalysis, target: Target, cores: int) -> None:
+def fuse_attention(
+    analysis: FusionAnalysis,
+    target: Target,
+    cores: int,
+    options: AttentionOptions = AttentionOptions(),
+) -> None:
     """Replace every scores-softmax-output triple of `analysis` by one
     `AttentionGroup` (remarks on the triples that cannot be fused)."""
     for group in list(analysis.groups):
@@ -136,7 +168,7 @@ def fuse_attention(analysis: FusionAnalysis, target: Target, cores: int) -> None
         if scores is None:
             continue
         reason, fused = _attention_group(
-            analysis, target, cores, scores, row, group, softmax
+            analysis, target, cores, scores, row, group, softmax, options
         )
         if fused is None:
             emit_remark(product, f"attention not fused: {reason}")
@@ -224,6 +256,7 @@ def _attention_group(
     row: Group,
     output: Group,
     softmax: SoftmaxForm,
+    options: AttentionOptions,
 ) -> tuple[str, AttentionGroup | None]:
     """The fused group of the triple, or why there is none."""
     product = output.matmul
@@ -272,7 +305,12 @@ def _attention_group(
     if frame[-2] != analysis.extents.of(product.result)[-2]:
         return "the output's rows are not the query rows", None
     tiling = choose_tiling(
-        target, cores, cast(tuple[int, ...], frame), head_dim, value_dim
+        target,
+        cores,
+        cast(tuple[int, ...], frame),
+        head_dim,
+        value_dim,
+        options.cube_sum,
     )
     if tiling is None:
         return f"no query and key block fits target '{target.name}'", None
@@ -295,6 +333,7 @@ def _attention_group(
         tiling=tiling,
         head_dim=head_dim,
         value_dim=value_dim,
+        scale_multiply=options.scale_multiply,
     )
     return "", fused
 
@@ -304,22 +343,28 @@ def _attention_group(
 # --------------------------------------------------------------------------------------
 
 
-def _fits(target: Target, br: int, bc: int, d: int, dv: int) -> bool:
+def _fits(
+    target: Target, br: int, bc: int, d: int, dv: int, cube_sum: bool = False
+) -> bool:
     """Whether the tiles of one key step fit every on-chip memory (two L1
     stages of K and V; UB: the scores in f16 and f32 and their exponent (the
     probability in f16 reuses the scores' buffer), the accumulator and the
-    product, row statistics)."""
+    product, row statistics; with `cube_sum`, the block of ones in L1 and L0B
+    and the row sums in L0C and UB)."""
 
     def size(name: str) -> int:
         found = target.memories[name].size
         assert found is not None
         return found
 
+    ones = bc * ONES * 2 if cube_sum else 0
+    sums = br * ONES * 4 if cube_sum else 0
     l0a = br * d * 2 + br * bc * 2
-    l0b = d * bc * 2 + bc * dv * 2
-    l0c = STAGES * br * bc * 4 + br * dv * 4
-    l1 = br * d * 2 + STAGES * (bc * d * 2 + bc * dv * 2) + br * bc * 2
+    l0b = d * bc * 2 + bc * dv * 2 + ones
+    l0c = STAGES * br * bc * 4 + br * dv * 4 + sums
+    l1 = br * d * 2 + STAGES * (bc * d * 2 + bc * dv * 2) + br * bc * 2 + ones
     ub = br * bc * (2 * STAGES + 4 + 4) + br * dv * 4 * 2 + br * 4 * 8
+    ub += ones + 2 * sums
     return (
         l0a <= size("l0a")
         and l0b <= size("l0b")
@@ -330,7 +375,7 @@ def _fits(target: Target, br: int, bc: int, d: int, dv: int) -> bool:
 
 
 def step_cycles(
-    target: Target, br: int, bc: int, d: int, dv: int
+    target: Target, br: int, bc: int, d: int, dv: int, cube_sum: bool = False
 ) -> tuple[float, float, float]:
     """Estimated cycles of one key step on its busiest pipe, from the target's
     costs: MTE2 loads the K and V blocks (nd2nz, a burst per row), V runs the
@@ -351,23 +396,32 @@ def step_cycles(
         for width in (d, dv)
     )
     scores = br * bc
+    # (op, repeats, type): a row reduction takes a repeat per row (and per
+    # repeat of a long row), the others cover the elements in whole repeats.
+    row = -(-bc * 2 // target.vector.repeat_bytes)
+    row32 = -(-bc * 4 // target.vector.repeat_bytes)
     work = [
-        ("div", scores, "f16"),
-        ("cast", scores, "f32"),
-        ("reduce_max", scores, "f16"),
-        ("sub", scores, "f32"),
-        ("exp", scores, "f32"),
-        ("reduce_sum", scores, "f32"),
-        ("cast", scores, "f32"),
-        ("mul", br * dv, "f32"),
-        ("add", br * dv, "f32"),
+        ("div", cost.vector_repeats(target, scores, "f16"), "f16"),
+        ("cast", cost.vector_repeats(target, scores, "f32"), "f32"),
+        ("reduce_max", br * row, "f16"),
+        ("sub", cost.vector_repeats(target, scores, "f32"), "f32"),
+        ("exp", cost.vector_repeats(target, scores, "f32"), "f32"),
+        ("cast", cost.vector_repeats(target, scores, "f32"), "f32"),
+        ("mul", cost.vector_repeats(target, br * dv, "f32"), "f32"),
+        ("add", cost.vector_repeats(target, br * dv, "f32"), "f32"),
     ]
+    if cube_sum:
+        # The running sums, ONES wide: rescaled and added to (a broadcast).
+        sums = cost.vector_repeats(target, br * ONES, "f32")
+        work += [("mul", sums, "f32"), ("add", sums, "f32")]
+    else:
+        work += [("reduce_sum", br * row32, "f32")]
     # Each instruction counted with its start-up (the step's instructions wait
     # for the cube between them, so streams are short).
     vector = sum(
-        cost.vector_cycles(target, op, cost.vector_repeats(target, n, t), t)
+        cost.vector_cycles(target, op, repeats, t)
         + cost.vector_head_cycles(target, op, t)
-        for op, n, t in work
+        for op, repeats, t in work
     )
     mte3 = (bc // 16) * cost.dma_cycles(target, ("ub", "l1"), br, 32)
     # The chain of one step that nothing of the step overlaps: the start-ups
@@ -386,32 +440,44 @@ def step_cycles(
 
 
 def choose_tiling(
-    target: Target, cores: int, frame: Sequence[int], d: int, dv: int
+    target: Target,
+    cores: int,
+    frame: Sequence[int],
+    d: int,
+    dv: int,
+    cube_sum: bool = True,
 ) -> AttentionTiling | None:
     """The query and key blocks that fit (`_fits`, no larger than the dims
     need) with the fewest estimated cycles on the busiest core: the rounds of
     query blocks it runs times the key steps of a block times `step_cycles`
     (taller query blocks load each K and V block for more rows; more of them
-    spread over more cores); ties go to taller blocks."""
+    spread over more cores); ties go to taller blocks. With `cube_sum`, each
+    block is also estimated with the row sums on the cube, taken when that is
+    cheaper."""
     batch = 1
     for extent in frame[:-2]:
         batch *= extent
     rows, keys = frame[-2], frame[-1]
-    best: tuple[tuple[float, int], AttentionTiling] | None = None
+    best: tuple[tuple[float, int, int], AttentionTiling] | None = None
     for br in ROW_BLOCKS:
         if br >= 2 * max(rows, 16):
             continue
         for bc in KEY_BLOCKS:
-            if bc >= 2 * max(keys, 16) or not _fits(target, br, bc, d, dv):
+            if bc >= 2 * max(keys, 16):
                 continue
             blocks = batch * -(-rows // br)
             rounds = -(-blocks // max(cores, 1))
             steps = -(-keys // bc)
-            fill, step, drain = step_cycles(target, br, bc, d, dv)
-            estimate = rounds * (fill + steps * step + drain)
-            key = (estimate, -br)
-            if best is None or key < best[0]:
-                best = (key, AttentionTiling(br, bc))
+            vector_step = step_cycles(target, br, bc, d, dv)[1]
+            for on_cube in (False, True) if cube_sum else (False,):
+                if not _fits(target, br, bc, d, dv, on_cube):
+                    continue
+                fill, step, drain = step_cycles(target, br, bc, d, dv, on_cube)
+                estimate = rounds * (fill + steps * step + drain)
+                key = (estimate, -br, int(not on_cube))
+                if best is None or key < best[0]:
+                    tiling = AttentionTiling(br, bc, on_cube, step, vector_step)
+                    best = (key, tiling)
     return None if best is None else best[1]
 
 
@@ -434,6 +500,8 @@ class AttentionNest(NestBuilder):
         self.attention = group
         self._shift: SSAValue | None = None
         """The rotation of the key blocks of the current query block."""
+        self._ones: SSAValue | None = None
+        """The block of ones in L0B the cube sums the probabilities with."""
 
     def emit(self) -> None:
         group = self.attention
@@ -523,6 +591,8 @@ class AttentionNest(NestBuilder):
         q_l1 = self._load_l1(at, scores.lhs, [(row_index, row_valid, br), (zero, d, d)])
         q_l0 = self._to_l0(at, q_l1, MemorySpace.L0A, False)
         keys = cast(int, group.frame[cols])
+        if group.tiling.cube_sum:
+            self._ones = self._ones_block(at, bc)
 
         # The key blocks in groups of STAGES: the loads of a group's blocks come
         # first, so that a block's loads overlap the work of the blocks before
@@ -549,14 +619,37 @@ class AttentionNest(NestBuilder):
         rest = [(k, min(bc, keys - k)) for k in range(whole, keys, bc)]
         if rest:
             carried = self._key_group(at, rest, q_l0, carried)
-        total = carried[1]
-        acc = carried[2] if len(carried) == 3 else self._rescale(at, *carried[2:])
+        total, acc = self._settle(at, carried)
+        if group.tiling.cube_sum:
+            # The ONES columns of the sums are equal: their maximum is the sum.
+            total = self.value(at, tile.ReduceMaxOp(total, 1))
         out = self.value(at, tile.DivOp(acc, total))
         result_type = tensor_type(product.result).element_type
         out = self.to_storage(at, out, result_type)
         indices = [self.index[d] for d in range(rank - 2)] + [row_index, zero]
         for target in self.gm.targets[product.result]:
             self.insert(at, tile.StoreOp(out, target, indices))
+
+    def _ones_block(self, at: InsertPoint, valid: int) -> SSAValue:
+        """A bc x ONES block of f16 ones in L0B (filled in UB, moved through
+        L1 in nz), its first `valid` rows valid and the others zero: `p @
+        ones` gives every row sum of `p` over the valid keys in each column."""
+        bc = self.attention.tiling.bc
+        ub = TileType([bc, ONES], f16, MemorySpace.UB, [valid, ONES])
+        filled = self.value(at, tile.FillOp(self.constant(1.0, f16), ub))
+        if valid != bc:
+            filled = self.value(at, tile.PadOp(filled, tile.PadValue.ZERO))
+        pad = cast(TileType, filled.type).pad_value
+        l1 = self.value(
+            at,
+            tile.MoveOp(
+                filled,
+                TileType(
+                    [bc, ONES], f16, MemorySpace.L1, [valid, ONES], tile.Layout.NZ, pad
+                ),
+            ),
+        )
+        return self._to_l0(at, l1, MemorySpace.L0B, False)
 
     def _rotation(self, at: InsertPoint, keys: int) -> SSAValue | None:
         """Where the key blocks of this query block start (in keys): query
@@ -619,13 +712,31 @@ class AttentionNest(NestBuilder):
                 state = [maximum, total, product]
                 continue
             assert correction is not None
-            # The previous block's update of the accumulator comes after this
-            # block's softmax, so that the vector unit (in order) does not wait
-            # for the previous product's cube and moves.
-            acc = state[2] if len(state) == 3 else self._rescale(at, *state[2:])
-            state = [maximum, total, acc, product, correction]
+            # The previous block's update of the accumulator (and of the sums
+            # taken on the cube) comes after this block's softmax, so that the
+            # vector unit (in order) does not wait for the previous product's
+            # cube and moves.
+            settled_total, acc = self._settle(at, state)
+            if self.attention.tiling.cube_sum:
+                state = [maximum, settled_total, acc, product, correction, total]
+            else:
+                state = [maximum, total, acc, product, correction]
         assert state is not None
         return state
+
+    def _settle(
+        self, at: InsertPoint, state: list[SSAValue]
+    ) -> tuple[SSAValue, SSAValue]:
+        """The row sums and the accumulator of `state` with its pending
+        updates applied: [max, sum, acc] has none; [max, sum, acc, product,
+        correction] the accumulator's; with a last entry, the cube's sums
+        of the block, the sums' too."""
+        if len(state) == 3:
+            return state[1], state[2]
+        acc = self._rescale(at, state[2], state[3], state[4])
+        if len(state) == 5:
+            return state[1], acc
+        return self._rescale(at, state[1], state[5], state[4]), acc
 
     def _scores(self, at: InsertPoint, q_l0: SSAValue, k_l1: SSAValue) -> SSAValue:
         """Q @ K^T of one key block, moved to ub in the scores' type."""
@@ -656,9 +767,9 @@ class AttentionNest(NestBuilder):
     ) -> tuple[SSAValue, SSAValue, SSAValue, SSAValue | None]:
         """One key block from its scores `s_ub`: the ROW group's ops, the online
         softmax update of the row max and sum `carried` (None: the first block
-        starts them), and the product with V; returns the new max and sum, the
-        product and the correction the accumulator is to be scaled by (None
-        first)."""
+        starts them), and the product with V; returns the new max and sum (the
+        block's own sums with `cube_sum`), the product and the correction the
+        accumulator is to be scaled by (None first)."""
         group = self.attention
         scores, softmax, product = group.scores, group.softmax, group.product
         assert scores is not None and softmax is not None and product is not None
@@ -691,7 +802,21 @@ class AttentionNest(NestBuilder):
             )
         shifted = self.value(at, tile.SubOp(x, new_max))
         exponent = self.value(at, tile.ExpOp(shifted))
-        local_sum = self.value(at, tile.ReduceSumOp(exponent, 1))
+        local_sum = None
+        if not group.tiling.cube_sum:
+            local_sum = self.value(at, tile.ReduceSumOp(exponent, 1))
+        probability_type = tensor_type(softmax.result).element_type
+        p_l0 = self._probabilities_l0(at, exponent, valid, probability_type)
+        v_l0 = self._to_l0(at, v_l1, MemorySpace.L0B, product.transpose_b is not None)
+        o_ub = self._product_ub(at, p_l0, v_l0)
+        if local_sum is None:
+            # The block's sums from the cube, added to the running ones later
+            # (`_settle`), with the accumulator.
+            ones = self._ones
+            if valid != group.tiling.bc:
+                ones = self._ones_block(at, cast(int, valid))
+            assert ones is not None
+            return new_max, self._product_ub(at, p_l0, ones), o_ub, correction
         if correction is None:
             new_total = local_sum
         else:
@@ -701,9 +826,17 @@ class AttentionNest(NestBuilder):
                     self.value(at, tile.MulOp(carried[1], correction)), local_sum
                 ),
             )
-        probability_type = tensor_type(softmax.result).element_type
-        p_ub = self.value(at, tile.CastOp(exponent, probability_type))
-        rows = self.valid[rank - 2]
+
+        return new_max, new_total, o_ub, correction
+
+    def _probabilities_l0(
+        self, at: InsertPoint, exponent: SSAValue, valid: Valid, element_type: Attribute
+    ) -> SSAValue:
+        """The probabilities (unnormalised) in `element_type`, in L0A through
+        L1 (nz)."""
+        group = self.attention
+        p_ub = self.value(at, tile.CastOp(exponent, element_type))
+        rows = self.valid[group.rank - 2]
         if valid != group.tiling.bc or rows != group.tiling.br:
             # The product sums over the valid keys only: the cube reads whole
             # fractals, so the keys past them are zeros in both operands (and
@@ -716,7 +849,7 @@ class AttentionNest(NestBuilder):
                 p_ub,
                 TileType(
                     p_type.get_shape(),
-                    probability_type,
+                    element_type,
                     MemorySpace.L1,
                     p_type.get_valid(),
                     tile.Layout.NZ,
@@ -724,18 +857,37 @@ class AttentionNest(NestBuilder):
                 ),
             ),
         )
-        p_l0 = self._to_l0(at, p_l1, MemorySpace.L0A, False)
-        v_l0 = self._to_l0(at, v_l1, MemorySpace.L0B, product.transpose_b is not None)
-        o_l0c = self.value(at, tile.MatmulOp(p_l0, v_l0))
+        return self._to_l0(at, p_l1, MemorySpace.L0A, False)
+
+    def _product_ub(self, at: InsertPoint, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+        """lhs @ rhs on the cube, moved to UB in f32."""
+        o_l0c = self.value(at, tile.MatmulOp(lhs, rhs))
         o_type = cast(TileType, o_l0c.type)
-        o_ub = self.value(
+        return self.value(
             at,
             tile.MoveOp(
                 o_l0c,
                 TileType(o_type.get_shape(), f32, MemorySpace.UB, o_type.get_valid()),
             ),
         )
-        return new_max, new_total, o_ub, correction
+
+    def _compute(
+        self,
+        at: InsertPoint,
+        op: Operation,
+        mapping: Mapping,
+        operands: Sequence[SSAValue],
+    ) -> SSAValue:
+        """A member of the ROW group; `x / c` by a power of two `c` (the
+        `/ sqrt(d)` of d = 4^k) as `x * (1 / c)`: the same value (1 / c is
+        exact), vmuls instead of vdup and vdiv."""
+        reciprocal = exact_reciprocal(op) if self.attention.scale_multiply else None
+        if reciprocal is None:
+            return super()._compute(at, op, mapping, operands)
+        result_type = tensor_type(op.results[0]).element_type
+        factor = self.constant(reciprocal, operands[1].type)
+        value = self.value(at, tile.MulOp(operands[0], factor))
+        return self.to_storage(at, value, result_type)
 
     def _rescale(
         self, at: InsertPoint, acc: SSAValue, product: SSAValue, correction: SSAValue
@@ -745,15 +897,53 @@ class AttentionNest(NestBuilder):
         return self.value(at, tile.AddOp(scaled, product))
 
 
+def exact_reciprocal(op: Operation) -> float | None:
+    """1 / c for `x / c` with `c` a float constant that is a power of two whose
+    reciprocal is a normal number of its type (x * (1 / c) then rounds to the
+    same value as x / c: both are the one exact quotient, rounded once)."""
+    if not isinstance(op, tv.DivOp) or isinstance(op.rhs.type, tv.TensorViewType):
+        return None
+    owner = op.rhs.owner
+    if not isinstance(owner, arith.ConstantOp) or not isinstance(
+        owner.value, FloatAttr
+    ):
+        return None
+    value = owner.value.value.data
+    if not math.isfinite(value) or value == 0:
+        return None
+    mantissa, exponent = math.frexp(abs(value))
+    if mantissa != 0.5:
+        return None
+    reciprocal = 1.0 / value
+    smallest = {f16: 2.0**-14, f32: 2.0**-126}.get(owner.value.type)
+    largest = {f16: 65504.0, f32: F32_MAX}.get(owner.value.type)
+    if smallest is None or largest is None:
+        return None
+    return reciprocal if smallest <= abs(reciprocal) <= largest else None
+
+
 def attention_remark(group: AttentionGroup) -> str:
-    """The remark of a fused nest: its blocks and the ops it computes."""
+    """The remark of a fused nest: its blocks, the ops it computes and its
+    decisions (where the row sums are taken, a scale as a multiply)."""
     frame = "x".join(str(e) for e in group.frame)
     names = ", ".join(m.name for m in group.members)
     tiling = group.tiling
+    if tiling.cube_sum:
+        sums = (
+            f"row sums on the cube (p times ones: estimated {tiling.step:.0f} "
+            f"cycles per key step, {tiling.vector_step:.0f} on the vector unit)"
+        )
+    else:
+        sums = "row sums on the vector unit"
+    scaled = [
+        f"{m.name} by {1 / r:g} as * {r:g} (exact)"
+        for m in group.members
+        if group.scale_multiply and (r := exact_reciprocal(m)) is not None
+    ]
     return (
         f"fused attention ({names}) as one nest over {frame}: query blocks of "
         f"{tiling.br} rows, key blocks of {tiling.bc}, online softmax in ub; the "
-        "scores stay on chip"
+        f"scores stay on chip; {'; '.join([sums, *scaled])}"
     )
 
 

@@ -132,6 +132,8 @@ LOWER_STAGES: tuple[Stage, ...] = (
             ("matmul_panels", "matmul_panels"),
             ("matmul_split_k", "matmul_split_k"),
             ("attention_fusion", "attention_fusion"),
+            ("attention_cube_sum", "attention_cube_sum"),
+            ("attention_scale_multiply", "attention_scale_multiply"),
         ),
         inputs=("tv",),
     ),
@@ -210,6 +212,12 @@ class LowerPipeline(PipelinePass):
 
     attention_fusion: bool = True
     """Fuse softmax(q @ k.T ...) @ v into one flash-attention nest (tv-to-tile)."""
+
+    attention_cube_sum: bool = True
+    """Row sums of the attention probabilities on the cube when cheaper (tv-to-tile)."""
+
+    attention_scale_multiply: bool = True
+    """A power-of-two attention scale as an exact multiply (tv-to-tile)."""
 
     bank_offset: bool = True
     """Place UB buffers a vector instruction uses together in different banks

@@ -19,11 +19,11 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.rewriter import Rewriter
 
 import pypto_mlir as pto
-from pypto_mlir.check import check_lowering, lower, result_buffers
+from pypto_mlir.check import LoweringCheck, check_lowering, lower, result_buffers
 from pypto_mlir.diagnostics import diagnostic_handler
 from pypto_mlir.frontend.kernel import Kernel
 from pypto_mlir.interp.ascend_hw import run_hw_function
-from pypto_mlir.passes.attention_nests import AttentionTiling, choose_tiling
+from pypto_mlir.passes.attention_nests import choose_tiling
 from pypto_mlir.pipelines import LowerPipeline
 from pypto_mlir.sim import SimError
 from pypto_mlir.targets import load_target
@@ -82,6 +82,20 @@ def _remarks(module: ModuleOp, target: str, **options: bool) -> list[str]:
     return found
 
 
+def _check(
+    module: ModuleOp, inputs: list[np.ndarray], target: str, **options: bool
+) -> LoweringCheck:
+    """The lowering to ascend_hw against the tv reference."""
+    with diagnostic_handler(lambda _: None):
+        return check_lowering(
+            module,
+            "attention",
+            inputs,
+            "ascend_hw",
+            LowerPipeline(target=target, **options),
+        )
+
+
 # (heads, seq, dim, mask, spelled): whole blocks; heads with query and key tails
 # and a mask; the softmax written out (pto.exp, max, sum) at both.
 CASES = [
@@ -100,14 +114,53 @@ def test_fused_nest_matches_the_reference(
     module = kernel.module()
     remarks = _remarks(module, "ascend910b")
     assert any("fused attention" in r for r in remarks), remarks
-    inputs = _inputs(heads, seq, dim, mask)
-    with diagnostic_handler(lambda _: None):
-        result = check_lowering(
-            module, "attention", inputs, "ascend_hw", LowerPipeline(target="ascend910b")
-        )
+    result = _check(module, _inputs(heads, seq, dim, mask), "ascend910b")
     assert result.ok, [c.describe() for c in result.comparisons]
     # One nest: no GM temporary for the scores or the probabilities.
     assert not any(isinstance(op, memref.AllocOp) for op in result.lowered.walk())
+
+
+@pytest.mark.parametrize("option", ["attention_cube_sum", "attention_scale_multiply"])
+def test_each_decision_switched_off_matches_the_reference(option: str) -> None:
+    """The row sums on the vector unit and the scale as a division (the
+    decisions' off forms) are as exact; the remark says which form is built."""
+    kernel = _kernel(2, 40, 16, True, True)
+    module = kernel.module()
+    on = " ".join(_remarks(module, "ascend910b"))
+    off = " ".join(_remarks(module, "ascend910b", **{option: False}))
+    assert "row sums on the cube" in on and "as * 0.25 (exact)" in on, on
+    if option == "attention_cube_sum":
+        assert "row sums on the vector unit" in off, off
+    else:
+        assert "(exact)" not in off, off
+    result = _check(module, _inputs(2, 40, 16, True), "ascend910b", **{option: False})
+    assert result.ok, [c.describe() for c in result.comparisons]
+
+
+def test_exact_reciprocal_only_for_powers_of_two() -> None:
+    """x / c becomes x * (1 / c) only when 1 / c is exact: the products equal
+    the quotients for every finite f16 x (checked here for 8), and 11.31 (the
+    sqrt(128) of d = 128) keeps its division, as does 2^-16 (its reciprocal
+    is beyond f16)."""
+    from xdsl.dialects import arith
+    from xdsl.dialects.builtin import FloatAttr, f16
+
+    from pypto_mlir.dialects import tensor_view as tv
+    from pypto_mlir.passes.attention_nests import exact_reciprocal
+
+    found = {}
+    for c in (8.0, 0.5, 11.3125, 3.0, 2.0**-16):
+        constant = arith.ConstantOp(FloatAttr(c, f16))
+        operand = _kernel(0, 16, 16, False).module()
+        function = next(op for op in operand.ops if isinstance(op, func.FuncOp))
+        scores = next(op for op in function.walk() if isinstance(op, tv.DivOp))
+        division = tv.DivOp(scores.lhs, constant.result)
+        found[c] = exact_reciprocal(division)
+    assert found == {8.0: 0.125, 0.5: 2.0, 11.3125: None, 3.0: None, 2.0**-16: None}
+    every = np.arange(2**16, dtype=np.uint16).view(np.float16)
+    every = every[np.isfinite(every)]
+    with np.errstate(over="ignore"):
+        assert np.array_equal(every / np.float16(8.0), every * np.float16(0.125))
 
 
 def test_switch_off_keeps_three_nests() -> None:
@@ -131,15 +184,7 @@ def test_tiny_refuses_with_a_remark_and_stays_exact(spelled: bool) -> None:
         "attention not fused: no query and key block fits target 'tiny'" in r
         for r in remarks
     ), remarks
-    with diagnostic_handler(lambda _: None):
-        result = check_lowering(
-            module,
-            "attention",
-            _inputs(0, 40, 16, False),
-            "ascend_hw",
-            LowerPipeline(target="tiny"),
-        )
-    assert result.ok
+    assert _check(module, _inputs(0, 40, 16, False), "tiny").ok
 
 
 def test_blocks_spread_over_the_cores() -> None:
@@ -148,7 +193,8 @@ def test_blocks_spread_over_the_cores() -> None:
     chip = load_target("ascend910b")
     tiling = choose_tiling(chip, chip.cores, (2048, 2048), 128, 128)
     assert tiling is not None and tiling.br < 128
-    assert choose_tiling(chip, chip.cores, (16, 16), 16, 16) == AttentionTiling(16, 16)
+    small = choose_tiling(chip, chip.cores, (16, 16), 16, 16)
+    assert small is not None and (small.br, small.bc) == (16, 16)
 
 
 def _load_example() -> ModuleType:
