@@ -360,7 +360,9 @@ def _fits(
     ones = bc * ONES * 2 if cube_sum else 0
     sums = br * ONES * 4 if cube_sum else 0
     l0a = br * d * 2 + br * bc * 2
-    l0b = d * bc * 2 + bc * dv * 2 + ones
+    # One L0B buffer for K and V: each block is moved right before the matmul
+    # that consumes it (what tile-to-hw allocates); the ones stay.
+    l0b = max(d, dv) * bc * 2 + ones
     l0c = STAGES * br * bc * 4 + br * dv * 4 + sums
     l1 = br * d * 2 + STAGES * (bc * d * 2 + bc * dv * 2) + br * bc * 2 + ones
     ub = br * bc * (2 * STAGES + 4 + 4) + br * dv * 4 * 2 + br * 4 * 8
