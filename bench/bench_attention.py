@@ -86,7 +86,7 @@ class Run:
     remarks: list[str]
 
 
-DECISIONS = ("attention_cube_sum", "attention_scale_multiply")
+DECISIONS = ("attention_cube_sum", "attention_scale_multiply", "attention_scale_fold")
 """The fused nest's switchable decisions (tv-to-tile options)."""
 
 

@@ -104,6 +104,9 @@ class AttentionOptions:
     scale_multiply: bool = True
     """Divide by a power-of-two scale as a multiply by its exact reciprocal
     (`attention-scale-multiply`)."""
+    scale_fold: bool = True
+    """Fold another positive constant scale into the exponent's f32 argument
+    (`attention-scale-fold`, `folded_scale`)."""
 
 
 ONES = 16
@@ -138,6 +141,7 @@ class AttentionGroup(Group):
     head_dim: int = 0
     value_dim: int = 0
     scale_multiply: bool = True
+    scale_fold: bool = True
 
 
 # --------------------------------------------------------------------------------------
@@ -334,6 +338,7 @@ def _attention_group(
         head_dim=head_dim,
         value_dim=value_dim,
         scale_multiply=options.scale_multiply,
+        scale_fold=options.scale_fold,
     )
     return "", fused
 
@@ -785,12 +790,25 @@ class AttentionNest(NestBuilder):
         self.scopes.append(scope)
         scope.cache[(scores.result, identity, scores_type)] = s_ub
         self.set_home(scores.result, identity, scope)
-        # The row maximum of the scores in their own type (exact: a cast to f32
-        # changes no value), half the repeats of an f32 one for f16.
-        narrow = self.tile_of(softmax.input, identity)
-        x = self.tile_as(softmax.input, identity, f32)
-        self.scopes.pop()
-        local = self.to_storage(at, self.value(at, tile.ReduceMaxOp(narrow, 1)), f32)
+        factor = folded_scale(group)
+        if factor is None:
+            # The row maximum of the scores in their own type (exact: a cast
+            # to f32 changes no value), half the repeats of an f32 one for f16.
+            narrow = self.tile_of(softmax.input, identity)
+            x = self.tile_as(softmax.input, identity, f32)
+            self.scopes.pop()
+            local = self.value(at, tile.ReduceMaxOp(narrow, 1))
+            local = self.to_storage(at, local, f32)
+        else:
+            # The scale folded into the f32 argument of the exponent: s * f
+            # in f32 (no f16 division), the row maximum of the unscaled
+            # scores times f (f > 0).
+            scale = self.constant(factor, f32)
+            x = self.tile_as(scores.result, identity, f32)
+            x = self.value(at, tile.MulOp(x, scale))
+            self.scopes.pop()
+            local = self.value(at, tile.ReduceMaxOp(s_ub, 1))
+            local = self.value(at, tile.MulOp(self.to_storage(at, local, f32), scale))
         correction = None
         if carried is None:
             # A row whose scores so far are all -inf (masked) subtracts the
@@ -899,11 +917,10 @@ class AttentionNest(NestBuilder):
         return self.value(at, tile.AddOp(scaled, product))
 
 
-def exact_reciprocal(op: Operation) -> float | None:
-    """1 / c for `x / c` with `c` a float constant that is a power of two whose
-    reciprocal is a normal number of its type (x * (1 / c) then rounds to the
-    same value as x / c: both are the one exact quotient, rounded once)."""
-    if not isinstance(op, tv.DivOp) or isinstance(op.rhs.type, tv.TensorViewType):
+def _constant_scale(op: Operation) -> tuple[float, Attribute] | None:
+    """The finite nonzero float constant (and its type) that the tensor of
+    `op`, a `tv.div` or `tv.mul`, is divided or multiplied by."""
+    if not isinstance(op, tv.DivOp | tv.MulOp):
         return None
     owner = op.rhs.owner
     if not isinstance(owner, arith.ConstantOp) or not isinstance(
@@ -913,15 +930,46 @@ def exact_reciprocal(op: Operation) -> float | None:
     value = owner.value.value.data
     if not math.isfinite(value) or value == 0:
         return None
-    mantissa, exponent = math.frexp(abs(value))
-    if mantissa != 0.5:
+    return value, owner.value.type
+
+
+def exact_reciprocal(op: Operation) -> float | None:
+    """1 / c for `x / c` with `c` a float constant that is a power of two whose
+    reciprocal is a normal number of its type (x * (1 / c) then rounds to the
+    same value as x / c: both are the one exact quotient, rounded once)."""
+    found = _constant_scale(op)
+    if not isinstance(op, tv.DivOp) or found is None:
+        return None
+    value, element_type = found
+    if math.frexp(abs(value))[0] != 0.5:
         return None
     reciprocal = 1.0 / value
-    smallest = {f16: 2.0**-14, f32: 2.0**-126}.get(owner.value.type)
-    largest = {f16: 65504.0, f32: F32_MAX}.get(owner.value.type)
+    smallest = {f16: 2.0**-14, f32: 2.0**-126}.get(element_type)
+    largest = {f16: 65504.0, f32: F32_MAX}.get(element_type)
     if smallest is None or largest is None:
         return None
     return reciprocal if smallest <= abs(reciprocal) <= largest else None
+
+
+def folded_scale(group: AttentionGroup) -> float | None:
+    """The factor f of a scale that the nest folds into the exponent's f32
+    argument (`attention-scale-fold`): the softmax's input is the scores
+    divided by (or multiplied by) a positive float constant whose reciprocal
+    is not exact (an exact one is a multiply already, `exact_reciprocal`).
+    The reference rounds s / c to its type; the nest computes s * (1 / c) in
+    f32, closer to the exact value than that rounding, which the reference's
+    error bound carries. None when there is no such scale or the fold is
+    off."""
+    softmax, scores = group.softmax, group.scores
+    if not group.scale_fold or softmax is None or scores is None:
+        return None
+    op = softmax.input.owner
+    if not isinstance(op, Operation) or op.operands[0] is not scores.result:
+        return None
+    found = _constant_scale(op)
+    if found is None or found[0] < 0 or exact_reciprocal(op) is not None:
+        return None
+    return 1.0 / found[0] if isinstance(op, tv.DivOp) else found[0]
 
 
 def attention_remark(group: AttentionGroup) -> str:
@@ -942,6 +990,12 @@ def attention_remark(group: AttentionGroup) -> str:
         for m in group.members
         if group.scale_multiply and (r := exact_reciprocal(m)) is not None
     ]
+    factor = folded_scale(group)
+    if factor is not None:
+        scaled.append(
+            f"the scale folded into the exponent (s * {factor:.6g} in f32, no "
+            "f16 division)"
+        )
     return (
         f"fused attention ({names}) as one nest over {frame}: query blocks of "
         f"{tiling.br} rows, key blocks of {tiling.bc}, online softmax in ub; the "

@@ -162,6 +162,10 @@ class TvToTilePass(ModulePass):
     """Divide the attention scores by a power-of-two scale as a multiply by its
     exact reciprocal (the same values); false: a division."""
 
+    attention_scale_fold: bool = True
+    """Fold another positive constant attention scale into the exponent's f32
+    argument (no f16 division); false: the scaled scores rounded as tv does."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         target_name = resolve_target(op, self.target, default=None)
         if target_name is None:
@@ -248,6 +252,7 @@ class FunctionLowering:
                 AttentionOptions(
                     self.options.attention_cube_sum,
                     self.options.attention_scale_multiply,
+                    self.options.attention_scale_fold,
                 ),
             )
         self._plan_buffers(analysis, outputs, return_op)

@@ -134,6 +134,7 @@ LOWER_STAGES: tuple[Stage, ...] = (
             ("attention_fusion", "attention_fusion"),
             ("attention_cube_sum", "attention_cube_sum"),
             ("attention_scale_multiply", "attention_scale_multiply"),
+            ("attention_scale_fold", "attention_scale_fold"),
         ),
         inputs=("tv",),
     ),
@@ -218,6 +219,9 @@ class LowerPipeline(PipelinePass):
 
     attention_scale_multiply: bool = True
     """A power-of-two attention scale as an exact multiply (tv-to-tile)."""
+
+    attention_scale_fold: bool = True
+    """Another constant attention scale folded into the exponent (tv-to-tile)."""
 
     bank_offset: bool = True
     """Place UB buffers a vector instruction uses together in different banks

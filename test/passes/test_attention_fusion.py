@@ -120,21 +120,30 @@ def test_fused_nest_matches_the_reference(
     assert not any(isinstance(op, memref.AllocOp) for op in result.lowered.walk())
 
 
-@pytest.mark.parametrize("option", ["attention_cube_sum", "attention_scale_multiply"])
-def test_each_decision_switched_off_matches_the_reference(option: str) -> None:
-    """The row sums on the vector unit and the scale as a division (the
-    decisions' off forms) are as exact; the remark says which form is built."""
-    kernel = _kernel(2, 40, 16, True, True)
-    module = kernel.module()
+# (option, dim, what the remark says with it on): d = 16 scales by 1/4
+# (exact), d = 32 by 1/5.656 (folded).
+DECISIONS = [
+    ("attention_cube_sum", 16, "row sums on the cube"),
+    ("attention_scale_multiply", 16, "as * 0.25 (exact)"),
+    ("attention_scale_fold", 32, "the scale folded into the exponent"),
+]
+
+
+@pytest.mark.parametrize(("option", "dim", "text"), DECISIONS)
+def test_each_decision_switched_off_matches_the_reference(
+    option: str, dim: int, text: str
+) -> None:
+    """Each decision's off form (row sums on the vector unit, the scale as a
+    division, the scaled scores rounded to f16) is as exact; the remark says
+    which form is built."""
+    module = _kernel(2, 40, dim, False, True).module()
     on = " ".join(_remarks(module, "ascend910b"))
     off = " ".join(_remarks(module, "ascend910b", **{option: False}))
-    assert "row sums on the cube" in on and "as * 0.25 (exact)" in on, on
-    if option == "attention_cube_sum":
-        assert "row sums on the vector unit" in off, off
-    else:
-        assert "(exact)" not in off, off
-    result = _check(module, _inputs(2, 40, 16, True), "ascend910b", **{option: False})
-    assert result.ok, [c.describe() for c in result.comparisons]
+    assert text in on and text not in off, (on, off)
+    for options in ({}, {option: False}):
+        inputs = _inputs(2, 40, dim, False)
+        result = _check(module, inputs, "ascend910b", **options)
+        assert result.ok, [c.describe() for c in result.comparisons]
 
 
 def test_exact_reciprocal_only_for_powers_of_two() -> None:
