@@ -10,6 +10,7 @@ run, the GM load start-up per K/V block and the core balance.
 
     .venv/bin/python bench/bench_attention.py          # S=512, 8x1024, S=128
     .venv/bin/python bench/bench_attention.py --large  # and S=2048 d=128 (~2 min)
+    .venv/bin/python bench/bench_attention.py --decisions  # each decision off too
 """
 
 from __future__ import annotations
@@ -85,13 +86,18 @@ class Run:
     remarks: list[str]
 
 
-def simulate(module: ModuleOp, inputs: Sequence[np.ndarray], fusion: bool) -> Run:
+DECISIONS = ("attention_cube_sum", "attention_scale_multiply", "attention_scale_fold")
+"""The fused nest's switchable decisions (tv-to-tile options)."""
+
+
+def simulate(
+    module: ModuleOp, inputs: Sequence[np.ndarray], fusion: bool, **options: bool
+) -> Run:
     function = next(op for op in module.ops if isinstance(op, func.FuncOp))
     remarks: list[str] = []
+    pipeline = LowerPipeline(target=TARGET, attention_fusion=fusion, **options)
     with diagnostic_handler(lambda d: remarks.append(str(d))):
-        lowered = lower(
-            module, "ascend_hw", LowerPipeline(target=TARGET, attention_fusion=fusion)
-        )
+        lowered = lower(module, "ascend_hw", pipeline)
     arguments = [*(a.copy() for a in inputs), *result_buffers(function)]
     run = run_hw_function(lowered, function.sym_name.data, arguments, CHIP)
     return Run(run.report.cycles, run.report, remarks)
@@ -139,6 +145,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--large", action="store_true", help="also S=2048 d=128 (about 2 minutes)"
     )
+    parser.add_argument(
+        "--decisions",
+        action="store_true",
+        help="also the fused nest with each decision switched off",
+    )
     args = parser.parse_args(argv)
     shapes = [LARGE, *SHAPES] if args.large else SHAPES
     print(
@@ -169,6 +180,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             flush=True,
         )
         results.append((shape, on, bound))
+        if args.decisions:
+            for option in DECISIONS:
+                without = simulate(module, inputs, True, **{option: False})
+                print(
+                    f"  {option.replace('_', '-')}=false: {without.cycles} cycles "
+                    f"({without.cycles / on.cycles:.2f}x on, "
+                    f"{bound / without.cycles:.0%} of roofline)",
+                    flush=True,
+                )
     print()
     print("targets (issue 13, % of roofline with the fusion on):")
     for shape, on, bound in results:

@@ -2,10 +2,11 @@
 
 `softmax(q @ k.T * s [+ mask]) @ v` is recognised from the groups of
 passes/tv_fusion.py, not from one spelling: a MATMUL group that is only a
-matmul (the *output* matmul) whose left operand is the softmax, over the last
-dim, of a ROW group whose other members are elementwise ops (the scale, a mask,
-casts) and whose only output is that softmax, which reads the result of another
-MATMUL group that is only a matmul (the *scores* matmul). The three become one
+matmul (the *output* matmul) whose left operand is a softmax over the last dim
+(`tv.softmax` or spelled out, `SoftmaxForm`), computed by a ROW group whose
+other members are elementwise ops (the scale, a mask, casts) and whose only
+output is that softmax, which reads the result of another MATMUL group that is
+only a matmul (the *scores* matmul). The three become one
 `AttentionGroup` and one loop nest per query block (`AttentionNest`):
 
     for each batch index, for each query block of `br` rows:
@@ -35,13 +36,14 @@ nests and gets a remark saying why.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import cast
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import DYNAMIC_INDEX, f16, f32
-from xdsl.ir import SSAValue
+from xdsl.dialects.builtin import DYNAMIC_INDEX, FloatAttr, f16, f32
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from pypto_mlir.diagnostics import emit_remark
@@ -58,6 +60,7 @@ from .tv_fusion import (
     FusionAnalysis,
     Group,
     GroupKind,
+    Mapping,
     is_returned,
     tensor_type,
     tensor_users,
@@ -78,10 +81,52 @@ STAGES = 4
 
 @dataclass(frozen=True)
 class AttentionTiling:
-    """The query block (`br` rows) and key block (`bc` keys) of the nest."""
+    """The query block (`br` rows) and key block (`bc` keys) of the nest, and
+    whether the row sums of the probabilities are taken on the cube (`p` times
+    a block of ones, `cube_sum`) instead of by a row reduction on the vector
+    unit."""
 
     br: int
     bc: int
+    cube_sum: bool = False
+    step: float = 0.0
+    """The estimated cycles of a key step (`step_cycles`), for the remark."""
+    vector_step: float = 0.0
+    """The same with the row sums on the vector unit."""
+
+
+@dataclass(frozen=True)
+class AttentionOptions:
+    """The switches of the nest's decisions (tv-to-tile options)."""
+
+    cube_sum: bool = True
+    """Let the estimate take the row sums on the cube (`attention-cube-sum`)."""
+    scale_multiply: bool = True
+    """Divide by a power-of-two scale as a multiply by its exact reciprocal
+    (`attention-scale-multiply`)."""
+    scale_fold: bool = True
+    """Fold another positive constant scale into the exponent's f32 argument
+    (`attention-scale-fold`, `folded_scale`)."""
+
+
+ONES = 16
+"""Columns of the block of ones the cube sums the probabilities with (a
+fractal)."""
+
+
+@dataclass(frozen=True)
+class SoftmaxForm:
+    """A softmax over the last dim of `input`: a `tv.softmax`, or spelled out as
+    `e = exp(x - reduce_max(x)); e / reduce_sum(e)` (keepdims), either maybe
+    followed by a cast. The nest evaluates it online from `input`, whatever
+    the spelling: the forms differ only in rounding (each op of the spelled
+    form rounds to its type, `tv.softmax` once), which the error bound of the
+    reference carries."""
+
+    input: SSAValue
+    result: SSAValue
+    ops: tuple[Operation, ...]
+    """The ops from `input` (excluded) to `result`, in program order."""
 
 
 @dataclass(eq=False)
@@ -90,11 +135,13 @@ class AttentionGroup(Group):
     as one nest (see the module doc)."""
 
     scores: tv.MatmulOp | None = None
-    softmax: tv.SoftmaxOp | None = None
+    softmax: SoftmaxForm | None = None
     product: tv.MatmulOp | None = None
     tiling: AttentionTiling = AttentionTiling(16, 16)
     head_dim: int = 0
     value_dim: int = 0
+    scale_multiply: bool = True
+    scale_fold: bool = True
 
 
 # --------------------------------------------------------------------------------------
@@ -102,7 +149,12 @@ class AttentionGroup(Group):
 # --------------------------------------------------------------------------------------
 
 
-def fuse_attention(analysis: FusionAnalysis, target: Target, cores: int) -> None:
+def fuse_attention(
+    analysis: FusionAnalysis,
+    target: Target,
+    cores: int,
+    options: AttentionOptions = AttentionOptions(),
+) -> None:
     """Replace every scores-softmax-output triple of `analysis` by one
     `AttentionGroup` (remarks on the triples that cannot be fused)."""
     for group in list(analysis.groups):
@@ -110,16 +162,18 @@ def fuse_attention(analysis: FusionAnalysis, target: Target, cores: int) -> None
         if group.kind != GroupKind.MATMUL or group.members != [product]:
             continue
         assert product is not None
-        softmax = product.lhs.owner
-        if not isinstance(softmax, tv.SoftmaxOp):
+        softmax = softmax_form(product.lhs)
+        if softmax is None:
             continue
-        row = analysis.group_of.get(softmax)
+        row = analysis.group_of.get(cast(Operation, softmax.result.owner))
         if row is None or row.kind != GroupKind.ROW:
             continue
         scores = _scores_matmul(analysis, row)
         if scores is None:
             continue
-        reason, fused = _attention_group(analysis, target, cores, scores, row, group)
+        reason, fused = _attention_group(
+            analysis, target, cores, scores, row, group, softmax, options
+        )
         if fused is None:
             emit_remark(product, f"attention not fused: {reason}")
             continue
@@ -129,6 +183,49 @@ def fuse_attention(analysis: FusionAnalysis, target: Target, cores: int) -> None
         analysis.groups.sort(key=lambda g: analysis.position[g.root])
         for member in fused.members:
             analysis.group_of[member] = fused
+
+
+def _last_dim_reduction(value: SSAValue, kind: type[tv.ReduceOp]) -> tv.ReduceOp | None:
+    """The `kind` reduction over the last dim, keepdims, that computes `value`."""
+    op = value.owner
+    if not isinstance(op, kind) or op.keepdims is None:
+        return None
+    rank = tensor_type(op.input).get_num_dims()
+    return op if list(op.axes.get_values()) == [rank - 1] else None
+
+
+def softmax_form(value: SSAValue) -> SoftmaxForm | None:
+    """`value` as a softmax over the last dim (`SoftmaxForm`), if it is one: a
+    `tv.softmax`, or `e / reduce_sum(e)` with `e = exp(x - reduce_max(x))`
+    (`pto.exp(x - x.max(axis=-1, keepdims=True))`, both reductions keepdims
+    over the last dim, `e` read by both), either maybe cast afterwards."""
+    op = value.owner
+    if isinstance(op, tv.CastOp):
+        inner = softmax_form(op.input)
+        if inner is None:
+            return None
+        return SoftmaxForm(inner.input, value, (*inner.ops, op))
+    if isinstance(op, tv.SoftmaxOp):
+        rank = tensor_type(op.input).get_num_dims()
+        if op.axis.value.data != rank - 1:
+            return None
+        return SoftmaxForm(op.input, value, (op,))
+    if not isinstance(op, tv.DivOp):
+        return None
+    exp = op.lhs.owner
+    total = _last_dim_reduction(op.rhs, tv.ReduceSumOp)
+    if not isinstance(exp, tv.ExpOp) or total is None or total.input != op.lhs:
+        return None
+    shifted = exp.input.owner
+    if not isinstance(shifted, tv.SubOp):
+        return None
+    maximum = _last_dim_reduction(shifted.rhs, tv.ReduceMaxOp)
+    if maximum is None or maximum.input != shifted.lhs:
+        return None
+    shape = tensor_type(shifted.lhs).get_shape()
+    if tensor_type(value).get_shape() != shape:
+        return None
+    return SoftmaxForm(shifted.lhs, value, (maximum, shifted, exp, total, op))
 
 
 def _scores_matmul(analysis: FusionAnalysis, row: Group) -> tv.MatmulOp | None:
@@ -162,21 +259,32 @@ def _attention_group(
     scores: tv.MatmulOp,
     row: Group,
     output: Group,
+    softmax: SoftmaxForm,
+    options: AttentionOptions,
 ) -> tuple[str, AttentionGroup | None]:
     """The fused group of the triple, or why there is none."""
     product = output.matmul
-    softmax = product.lhs.owner if product is not None else None
-    assert product is not None and isinstance(softmax, tv.SoftmaxOp)
+    assert product is not None
     frame = row.frame
     rank = len(frame)
-    if softmax.axis.value.data != rank - 1:
+    if row.reduced != frozenset([rank - 1]):
         return "the softmax is not over the keys (the last dim)", None
     if row.outputs != [softmax.result] or len(tensor_users(softmax.result)) != 1:
         return "the softmax or a value before it is also read elsewhere", None
     if is_returned(softmax.result):
         return "the softmax is also a result (the fused nest keeps it on chip)", None
+    if any(analysis.group_of.get(op) is not row for op in softmax.ops):
+        return "the softmax's steps are not one nest", None
+    for inner in softmax.ops:
+        if inner.results[0] is softmax.result:
+            continue
+        if any(user not in softmax.ops for user in tensor_users(inner.results[0])):
+            return (
+                f"a step of the softmax ('{inner.name}') is also read elsewhere",
+                None,
+            )
     for member in row.members:
-        if member is not softmax and not isinstance(member, MAP_OPS):
+        if member not in softmax.ops and not isinstance(member, MAP_OPS):
             return f"'{member.name}' between the matmuls is not elementwise", None
     if scores.transpose_a is not None or product.transpose_a is not None:
         return "a transposed query or probability operand", None
@@ -201,7 +309,12 @@ def _attention_group(
     if frame[-2] != analysis.extents.of(product.result)[-2]:
         return "the output's rows are not the query rows", None
     tiling = choose_tiling(
-        target, cores, cast(tuple[int, ...], frame), head_dim, value_dim
+        target,
+        cores,
+        cast(tuple[int, ...], frame),
+        head_dim,
+        value_dim,
+        options.cube_sum,
     )
     if tiling is None:
         return f"no query and key block fits target '{target.name}'", None
@@ -224,6 +337,8 @@ def _attention_group(
         tiling=tiling,
         head_dim=head_dim,
         value_dim=value_dim,
+        scale_multiply=options.scale_multiply,
+        scale_fold=options.scale_fold,
     )
     return "", fused
 
@@ -233,22 +348,30 @@ def _attention_group(
 # --------------------------------------------------------------------------------------
 
 
-def _fits(target: Target, br: int, bc: int, d: int, dv: int) -> bool:
+def _fits(
+    target: Target, br: int, bc: int, d: int, dv: int, cube_sum: bool = False
+) -> bool:
     """Whether the tiles of one key step fit every on-chip memory (two L1
     stages of K and V; UB: the scores in f16 and f32 and their exponent (the
     probability in f16 reuses the scores' buffer), the accumulator and the
-    product, row statistics)."""
+    product, row statistics; with `cube_sum`, the block of ones in L1 and L0B
+    and the row sums in L0C and UB)."""
 
     def size(name: str) -> int:
         found = target.memories[name].size
         assert found is not None
         return found
 
+    ones = bc * ONES * 2 if cube_sum else 0
+    sums = br * ONES * 4 if cube_sum else 0
     l0a = br * d * 2 + br * bc * 2
-    l0b = d * bc * 2 + bc * dv * 2
-    l0c = STAGES * br * bc * 4 + br * dv * 4
-    l1 = br * d * 2 + STAGES * (bc * d * 2 + bc * dv * 2) + br * bc * 2
+    # One L0B buffer for K and V: each block is moved right before the matmul
+    # that consumes it (what tile-to-hw allocates); the ones stay.
+    l0b = max(d, dv) * bc * 2 + ones
+    l0c = STAGES * br * bc * 4 + br * dv * 4 + sums
+    l1 = br * d * 2 + STAGES * (bc * d * 2 + bc * dv * 2) + br * bc * 2 + ones
     ub = br * bc * (2 * STAGES + 4 + 4) + br * dv * 4 * 2 + br * 4 * 8
+    ub += ones + 2 * sums
     return (
         l0a <= size("l0a")
         and l0b <= size("l0b")
@@ -259,7 +382,7 @@ def _fits(target: Target, br: int, bc: int, d: int, dv: int) -> bool:
 
 
 def step_cycles(
-    target: Target, br: int, bc: int, d: int, dv: int
+    target: Target, br: int, bc: int, d: int, dv: int, cube_sum: bool = False
 ) -> tuple[float, float, float]:
     """Estimated cycles of one key step on its busiest pipe, from the target's
     costs: MTE2 loads the K and V blocks (nd2nz, a burst per row), V runs the
@@ -280,23 +403,32 @@ def step_cycles(
         for width in (d, dv)
     )
     scores = br * bc
+    # (op, repeats, type): a row reduction takes a repeat per row (and per
+    # repeat of a long row), the others cover the elements in whole repeats.
+    row = -(-bc * 2 // target.vector.repeat_bytes)
+    row32 = -(-bc * 4 // target.vector.repeat_bytes)
     work = [
-        ("div", scores, "f16"),
-        ("cast", scores, "f32"),
-        ("reduce_max", scores, "f16"),
-        ("sub", scores, "f32"),
-        ("exp", scores, "f32"),
-        ("reduce_sum", scores, "f32"),
-        ("cast", scores, "f32"),
-        ("mul", br * dv, "f32"),
-        ("add", br * dv, "f32"),
+        ("div", cost.vector_repeats(target, scores, "f16"), "f16"),
+        ("cast", cost.vector_repeats(target, scores, "f32"), "f32"),
+        ("reduce_max", br * row, "f16"),
+        ("sub", cost.vector_repeats(target, scores, "f32"), "f32"),
+        ("exp", cost.vector_repeats(target, scores, "f32"), "f32"),
+        ("cast", cost.vector_repeats(target, scores, "f32"), "f32"),
+        ("mul", cost.vector_repeats(target, br * dv, "f32"), "f32"),
+        ("add", cost.vector_repeats(target, br * dv, "f32"), "f32"),
     ]
+    if cube_sum:
+        # The running sums, ONES wide: rescaled and added to (a broadcast).
+        sums = cost.vector_repeats(target, br * ONES, "f32")
+        work += [("mul", sums, "f32"), ("add", sums, "f32")]
+    else:
+        work += [("reduce_sum", br * row32, "f32")]
     # Each instruction counted with its start-up (the step's instructions wait
     # for the cube between them, so streams are short).
     vector = sum(
-        cost.vector_cycles(target, op, cost.vector_repeats(target, n, t), t)
+        cost.vector_cycles(target, op, repeats, t)
         + cost.vector_head_cycles(target, op, t)
-        for op, n, t in work
+        for op, repeats, t in work
     )
     mte3 = (bc // 16) * cost.dma_cycles(target, ("ub", "l1"), br, 32)
     # The chain of one step that nothing of the step overlaps: the start-ups
@@ -315,32 +447,44 @@ def step_cycles(
 
 
 def choose_tiling(
-    target: Target, cores: int, frame: Sequence[int], d: int, dv: int
+    target: Target,
+    cores: int,
+    frame: Sequence[int],
+    d: int,
+    dv: int,
+    cube_sum: bool = True,
 ) -> AttentionTiling | None:
     """The query and key blocks that fit (`_fits`, no larger than the dims
     need) with the fewest estimated cycles on the busiest core: the rounds of
     query blocks it runs times the key steps of a block times `step_cycles`
     (taller query blocks load each K and V block for more rows; more of them
-    spread over more cores); ties go to taller blocks."""
+    spread over more cores); ties go to taller blocks. With `cube_sum`, each
+    block is also estimated with the row sums on the cube, taken when that is
+    cheaper."""
     batch = 1
     for extent in frame[:-2]:
         batch *= extent
     rows, keys = frame[-2], frame[-1]
-    best: tuple[tuple[float, int], AttentionTiling] | None = None
+    best: tuple[tuple[float, int, int], AttentionTiling] | None = None
     for br in ROW_BLOCKS:
         if br >= 2 * max(rows, 16):
             continue
         for bc in KEY_BLOCKS:
-            if bc >= 2 * max(keys, 16) or not _fits(target, br, bc, d, dv):
+            if bc >= 2 * max(keys, 16):
                 continue
             blocks = batch * -(-rows // br)
             rounds = -(-blocks // max(cores, 1))
             steps = -(-keys // bc)
-            fill, step, drain = step_cycles(target, br, bc, d, dv)
-            estimate = rounds * (fill + steps * step + drain)
-            key = (estimate, -br)
-            if best is None or key < best[0]:
-                best = (key, AttentionTiling(br, bc))
+            vector_step = step_cycles(target, br, bc, d, dv)[1]
+            for on_cube in (False, True) if cube_sum else (False,):
+                if not _fits(target, br, bc, d, dv, on_cube):
+                    continue
+                fill, step, drain = step_cycles(target, br, bc, d, dv, on_cube)
+                estimate = rounds * (fill + steps * step + drain)
+                key = (estimate, -br, int(not on_cube))
+                if best is None or key < best[0]:
+                    tiling = AttentionTiling(br, bc, on_cube, step, vector_step)
+                    best = (key, tiling)
     return None if best is None else best[1]
 
 
@@ -363,6 +507,8 @@ class AttentionNest(NestBuilder):
         self.attention = group
         self._shift: SSAValue | None = None
         """The rotation of the key blocks of the current query block."""
+        self._ones: SSAValue | None = None
+        """The block of ones in L0B the cube sums the probabilities with."""
 
     def emit(self) -> None:
         group = self.attention
@@ -452,6 +598,8 @@ class AttentionNest(NestBuilder):
         q_l1 = self._load_l1(at, scores.lhs, [(row_index, row_valid, br), (zero, d, d)])
         q_l0 = self._to_l0(at, q_l1, MemorySpace.L0A, False)
         keys = cast(int, group.frame[cols])
+        if group.tiling.cube_sum:
+            self._ones = self._ones_block(at, bc)
 
         # The key blocks in groups of STAGES: the loads of a group's blocks come
         # first, so that a block's loads overlap the work of the blocks before
@@ -478,14 +626,37 @@ class AttentionNest(NestBuilder):
         rest = [(k, min(bc, keys - k)) for k in range(whole, keys, bc)]
         if rest:
             carried = self._key_group(at, rest, q_l0, carried)
-        total = carried[1]
-        acc = carried[2] if len(carried) == 3 else self._rescale(at, *carried[2:])
+        total, acc = self._settle(at, carried)
+        if group.tiling.cube_sum:
+            # The ONES columns of the sums are equal: their maximum is the sum.
+            total = self.value(at, tile.ReduceMaxOp(total, 1))
         out = self.value(at, tile.DivOp(acc, total))
         result_type = tensor_type(product.result).element_type
         out = self.to_storage(at, out, result_type)
         indices = [self.index[d] for d in range(rank - 2)] + [row_index, zero]
         for target in self.gm.targets[product.result]:
             self.insert(at, tile.StoreOp(out, target, indices))
+
+    def _ones_block(self, at: InsertPoint, valid: int) -> SSAValue:
+        """A bc x ONES block of f16 ones in L0B (filled in UB, moved through
+        L1 in nz), its first `valid` rows valid and the others zero: `p @
+        ones` gives every row sum of `p` over the valid keys in each column."""
+        bc = self.attention.tiling.bc
+        ub = TileType([bc, ONES], f16, MemorySpace.UB, [valid, ONES])
+        filled = self.value(at, tile.FillOp(self.constant(1.0, f16), ub))
+        if valid != bc:
+            filled = self.value(at, tile.PadOp(filled, tile.PadValue.ZERO))
+        pad = cast(TileType, filled.type).pad_value
+        l1 = self.value(
+            at,
+            tile.MoveOp(
+                filled,
+                TileType(
+                    [bc, ONES], f16, MemorySpace.L1, [valid, ONES], tile.Layout.NZ, pad
+                ),
+            ),
+        )
+        return self._to_l0(at, l1, MemorySpace.L0B, False)
 
     def _rotation(self, at: InsertPoint, keys: int) -> SSAValue | None:
         """Where the key blocks of this query block start (in keys): query
@@ -548,13 +719,31 @@ class AttentionNest(NestBuilder):
                 state = [maximum, total, product]
                 continue
             assert correction is not None
-            # The previous block's update of the accumulator comes after this
-            # block's softmax, so that the vector unit (in order) does not wait
-            # for the previous product's cube and moves.
-            acc = state[2] if len(state) == 3 else self._rescale(at, *state[2:])
-            state = [maximum, total, acc, product, correction]
+            # The previous block's update of the accumulator (and of the sums
+            # taken on the cube) comes after this block's softmax, so that the
+            # vector unit (in order) does not wait for the previous product's
+            # cube and moves.
+            settled_total, acc = self._settle(at, state)
+            if self.attention.tiling.cube_sum:
+                state = [maximum, settled_total, acc, product, correction, total]
+            else:
+                state = [maximum, total, acc, product, correction]
         assert state is not None
         return state
+
+    def _settle(
+        self, at: InsertPoint, state: list[SSAValue]
+    ) -> tuple[SSAValue, SSAValue]:
+        """The row sums and the accumulator of `state` with its pending
+        updates applied: [max, sum, acc] has none; [max, sum, acc, product,
+        correction] the accumulator's; with a last entry, the cube's sums
+        of the block, the sums' too."""
+        if len(state) == 3:
+            return state[1], state[2]
+        acc = self._rescale(at, state[2], state[3], state[4])
+        if len(state) == 5:
+            return state[1], acc
+        return self._rescale(at, state[1], state[5], state[4]), acc
 
     def _scores(self, at: InsertPoint, q_l0: SSAValue, k_l1: SSAValue) -> SSAValue:
         """Q @ K^T of one key block, moved to ub in the scores' type."""
@@ -585,9 +774,9 @@ class AttentionNest(NestBuilder):
     ) -> tuple[SSAValue, SSAValue, SSAValue, SSAValue | None]:
         """One key block from its scores `s_ub`: the ROW group's ops, the online
         softmax update of the row max and sum `carried` (None: the first block
-        starts them), and the product with V; returns the new max and sum, the
-        product and the correction the accumulator is to be scaled by (None
-        first)."""
+        starts them), and the product with V; returns the new max and sum (the
+        block's own sums with `cube_sum`), the product and the correction the
+        accumulator is to be scaled by (None first)."""
         group = self.attention
         scores, softmax, product = group.scores, group.softmax, group.product
         assert scores is not None and softmax is not None and product is not None
@@ -601,12 +790,25 @@ class AttentionNest(NestBuilder):
         self.scopes.append(scope)
         scope.cache[(scores.result, identity, scores_type)] = s_ub
         self.set_home(scores.result, identity, scope)
-        # The row maximum of the scores in their own type (exact: a cast to f32
-        # changes no value), half the repeats of an f32 one for f16.
-        narrow = self.tile_of(softmax.input, identity)
-        x = self.tile_as(softmax.input, identity, f32)
-        self.scopes.pop()
-        local = self.to_storage(at, self.value(at, tile.ReduceMaxOp(narrow, 1)), f32)
+        factor = folded_scale(group)
+        if factor is None:
+            # The row maximum of the scores in their own type (exact: a cast
+            # to f32 changes no value), half the repeats of an f32 one for f16.
+            narrow = self.tile_of(softmax.input, identity)
+            x = self.tile_as(softmax.input, identity, f32)
+            self.scopes.pop()
+            local = self.value(at, tile.ReduceMaxOp(narrow, 1))
+            local = self.to_storage(at, local, f32)
+        else:
+            # The scale folded into the f32 argument of the exponent: s * f
+            # in f32 (no f16 division), the row maximum of the unscaled
+            # scores times f (f > 0).
+            scale = self.constant(factor, f32)
+            x = self.tile_as(scores.result, identity, f32)
+            x = self.value(at, tile.MulOp(x, scale))
+            self.scopes.pop()
+            local = self.value(at, tile.ReduceMaxOp(s_ub, 1))
+            local = self.value(at, tile.MulOp(self.to_storage(at, local, f32), scale))
         correction = None
         if carried is None:
             # A row whose scores so far are all -inf (masked) subtracts the
@@ -620,7 +822,21 @@ class AttentionNest(NestBuilder):
             )
         shifted = self.value(at, tile.SubOp(x, new_max))
         exponent = self.value(at, tile.ExpOp(shifted))
-        local_sum = self.value(at, tile.ReduceSumOp(exponent, 1))
+        local_sum = None
+        if not group.tiling.cube_sum:
+            local_sum = self.value(at, tile.ReduceSumOp(exponent, 1))
+        probability_type = tensor_type(softmax.result).element_type
+        p_l0 = self._probabilities_l0(at, exponent, valid, probability_type)
+        v_l0 = self._to_l0(at, v_l1, MemorySpace.L0B, product.transpose_b is not None)
+        o_ub = self._product_ub(at, p_l0, v_l0)
+        if local_sum is None:
+            # The block's sums from the cube, added to the running ones later
+            # (`_settle`), with the accumulator.
+            ones = self._ones
+            if valid != group.tiling.bc:
+                ones = self._ones_block(at, cast(int, valid))
+            assert ones is not None
+            return new_max, self._product_ub(at, p_l0, ones), o_ub, correction
         if correction is None:
             new_total = local_sum
         else:
@@ -630,9 +846,17 @@ class AttentionNest(NestBuilder):
                     self.value(at, tile.MulOp(carried[1], correction)), local_sum
                 ),
             )
-        probability_type = tensor_type(softmax.result).element_type
-        p_ub = self.value(at, tile.CastOp(exponent, probability_type))
-        rows = self.valid[rank - 2]
+
+        return new_max, new_total, o_ub, correction
+
+    def _probabilities_l0(
+        self, at: InsertPoint, exponent: SSAValue, valid: Valid, element_type: Attribute
+    ) -> SSAValue:
+        """The probabilities (unnormalised) in `element_type`, in L0A through
+        L1 (nz)."""
+        group = self.attention
+        p_ub = self.value(at, tile.CastOp(exponent, element_type))
+        rows = self.valid[group.rank - 2]
         if valid != group.tiling.bc or rows != group.tiling.br:
             # The product sums over the valid keys only: the cube reads whole
             # fractals, so the keys past them are zeros in both operands (and
@@ -645,7 +869,7 @@ class AttentionNest(NestBuilder):
                 p_ub,
                 TileType(
                     p_type.get_shape(),
-                    probability_type,
+                    element_type,
                     MemorySpace.L1,
                     p_type.get_valid(),
                     tile.Layout.NZ,
@@ -653,18 +877,37 @@ class AttentionNest(NestBuilder):
                 ),
             ),
         )
-        p_l0 = self._to_l0(at, p_l1, MemorySpace.L0A, False)
-        v_l0 = self._to_l0(at, v_l1, MemorySpace.L0B, product.transpose_b is not None)
-        o_l0c = self.value(at, tile.MatmulOp(p_l0, v_l0))
+        return self._to_l0(at, p_l1, MemorySpace.L0A, False)
+
+    def _product_ub(self, at: InsertPoint, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+        """lhs @ rhs on the cube, moved to UB in f32."""
+        o_l0c = self.value(at, tile.MatmulOp(lhs, rhs))
         o_type = cast(TileType, o_l0c.type)
-        o_ub = self.value(
+        return self.value(
             at,
             tile.MoveOp(
                 o_l0c,
                 TileType(o_type.get_shape(), f32, MemorySpace.UB, o_type.get_valid()),
             ),
         )
-        return new_max, new_total, o_ub, correction
+
+    def _compute(
+        self,
+        at: InsertPoint,
+        op: Operation,
+        mapping: Mapping,
+        operands: Sequence[SSAValue],
+    ) -> SSAValue:
+        """A member of the ROW group; `x / c` by a power of two `c` (the
+        `/ sqrt(d)` of d = 4^k) as `x * (1 / c)`: the same value (1 / c is
+        exact), vmuls instead of vdup and vdiv."""
+        reciprocal = exact_reciprocal(op) if self.attention.scale_multiply else None
+        if reciprocal is None:
+            return super()._compute(at, op, mapping, operands)
+        result_type = tensor_type(op.results[0]).element_type
+        factor = self.constant(reciprocal, operands[1].type)
+        value = self.value(at, tile.MulOp(operands[0], factor))
+        return self.to_storage(at, value, result_type)
 
     def _rescale(
         self, at: InsertPoint, acc: SSAValue, product: SSAValue, correction: SSAValue
@@ -674,15 +917,89 @@ class AttentionNest(NestBuilder):
         return self.value(at, tile.AddOp(scaled, product))
 
 
+def _constant_scale(op: Operation) -> tuple[float, Attribute] | None:
+    """The finite nonzero float constant (and its type) that the tensor of
+    `op`, a `tv.div` or `tv.mul`, is divided or multiplied by."""
+    if not isinstance(op, tv.DivOp | tv.MulOp):
+        return None
+    owner = op.rhs.owner
+    if not isinstance(owner, arith.ConstantOp) or not isinstance(
+        owner.value, FloatAttr
+    ):
+        return None
+    value = owner.value.value.data
+    if not math.isfinite(value) or value == 0:
+        return None
+    return value, owner.value.type
+
+
+def exact_reciprocal(op: Operation) -> float | None:
+    """1 / c for `x / c` with `c` a float constant that is a power of two whose
+    reciprocal is a normal number of its type (x * (1 / c) then rounds to the
+    same value as x / c: both are the one exact quotient, rounded once)."""
+    found = _constant_scale(op)
+    if not isinstance(op, tv.DivOp) or found is None:
+        return None
+    value, element_type = found
+    if math.frexp(abs(value))[0] != 0.5:
+        return None
+    reciprocal = 1.0 / value
+    smallest = {f16: 2.0**-14, f32: 2.0**-126}.get(element_type)
+    largest = {f16: 65504.0, f32: F32_MAX}.get(element_type)
+    if smallest is None or largest is None:
+        return None
+    return reciprocal if smallest <= abs(reciprocal) <= largest else None
+
+
+def folded_scale(group: AttentionGroup) -> float | None:
+    """The factor f of a scale that the nest folds into the exponent's f32
+    argument (`attention-scale-fold`): the softmax's input is the scores
+    divided by (or multiplied by) a positive float constant whose reciprocal
+    is not exact (an exact one is a multiply already, `exact_reciprocal`).
+    The reference rounds s / c to its type; the nest computes s * (1 / c) in
+    f32, closer to the exact value than that rounding, which the reference's
+    error bound carries. None when there is no such scale or the fold is
+    off."""
+    softmax, scores = group.softmax, group.scores
+    if not group.scale_fold or softmax is None or scores is None:
+        return None
+    op = softmax.input.owner
+    if not isinstance(op, Operation) or op.operands[0] is not scores.result:
+        return None
+    found = _constant_scale(op)
+    if found is None or found[0] < 0 or exact_reciprocal(op) is not None:
+        return None
+    return 1.0 / found[0] if isinstance(op, tv.DivOp) else found[0]
+
+
 def attention_remark(group: AttentionGroup) -> str:
-    """The remark of a fused nest: its blocks and the ops it computes."""
+    """The remark of a fused nest: its blocks, the ops it computes and its
+    decisions (where the row sums are taken, a scale as a multiply)."""
     frame = "x".join(str(e) for e in group.frame)
     names = ", ".join(m.name for m in group.members)
     tiling = group.tiling
+    if tiling.cube_sum:
+        sums = (
+            f"row sums on the cube (p times ones: estimated {tiling.step:.0f} "
+            f"cycles per key step, {tiling.vector_step:.0f} on the vector unit)"
+        )
+    else:
+        sums = "row sums on the vector unit"
+    scaled = [
+        f"{m.name} by {1 / r:g} as * {r:g} (exact)"
+        for m in group.members
+        if group.scale_multiply and (r := exact_reciprocal(m)) is not None
+    ]
+    factor = folded_scale(group)
+    if factor is not None:
+        scaled.append(
+            f"the scale folded into the exponent (s * {factor:.6g} in f32, no "
+            "f16 division)"
+        )
     return (
         f"fused attention ({names}) as one nest over {frame}: query blocks of "
         f"{tiling.br} rows, key blocks of {tiling.bc}, online softmax in ub; the "
-        "scores stay on chip"
+        f"scores stay on chip; {'; '.join([sums, *scaled])}"
     )
 
 

@@ -65,6 +65,7 @@ from pypto_mlir.targets.resolve import resolve_target
 from .attention_nests import (
     AttentionGroup,
     AttentionNest,
+    AttentionOptions,
     attention_remark,
     fuse_attention,
 )
@@ -161,6 +162,18 @@ class TvToTilePass(ModulePass):
     tiles that vary, so that their GM latency overlaps the first tile's vector
     work; false: before the loop."""
 
+    attention_cube_sum: bool = True
+    """Let the attention nest take the probabilities' row sums on the cube
+    (times a block of ones) when its estimate says so; false: vector row sums."""
+
+    attention_scale_multiply: bool = True
+    """Divide the attention scores by a power-of-two scale as a multiply by its
+    exact reciprocal (the same values); false: a division."""
+
+    attention_scale_fold: bool = True
+    """Fold another positive constant attention scale into the exponent's f32
+    argument (no f16 division); false: the scaled scores rounded as tv does."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         target_name = resolve_target(op, self.target, default=None)
         if target_name is None:
@@ -240,7 +253,16 @@ class FunctionLowering:
         apply_groups(analysis)  # the fused groups tv-schedule chose, if it ran
         if self.options.attention_fusion:
             cores = self.options.max_cores or self.target.cores
-            fuse_attention(analysis, self.target, min(cores, self.target.cores))
+            fuse_attention(
+                analysis,
+                self.target,
+                min(cores, self.target.cores),
+                AttentionOptions(
+                    self.options.attention_cube_sum,
+                    self.options.attention_scale_multiply,
+                    self.options.attention_scale_fold,
+                ),
+            )
         self._plan_buffers(analysis, outputs, return_op)
         for op in ops:
             if isinstance(op, tv.DimOp):

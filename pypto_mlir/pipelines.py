@@ -134,6 +134,9 @@ LOWER_STAGES: tuple[Stage, ...] = (
             ("matmul_split_k", "matmul_split_k"),
             ("attention_fusion", "attention_fusion"),
             ("late_invariants", "late_invariants"),
+            ("attention_cube_sum", "attention_cube_sum"),
+            ("attention_scale_multiply", "attention_scale_multiply"),
+            ("attention_scale_fold", "attention_scale_fold"),
         ),
         inputs=("tv",),
     ),
@@ -225,6 +228,14 @@ class LowerPipeline(PipelinePass):
     late_invariants: bool = True
     """Load loop-invariant tiles in a loop each core runs once, after the
     varying ones (tv-to-tile)."""
+    attention_cube_sum: bool = True
+    """Row sums of the attention probabilities on the cube when cheaper (tv-to-tile)."""
+
+    attention_scale_multiply: bool = True
+    """A power-of-two attention scale as an exact multiply (tv-to-tile)."""
+
+    attention_scale_fold: bool = True
+    """Another constant attention scale folded into the exponent (tv-to-tile)."""
 
     bank_offset: bool = True
     """Place UB buffers a vector instruction uses together in different banks

@@ -23,9 +23,15 @@ approximation (composite unary ops, softmax, inexact sums). A noisy value is
 only followed by ops that keep its error relative to the output's largest
 magnitude (neg, abs, scaling by a power of two, float casts, transposes).
 
+Attention-shaped kernels (`attention`: heads, query and key tails, K stored
+either way, the scale spelled three ways, an additive mask, `pto.softmax` or
+the softmax written out) fuzz the flash-attention fusion, which must fuse them
+on ascend910b (or refuse with its reason).
+
 The suite checks the same kernels on every run: 30 hypothesis examples
-(derandomized; small kernels, shrunk when one fails) and 100 seeded random
-programs (`PYPTO_FUZZ_SEEDS`, `PYPTO_FUZZ_SEED_BASE`). While hunting, draw new
+(derandomized; small kernels, shrunk when one fails), 100 seeded random
+programs (`PYPTO_FUZZ_SEEDS`, `PYPTO_FUZZ_SEED_BASE`) and 24 seeded attention
+kernels (`PYPTO_FUZZ_ATTENTION_SEEDS`, about 20 s). While hunting, draw new
 ones and more: `PYPTO_FUZZ_RANDOM=1 PYPTO_FUZZ_EXAMPLES=2000 pytest -q
 test/test_lowering_fuzz.py`, or `python test/test_lowering_fuzz.py 500 [SEED]`
 (seeded programs, failures grouped by message, each with its kernel source).
@@ -59,6 +65,7 @@ TARGETS = ("ascend910b", "tiny")
 EXAMPLES = int(os.environ.get("PYPTO_FUZZ_EXAMPLES", "30"))
 SEEDS = int(os.environ.get("PYPTO_FUZZ_SEEDS", "100"))
 SEED_BASE = int(os.environ.get("PYPTO_FUZZ_SEED_BASE", "0"))
+ATTENTION_SEEDS = int(os.environ.get("PYPTO_FUZZ_ATTENTION_SEEDS", "24"))
 RANDOM = "PYPTO_FUZZ_RANDOM" in os.environ
 """Draw new kernels on every run (hunting); by default the examples are the
 same on every run, so that the suite is reproducible."""
@@ -172,6 +179,9 @@ class Program:
     values: list[Value] = field(default_factory=list[Value])
     results: list[str] = field(default_factory=list[str])
     counter: int = 0
+    expected_remark: str = ""
+    """A remark the lowering for ascend910b gives (attention: fused or why not;
+    empty: none expected)."""
 
     # Building -------------------------------------------------------------------------
 
@@ -736,6 +746,75 @@ def generate(c: Chooser) -> Program:
 
 
 # --------------------------------------------------------------------------------------
+# Attention-shaped programs (the flash-attention fusion of tv-to-tile)
+# --------------------------------------------------------------------------------------
+
+HEAD_DIMS = (16, 32, 48, 64, 24)
+"""Head dims: multiples of the cube's 16 fuse; 24 is refused (three nests)."""
+
+
+def _softmax_of(program: Program, x: Value) -> Value:
+    """The softmax over the last dim, as `pto.softmax` or written out."""
+    c = program.chooser
+    noisy = replace(x, low=0.0, high=1.0, frac=None, noisy=True)
+    if c.boolean():
+        axis = c.choice(["axis=-1", f"axis={len(x.shape) - 1}"])
+        return program.let(f"pto.softmax({x.name}, {axis})", noisy)
+    e = program.let(
+        f"pto.exp({x.name} - {x.name}.max(axis=-1, keepdims=True))",
+        replace(noisy, high=1.0),
+    )
+    return program.let(f"{e.name} / {e.name}.sum(axis=-1, keepdims=True)", noisy)
+
+
+def attention(c: Chooser) -> Program:
+    """`softmax(q @ k.T * s [+ mask]) @ v` as a user writes it: heads or not,
+    query and key lengths of any size (tails), K stored transposed or not, the
+    scale divided by sqrt(d) or multiplied by its inverse (a constant or a
+    scalar parameter), an additive mask, either softmax spelling."""
+    program = Program(c)
+    heads = c.choice([0, 0, 1, 2, 3])
+    batch: tuple[int, ...] = (heads,) if heads else ()
+    rows, keys = c.choice(SIZES), c.choice(SIZES)
+    d = c.choice(HEAD_DIMS)
+    dv = c.choice([16, 32, d])
+    q = program.tensor_param((*batch, rows, d), "f16")
+    if c.boolean(30):
+        k = program.tensor_param((*batch, d, keys), "f16")
+        kt = k.name
+    else:
+        k = program.tensor_param((*batch, keys, d), "f16")
+        kt = f"{k.name}.transpose(0, 2, 1)" if heads else f"{k.name}.T"
+    v = program.tensor_param((*batch, keys, dv), "f16")
+    bound = 16.0 * d
+    scores = Value("", (*batch, rows, keys), "f16", -bound, bound, 2)
+    scale = c.integer(0, 2)
+    if scale == 0:
+        x = program.let(f"{q.name} @ {kt} / {math.sqrt(d)!r}", scores)
+    elif scale == 1:
+        x = program.let(f"({q.name} @ {kt}) * {1 / math.sqrt(d)!r}", scores)
+    else:
+        factor = program.scalar_param("f16", 0.125)
+        x = program.let(f"{q.name} @ {kt} * {factor}", scores)
+    if c.boolean(40):
+        mask = program.tensor_param(
+            c.choice([(rows, keys), (*batch, rows, keys)]), "f16"
+        )
+        x = program.let(f"{x.name} + {mask.name}", x)
+    p = _softmax_of(program, x)
+    out = program.let(f"{p.name} @ {v.name}", replace(p, shape=(*batch, rows, dv)))
+    program.results.append(out.name)
+    # One key: canonicalize folds the reductions over it (the softmax is 1).
+    if keys > 1:
+        program.expected_remark = (
+            "fused attention"
+            if d % 16 == 0
+            else f"attention not fused: head dims {d}, {dv} are not multiples of 16"
+        )
+    return program
+
+
+# --------------------------------------------------------------------------------------
 # Checking
 # --------------------------------------------------------------------------------------
 
@@ -756,15 +835,28 @@ def trace(program: Program, tag: str) -> Any:
     return namespace["kernel"]
 
 
-def check_program(program: Program, seed: int, tag: str = "kernel") -> list[Failure]:
+def _collect(found: list[str]) -> Callable[[Any], None]:
+    """A diagnostic handler that appends each diagnostic's text to `found`."""
+    return lambda diagnostic: found.append(str(diagnostic))
+
+
+def check_program(
+    program: Program,
+    seed: int,
+    tag: str = "kernel",
+    remarks: dict[str, list[str]] | None = None,
+) -> list[Failure]:
+    """The failures of `program` on each target; `remarks` collects each
+    target's diagnostics."""
     kernel = trace(program, tag)
     module = kernel.module()
     name = next(op.sym_name.data for op in module.walk() if isinstance(op, func.FuncOp))
     inputs = program.inputs(seed)
     failures: list[Failure] = []
     for target in TARGETS:
+        found = [] if remarks is None else remarks.setdefault(target, [])
         try:
-            with diagnostic_handler(lambda _: None):
+            with diagnostic_handler(_collect(found)):
                 result = check_lowering(
                     module, name, inputs, "ascend_hw", LowerPipeline(target=target)
                 )
@@ -831,6 +923,26 @@ def test_seeded_random_kernels_lower_and_match_the_reference(seed: int) -> None:
         program.source()
         + "\n"
         + "\n".join(f"{f.target}: {f.message}" for f in failures)
+    )
+
+
+@pytest.mark.parametrize("seed", range(SEED_BASE, SEED_BASE + ATTENTION_SEEDS))
+def test_seeded_attention_kernels_fuse_and_match_the_reference(seed: int) -> None:
+    """Attention-shaped kernels (`attention`) with the fusion on: on ascend910b
+    the flash-attention nest is built whenever the head dims are whole
+    fractals, and on both targets the result is within the reference's
+    bounds (tiny's UB holds no key step: three nests)."""
+    program = attention(Chooser.of_random(random.Random(seed)))
+    remarks: dict[str, list[str]] = {}
+    failures = check_program(program, seed, f"attention {seed}", remarks)
+    assert not failures, (
+        program.source()
+        + "\n"
+        + "\n".join(f"{f.target}: {f.message}" for f in failures)
+    )
+    expected = program.expected_remark
+    assert not expected or any(expected in r for r in remarks["ascend910b"]), (
+        program.source() + "\n".join(remarks["ascend910b"])
     )
 
 

@@ -19,11 +19,11 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.rewriter import Rewriter
 
 import pypto_mlir as pto
-from pypto_mlir.check import check_lowering, lower, result_buffers
+from pypto_mlir.check import LoweringCheck, check_lowering, lower, result_buffers
 from pypto_mlir.diagnostics import diagnostic_handler
 from pypto_mlir.frontend.kernel import Kernel
 from pypto_mlir.interp.ascend_hw import run_hw_function
-from pypto_mlir.passes.attention_nests import AttentionTiling, choose_tiling
+from pypto_mlir.passes.attention_nests import choose_tiling
 from pypto_mlir.pipelines import LowerPipeline
 from pypto_mlir.sim import SimError
 from pypto_mlir.targets import load_target
@@ -31,7 +31,17 @@ from pypto_mlir.targets import load_target
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
-def _kernel(heads: int, seq: int, dim: int, mask: bool) -> Kernel:
+def _softmax(x: pto.Tensor, spelled: bool) -> pto.Tensor:
+    """The softmax over the keys, as `pto.softmax` or written out."""
+    if not spelled:
+        return pto.softmax(x, axis=-1)
+    e = pto.exp(x - x.max(axis=-1, keepdims=True))  # pyright: ignore
+    return e / e.sum(axis=-1, keepdims=True)  # pyright: ignore
+
+
+def _kernel(
+    heads: int, seq: int, dim: int, mask: bool, spelled: bool = False
+) -> Kernel:
     """softmax(q @ k^T / sqrt(d) [+ mask]) @ v as a user writes it."""
     shape = (heads, seq, dim) if heads else (seq, dim)
     Qkv = pto.Tensor[shape, pto.f16]
@@ -44,13 +54,13 @@ def _kernel(heads: int, seq: int, dim: int, mask: bool) -> Kernel:
 
         @pto.kernel
         def attention(q: Qkv, k: Qkv, v: Qkv, m: Mask) -> Qkv:
-            return pto.softmax(q @ keys_t(k) / math.sqrt(dim) + m, axis=-1) @ v
+            return _softmax(q @ keys_t(k) / math.sqrt(dim) + m, spelled) @ v
 
         return attention
 
     @pto.kernel
     def attention(q: Qkv, k: Qkv, v: Qkv) -> Qkv:  # noqa: F811
-        return pto.softmax(q @ keys_t(k) / math.sqrt(dim), axis=-1) @ v
+        return _softmax(q @ keys_t(k) / math.sqrt(dim), spelled) @ v
 
     return attention
 
@@ -72,26 +82,94 @@ def _remarks(module: ModuleOp, target: str, **options: bool) -> list[str]:
     return found
 
 
-# (heads, seq, dim, mask): whole blocks; heads with query and key tails and a mask.
-CASES = [(0, 64, 32, False), (2, 40, 16, True)]
+def _check(
+    module: ModuleOp, inputs: list[np.ndarray], target: str, **options: bool
+) -> LoweringCheck:
+    """The lowering to ascend_hw against the tv reference."""
+    with diagnostic_handler(lambda _: None):
+        return check_lowering(
+            module,
+            "attention",
+            inputs,
+            "ascend_hw",
+            LowerPipeline(target=target, **options),
+        )
 
 
-@pytest.mark.parametrize(("heads", "seq", "dim", "mask"), CASES)
+# (heads, seq, dim, mask, spelled): whole blocks; heads with query and key tails
+# and a mask; the softmax written out (pto.exp, max, sum) at both.
+CASES = [
+    (0, 64, 32, False, False),
+    (2, 40, 16, True, False),
+    (0, 64, 32, False, True),
+    (3, 37, 32, True, True),
+]
+
+
+@pytest.mark.parametrize(("heads", "seq", "dim", "mask", "spelled"), CASES)
 def test_fused_nest_matches_the_reference(
-    heads: int, seq: int, dim: int, mask: bool
+    heads: int, seq: int, dim: int, mask: bool, spelled: bool
 ) -> None:
-    kernel = _kernel(heads, seq, dim, mask)
+    kernel = _kernel(heads, seq, dim, mask, spelled)
     module = kernel.module()
     remarks = _remarks(module, "ascend910b")
     assert any("fused attention" in r for r in remarks), remarks
-    inputs = _inputs(heads, seq, dim, mask)
-    with diagnostic_handler(lambda _: None):
-        result = check_lowering(
-            module, "attention", inputs, "ascend_hw", LowerPipeline(target="ascend910b")
-        )
+    result = _check(module, _inputs(heads, seq, dim, mask), "ascend910b")
     assert result.ok, [c.describe() for c in result.comparisons]
     # One nest: no GM temporary for the scores or the probabilities.
     assert not any(isinstance(op, memref.AllocOp) for op in result.lowered.walk())
+
+
+# (option, dim, what the remark says with it on): d = 16 scales by 1/4
+# (exact), d = 32 by 1/5.656 (folded).
+DECISIONS = [
+    ("attention_cube_sum", 16, "row sums on the cube"),
+    ("attention_scale_multiply", 16, "as * 0.25 (exact)"),
+    ("attention_scale_fold", 32, "the scale folded into the exponent"),
+]
+
+
+@pytest.mark.parametrize(("option", "dim", "text"), DECISIONS)
+def test_each_decision_switched_off_matches_the_reference(
+    option: str, dim: int, text: str
+) -> None:
+    """Each decision's off form (row sums on the vector unit, the scale as a
+    division, the scaled scores rounded to f16) is as exact; the remark says
+    which form is built."""
+    module = _kernel(2, 40, dim, False, True).module()
+    on = " ".join(_remarks(module, "ascend910b"))
+    off = " ".join(_remarks(module, "ascend910b", **{option: False}))
+    assert text in on and text not in off, (on, off)
+    for options in ({}, {option: False}):
+        inputs = _inputs(2, 40, dim, False)
+        result = _check(module, inputs, "ascend910b", **options)
+        assert result.ok, [c.describe() for c in result.comparisons]
+
+
+def test_exact_reciprocal_only_for_powers_of_two() -> None:
+    """x / c becomes x * (1 / c) only when 1 / c is exact: the products equal
+    the quotients for every finite f16 x (checked here for 8), and 11.31 (the
+    sqrt(128) of d = 128) keeps its division, as does 2^-16 (its reciprocal
+    is beyond f16)."""
+    from xdsl.dialects import arith
+    from xdsl.dialects.builtin import FloatAttr, f16
+
+    from pypto_mlir.dialects import tensor_view as tv
+    from pypto_mlir.passes.attention_nests import exact_reciprocal
+
+    found = {}
+    for c in (8.0, 0.5, 11.3125, 3.0, 2.0**-16):
+        constant = arith.ConstantOp(FloatAttr(c, f16))
+        operand = _kernel(0, 16, 16, False).module()
+        function = next(op for op in operand.ops if isinstance(op, func.FuncOp))
+        scores = next(op for op in function.walk() if isinstance(op, tv.DivOp))
+        division = tv.DivOp(scores.lhs, constant.result)
+        found[c] = exact_reciprocal(division)
+    assert found == {8.0: 0.125, 0.5: 2.0, 11.3125: None, 3.0: None, 2.0**-16: None}
+    every = np.arange(2**16, dtype=np.uint16).view(np.float16)
+    every = every[np.isfinite(every)]
+    with np.errstate(over="ignore"):
+        assert np.array_equal(every / np.float16(8.0), every * np.float16(0.125))
 
 
 def test_switch_off_keeps_three_nests() -> None:
@@ -105,24 +183,17 @@ def test_switch_off_keeps_three_nests() -> None:
     )
 
 
-def test_tiny_refuses_with_a_remark_and_stays_exact() -> None:
+@pytest.mark.parametrize("spelled", [False, True])
+def test_tiny_refuses_with_a_remark_and_stays_exact(spelled: bool) -> None:
     """tiny's 4 KiB UB holds no key step (16x16 scores in f16 and f32, their
     exponent and three 16-wide accumulators): three nests, as before."""
-    module = _kernel(0, 40, 16, False).module()
+    module = _kernel(0, 40, 16, False, spelled).module()
     remarks = _remarks(module, "tiny")
     assert any(
         "attention not fused: no query and key block fits target 'tiny'" in r
         for r in remarks
     ), remarks
-    with diagnostic_handler(lambda _: None):
-        result = check_lowering(
-            module,
-            "attention",
-            _inputs(0, 40, 16, False),
-            "tile",
-            LowerPipeline(target="tiny"),
-        )
-    assert result.ok
+    assert _check(module, _inputs(0, 40, 16, False), "tiny").ok
 
 
 def test_blocks_spread_over_the_cores() -> None:
@@ -131,7 +202,8 @@ def test_blocks_spread_over_the_cores() -> None:
     chip = load_target("ascend910b")
     tiling = choose_tiling(chip, chip.cores, (2048, 2048), 128, 128)
     assert tiling is not None and tiling.br < 128
-    assert choose_tiling(chip, chip.cores, (16, 16), 16, 16) == AttentionTiling(16, 16)
+    small = choose_tiling(chip, chip.cores, (16, 16), 16, 16)
+    assert small is not None and (small.br, small.bc) == (16, 16)
 
 
 def _load_example() -> ModuleType:

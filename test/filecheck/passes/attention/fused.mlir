@@ -1,8 +1,10 @@
 // softmax(q @ k^T / sqrt(d)) @ v becomes one nest per query block: the scores
-// (l0c -> ub), their scale, an online softmax (row max and sum carried, the
-// accumulator rescaled) and the product with V (probabilities ub -> l1 nz),
-// with no GM temporary; the key blocks after the first two run in groups of
-// four, their loads (K and V, 8) first.
+// (l0c -> ub), their scale (/ 8 as the exact * 0.125), an online softmax (row
+// max and sum carried, the accumulator rescaled) and the product with V
+// (probabilities ub -> l1 nz), with no GM temporary; the row sums come from
+// the cube (p times a 64x16 block of ones, the estimate's choice here), the
+// largest of their 16 equal columns divides at the end; the key blocks after
+// the first two run in groups of four, their loads (K and V, 8) first.
 // RUN: pypto-opt %s --split-input-file -p 'tv-to-tile{target=ascend910b}' --verify-diagnostics | filecheck %s
 
 // CHECK-LABEL: func.func @attention
@@ -15,18 +17,21 @@
 // CHECK:        tile.move %{{.*}} transpose
 // CHECK:        tile.matmul
 // CHECK:        tile.move %{{.*}} : !tile.tile<{{.*}}xf32, l0c> -> !tile.tile<{{.*}}xf16, ub>
-// CHECK:        tile.div
+// CHECK-NOT:    tile.div
+// CHECK:        tile.mul %{{.*}}, %{{.*}} : !tile.tile<{{.*}}xf16, ub>, f16
 // CHECK:        tile.reduce_max %{{.*}}, axis = 1 : !tile.tile<{{.*}}xf16, ub>
 // CHECK:        tile.exp
-// CHECK:        tile.reduce_sum
+// CHECK-NOT:    tile.reduce_sum
 // CHECK:        tile.cast %{{.*}} -> !tile.tile<{{.*}}xf16, ub>
 // CHECK:        tile.move %{{.*}} -> !tile.tile<{{.*}}xf16, l1, layout = nz>
 // CHECK:        tile.matmul
+// CHECK:        tile.matmul %{{.*}}, %{{.*}} : !tile.tile<{{.*}}, l0a>, !tile.tile<{{.*}}x16xf16, l0b> -> !tile.tile<{{.*}}x16xf32, l0c>
 // CHECK:        scf.for %{{.*}} iter_args(
 // CHECK-COUNT-8: tile.load
 // CHECK:          tile.mul
 // CHECK:          tile.add
 // CHECK:          scf.yield
+// CHECK:        tile.reduce_max %{{.*}}, axis = 1 : !tile.tile<{{.*}}x16xf32, ub>
 // CHECK:        tile.div
 // CHECK:        tile.cast %{{.*}} -> !tile.tile<{{.*}}x64xf16, ub>
 // CHECK:        tile.store %{{.*}}, %out[%[[ROW]], %{{.*}}]
@@ -66,4 +71,32 @@ func.func @masked_heads(%q: !tv.tensor<2x40x16xf16>, %k: !tv.tensor<2x40x16xf16>
   // expected-remark @+1 {{fused attention (tv.matmul, tv.div, tv.add, tv.softmax, tv.matmul) as one nest over 2x40x40}}
   %o = tv.matmul %p, %v acc(f32) : !tv.tensor<2x40x40xf16>, !tv.tensor<2x40x16xf16> -> !tv.tensor<2x40x16xf16>
   func.return %o : !tv.tensor<2x40x16xf16>
+}
+
+// -----
+
+// The softmax written out (`e = pto.exp(x - x.max(axis=-1, keepdims=True));
+// e / e.sum(axis=-1, keepdims=True)`) and cast to f16 afterwards is the same
+// softmax: one nest, evaluated online from x (no reduction of the spelled form
+// is emitted as such, nothing goes to GM).
+
+// CHECK-LABEL: func.func @spelled
+// CHECK-NOT:  memref.alloc
+// CHECK:        tile.reduce_max %{{.*}}, axis = 1
+// CHECK:        tile.exp
+// CHECK:        tile.matmul
+// CHECK:        tile.matmul %{{.*}}, %{{.*}} : {{.*}} -> !tile.tile<{{.*}}x16xf32, l0c>
+// CHECK:        tile.store
+func.func @spelled(%q: !tv.tensor<2x64x32xf16>, %k: !tv.tensor<2x64x32xf16>, %v: !tv.tensor<2x64x32xf16>) -> !tv.tensor<2x64x32xf16> {
+  %s = tv.matmul %q, %k transpose_b acc(f32) : !tv.tensor<2x64x32xf16>, !tv.tensor<2x64x32xf16> -> !tv.tensor<2x64x64xf16>
+  %x = tv.cast %s : !tv.tensor<2x64x64xf16> to !tv.tensor<2x64x64xf32>
+  %m = tv.reduce_max %x [2] keepdims : !tv.tensor<2x64x64xf32> -> !tv.tensor<2x64x1xf32>
+  %d = tv.sub %x, %m : !tv.tensor<2x64x64xf32>, !tv.tensor<2x64x1xf32> -> !tv.tensor<2x64x64xf32>
+  %e = tv.exp %d : !tv.tensor<2x64x64xf32>
+  %t = tv.reduce_sum %e [2] keepdims : !tv.tensor<2x64x64xf32> -> !tv.tensor<2x64x1xf32>
+  %p = tv.div %e, %t : !tv.tensor<2x64x64xf32>, !tv.tensor<2x64x1xf32> -> !tv.tensor<2x64x64xf32>
+  %h = tv.cast %p : !tv.tensor<2x64x64xf32> to !tv.tensor<2x64x64xf16>
+  // expected-remark @+1 {{fused attention (tv.matmul, tv.cast, tv.reduce_max, tv.sub, tv.exp, tv.reduce_sum, tv.div, tv.cast, tv.matmul) as one nest over 2x64x64}}
+  %o = tv.matmul %h, %v acc(f32) : !tv.tensor<2x64x64xf16>, !tv.tensor<2x64x32xf16> -> !tv.tensor<2x64x32xf16>
+  func.return %o : !tv.tensor<2x64x32xf16>
 }

@@ -114,3 +114,63 @@ func.func @scores_returned(%q: !tv.tensor<64x32xf16>, %k: !tv.tensor<32x64xf16>,
   %o = tv.matmul %p, %v acc(f32) : !tv.tensor<64x64xf16>, !tv.tensor<64x32xf16> -> !tv.tensor<64x32xf16>
   func.return %o, %s : !tv.tensor<64x32xf16>, !tv.tensor<64x64xf16>
 }
+
+// -----
+
+// The softmax written out, its row maximum also a result: the nest would
+// keep it on chip.
+// CHECK-LABEL: func.func @spelled_max_returned
+func.func @spelled_max_returned(%q: !tv.tensor<64x32xf16>, %k: !tv.tensor<32x64xf16>, %v: !tv.tensor<64x32xf16>) -> (!tv.tensor<64x32xf16>, !tv.tensor<64x1xf16>) {
+  // expected-remark @+1 {{tiled tv.matmul}}
+  %s = tv.matmul %q, %k acc(f32) : !tv.tensor<64x32xf16>, !tv.tensor<32x64xf16> -> !tv.tensor<64x64xf16>
+  %m = tv.reduce_max %s [1] keepdims : !tv.tensor<64x64xf16> -> !tv.tensor<64x1xf16>
+  %d = tv.sub %s, %m : !tv.tensor<64x64xf16>, !tv.tensor<64x1xf16> -> !tv.tensor<64x64xf16>
+  %e = tv.exp %d : !tv.tensor<64x64xf16>
+  %t = tv.reduce_sum %e [1] keepdims : !tv.tensor<64x64xf16> -> !tv.tensor<64x1xf16>
+  // expected-remark @+1 {{tiled tv.reduce_max, tv.sub, tv.exp, tv.reduce_sum, tv.div}}
+  %p = tv.div %e, %t : !tv.tensor<64x64xf16>, !tv.tensor<64x1xf16> -> !tv.tensor<64x64xf16>
+  // expected-remark @+2 {{attention not fused: the softmax or a value before it is also read elsewhere}}
+  // expected-remark @+1 {{tiled tv.matmul}}
+  %o = tv.matmul %p, %v acc(f32) : !tv.tensor<64x64xf16>, !tv.tensor<64x32xf16> -> !tv.tensor<64x32xf16>
+  func.return %o, %m : !tv.tensor<64x32xf16>, !tv.tensor<64x1xf16>
+}
+
+// -----
+
+// The output matmul reads `p + 2 e`, not a softmax: not the attention
+// pattern, three nests and no attention remark.
+// CHECK-LABEL: func.func @spelled_exp_read_twice
+func.func @spelled_exp_read_twice(%q: !tv.tensor<64x32xf16>, %k: !tv.tensor<32x64xf16>, %v: !tv.tensor<64x32xf16>) -> !tv.tensor<64x32xf16> {
+  // expected-remark @+1 {{tiled tv.matmul}}
+  %s = tv.matmul %q, %k acc(f32) : !tv.tensor<64x32xf16>, !tv.tensor<32x64xf16> -> !tv.tensor<64x64xf16>
+  %m = tv.reduce_max %s [1] keepdims : !tv.tensor<64x64xf16> -> !tv.tensor<64x1xf16>
+  %d = tv.sub %s, %m : !tv.tensor<64x64xf16>, !tv.tensor<64x1xf16> -> !tv.tensor<64x64xf16>
+  %e = tv.exp %d : !tv.tensor<64x64xf16>
+  %t = tv.reduce_sum %e [1] keepdims : !tv.tensor<64x64xf16> -> !tv.tensor<64x1xf16>
+  %p = tv.div %e, %t : !tv.tensor<64x64xf16>, !tv.tensor<64x1xf16> -> !tv.tensor<64x64xf16>
+  %c = arith.constant 2.000000e+00 : f16
+  %f = tv.mul %e, %c : !tv.tensor<64x64xf16>, f16 -> !tv.tensor<64x64xf16>
+  // expected-remark @+1 {{tiled tv.reduce_max, tv.sub, tv.exp, tv.reduce_sum, tv.div, tv.mul, tv.add}}
+  %g = tv.add %p, %f : !tv.tensor<64x64xf16>, !tv.tensor<64x64xf16> -> !tv.tensor<64x64xf16>
+  // expected-remark @+1 {{tiled tv.matmul}}
+  %o = tv.matmul %g, %v acc(f32) : !tv.tensor<64x64xf16>, !tv.tensor<64x32xf16> -> !tv.tensor<64x32xf16>
+  func.return %o : !tv.tensor<64x32xf16>
+}
+
+// -----
+
+// A softmax over the queries (reductions over dim 0): not attention.
+// CHECK-LABEL: func.func @spelled_over_queries
+func.func @spelled_over_queries(%q: !tv.tensor<64x32xf16>, %k: !tv.tensor<32x64xf16>, %v: !tv.tensor<64x32xf16>) -> !tv.tensor<64x32xf16> {
+  // expected-remark @+1 {{tiled tv.matmul}}
+  %s = tv.matmul %q, %k acc(f32) : !tv.tensor<64x32xf16>, !tv.tensor<32x64xf16> -> !tv.tensor<64x64xf16>
+  %m = tv.reduce_max %s [0] keepdims : !tv.tensor<64x64xf16> -> !tv.tensor<1x64xf16>
+  %d = tv.sub %s, %m : !tv.tensor<64x64xf16>, !tv.tensor<1x64xf16> -> !tv.tensor<64x64xf16>
+  %e = tv.exp %d : !tv.tensor<64x64xf16>
+  %t = tv.reduce_sum %e [0] keepdims : !tv.tensor<64x64xf16> -> !tv.tensor<1x64xf16>
+  // expected-remark @+1 {{tiled tv.reduce_max, tv.sub, tv.exp, tv.reduce_sum, tv.div}}
+  %p = tv.div %e, %t : !tv.tensor<64x64xf16>, !tv.tensor<1x64xf16> -> !tv.tensor<64x64xf16>
+  // expected-remark @+1 {{tiled tv.matmul}}
+  %o = tv.matmul %p, %v acc(f32) : !tv.tensor<64x64xf16>, !tv.tensor<64x32xf16> -> !tv.tensor<64x32xf16>
+  func.return %o : !tv.tensor<64x32xf16>
+}

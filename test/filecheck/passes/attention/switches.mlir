@@ -22,3 +22,17 @@ func.func @attention(%q: !tv.tensor<32x16xf16>, %k: !tv.tensor<32x16xf16>, %v: !
   %o = tv.matmul %p, %v acc(f32) : !tv.tensor<32x32xf16>, !tv.tensor<32x16xf16> -> !tv.tensor<32x16xf16>
   func.return %o : !tv.tensor<32x16xf16>
 }
+
+// The vector work of a key step: attention-cube-sum=false takes the row sums
+// with a reduction on the vector unit and no block of ones;
+// attention-scale-multiply=false keeps the division by the scale.
+// RUN: pypto-opt %s -p 'tv-to-tile{target=ascend910b attention-cube-sum=false}' 2>&1 | filecheck %s --check-prefix=VSUM
+// RUN: pypto-opt %s -p 'pypto-lower{target=ascend910b attention-scale-multiply=false}' --mlir-print-ir-after=tv-to-tile 2>&1 | filecheck %s --check-prefix=DIV
+// RUN: pypto-opt %s -p 'tv-to-tile{target=ascend910b}' 2>&1 | filecheck %s --check-prefix=CUBE
+// VSUM:     remark: fused attention {{.*}} row sums on the vector unit
+// VSUM-NOT: x16xf16, l0b>
+// VSUM:     tile.reduce_sum
+// DIV:      tile.div %{{.*}}, %{{.*}} : !tile.tile<{{.*}}xf16, ub>, f16
+// CUBE:     remark: fused attention {{.*}} row sums on the cube
+// CUBE:     tile.mul %{{.*}}, %{{.*}} : !tile.tile<{{.*}}xf16, ub>, f16
+// CUBE-NOT: tile.reduce_sum
