@@ -4,8 +4,10 @@
 // result and used further; a tile that does not change along a loop is computed
 // before it. A matmul result feeding another matmul goes through a
 // GM temporary (memref.alloc, deallocated before the return); the elementwise
-// epilogue of the first matmul runs in ub after the move out of l0c.
-// RUN: pypto-opt %s -p 'tv-to-tile{target=ascend910b}' --verify-diagnostics | filecheck %s
+// epilogue of the first matmul runs in ub after the move out of l0c. The
+// matmuls' K chunks run in order (matmul-l2-order=false): their staggering for
+// the L2 is matmul-l2-order.mlir's subject.
+// RUN: pypto-opt %s -p 'tv-to-tile{target=ascend910b matmul-l2-order=false}' --verify-diagnostics | filecheck %s
 
 func.func @bias_gelu(%x: !tv.tensor<64x256xf16>, %b: !tv.tensor<256xf16>, %scale: !tv.tensor<64x1xf16>, %s: f16) -> (!tv.tensor<64x256xf16>, !tv.tensor<64x256xf32>) {
   %a = tv.add %x, %b : !tv.tensor<64x256xf16>, !tv.tensor<256xf16> -> !tv.tensor<64x256xf16>
