@@ -1,16 +1,20 @@
 """GEMM to peak (issue 13): the matmul schedule's decisions off vs on (prints, no asserts).
 
 For N x N x N f16 GEMMs and the FFN example (128x768x3072: x @ W1 -> swish ->
-@ W2) on the simulated ascend910b, side by side: cycles with the matmul
-decisions off (`matmul-panels=false matmul-split-k=false`: A loaded per L1
-block, K never split) and on (the tiling model may keep A panels in L1 across a
-core's blocks of a row, and split K over the cores with a combine phase), the
-ratio, the fraction of `pypto_mlir.roofline` reached, the busiest pipe, the L2
-hit rate and the cores used; then issue 13's targets, and where one is missed
-what bounds it, computed from the run: the busiest core's MTE2 time split into
-transfer at the GM -> L1 path's rate and the rest (DMA start-up and per-burst
-overhead), against its cube time; and the ceiling of any schedule whose
-accumulators fit L0C and which reloads A and B per accumulator block.
+@ W2) on the simulated ascend910b, side by side: cycles with all the matmul
+decisions off (`matmul-panels=false matmul-split-k=false matmul-l2-order=false`:
+A loaded per L1 block, K never split, every block's K chunks in order), with
+each one alone switched off, and with all on (the tiling model may keep A
+panels in L1 across a core's blocks of a row, split K over the cores with a
+combine phase, and stagger the blocks' K chunks so that cores sharing an A row
+or a B column hit the L2); the ratio, the fraction of `pypto_mlir.roofline`
+reached, the busiest pipe, the L2 hit rate and the cores used; then issue 13's
+targets, and where one is missed what bounds it, computed from the run: the
+busiest core's MTE2 time split into transfer at the GM -> L1 path's rate, the
+DMAs' start-up (at the L2 hit or the miss latency, counted from the run's L2
+transfers) and the per-burst overhead, against its cube time; and the ceiling
+of any schedule whose accumulators fit L0C and which reloads A and B per
+accumulator block.
 
     .venv/bin/python bench/bench_gemm.py            # 1024^3, 2048^3, ffn (~1 min)
     .venv/bin/python bench/bench_gemm.py --large    # also 4096^3 and 6144^3 (long)
@@ -19,8 +23,9 @@ accumulators fit L0C and which reloads A and B per accumulator block.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -52,11 +57,19 @@ class Run:
     report: Any
 
 
-def _run(module: ModuleOp, inputs: list[np.ndarray], on: bool) -> Run:
+DECISIONS = ("matmul_panels", "matmul_split_k", "matmul_l2_order")
+"""The LowerPipeline options of the matmul schedule, each shown off alone."""
+
+
+def _run(
+    module: ModuleOp, inputs: list[np.ndarray], on: bool, without: str = ""
+) -> Run:
+    """`on`: every decision on except `without`; else all off."""
     function = next(op for op in module.ops if isinstance(op, func.FuncOp))
     name = function.sym_name.data
     bound = roofline(module, name, CHIP)
-    pipeline = LowerPipeline(target=TARGET, matmul_panels=on, matmul_split_k=on)
+    options = {d: on and d != without for d in DECISIONS}
+    pipeline = LowerPipeline(target=TARGET, **options)
     with diagnostic_handler(lambda _: None):
         lowered = lower(module, "ascend_hw", pipeline)
     arguments = [*inputs, *result_buffers(function)]
@@ -64,17 +77,17 @@ def _run(module: ModuleOp, inputs: list[np.ndarray], on: bool) -> Run:
     return Run(report.cycles, bound.cycles, report)
 
 
-def simulate(n: int, on: bool) -> Run:
+def simulate(n: int, on: bool, without: str = "") -> Run:
     rng = np.random.default_rng(n)
     a = rng.standard_normal((n, n), dtype=np.float32).astype(np.float16)
     b = (rng.standard_normal((n, n), dtype=np.float32) / np.sqrt(n)).astype(np.float16)
-    return _run(gemm.module(M=n, K=n, N=n), [a, b], on)
+    return _run(gemm.module(M=n, K=n, N=n), [a, b], on, without)
 
 
-def simulate_ffn(on: bool) -> Run:
+def simulate_ffn(on: bool, without: str = "") -> Run:
     example = load_example("ffn")
     inputs = list(example.make_inputs(np.random.default_rng(0)))
-    return _run(example.ffn.module(), inputs, on)
+    return _run(example.ffn.module(), inputs, on, without)
 
 
 def _busiest(report: Any) -> str:
@@ -93,14 +106,25 @@ def _why(n: int, run: Run) -> str:
     mte2 = core.pipes["MTE2"].busy_cycles
     cube = core.pipes["M"].busy_cycles
     loaded = core.bytes_per_path.get("gm->l1", 0)
-    rate = CHIP.dma_path("gm", "l1").bytes_per_cycle
+    path = CHIP.dma_path("gm", "l1")
+    rate = path.bytes_per_cycle
     transfer = loaded / rate
     bound = "MTE2" if mte2 > cube else "the cube"
+    start_up = ""
+    transfers = run.report.l2_transfers
+    if transfers is not None and CHIP.l2 is not None:
+        mine = transfers.core == core.index
+        hits = int(np.count_nonzero(mine & (transfers.miss_bytes == 0)))
+        misses = int(np.count_nonzero(mine)) - hits
+        start_up = (
+            f" ({hits} DMAs hit the L2 in every line, at {CHIP.l2.hit_latency} "
+            f"cycles of start-up, {misses} missed, at up to {path.latency})"
+        )
     return (
         f"{bound} bounds it: core {core.index} ({core.cycles} cycles) has MTE2 busy "
         f"{mte2} cycles, {transfer:.0f} of them moving {loaded / 2**20:.2f} MiB at "
         f"the GM -> L1 path's {rate:.1f} B/cycle and {mte2 - transfer:.0f} of DMA "
-        f"start-up and per-burst overhead; its cube is busy {cube} cycles "
+        f"start-up{start_up} and per-burst overhead; its cube is busy {cube} cycles "
         f"(the roofline's is {run.roofline:.0f}); {_ceiling(n)}"
     )
 
@@ -137,25 +161,35 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     sizes = SIZES + (LARGE if args.large else ())
     print(
-        f"GEMM N^3 f16 on {TARGET}: matmul decisions off (matmul-panels=false matmul-split-k=false) / on"
+        f"GEMM N^3 f16 on {TARGET}: matmul decisions all off (matmul-panels=false "
+        "matmul-split-k=false matmul-l2-order=false), each alone off, all on"
     )
+    names = [d.removeprefix("matmul_").replace("_", "-") for d in DECISIONS]
     header = (
-        f"{'N':>6} {'cycles off':>11} {'cycles on':>10} {'ratio':>6} "
-        f"{'roofline off/on':>16} {'busiest pipe off/on':>20} {'L2 hit off/on':>14} "
-        f"{'cores':>6}"
+        f"{'N':>6} {'all off':>9} "
+        + " ".join(f"{'no ' + name:>11}" for name in names)
+        + f" {'all on':>9} {'ratio':>6} {'roofline off/on':>16} "
+        f"{'busiest pipe off/on':>20} {'L2 hit off/on':>14} {'cores':>6}"
     )
     print(header)
     print("-" * len(header))
     results: dict[int, Run] = {}
-    rows: list[tuple[str, Run, Run]] = []
-    for n in sizes:
-        off, on = simulate(n, False), simulate(n, True)
-        results[n] = on
-        rows.append((str(n), off, on))
-    rows.append(("ffn", simulate_ffn(False), simulate_ffn(True)))
-    for label, off, on in rows:
+    rows: list[tuple[str, Run, list[Run], Run]] = []
+    cases: list[tuple[str, Callable[..., Run]]] = [
+        (str(n), partial(simulate, n)) for n in sizes
+    ]
+    cases.append(("ffn", simulate_ffn))
+    for label, run in cases:
+        off, on = run(False), run(True)
+        alone = [run(True, decision) for decision in DECISIONS]
+        if label != "ffn":
+            results[int(label)] = on
+        rows.append((label, off, alone, on))
+    for label, off, alone, on in rows:
         print(
-            f"{label:>6} {off.cycles:>11} {on.cycles:>10} {off.cycles / on.cycles:>5.2f}x "
+            f"{label:>6} {off.cycles:>9} "
+            + " ".join(f"{r.cycles:>11}" for r in alone)
+            + f" {on.cycles:>9} {off.cycles / on.cycles:>5.2f}x "
             f"{off.roofline / off.cycles:>7.0%} / {on.roofline / on.cycles:<6.0%} "
             f"{_busiest(off.report):>9} / {_busiest(on.report):<8} "
             f"{_l2(off.report):>6} / {_l2(on.report):<5} {on.report.block_dim:>6}"

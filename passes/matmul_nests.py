@@ -312,8 +312,16 @@ class MatmulNest(NestBuilder):
         if k1 > k0:
             assert isinstance(k_extent, int), "deep L1 chunks need a static K"
         width = len(col_blocks)
+        shift = None
+        if tiling.l2_order:
+            shift = self._l2_shift(at, tiling, k_extent, row_blocks, col_blocks)
 
         def offset(inner: InsertPoint, p: Valid) -> SSAValue:
+            if shift is not None:  # chunk p of the block's rotated order
+                total = self.value(inner, arith.AddiOp(shift, self.index_value(p)))
+                return self.value(
+                    inner, arith.RemUIOp(total, self.constant(cast(int, k_extent)))
+                )
             if base is None:
                 return self.index_value(p)
             return self.value(inner, arith.AddiOp(base, self.index_value(p)))
@@ -368,6 +376,30 @@ class MatmulNest(NestBuilder):
         ):
             result = chunk(at, full_end, k_extent - full_end, result)
         return result
+
+    def _l2_shift(
+        self,
+        at: InsertPoint,
+        tiling: MatmulTiling,
+        k_extent: Extent,
+        row_blocks: list[tuple[SSAValue, Valid]],
+        col_blocks: list[tuple[SSAValue, Valid]],
+    ) -> SSAValue:
+        """The K offset the L1 block at (i, j) starts at with staggered chunks
+        (`MatmulTiling.l2_order`): ((i / m1 + j / n1) mod chunks) * k1."""
+        assert isinstance(k_extent, int) and k_extent % tiling.k1 == 0
+        row = self.value(at, arith.DivUIOp(row_blocks[0][0], self.constant(tiling.m1)))
+        column = self.value(
+            at, arith.DivUIOp(col_blocks[0][0], self.constant(tiling.n1))
+        )
+        chunk = self.value(
+            at,
+            arith.RemUIOp(
+                self.value(at, arith.AddiOp(row, column)),
+                self.constant(k_extent // tiling.k1),
+            ),
+        )
+        return self.value(at, arith.MuliOp(chunk, self.constant(tiling.k1)))
 
     def _k_chunk(
         self,

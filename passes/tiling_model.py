@@ -542,6 +542,12 @@ class MatmulTiling:
     blocks for the cores when M x N has too few); the f32 partial sums go to a
     GM workspace and a combine nest adds them (`matmul_nests`)."""
 
+    l2_order: bool = False
+    """The K chunks of L1 block (i, j) run from chunk (i + j) mod chunks on,
+    wrapping around: cores that share an A row or a B column at the same time
+    read different chunks of it, so each chunk misses the L2 once and the
+    other cores hit it later (`matmul_nests`; tv-to-tile's `matmul-l2-order`)."""
+
     def __post_init__(self) -> None:
         if self.k1 == 0:
             object.__setattr__(self, "k1", self.k0)
@@ -582,6 +588,9 @@ class MatmulRequest:
     split_k: bool = False
     """Consider splitting K over the cores (tv-to-tile's `matmul-split-k`; the
     caller allows it only for a matmul without epilogue or batch)."""
+    l2_order: bool = False
+    """Consider staggering the K chunks of the blocks for the L2 (tv-to-tile's
+    `matmul-l2-order`; `MatmulTiling.l2_order`)."""
 
 
 def panel_bytes(request: MatmulRequest, tiling: MatmulTiling) -> int:
@@ -739,11 +748,27 @@ def _matmul_candidates(
                     )
                     deepest = min(k_room // f * f, round_up(k, f))
                     for k0 in _depths(deepest, f):
-                        for k1 in _depths(round_up(k, f), k0, r.k is not None):
+                        # Every halving of K: a long K needs shallow chunks
+                        # for two of them to fit L1 (double buffering).
+                        for k1 in _depths(round_up(k, f), k0, r.k is not None, 16):
                             for panel in _panel_choices(r, k1, fa * m0, fb * n0):
                                 yield MatmulTiling(m0, n0, k0, fa, fb, k1, panel)
+                            if _l2_order_applies(target, r, k1):
+                                yield MatmulTiling(
+                                    m0, n0, k0, fa, fb, k1, l2_order=True
+                                )
                             for split in _splits(r, k1, fa * m0):
                                 yield MatmulTiling(m0, n0, k0, fa, fb, k1, split=split)
+
+
+def _l2_order_applies(target: Target, request: MatmulRequest, k1: int) -> bool:
+    """Whether staggered K chunks (`MatmulTiling.l2_order`) can be tried: with
+    `l2_order`, a target with an L2, and a static K of two whole `k1` chunks
+    or more (the chunk offsets wrap around K; a partial chunk could not)."""
+    r = request
+    if not r.l2_order or target.l2 is None or r.k is None:
+        return False
+    return r.k % k1 == 0 and r.k // k1 > 1
 
 
 MAX_K_SPLITS = 8
@@ -785,16 +810,17 @@ def _panel_choices(
     return (False, True)
 
 
-def _depths(deepest: int, unit: int, deeper: bool = True) -> list[int]:
-    """K depths worth trying: `deepest` and its halvings down to `unit` (with
-    `deeper` false, only `unit`: a `?` K keeps L1 chunks one cube step deep)."""
+def _depths(deepest: int, unit: int, deeper: bool = True, count: int = 4) -> list[int]:
+    """K depths worth trying: `deepest` and up to `count - 1` halvings, down to
+    `unit` (with `deeper` false, only `unit`: a `?` K keeps L1 chunks one cube
+    step deep)."""
     if deepest < unit:
         return []
     if not deeper:
         return [unit]
     depths = []
     depth = deepest
-    while depth >= unit and len(depths) < 4:
+    while depth >= unit and len(depths) < count:
         depths.append(depth - depth % unit)
         depth //= 2
     return sorted(set(depths))
@@ -871,6 +897,8 @@ class _CycleEstimate:
         b_rows, b_cols, b_pitch = (t.n0, t.k1, k) if r.transpose_b else (t.k1, t.n0, n)
         a_cycles, a_wire = self.dma(("gm", "l1"), a_rows, a_cols * e, a_pitch * e)
         b_cycles, b_wire = self.dma(("gm", "l1"), b_rows, b_cols * e, b_pitch * e)
+        rows, columns = r.batch * -(-m // t.m1), -(-n // t.n1)
+        a_cycles, b_cycles = self._with_l2(t, rows, columns, chunks, a_cycles, b_cycles)
         mte2 = chunks * (t.fa * a_cycles + t.fb * b_cycles)
         mte1 = steps * (
             t.fa * self.dma(("l1", "l0a"), 1, t.m0 * t.k0 * e, 0)[0]
@@ -894,13 +922,13 @@ class _CycleEstimate:
         else:
             block = mte2 + max(mte1, cube)
         block = max(block, fix) if 2 * footprint["l0c"] <= l0c else block + fix
-        rows, columns = r.batch * -(-m // t.m1), -(-n // t.n1)
         blocks = rows * columns
         fixes = t.fa * t.fb * fix_wire if out[1] == "gm" else 0
         if not t.panel:
             blocks *= t.split
             rounds = -(-blocks // max(1, r.cores))
-            wire = blocks * (chunks * (t.fa * a_wire + t.fb * b_wire) + fixes)
+            wire = blocks * chunks * (t.fa * a_wire + t.fb * b_wire)
+            wire = self._hbm_bytes(t, wire) + blocks * fixes
             combine = self.combine(t) if t.split > 1 else 0.0
             return max(rounds * block, wire / target.gm_bytes_per_cycle) + combine
         # A panel: a core loads the panel of each of its block rows once (one
@@ -911,9 +939,68 @@ class _CycleEstimate:
         core_rows = -(-rows // row_cores)
         core_columns = -(-columns // column_cores)
         cycles = core_rows * (t.fa * panel_cycles + core_columns * block)
-        wire = rows * column_cores * t.fa * panel_wire
-        wire += blocks * (chunks * t.fb * b_wire + fixes)
+        wire = rows * column_cores * t.fa * panel_wire + blocks * chunks * t.fb * b_wire
+        wire = self._hbm_bytes(t, wire) + blocks * fixes
         return max(cycles, wire / target.gm_bytes_per_cycle)
+
+    def _hbm_bytes(self, t: MatmulTiling, wire: float) -> float:
+        """The operand bytes read from HBM when the blocks read `wire` bytes.
+        With an L2 each line is filled once (the other reads hit, or wait for
+        the fill in flight: docs/simulator.md, "L2 cache") when a B line is
+        still resident when the next block row reads it: the L2 holds B and
+        what the cores read and write meanwhile, a block row of A and C each;
+        else, and without an L2, all of them."""
+        l2, r = self.target.l2, self.r
+        if l2 is None or r.m is None or r.n is None or r.k is None:
+            return wire
+        rows = min(-(-r.m // t.m1), max(1, self.r.cores))
+        sweep = r.k * r.n * r.in_bytes
+        sweep += rows * t.m1 * (r.k * r.in_bytes + r.n * r.out_bytes)
+        operands = r.batch * (r.m + r.n) * r.k * r.in_bytes
+        return min(wire, operands) if sweep <= l2.size else wire
+
+    def _with_l2(
+        self,
+        t: MatmulTiling,
+        rows: int,
+        columns: int,
+        chunks: int,
+        a_cycles: int,
+        b_cycles: int,
+    ) -> tuple[float, float]:
+        """The A and B chunk loads' cycles with an L2 (unchanged without one).
+
+        A core runs its blocks row by row (`multicore_split` grids the block
+        loops): a chunk of its A row misses in its first block of the row and
+        hits in the others, a chunk of a B column misses in its first row. The
+        cores that run one A row (B column) at the same time read the same
+        chunk at once and all wait for its fill, unless the chunks are
+        staggered (`l2_order`): then one of them misses each chunk and the
+        others hit it a chunk later. A hit starts after the L2's hit latency
+        instead of the path's."""
+        l2 = self.target.l2
+        if l2 is None:
+            return a_cycles, b_cycles
+        units = rows * t.split
+        row_cores, column_cores = core_split(units, columns, max(1, self.r.cores))
+        core_rows = -(-units // row_cores)
+        core_columns = -(-columns // column_cores)
+        a_slow = 1 / core_columns
+        b_slow = 1 / core_rows
+        if t.l2_order:
+            # The sharers start at min(sharers, chunks) different chunks: all
+            # miss at the first one, then one group misses each chunk.
+            a_slow *= _staggered_misses(min(columns, column_cores), chunks)
+            b_slow *= _staggered_misses(min(units, row_cores), chunks)
+        saved = self.target.dma_path("gm", "l1").latency - l2.hit_latency
+        return a_cycles - saved * (1 - a_slow), b_cycles - saved * (1 - b_slow)
+
+
+def _staggered_misses(sharers: int, chunks: int) -> float:
+    """The share of their chunk loads that miss the L2 when `sharers` cores
+    read the same `chunks` chunks at once from staggered starts."""
+    groups = max(1, min(sharers, chunks))
+    return 1 / chunks + (1 - 1 / chunks) / groups
 
 
 def matmul_choice_text(
@@ -940,6 +1027,13 @@ def matmul_choice_text(
             f"partial sums combined in a second phase (estimated "
             f"{estimate.combine(tiling):.0f} cycles of it; "
             f"{estimate.cycles(plain):.0f} cycles without the split)"
+        )
+    if tiling.l2_order:
+        chunks = (r.k or 0) // tiling.k1
+        text += (
+            f"; K chunks staggered for the l2: block (i, j) starts at chunk "
+            f"(i + j) mod {chunks} (estimated "
+            f"{estimate.cycles(replace(tiling, l2_order=False)):.0f} cycles in order)"
         )
     if tiling.panel:
         text += (

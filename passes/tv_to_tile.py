@@ -152,6 +152,12 @@ class TvToTilePass(ModulePass):
     blocks (a matmul without epilogue or batch; f32 partial sums in a GM
     workspace, added by a combine nest); false: never."""
 
+    matmul_l2_order: bool = True
+    """Let the matmul model stagger the K chunks of the blocks (block (i, j)
+    starts at chunk (i + j) mod chunks) so that cores sharing an operand panel
+    hit it in the L2 (targets with an L2, static K of whole chunks); false: every
+    block runs its K chunks in order."""
+
     attention_fusion: bool = True
     """Fuse softmax(q @ k.T ...) @ v into one flash-attention nest
     (passes/attention_nests.py); false: three nests, the scores in GM."""
@@ -879,6 +885,7 @@ class FunctionLowering:
             split_k=self.options.matmul_split_k
             and group.members == [op]
             and group.rank == 2,
+            l2_order=self.options.matmul_l2_order,
         )
         record_request(request)
         buffering = BUFFERING

@@ -132,6 +132,7 @@ LOWER_STAGES: tuple[Stage, ...] = (
             ("max_cores", "max_cores"),
             ("matmul_panels", "matmul_panels"),
             ("matmul_split_k", "matmul_split_k"),
+            ("matmul_l2_order", "matmul_l2_order"),
             ("attention_fusion", "attention_fusion"),
             ("late_invariants", "late_invariants"),
             ("attention_cube_sum", "attention_cube_sum"),
@@ -194,6 +195,10 @@ class LowerPipeline(PipelinePass):
 
     matmul_split_k: bool = True
     """Split K over the cores for matmuls with too few blocks (tv-to-tile)."""
+
+    matmul_l2_order: bool = True
+    """Stagger matmul blocks' K chunks so that cores sharing a panel hit the
+    L2 (tv-to-tile)."""
 
     schedule: bool = True
     """Schedule the tv ops into fused groups and phases (tv-schedule); false: one

@@ -1,6 +1,7 @@
 """The matmul schedule of issue 13 end to end, on `ascend910b` and `tiny`: A
-panels kept in L1 across a core's blocks (tv-to-tile's `matmul-panels`) and K
-split over the cores with a combine phase (`matmul-split-k`).
+panels kept in L1 across a core's blocks (tv-to-tile's `matmul-panels`), K
+split over the cores with a combine phase (`matmul-split-k`) and K chunks
+staggered for the L2 (`matmul-l2-order`).
 
 Every shape is lowered by pypto-lower with the decision on and off, run on the
 simulator and compared with the tv reference (`check_lowering`); with it on,
@@ -51,7 +52,13 @@ the blocks and in the combine nest's tiles)."""
 
 
 def _run(
-    target: str, m: int, k: int, n: int, panels: bool = True, split: bool = True
+    target: str,
+    m: int,
+    k: int,
+    n: int,
+    panels: bool = True,
+    split: bool = True,
+    l2_order: bool = True,
 ) -> list[str]:
     module = parse_chunk(
         default_context(), SourceChunk(GEMM.format(m=m, k=k, n=n), 1), "gemm.mlir"
@@ -66,7 +73,10 @@ def _run(
             "k",
             [a, b],
             pipeline=LowerPipeline(
-                target=target, matmul_panels=panels, matmul_split_k=split
+                target=target,
+                matmul_panels=panels,
+                matmul_split_k=split,
+                matmul_l2_order=l2_order,
             ),
         )
     for comparison in check.comparisons:
@@ -94,6 +104,35 @@ def test_split_k_numerics(target: str, shape: tuple[int, int, int]) -> None:
     assert any("K split in" in r and "combined" in r for r in on), on
     off = _run(target, *shape, split=False)
     assert off and not any("K split" in r for r in off), off
+
+
+L2_ORDER_SHAPES = [(256, 1024, 512), (200, 1024, 520), (384, 2048, 256)]
+"""(M, K, N) for which the model staggers the K chunks on ascend910b (panels and
+K split off): M and N tails, a deep K."""
+
+
+@pytest.mark.parametrize("shape", L2_ORDER_SHAPES)
+def test_l2_order_numerics(shape: tuple[int, int, int]) -> None:
+    on = _run("ascend910b", *shape, panels=False, split=False)
+    assert any("K chunks staggered for the l2" in r for r in on), on
+    off = _run("ascend910b", *shape, panels=False, split=False, l2_order=False)
+    assert off and not any("staggered" in r for r in off), off
+
+
+def test_l2_order_refused() -> None:
+    """No staggering without an L2, for a K of no whole chunks, a `?` K, or
+    with the option off."""
+    for target, request in (
+        ("tiny", _request("tiny", 256, 1024, 512, l2_order=True)),
+        ("ascend910b", _request("ascend910b", 256, 1000, 512, l2_order=True)),
+        ("ascend910b", _request("ascend910b", 256, None, 512, l2_order=True)),
+        ("ascend910b", _request("ascend910b", 256, 1024, 512)),
+    ):
+        tiling = auto_matmul_tiling(load_target(target), request)
+        assert tiling is not None and not tiling.l2_order, (request, tiling)
+    request = _request("ascend910b", 256, 1024, 512, l2_order=True, panels=False)
+    tiling = auto_matmul_tiling(load_target("ascend910b"), request)
+    assert tiling is not None and tiling.l2_order
 
 
 def test_split_k_refused() -> None:

@@ -6,8 +6,10 @@
 // GM temporary (memref.alloc, deallocated before the return); the elementwise
 // epilogue of the first matmul runs in ub after the move out of l0c.
 // (late-invariants=false: with two row blocks for 24 cores the bias row would
-// be loaded in the loop after x, late-invariants.mlir.)
-// RUN: pypto-opt %s -p 'tv-to-tile{target=ascend910b late-invariants=false}' --verify-diagnostics | filecheck %s
+// be loaded in the loop after x, late-invariants.mlir.) The matmuls' K chunks
+// run in order (matmul-l2-order=false): their staggering for the L2 is
+// matmul-l2-order.mlir's subject.
+// RUN: pypto-opt %s -p 'tv-to-tile{target=ascend910b late-invariants=false matmul-l2-order=false}' --verify-diagnostics | filecheck %s
 
 func.func @bias_gelu(%x: !tv.tensor<64x256xf16>, %b: !tv.tensor<256xf16>, %scale: !tv.tensor<64x1xf16>, %s: f16) -> (!tv.tensor<64x256xf16>, !tv.tensor<64x256xf32>) {
   %a = tv.add %x, %b : !tv.tensor<64x256xf16>, !tv.tensor<256xf16> -> !tv.tensor<64x256xf16>
