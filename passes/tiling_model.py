@@ -511,6 +511,12 @@ class MatmulRequest:
     split_k: bool = False
     """Consider splitting K over the cores (tv-to-tile's `matmul-split-k`; the
     caller allows it only for a matmul without epilogue or batch)."""
+    prologue: Callable[[int, int, int], int] | None = None
+    """Peak UB bytes of the operand prologues (`matmul_fusion`) on a block
+    m0 x n0 chunk k1 deep, when there are any."""
+    whole_rows: bool = False
+    """Only base blocks holding whole rows of N (n0 >= N, one per L1 block): the
+    epilogue reduces along them (`matmul_fusion`, row fusion)."""
 
 
 def panel_bytes(request: MatmulRequest, tiling: MatmulTiling) -> int:
@@ -567,6 +573,8 @@ def matmul_footprint(
         # The panel once, and two B chunks (the next one loads during this one).
         footprint["l1"] = panel_bytes(r, t) + 2 * t.fb * t.n0 * t.k1 * r.in_bytes
     ub = zero_fill + (r.epilogue(t.m0, t.n0) if r.epilogue is not None else 0)
+    if r.prologue is not None:
+        ub += r.prologue(t.m0, t.n0, t.k1)
     if ub:
         footprint["ub"] = ub
     return footprint
@@ -607,7 +615,7 @@ def auto_matmul_tiling(
     estimate = _CycleEstimate(target, r)
     best: tuple[tuple[float, ...], MatmulTiling] | None = None
     for tiling in _matmul_candidates(target, r, buffering):
-        if not _fits(target, r, tiling, buffering):
+        if not _fits(target, r, tiling, buffering) or not covers_rows(r, tiling):
             continue
         a_reads = 1 if tiling.panel else -(-n // tiling.n1)
         traffic = m * k * a_reads + k * n * -(-m // tiling.m1)
@@ -627,6 +635,13 @@ def auto_matmul_tiling(
         if best is None or key < best[0]:
             best = (key, tiling)
     return None if best is None else best[1]
+
+
+def covers_rows(request: MatmulRequest, tiling: MatmulTiling) -> bool:
+    """Whether `tiling` suits `request.whole_rows` (one base block spans N)."""
+    if not request.whole_rows:
+        return True
+    return request.n is not None and tiling.fb == 1 and tiling.n0 >= request.n
 
 
 def _matmul_candidates(

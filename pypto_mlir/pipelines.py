@@ -132,6 +132,9 @@ LOWER_STAGES: tuple[Stage, ...] = (
             ("matmul_panels", "matmul_panels"),
             ("matmul_split_k", "matmul_split_k"),
             ("attention_fusion", "attention_fusion"),
+            ("epilogue_fusion", "epilogue_fusion"),
+            ("row_fusion", "row_fusion"),
+            ("prologue_fusion", "prologue_fusion"),
         ),
         inputs=("tv",),
     ),
@@ -210,6 +213,18 @@ class LowerPipeline(PipelinePass):
 
     attention_fusion: bool = True
     """Fuse softmax(q @ k.T ...) @ v into one flash-attention nest (tv-to-tile)."""
+
+    epilogue_fusion: bool = True
+    """Compute a matmul's elementwise epilogue in its nest (tv-to-tile); false:
+    through GM, a nest of its own."""
+
+    row_fusion: bool = True
+    """Reduce a matmul result along its rows (softmax, sums) in the matmul's
+    nest (tv-to-tile); false: through GM, a row nest of its own."""
+
+    prologue_fusion: bool = True
+    """Compute a matmul operand's elementwise ops on its blocks in UB and move
+    them to L1 (tv-to-tile); false: through GM, a nest of its own."""
 
     bank_offset: bool = True
     """Place UB buffers a vector instruction uses together in different banks
