@@ -20,15 +20,17 @@ the operand, read by the matmul alone) is computed in UB on each operand block
 the matmul nest needs and moved UB -> L1 (nz) in place of the block's GM -> L1
 load: the MAP group becomes a prologue of the MATMUL group
 (`Group.prologues`), and the operand never goes to GM. Refused, with a remark,
-on a target without a UB -> L1 path, for an operand the cube reads transposed
-or with a dim of extent 1, and when the operand's group does more than
-elementwise work.
+on a target without a UB -> L1 path, for an operand that is not f16, the cube
+reads transposed or has a dim of extent 1, and when the operand's group does
+more than elementwise work; tv-to-tile computes the prologue as a nest of its
+own when no matmul block fits UB with it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from xdsl.dialects.builtin import f16
 from xdsl.ir import Operation, SSAValue
 
 from pypto_mlir.dialects import tensor_view as tv
@@ -223,6 +225,11 @@ def _prologue_refusal(
         return f"target '{target.name}' has no ub -> l1 path"
     if not all(isinstance(m, MAP_OPS) for m in prologue.members):
         return "its group does more than elementwise work"
+    if tensor_type(prologue.root.results[0]).element_type != f16:
+        return (
+            "only f16 operands are computed in ub for the cube (the vector unit "
+            "has no i8 or bf16 instructions to pad and move them with)"
+        )
     if transposed:
         return "the cube reads the operand transposed (moved in l1 -> l0 only)"
     if prologue.rank != group.rank:

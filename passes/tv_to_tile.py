@@ -827,9 +827,22 @@ class FunctionLowering:
         )
         buffering = BUFFERING
         if self.options.matmul_tile_sizes:
-            tiling = explicit_matmul_tiling(
-                self.target, request, self.options.matmul_tile_sizes
-            )
+            try:
+                tiling = explicit_matmul_tiling(
+                    self.target, request, self.options.matmul_tile_sizes
+                )
+            except TilingError as error:
+                if not group.prologues:
+                    raise
+                # Raises when the sizes do not fit without the prologues either.
+                explicit_matmul_tiling(
+                    self.target,
+                    replace(request, prologue=None),
+                    self.options.matmul_tile_sizes,
+                )
+                self._split_prologues(group, cursor, str(error))
+                self._emit_matmul(group, cursor)
+                return
             if not covers_rows(request, tiling):
                 self._split_epilogue(
                     group,
@@ -845,6 +858,14 @@ class FunctionLowering:
             if found is None:
                 buffering = 1
                 found = auto_matmul_tiling(self.target, request, 1)
+            if found is None and group.prologues:
+                self._split_prologues(
+                    group,
+                    cursor,
+                    f"no matmul block fits target '{self.target.name}' with it in ub",
+                )
+                self._emit_matmul(group, cursor)
+                return
             if found is None and epilogue is not None:
                 self._split_epilogue(group, cursor, self._no_block_reason(request))
                 return
@@ -896,6 +917,20 @@ class FunctionLowering:
             return max(p.peak((m0, k1) if lhs else (k1, n0)) for lhs, p in peaks)
 
         return peak
+
+    def _split_prologues(
+        self, group: Group, cursor: LocatedBuilder, reason: str
+    ) -> None:
+        """Compute `group`'s operand prologues as nests of their own (each
+        operand through a GM temporary) when no matmul block fits with them."""
+        op = group.matmul
+        assert op is not None
+        for operand, prologue in group.prologues.items():
+            names = ", ".join(m.name for m in prologue.members)
+            emit_remark(op, f"prologue {names} not fused: {reason}")
+            self.gm.source[operand] = operand  # a temporary, allocated below
+            self._emit_group(prologue, cursor)
+        group.prologues = {}
 
     def _no_block_reason(self, request: MatmulRequest) -> str:
         """Why no base block fits a matmul with an epilogue."""

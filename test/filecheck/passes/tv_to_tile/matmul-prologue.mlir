@@ -88,3 +88,17 @@ func.func @transposing(%x: !tv.tensor<32x64xf16>, %w: !tv.tensor<32x48xf16>) -> 
   %m = tv.matmul %r, %w acc(f32) : !tv.tensor<64x32xf16>, !tv.tensor<32x48xf16> -> !tv.tensor<64x48xf16>
   func.return %m : !tv.tensor<64x48xf16>
 }
+
+// -----
+
+// An i8 operand: the vector unit has no i8 instructions to pad and move it.
+// CHECK-LABEL: func.func @i8
+// CHECK:      memref.alloc
+func.func @i8(%x: !tv.tensor<64x32xi8>, %w: !tv.tensor<32x64xi8>) -> !tv.tensor<64x64xi32> {
+  // expected-remark @+1 {{tiled tv.relu as one loop nest}}
+  %r = tv.relu %x : !tv.tensor<64x32xi8>
+  // expected-remark @+2 {{prologue tv.relu of the lhs not fused: only f16 operands are computed in ub for the cube}}
+  // expected-remark @+1 {{tiled tv.matmul 64x64x32}}
+  %m = tv.matmul %r, %w acc(i32) : !tv.tensor<64x32xi8>, !tv.tensor<32x64xi8> -> !tv.tensor<64x64xi32>
+  func.return %m : !tv.tensor<64x64xi32>
+}
