@@ -13,10 +13,9 @@ from types import ModuleType
 
 import numpy as np
 import pytest
-from test_hw_insert_sync import _check_missing_flag_error, _flag_places, _resync
+from test_hw_insert_sync import flags_that_change_nothing
 from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.rewriter import Rewriter
 
 import pypto_mlir as pto
 from pypto_mlir.check import check_lowering, lower, result_buffers
@@ -25,7 +24,6 @@ from pypto_mlir.frontend.kernel import Kernel
 from pypto_mlir.interp.ascend_hw import run_hw_function
 from pypto_mlir.passes.attention_nests import AttentionTiling, choose_tiling
 from pypto_mlir.pipelines import LowerPipeline
-from pypto_mlir.sim import SimError
 from pypto_mlir.targets import load_target
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -184,20 +182,7 @@ def test_every_flag_of_the_fused_nest_is_needed() -> None:
         run_hw_function(candidate, "attention", args, chip)
         return args[-1].tobytes()
 
-    reference = run(lowered.clone())
-    count = len(_resync(lowered.clone()))
+    count, kept = flags_that_change_nothing(lowered, run)
     assert count > 0
-    kept = []
-    for index in range(count):
-        candidate = lowered.clone()
-        sync = _resync(candidate)[index]
-        places = _flag_places(sync)
-        for op in sync.ops:
-            Rewriter.erase_op(op)
-        try:
-            if run(candidate) == reference:
-                kept.append(index)
-        except SimError as error:
-            _check_missing_flag_error(error, sync, places, candidate)
     print(f"{count} flags")
     assert not kept, f"flags {kept} of {count} change nothing"

@@ -198,3 +198,41 @@ def test_prologue_refused_without_a_ub_to_l1_path() -> None:
     assert len(analysis.groups) == 2
     assert fuse_matmul_prologues(analysis, tiny)[0].text.startswith("fused prologue")
     assert len(analysis.groups) == 1
+
+
+def test_every_flag_of_the_fused_nest_is_needed() -> None:
+    """Without any one set/wait pair of a nest with a prologue (computed in
+    ub, moved to l1) and a row epilogue (softmax after the move out of l0c),
+    the simulator reports a race, a deadlock or an event misuse, or the result
+    changes."""
+    from test_hw_insert_sync import flags_that_change_nothing
+
+    from pypto_mlir.check import lower, result_buffers
+    from pypto_mlir.interp.ascend_hw import run_hw_function
+    from pypto_mlir.targets import load_target
+
+    x, w, c = _t(40, 48), _t(48, 40), _t(40, 40)
+    text = f"""
+func.func @f(%x: {x}, %w: {w}) -> {c} {{
+  %r = tv.relu %x : {x}
+  %m = tv.matmul %r, %w acc(f32) : {x}, {w} -> {c}
+  %p = tv.softmax %m axis = 1 : {c}
+  func.return %p : {c}
+}}"""
+    module = _module(text)
+    remarks: list[str] = []
+    with diagnostic_handler(lambda d: remarks.append(str(d))):
+        lowered = lower(module, "ascend_hw", LowerPipeline(max_cores=1))
+    assert sum("into the nest of tv.matmul" in r for r in remarks) == 2, remarks
+    function = next(iter(module.ops))
+    inputs = _inputs(text, 3)
+    chip = load_target("ascend910b")
+
+    def run(candidate: ModuleOp) -> bytes:
+        args = [*(a.copy() for a in inputs), *result_buffers(function)]  # pyright: ignore
+        run_hw_function(candidate, "f", args, chip)
+        return args[-1].tobytes()
+
+    count, kept = flags_that_change_nothing(lowered, run)
+    assert count > 0
+    assert not kept, f"flags {kept} of {count} change nothing"
