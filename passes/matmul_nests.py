@@ -7,15 +7,16 @@ MATMUL group of passes/tv_fusion.py, its elementwise epilogue included.
   feeding `k1 / k0` cube steps, in a skewed order so that MTE1 runs ahead of the
   cube.
 - Each finished base block is stored, or moved to UB for the group's epilogue
-  ops (computed as in a vector nest, passes/nest_builder.py) and stored from
-  there.
+  ops (computed as in a vector nest, passes/nest_builder.py; reductions and
+  softmax along the rows as in a resident one, passes/vector_nests.py, when
+  row fusion made the blocks span whole rows) and stored from there.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import cast
+from typing import Any, cast
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, f32
@@ -26,9 +27,10 @@ from pypto_mlir.dialects import tensor_view as tv
 from pypto_mlir.dialects import tile
 from pypto_mlir.dialects.tile import MemorySpace, TileType, element_bytes
 
-from .nest_builder import NestBuilder, Scope, Valid
+from .nest_builder import Scope, Valid
 from .tiling_model import MatmulTiling
 from .tv_fusion import Extent, tensor_type
+from .vector_nests import VectorNest
 
 
 @dataclass(frozen=True)
@@ -42,8 +44,10 @@ class Segment:
     """Every base block of the range is whole (its valid extent is the step)."""
 
 
-class MatmulNest(NestBuilder):
-    """Builds the nest of a MATMUL group (see the module doc)."""
+class MatmulNest(VectorNest):
+    """Builds the nest of a MATMUL group (see the module doc); its epilogue's
+    reductions and softmax (row fusion: base blocks span whole rows) are a
+    resident vector nest's."""
 
     workspace: SSAValue | None = None
     """The f32 GM buffer [split * M', N] of a K split's partial sums (M'
@@ -56,6 +60,12 @@ class MatmulNest(NestBuilder):
     """UB bytes of the target: the combine nest's tiles take a quarter."""
     combine_cores: int = 1
     """The cores the combine nest's row tiles are spread over."""
+    _prologue_nests: dict[SSAValue, VectorNest]
+    """Per operand with a prologue, the vector nest computing its blocks."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._prologue_nests = {}
 
     def emit(self, tiling: MatmulTiling) -> None:
         """The two-level matmul nest of a MATMUL group, epilogue included."""
@@ -588,13 +598,15 @@ class MatmulNest(NestBuilder):
     ) -> SSAValue:
         """Load the base block of a matmul operand into L1 (nz, zero-padded when
         K may be partial): lhs [m, k] or rhs [k, n], as stored (transposed or not)."""
-        buffer = self.gm.source[operand]
         element_type = tensor_type(operand).element_type
         (offset, valid), (k_offset, k_valid) = block, k_block
         if is_lhs != transposed:
             dims = [(offset, valid, size), (k_offset, k_valid, k0)]
         else:
             dims = [(k_offset, k_valid, k0), (offset, valid, size)]
+        if operand in self.group.prologues:
+            return self._prologue_l1(at, operand, dims)
+        buffer = self.gm.source[operand]
         rank = tensor_type(operand).get_num_dims()
         indices = [self.index[d] for d in range(rank - 2)] + [d[0] for d in dims]
         shape = [d[2] for d in dims]
@@ -609,6 +621,52 @@ class MatmulNest(NestBuilder):
             "zero" if pad else None,
         )
         return self.value(at, tile.LoadOp(buffer, indices, tile_type, dynamic))
+
+    def _prologue_l1(
+        self,
+        at: InsertPoint,
+        operand: SSAValue,
+        dims: list[tuple[SSAValue, Valid, int]],
+    ) -> SSAValue:
+        """The block of an operand computed by a prologue (passes/matmul_fusion.py):
+        its MAP group's ops on the [rows, cols] tile at (offset, valid, size)
+        `dims` in UB, as a vector nest computes them (its inputs loaded from
+        GM), zero-padded past the valid extents (the cube reads whole fractals)
+        and moved to L1 in nz."""
+        prologue = self.group.prologues[operand]
+        nest = self._prologue_nests.get(operand)
+        if nest is None:
+            nest = VectorNest(
+                prologue, self.extents, self.gm, self.builder, self.sum_lanes
+            )
+            self._prologue_nests[operand] = nest
+        rank = prologue.rank
+        nest.scopes = [Scope(at)]
+        for dim in range(rank - 2):
+            nest.steps[dim] = 1
+            nest.index[dim], nest.valid[dim] = self.index[dim], 1
+        for dim, (offset, valid, size) in zip((rank - 2, rank - 1), dims, strict=True):
+            nest.steps[dim] = nest.physical[dim] = size
+            nest.index[dim], nest.valid[dim] = offset, valid
+        computed = nest.tile_of(operand, prologue.identity())
+        computed_type = cast(TileType, computed.type)
+        if any(
+            v != s
+            for v, s in zip(
+                computed_type.get_valid(), computed_type.get_shape(), strict=True
+            )
+        ):
+            computed = self.value(at, tile.PadOp(computed, tile.PadValue.ZERO))
+            computed_type = cast(TileType, computed.type)
+        l1_type = TileType(
+            computed_type.get_shape(),
+            computed_type.element_type,
+            MemorySpace.L1,
+            computed_type.get_valid(),
+            tile.Layout.NZ,
+            computed_type.pad_value,
+        )
+        return self.value(at, tile.MoveOp(computed, l1_type))
 
     def _to_l0(
         self,

@@ -591,6 +591,12 @@ class MatmulRequest:
     l2_order: bool = False
     """Consider staggering the K chunks of the blocks for the L2 (tv-to-tile's
     `matmul-l2-order`; `MatmulTiling.l2_order`)."""
+    prologue: Callable[[int, int, int], int] | None = None
+    """Peak UB bytes of the operand prologues (`matmul_fusion`) on a block
+    m0 x n0 chunk k1 deep, when there are any."""
+    whole_rows: bool = False
+    """Only base blocks holding whole rows of N (n0 >= N, one per L1 block): the
+    epilogue reduces along them (`matmul_fusion`, row fusion)."""
 
 
 def panel_bytes(request: MatmulRequest, tiling: MatmulTiling) -> int:
@@ -647,6 +653,8 @@ def matmul_footprint(
         # The panel once, and two B chunks (the next one loads during this one).
         footprint["l1"] = panel_bytes(r, t) + 2 * t.fb * t.n0 * t.k1 * r.in_bytes
     ub = zero_fill + (r.epilogue(t.m0, t.n0) if r.epilogue is not None else 0)
+    if r.prologue is not None:
+        ub += r.prologue(t.m0, t.n0, t.k1)
     if ub:
         footprint["ub"] = ub
     return footprint
@@ -701,6 +709,7 @@ def ranked_matmul_tilings(
         overflow = _overflow(target, r, tiling, buffering)
         if overflow is not None:
             pruned[f"does not fit {overflow}"] += 1
+        if overflow is not None or not covers_rows(r, tiling):
             continue
         a_reads = 1 if tiling.panel else -(-n // tiling.n1)
         traffic = m * k * a_reads + k * n * -(-m // tiling.m1)
@@ -720,6 +729,13 @@ def ranked_matmul_tilings(
         keyed.append((key, len(keyed), tiling))
     keyed.sort(key=lambda item: item[:2])
     return [tiling for _, _, tiling in keyed], pruned
+
+
+def covers_rows(request: MatmulRequest, tiling: MatmulTiling) -> bool:
+    """Whether `tiling` suits `request.whole_rows` (one base block spans N)."""
+    if not request.whole_rows:
+        return True
+    return request.n is not None and tiling.fb == 1 and tiling.n0 >= request.n
 
 
 def _matmul_candidates(

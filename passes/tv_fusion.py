@@ -216,6 +216,9 @@ class Group:
     matmul: tv.MatmulOp | None = None
     outputs: list[SSAValue] = field(default_factory=list[SSAValue])
     """Results of members that go to GM (function results or used elsewhere)."""
+    prologues: dict[SSAValue, Group] = field(default_factory=dict[SSAValue, "Group"])
+    """A MATMUL group's operands computed in its nest, each by a MAP group
+    over the operand (prologue fusion, passes/matmul_fusion.py)."""
 
     @property
     def rank(self) -> int:
@@ -427,6 +430,10 @@ class FusionAnalysis:
                 ):
                     found.append(other)
         return found
+
+    def reaches(self, group: Group, other: Group) -> bool:
+        """Whether `group` depends on `other`, directly or through other groups."""
+        return any(g is other for g in self._reachable(group))
 
     def _reachable(self, group: Group) -> list[Group]:
         """Every group `group` depends on, directly or not."""

@@ -71,6 +71,7 @@ from .attention_nests import (
 )
 from .hw_isel import PhysicalExtents, Selector
 from .located_builder import LocatedBuilder
+from .matmul_fusion import fuse_matmul_prologues, fuse_matmul_rows
 from .matmul_nests import MatmulNest
 from .nest_builder import GmBuffers, i64_array_attr, memref_strides, reassociation_attr
 from .tiling_model import (
@@ -88,6 +89,7 @@ from .tiling_model import (
     balanced_tiling,
     column_unit,
     core_tiles,
+    covers_rows,
     explicit_matmul_tiling,
     explicit_vector_tiling,
     matmul_choice_text,
@@ -180,6 +182,21 @@ class TvToTilePass(ModulePass):
     """Fold another positive constant attention scale into the exponent's f32
     argument (no f16 division); false: the scaled scores rounded as tv does."""
 
+    epilogue_fusion: bool = True
+    """Compute a matmul's elementwise epilogue in UB on each block before the
+    one store; false: the result goes to GM and the epilogue is a nest of its
+    own (after a sync_all)."""
+
+    row_fusion: bool = True
+    """Reduce a matmul result along its rows (reductions, softmax) in the
+    matmul's nest, on blocks spanning whole rows (passes/matmul_fusion.py);
+    false: the result goes to GM and a row nest reads it back."""
+
+    prologue_fusion: bool = True
+    """Compute a matmul operand's elementwise ops in UB on each operand block
+    and move it UB -> L1 (passes/matmul_fusion.py); false: the operand goes
+    through GM, computed by a nest of its own."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         target_name = resolve_target(op, self.target, default=None)
         if target_name is None:
@@ -269,6 +286,12 @@ class FunctionLowering:
                     self.options.attention_scale_fold,
                 ),
             )
+        if self.options.row_fusion and self.options.epilogue_fusion:
+            for decision in fuse_matmul_rows(analysis):
+                emit_remark(decision.op, decision.text)
+        if self.options.prologue_fusion:
+            for decision in fuse_matmul_prologues(analysis, self.target):
+                emit_remark(decision.op, decision.text)
         self._plan_buffers(analysis, outputs, return_op)
         for op in ops:
             if isinstance(op, tv.DimOp):
@@ -850,6 +873,9 @@ class FunctionLowering:
         k_extent = lhs_extents[-2] if op.transpose_a is not None else lhs_extents[-1]
         element_type = tensor_type(op.lhs).element_type
         epilogue = None
+        if group.members != [op] and not self.options.epilogue_fusion:
+            self._split_epilogue(group, cursor, "epilogue-fusion=false")
+            return
         if group.members != [op]:
             profile = self._epilogue_profile(group)
             epilogue = profile.peak_of
@@ -859,7 +885,12 @@ class FunctionLowering:
             if unit > fractal_edge(element_type, self.target):
                 # Base blocks are fractal multiples: too narrow for the rows of
                 # the epilogue's tiles (an i8 cast after an f16 matmul).
-                self._split_epilogue(group, cursor)
+                self._split_epilogue(
+                    group,
+                    cursor,
+                    f"its tiles need rows of {unit} elements, a base block's are "
+                    f"multiples of {fractal_edge(element_type, self.target)}",
+                )
                 return
         batch = 1
         for extent in group.frame[:-2]:
@@ -881,18 +912,41 @@ class FunctionLowering:
             transpose_b=op.transpose_b is not None,
             batch=batch,
             cores=cores,
-            panels=self.options.matmul_panels,
+            panels=self.options.matmul_panels and op.lhs not in group.prologues,
+            prologue=self._prologue_peak(group),
             split_k=self.options.matmul_split_k
             and group.members == [op]
             and group.rank == 2,
             l2_order=self.options.matmul_l2_order,
+            whole_rows=bool(group.reduced),
         )
         record_request(request)
         buffering = BUFFERING
         if self.options.matmul_tile_sizes:
-            tiling = explicit_matmul_tiling(
-                self.target, request, self.options.matmul_tile_sizes
-            )
+            try:
+                tiling = explicit_matmul_tiling(
+                    self.target, request, self.options.matmul_tile_sizes
+                )
+            except TilingError as error:
+                if not group.prologues:
+                    raise
+                # Raises when the sizes do not fit without the prologues either.
+                explicit_matmul_tiling(
+                    self.target,
+                    replace(request, prologue=None),
+                    self.options.matmul_tile_sizes,
+                )
+                self._split_prologues(group, cursor, str(error))
+                self._emit_matmul(group, cursor)
+                return
+            if not covers_rows(request, tiling):
+                self._split_epilogue(
+                    group,
+                    cursor,
+                    f"matmul-tile-sizes gives base blocks {tiling.n0} wide, not the "
+                    f"whole rows of {request.n} the reductions need",
+                )
+                return
             if matmul_fits(self.target, request, tiling, BUFFERING) is not None:
                 buffering = 1
         else:
@@ -900,8 +954,16 @@ class FunctionLowering:
             if found is None:
                 buffering = 1
                 found = auto_matmul_tiling(self.target, request, 1)
+            if found is None and group.prologues:
+                self._split_prologues(
+                    group,
+                    cursor,
+                    f"no matmul block fits target '{self.target.name}' with it in ub",
+                )
+                self._emit_matmul(group, cursor)
+                return
             if found is None and epilogue is not None:
-                self._split_epilogue(group, cursor)
+                self._split_epilogue(group, cursor, self._no_block_reason(request))
                 return
             if found is None:
                 raise TilingError(
@@ -911,7 +973,7 @@ class FunctionLowering:
                 )
             tiling = found
         tiling = _effective(tiling, request)
-        nest = MatmulNest(group, self.extents, self.gm, cursor)
+        nest = MatmulNest(group, self.extents, self.gm, cursor, self._sum_lanes)
         if tiling.split > 1:
             nest.workspace = self._split_workspace(group, tiling, cursor)
             nest.combine_ub = self.target.memories["ub"].size or nest.combine_ub
@@ -933,13 +995,65 @@ class FunctionLowering:
         self.allocs.append(buffer)
         return buffer
 
-    def _split_epilogue(self, group: Group, cursor: LocatedBuilder) -> None:
-        """A matmul whose epilogue does not fit UB next to a base block (an i8
-        matmul's 32x32 i32 block on tiny): its result goes to GM and the epilogue
-        becomes a vector nest of its own, which tiles it smaller."""
+    def _prologue_peak(self, group: Group) -> Callable[[int, int, int], int] | None:
+        """Peak UB bytes of `group`'s operand prologues on a block (m0, n0, k1):
+        each computed on its operand's tile ([m0, k1] of A, [k1, n0] of B) as
+        a vector nest would, one after the other."""
+        op = group.matmul
+        if op is None or not group.prologues:
+            return None
+        for operand in group.prologues:
+            self.gm.targets.setdefault(operand, [])  # moved to l1, never stored
+        peaks: list[tuple[bool, LiveProfile]] = [
+            (operand is op.lhs, self._probe(prologue, True))
+            for operand, prologue in group.prologues.items()
+        ]
+
+        def peak(m0: int, n0: int, k1: int) -> int:
+            return max(p.peak((m0, k1) if lhs else (k1, n0)) for lhs, p in peaks)
+
+        return peak
+
+    def _split_prologues(
+        self, group: Group, cursor: LocatedBuilder, reason: str
+    ) -> None:
+        """Compute `group`'s operand prologues as nests of their own (each
+        operand through a GM temporary) when no matmul block fits with them."""
+        op = group.matmul
+        assert op is not None
+        for operand, prologue in group.prologues.items():
+            names = ", ".join(m.name for m in prologue.members)
+            emit_remark(op, f"prologue {names} not fused: {reason}")
+            self.gm.source[operand] = operand  # a temporary, allocated below
+            self._emit_group(prologue, cursor)
+        group.prologues = {}
+
+    def _no_block_reason(self, request: MatmulRequest) -> str:
+        """Why no base block fits a matmul with an epilogue."""
+        if request.whole_rows:
+            return (
+                f"no base block spanning whole rows of {request.n} fits "
+                f"target '{self.target.name}' (l0c holds its f32 accumulators, ub "
+                "the epilogue's tiles)"
+            )
+        return f"no base block fits ub next to the epilogue on '{self.target.name}'"
+
+    def _split_epilogue(
+        self, group: Group, cursor: LocatedBuilder, reason: str
+    ) -> None:
+        """A matmul whose epilogue is not computed in its nest (`reason`: the
+        option that says so, or nothing fits: an i8 matmul's 32x32 i32 block
+        on tiny): its result goes to GM and the epilogue becomes a vector nest
+        of its own (a row nest for reductions), which tiles it as it needs."""
         op = group.matmul
         assert op is not None
         result = op.result
+        names = ", ".join(m.name for m in group.members if m is not op)
+        emit_remark(
+            group.root,
+            f"epilogue {names} not fused with tv.matmul: {reason}; the result "
+            "goes through GM",
+        )
         matmul = Group(
             GroupKind.MATMUL,
             op,
@@ -948,11 +1062,13 @@ class FunctionLowering:
             mapping={result: group.mapping[result]},
             matmul=op,
             outputs=[result],
+            prologues=group.prologues,
         )
         epilogue = Group(
-            GroupKind.MAP,
+            GroupKind.ROW if group.reduced else GroupKind.MAP,
             group.root,
             group.frame,
+            group.reduced,
             members=[m for m in group.members if m is not op],
             mapping={v: m for v, m in group.mapping.items() if v is not result},
             outputs=[v for v in group.outputs if v is not result],
@@ -973,7 +1089,11 @@ class FunctionLowering:
         )
         block = Block(arg_types=[IndexType(), accumulator])
         emitter = MatmulNest(
-            group, self.extents, self.gm, LocatedBuilder(InsertPoint.at_end(block))
+            group,
+            self.extents,
+            self.gm,
+            LocatedBuilder(InsertPoint.at_end(block)),
+            self._sum_lanes,
         )
         rows, cols = group.rank - 2, group.rank - 1
         emitter.physical = {
@@ -992,6 +1112,9 @@ class FunctionLowering:
             EPILOGUE_PROBE_SIZES,
             MemorySpace.UB,
             self.target.memories["ub"].alignment,
+            # The scratch of reductions (partials, broadcasts) is large enough
+            # to matter; an elementwise epilogue's is left out as before.
+            self._scratch_terms if group.reduced else None,
         )
         _discard(block)
         return _EpilogueProfile(profile)
@@ -1112,7 +1235,14 @@ def _schedule(
         values = (
             [item.operands[0]]
             if isinstance(item, _GM_VIEWS)
-            else [o for m in item.members for o in m.operands]
+            else [
+                o
+                for m in [
+                    *item.members,
+                    *(p for g in item.prologues.values() for p in g.members),
+                ]
+                for o in m.operands
+            ]
         )
         found: list[Group | _GmView] = []
         for value in values:

@@ -46,7 +46,7 @@ from pypto_mlir.interp.tensor_view import (
     run_tv_function,
     view,
 )
-from pypto_mlir.numerics import epsilon
+from pypto_mlir.numerics import epsilon, largest_computed
 
 _FactsT = TypeVar("_FactsT")
 
@@ -155,9 +155,15 @@ class ErrorBounds(Interpreter.Listener):
             # e.g. tanh, evaluated as 2 / (1 + e^-2x) - 1: the last step rounds
             # a value of magnitude |v| + 1 (accurate in absolute terms near 0)
             magnitude = magnitude + facts.rounding_offset
+            x = np.asarray(self._args[0], dtype=np.float64)
             if facts.approximation is not None:
-                x = np.asarray(self._args[0], dtype=np.float64)
                 approximation = facts.approximation(x)
+            if facts.exponent is not None:
+                # e^t overflowing the computed type flushes the result to 0
+                with np.errstate(over="ignore", invalid="ignore"):
+                    t = facts.exponent(x)
+                limit = np.log(largest_computed(element_type))
+                approximation = approximation + np.where(t > limit, np.abs(v), 0.0)
         with np.errstate(all="ignore"):
             bound = magnitude * rounding + approximation + self._carried(op, v)
             # an infinity or NaN is required as it is (pypto_mlir.check); a

@@ -88,6 +88,12 @@ def epsilon(element_type: Attribute) -> float:
     return _EPSILON.get(element_type, float(np.finfo(np.float32).eps))
 
 
+def largest_computed(element_type: Attribute) -> float:
+    """The largest finite value the vector unit computes a float of
+    `element_type` in: f16 in f16, bf16 and f32 in f32."""
+    return float(np.finfo(np.float16 if element_type == f16 else np.float32).max)
+
+
 GELU_SCALE = float(np.float32(2.0 * np.sqrt(2.0 / np.pi)))
 """`2 sqrt(2/pi)` rounded to f32: gelu(x) = x / (1 + exp(-GELU_SCALE (x + GELU_CUBIC
 x^3))), the tanh form `0.5 x (1 + tanh(sqrt(2/pi) (x + GELU_CUBIC x^3)))`."""

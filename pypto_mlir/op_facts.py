@@ -129,6 +129,11 @@ class UnaryFacts:
     """The absolute error of the lowering's approximation at `x` (float64), added
     to the bound, for ops the chip computes by a polynomial instead of an
     instruction whose result is rounded once."""
+    exponent: Callable[[Array], Array] | None = None
+    """The `t` of the `e^t` the lowering computes in the element type (f32 for
+    bf16) in a `1 / (1 + e^t)` form (sigmoid, silu, gelu): where `e^t`
+    overflows that type the result flushes to 0, an error of `|v|` that the
+    bound counts (f16 sigmoid(x) is 0 for x < -11.09, not up to 1.5e-5)."""
     expansion: tuple[Step, ...] | None = None
     """The chip has no instruction for it: `tv-expand-math` rewrites the tv op
     into these f32 steps (other tv ops) before tiling, so no tile-to-hw lowering
@@ -483,6 +488,7 @@ def _unary_table() -> dict[str, UnaryFacts]:
             "pto.sigmoid(x)",
             frontend="sigmoid",
             doc="1 / (1 + exp(-x)).",
+            exponent=np.negative,
             # saturation to 1 and 0, exp(-x) overflowing
             singular_points=(20.0, -20.0, 100.0, -100.0, INF, -INF),
         ),
@@ -506,6 +512,7 @@ def _unary_table() -> dict[str, UnaryFacts]:
             "pto.gelu(x)",
             frontend="gelu",
             doc="GELU, tanh approximation (see docs/tensor_view.md).",
+            exponent=lambda x: -GELU_SCALE * (x + GELU_CUBIC * x**3),
             # exp overflowing for x < -88 / 1.6; x ** 3 overflowing f32
             singular_points=(-60.0, -100.0, 100.0, -1e13, 1e13, INF),
         ),
@@ -517,6 +524,7 @@ def _unary_table() -> dict[str, UnaryFacts]:
             "pto.silu(x)",
             frontend="silu",
             doc="x * sigmoid(x) (swish) as one op, rounded once.",
+            exponent=np.negative,
             singular_points=(-100.0, 100.0, -1e38, INF),
         ),
         UnaryFacts(

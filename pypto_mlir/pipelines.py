@@ -138,6 +138,9 @@ LOWER_STAGES: tuple[Stage, ...] = (
             ("attention_cube_sum", "attention_cube_sum"),
             ("attention_scale_multiply", "attention_scale_multiply"),
             ("attention_scale_fold", "attention_scale_fold"),
+            ("epilogue_fusion", "epilogue_fusion"),
+            ("row_fusion", "row_fusion"),
+            ("prologue_fusion", "prologue_fusion"),
         ),
         inputs=("tv",),
     ),
@@ -241,6 +244,18 @@ class LowerPipeline(PipelinePass):
 
     attention_scale_fold: bool = True
     """Another constant attention scale folded into the exponent (tv-to-tile)."""
+
+    epilogue_fusion: bool = True
+    """Compute a matmul's elementwise epilogue in its nest (tv-to-tile); false:
+    through GM, a nest of its own."""
+
+    row_fusion: bool = True
+    """Reduce a matmul result along its rows (softmax, sums) in the matmul's
+    nest (tv-to-tile); false: through GM, a row nest of its own."""
+
+    prologue_fusion: bool = True
+    """Compute a matmul operand's elementwise ops on its blocks in UB and move
+    them to L1 (tv-to-tile); false: through GM, a nest of its own."""
 
     bank_offset: bool = True
     """Place UB buffers a vector instruction uses together in different banks

@@ -120,6 +120,31 @@ def _check_missing_flag_error(
     ), f"{flag}: the race is not across the flag's pipes: {error}"
 
 
+def flags_that_change_nothing(
+    lowered: ModuleOp, run: Callable[[ModuleOp], bytes]
+) -> tuple[int, list[int]]:
+    """Remove each set/wait pair hw-insert-sync gave `lowered` in turn and run
+    the rest (`run` gives the output bytes): a missing flag must cause a race,
+    a deadlock or an event misuse at it (`_check_missing_flag_error`) or
+    change the output. The number of flags and those whose removal changed
+    nothing."""
+    reference = run(lowered.clone())
+    count = len(resynchronise(lowered.clone()))
+    kept: list[int] = []
+    for index in range(count):
+        module = lowered.clone()
+        sync = resynchronise(module)[index]
+        places = _flag_places(sync)
+        for op in sync.ops:
+            Rewriter.erase_op(op)
+        try:
+            if run(module) == reference:
+                kept.append(index)
+        except SimError as error:
+            _check_missing_flag_error(error, sync, places, module)
+    return count, kept
+
+
 def _loop_flags(module: ModuleOp) -> list[int]:
     """Flag ops directly in each scf.for body, outermost loop first."""
     return [
@@ -763,7 +788,6 @@ def test_every_flag_of_a_lowered_example_is_needed(
         return args[-1].tobytes()
 
     lowered = _lowered_example(target, name, dims)
-    reference = run(lowered.clone())
     resynchronised = lowered.clone()
     count = len(resynchronise(resynchronised))
     assert count > 0
@@ -771,17 +795,5 @@ def test_every_flag_of_a_lowered_example_is_needed(
         f"{name} {dims} on {target}: {count} flags, flag ops per iteration of "
         f"each loop {_loop_flags(resynchronised)}"
     )
-    kept = []
-    for index in range(count):
-        module = lowered.clone()
-        sync = resynchronise(module)[index]
-        places = _flag_places(sync)
-        for op in sync.ops:
-            Rewriter.erase_op(op)
-        try:
-            if run(module) == reference:
-                kept.append(index)
-        except SimError as error:
-            _check_missing_flag_error(error, sync, places, module)
-            continue
+    count, kept = flags_that_change_nothing(lowered, run)
     assert not kept, f"{name} on {target}: flags {kept} of {count} change nothing"

@@ -1,7 +1,9 @@
 // Chains with the shape matmul -> row softmax -> matmul that are not fused get
-// a remark saying why, and keep their three nests (the scores through GM).
-// RUN: pypto-opt %s --split-input-file -p 'tv-to-tile{target=ascend910b}' --verify-diagnostics | filecheck %s
-// RUN: pypto-opt %s --split-input-file -p 'tv-to-tile{target=ascend910b attention-fusion=false}' 2>&1 | filecheck %s --check-prefix=OFF
+// a remark saying why, and keep their three nests (the scores through GM; with
+// row-fusion=false, since row fusion would put the scores matmul and the
+// softmax in one nest: test/filecheck/passes/tv_to_tile/matmul-row-fusion.mlir).
+// RUN: pypto-opt %s --split-input-file -p 'tv-to-tile{target=ascend910b row-fusion=false}' --verify-diagnostics | filecheck %s
+// RUN: pypto-opt %s --split-input-file -p 'tv-to-tile{target=ascend910b attention-fusion=false row-fusion=false}' 2>&1 | filecheck %s --check-prefix=OFF
 
 // OFF-NOT: attention not fused
 // OFF-NOT: fused attention
