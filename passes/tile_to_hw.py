@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import cast
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, scf
+from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     IntegerAttr,
@@ -250,6 +250,14 @@ class _FunctionLowering:
                 op.dialect_name() == "tile" or isinstance(op, scf.ForOp | scf.YieldOp)
             ):
                 raise op_error(op, f"tile-to-hw does not lower {op.name} on tiles")
+        for op in function.walk():
+            if isinstance(op, memref.LoadOp):  # until the hw level has them
+                raise op_error(
+                    op,
+                    "tile-to-hw does not lower data-dependent GM reads yet "
+                    "(memref.load of a sparse tensor's offsets or indices): sparse "
+                    "kernels run at the tile level (docs/sparse.md)",
+                )
         for op in function.walk():
             for result in op.results:
                 if isinstance(result.type, TileType):

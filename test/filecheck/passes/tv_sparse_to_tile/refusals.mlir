@@ -1,0 +1,54 @@
+// What tv-sparse-to-tile does not lower yet is a located error naming the op,
+// never an internal error: the sparse ops without nests (sddmm, sparse_softmax,
+// assemble/disassemble), dense ops beside sparse ones, sparse ops reading
+// computed values, results not returned.
+// RUN: pypto-opt %s --split-input-file --verify-diagnostics -p 'tv-sparse-to-tile{target=ascend910b}'
+
+func.func @sddmm(%m: !tv.tensor<64x64xf16, #tv.csr<rows = 64, cols = 64, nnz = ?, index = i32>>, %q: !tv.tensor<64x32xf16>, %k: !tv.tensor<64x32xf16>) -> !tv.tensor<64x64xf16, #tv.csr<rows = 64, cols = 64, nnz = ?, index = i32>> {
+  // expected-error @+1 {{tv-sparse-to-tile cannot lower the sparse op 'tv.sddmm' yet: a function with sparse tensors may hold only tv.spmm, tv.spmv, tv.to_dense and tv.gather (docs/sparse.md)}}
+  %s = tv.sddmm %m, %q, %k transpose_b : !tv.tensor<64x64xf16, #tv.csr<rows = 64, cols = 64, nnz = ?, index = i32>>, !tv.tensor<64x32xf16>, !tv.tensor<64x32xf16> -> !tv.tensor<64x64xf16, #tv.csr<rows = 64, cols = 64, nnz = ?, index = i32>>
+  func.return %s : !tv.tensor<64x64xf16, #tv.csr<rows = 64, cols = 64, nnz = ?, index = i32>>
+}
+
+// -----
+
+func.func @softmax(%s: !tv.tensor<64x64xf16, #tv.csr<rows = 64, cols = 64, nnz = ?, index = i32>>) -> !tv.tensor<64x64xf16, #tv.csr<rows = 64, cols = 64, nnz = ?, index = i32>> {
+  // expected-error @+1 {{tv-sparse-to-tile cannot lower the sparse op 'tv.sparse_softmax' yet}}
+  %p = tv.sparse_softmax %s : !tv.tensor<64x64xf16, #tv.csr<rows = 64, cols = 64, nnz = ?, index = i32>>
+  func.return %p : !tv.tensor<64x64xf16, #tv.csr<rows = 64, cols = 64, nnz = ?, index = i32>>
+}
+
+// -----
+
+func.func @assemble(%o: !tv.tensor<5xi32>, %i: !tv.tensor<?xi32>, %v: !tv.tensor<?xf16>, %b: !tv.tensor<8x4xf16>) -> !tv.tensor<4x4xf16> {
+  // expected-error @+1 {{tv-sparse-to-tile cannot lower the sparse op 'tv.assemble' yet}}
+  %s = tv.assemble %o, %i, %v : !tv.tensor<5xi32>, !tv.tensor<?xi32>, !tv.tensor<?xf16> -> !tv.tensor<4x8xf16, #tv.csr<rows = 4, cols = 8, nnz = ?, index = i32>>
+  %0 = tv.spmm %s, %b : !tv.tensor<4x8xf16, #tv.csr<rows = 4, cols = 8, nnz = ?, index = i32>>, !tv.tensor<8x4xf16> -> !tv.tensor<4x4xf16>
+  func.return %0 : !tv.tensor<4x4xf16>
+}
+
+// -----
+
+func.func @dense_beside(%a: !tv.tensor<4x8xf16, #tv.csr<rows = 4, cols = 8, nnz = ?, index = i32>>, %b: !tv.tensor<8x4xf16>) -> !tv.tensor<4x4xf16> {
+  %0 = tv.spmm %a, %b : !tv.tensor<4x8xf16, #tv.csr<rows = 4, cols = 8, nnz = ?, index = i32>>, !tv.tensor<8x4xf16> -> !tv.tensor<4x4xf16>
+  // expected-error @+1 {{tv-sparse-to-tile cannot lower the dense op 'tv.exp' yet}}
+  %1 = tv.exp %0 : !tv.tensor<4x4xf16>
+  func.return %1 : !tv.tensor<4x4xf16>
+}
+
+// -----
+
+func.func @computed_operand(%a: !tv.tensor<4x8xf16, #tv.csr<rows = 4, cols = 8, nnz = ?, index = i32>>, %i: !tv.tensor<4xi32>) -> !tv.tensor<4x8xf16> {
+  %d = tv.to_dense %a : !tv.tensor<4x8xf16, #tv.csr<rows = 4, cols = 8, nnz = ?, index = i32>> -> !tv.tensor<4x8xf16>
+  // expected-error @+1 {{tv-sparse-to-tile: an operand of 'tv.gather' is computed in the function; the sparse ops must read function arguments (docs/sparse.md)}}
+  %g = tv.gather %d[%i] : !tv.tensor<4x8xf16>, !tv.tensor<4xi32> -> !tv.tensor<4x8xf16>
+  func.return %g : !tv.tensor<4x8xf16>
+}
+
+// -----
+
+func.func @not_returned(%a: !tv.tensor<4x8xf16, #tv.csr<rows = 4, cols = 8, nnz = ?, index = i32>>) {
+  // expected-error @+1 {{tv-sparse-to-tile: the result of 'tv.to_dense' must be returned once and read by nothing else (docs/sparse.md)}}
+  %d = tv.to_dense %a : !tv.tensor<4x8xf16, #tv.csr<rows = 4, cols = 8, nnz = ?, index = i32>> -> !tv.tensor<4x8xf16>
+  func.return
+}
