@@ -420,3 +420,170 @@ class SparseNest(LoopBuilder):
             self.column_tiles(at, n, columns)
 
         emit(self.top, [])
+
+    def sparse_softmax(self, a: SparseBuffers, out: SSAValue) -> None:
+        """Per row (of a block row): three passes over its stored entries (a
+        `1 x bn` tile of each stored block): the running max, the sum of
+        `exp(v - max)` in entry order, then `exp(v - max) / sum` stored to the
+        result's values. Entries not stored are never read or written."""
+        values, results = self.block_values(a), self.block_values_of(out, a)
+        (bm, bn), element_type = a.block, a.element_type
+        physical = 1 if bn == 1 else _round_up(bn, self.unit)
+        entry_type = TileType(
+            [1, physical], element_type, MemorySpace.UB, valid=[1, bn]
+        )
+        stat_type = TileType([1, 1], f32, MemorySpace.UB)
+
+        def row(at: InsertPoint, i: Valid, start: SSAValue, end: SSAValue) -> None:
+            def entries(at: InsertPoint, j: Valid) -> SSAValue:
+                return self.to_f32(at, self.load(at, values, [j, i, 0], entry_type))
+
+            def running_max(
+                at: InsertPoint, j: Valid, acc: list[SSAValue]
+            ) -> list[SSAValue]:
+                peak = self.value(at, tile.ReduceMaxOp(entries(at, j), 1))
+                return [self.value(at, tile.MaxOp(acc[0], peak))]
+
+            lowest = self.constant(float("-inf"), f32)
+            init = self.value(at, tile.FillOp(lowest, stat_type))
+            (peak,) = self.loop(at, start, end, 1, [init], running_max)
+
+            def shifted(at: InsertPoint, j: Valid) -> SSAValue:
+                return self.value(
+                    at, tile.ExpOp(self.value(at, tile.SubOp(entries(at, j), peak)))
+                )
+
+            def running_sum(
+                at: InsertPoint, j: Valid, acc: list[SSAValue]
+            ) -> list[SSAValue]:
+                part = self.value(at, tile.ReduceSumOp(shifted(at, j), 1))
+                return [self.value(at, tile.AddOp(acc[0], part))]
+
+            (total,) = self.loop(
+                at, start, end, 1, [self.zeros(at, stat_type, [])], running_sum
+            )
+
+            def write(at: InsertPoint, j: Valid, _: list[SSAValue]) -> list[SSAValue]:
+                share = self.value(at, tile.DivOp(shifted(at, j), total))
+                self.store(
+                    at, self.cast_to(at, share, element_type), results, [j, i, 0]
+                )
+                return []
+
+            self.loop(at, start, end, 1, [], write)
+
+        def block_row(at: InsertPoint, br: Valid, _: list[SSAValue]) -> list[SSAValue]:
+            start, end = self.row_range(at, a.offsets, br)
+
+            def each(at: InsertPoint, i: Valid, _: list[SSAValue]) -> list[SSAValue]:
+                row(at, i, start, end)
+                return []
+
+            self.loop(at, 0, bm, 1, [], each)
+            return []
+
+        self.loop(self.top, 0, a.shape[0] // bm, 1, [], block_row)
+
+    def block_values_of(self, values: SSAValue, pattern: SparseBuffers) -> SSAValue:
+        """A result's values buffer as `nnz x bm x bn` (the pattern's blocks)."""
+        return self.block_values(
+            SparseBuffers(
+                pattern.offsets, pattern.indices, values, pattern.shape, pattern.block
+            )
+        )
+
+    def sddmm_rows(
+        self, mask: SparseBuffers, q: SSAValue, k: SSAValue, out: SSAValue
+    ) -> None:
+        """CSR `(q @ k.T)` at the mask's entries (k given as N x K rows): per
+        stored entry, the dot product of row i of q and row j of k, by column
+        tiles of K (product, row sum, f32 accumulator)."""
+        results = self.block_values_of(out, mask)
+        element_type = cast(MemRefType[Attribute], q.type).get_element_type()
+        depth = _memref_shape(q)[1]
+        stat_type = TileType([1, 1], f32, MemorySpace.UB)
+
+        def row(at: InsertPoint, i: Valid, _: list[SSAValue]) -> list[SSAValue]:
+            start, end = self.row_range(at, mask.offsets, i)
+
+            def entry(at: InsertPoint, j: Valid, _: list[SSAValue]) -> list[SSAValue]:
+                col = self.read_index(at, mask.indices, j)
+                step = min(self.cols, depth)
+                physical = 1 if depth == 1 else _round_up(step, self.unit)
+
+                def chunk(
+                    at: InsertPoint, k0: Valid, acc: list[SSAValue]
+                ) -> list[SSAValue]:
+                    column = Column(k0, self.tail(at, depth, k0, step, True), physical)
+                    tile_type = column.tile_type(element_type)
+                    left = self.load(at, q, [i, k0], tile_type, [1, column.valid])
+                    right = self.load(at, k, [col, k0], tile_type, [1, column.valid])
+                    product = self.value(
+                        at, tile.MulOp(self.to_f32(at, left), self.to_f32(at, right))
+                    )
+                    part = self.value(at, tile.ReduceSumOp(product, 1))
+                    return [self.value(at, tile.AddOp(acc[0], part))]
+
+                zero = self.zeros(at, stat_type, [])
+                (total,) = self.loop(at, 0, depth, step, [zero], chunk)
+                self.store(
+                    at, self.cast_to(at, total, element_type), results, [j, 0, 0]
+                )
+                return []
+
+            self.loop(at, start, end, 1, [], entry)
+            return []
+
+        self.loop(self.top, 0, mask.shape[0], 1, [], row)
+
+    def sddmm_cube(
+        self,
+        mask: SparseBuffers,
+        q: SSAValue,
+        k: SSAValue,
+        transpose_b: bool,
+        out: SSAValue,
+    ) -> None:
+        """Block-CSR `(q @ k)` (or `q @ k.T`) at the mask's stored blocks: per
+        block row, its bm rows of q (L0A) once; per stored block, times the bn
+        columns of k (L0B) on the cube, K whole in one step, stored to the
+        block's values."""
+        (bm, bn) = mask.block
+        element_type = cast(MemRefType[Attribute], q.type).get_element_type()
+        depth = _memref_shape(q)[1]
+        left_type = TileType([bm, depth], element_type, MemorySpace.L1, layout="nz")
+        right_shape = [bn, depth] if transpose_b else [depth, bn]
+        right_type = TileType(right_shape, element_type, MemorySpace.L1, layout="nz")
+
+        def block_row(at: InsertPoint, br: Valid, _: list[SSAValue]) -> list[SSAValue]:
+            start, end = self.row_range(at, mask.offsets, br)
+            row0 = self.scaled(at, br, bm)
+
+            # the q rows of the block row: loaded once for all its stored blocks
+            left = self.load(at, q, [row0, 0], left_type)
+            a0 = self.value(
+                at,
+                tile.MoveOp(left, left_type.with_(space=MemorySpace.L0A, layout=None)),
+            )
+
+            def block(at: InsertPoint, j: Valid, _: list[SSAValue]) -> list[SSAValue]:
+                col0 = self.scaled(at, self.read_index(at, mask.indices, j), bn)
+                right = self.load(
+                    at, k, [col0, 0] if transpose_b else [0, col0], right_type
+                )
+                b0 = self.value(
+                    at,
+                    tile.MoveOp(
+                        right,
+                        TileType([depth, bn], element_type, MemorySpace.L0B),
+                        transpose=transpose_b,
+                    ),
+                )
+                scores = self.value(at, tile.MatmulOp(a0, b0))
+                self.store(at, scores, out, [j, 0, 0])
+                return []
+
+            self.loop(at, start, end, 1, [], block)
+            return []
+
+        self.loop(self.top, 0, mask.shape[0] // mask.block[0], 1, [], block_row)

@@ -58,6 +58,8 @@ LOWERED_OPS: tuple[type[Operation], ...] = (
     tv.SpmvOp,
     tv.ToDenseOp,
     tv.GatherOp,
+    tv.SddmmOp,
+    tv.SparseSoftmaxOp,
 )
 """The sparse ops this pass lowers; the other `tv.SPARSE_OPS` are refused."""
 
@@ -154,7 +156,8 @@ class SparseFunctionLowering:
                     op,
                     f"tv-sparse-to-tile cannot lower the {what} '{op.name}' yet: a "
                     "function with sparse tensors may hold only tv.spmm, tv.spmv, "
-                    "tv.to_dense and tv.gather (docs/sparse.md)",
+                    "tv.sddmm, tv.sparse_softmax, tv.to_dense and tv.gather "
+                    "(docs/sparse.md)",
                 )
         for op in self.function.walk():
             if op is self.function or op is return_op:
@@ -238,9 +241,13 @@ class SparseFunctionLowering:
         for value in return_op.arguments:
             if not _is_tensor(value):
                 continue
-            buffer = self.block.insert_arg(
-                memref_type(_tensor(value)), len(self.block.args)
-            )
+            value_type = _tensor(value)
+            buffer_type = (
+                sparse_memref_types(value_type)[2]
+                if value_type.is_sparse
+                else memref_type(value_type)
+            )  # a sparse result is its values (docs/sparse.md)
+            buffer = self.block.insert_arg(buffer_type, len(self.block.args))
             buffer.name_hint = "out" if count == 1 else f"out{len(outputs)}"
             outputs[value] = buffer
         return outputs
@@ -277,6 +284,19 @@ class SparseFunctionLowering:
                 f"tiles of {_columns(cols)}, then each stored block scattered",
             )
             return
+        if isinstance(op, tv.SparseSoftmaxOp):
+            a = self.sparse[op.input]
+            self._nest(builder, 1, a.element_type).sparse_softmax(a, out)
+            emit_remark(
+                op,
+                "tv-sparse-to-tile: sparse_softmax by rows: max, sum of exp and "
+                "the quotients over the stored entries, in three passes "
+                f"({_columns(a.block[1])} a tile)",
+            )
+            return
+        if isinstance(op, tv.SddmmOp):
+            self._sddmm(op, out, builder)
+            return
         assert isinstance(op, tv.SpmmOp | tv.SpmvOp)
         a, b = self.sparse[op.lhs], self.dense[op.rhs]
         shape = _tensor(op.rhs).get_shape()
@@ -304,6 +324,67 @@ class SparseFunctionLowering:
             f"in UB{'' if reason == 'csr' else f' ({reason})'}",
         )
 
+    def _sddmm(self, op: tv.SddmmOp, out: SSAValue, builder: LocatedBuilder) -> None:
+        mask, q, k = self.sparse[op.mask], self.dense[op.lhs], self.dense[op.rhs]
+        transpose_b = op.transpose_b is not None
+        element_type = _tensor(op.lhs).element_type
+        depth = _tensor(op.lhs).get_shape()[1]
+        if mask.block == (1, 1):
+            if not transpose_b:
+                raise op_error(
+                    op,
+                    "tv-sparse-to-tile lowers a CSR tv.sddmm with transpose_b only "
+                    "(the rhs as rows, gathered by the column indices)",
+                )
+            cols = self._columns(op, [element_type, f32], depth, 4)
+            self._nest(builder, cols, element_type).sddmm_rows(mask, q, k, out)
+            emit_remark(
+                op,
+                f"tv-sparse-to-tile: tv.sddmm by rows, {_columns(cols)} of K a tile: "
+                "per stored entry a row of lhs times the gathered row of rhs, summed "
+                "in f32",
+            )
+            return
+        reason = self._cube_refusal(mask, element_type) or self._sddmm_fits(
+            mask, element_type, depth
+        )
+        if reason is not None:
+            raise op_error(
+                op,
+                f"tv-sparse-to-tile lowers a block-CSR tv.sddmm on the cube: {reason}",
+            )
+        self._nest(builder, 1, element_type).sddmm_cube(mask, q, k, transpose_b, out)
+        emit_remark(
+            op,
+            f"tv-sparse-to-tile: tv.sddmm of {mask.block[0]}x{mask.block[1]} blocks "
+            f"on the cube, K = {depth} in one step: the q rows of a block row are "
+            "loaded once, only the stored blocks are computed",
+        )
+
+    def _sddmm_fits(
+        self, mask: SparseBuffers, element_type: Attribute, depth: int
+    ) -> str | None:
+        """Why a block's q rows and k columns (K whole) do not fit, double-buffered."""
+        (bm, bn), size = mask.block, element_bytes(element_type)
+        edge = fractal_edge(element_type, self.target)
+        if depth % edge:
+            return f"K = {depth} is not a multiple of the {edge}-element fractal"
+        needs = {
+            "l1": (bm + bn) * depth * size,
+            "l0a": bm * depth * size,
+            "l0b": bn * depth * size,
+            "l0c": bm * bn * 4,
+        }
+        for memory, count in needs.items():
+            held = cast(int, self.target.memories[memory].size)
+            if BUFFERING * count > held:
+                return (
+                    f"K = {depth} does not fit: {memory} of target "
+                    f"'{self.target.name}' holds {held} bytes, two tiles need "
+                    f"{BUFFERING * count}"
+                )
+        return None
+
     def _nest(
         self, builder: LocatedBuilder, cols: int, element_type: Attribute, unit: int = 0
     ) -> SparseNest:
@@ -311,16 +392,19 @@ class SparseFunctionLowering:
         unit = unit or column_unit([element_type, f32], alignment)
         return SparseNest(builder, cols, unit)
 
-    def _cube_refusal(self, a: SparseBuffers) -> str | None:
+    def _cube_refusal(
+        self, a: SparseBuffers, element_type: Attribute | None = None
+    ) -> str | None:
         """Why the block-CSR operand `a` is not multiplied on the cube (None: it
         is); `csr` for a CSR operand."""
+        element_type = element_type or a.element_type
         if a.block == (1, 1):
             return "csr"
         if not self.options.bsr_cube:
             return "bsr-cube=false"
-        if a.element_type not in CUBE_TYPES:
-            return f"the cube path takes f16/bf16 blocks, not {a.element_type}"
-        edge = fractal_edge(a.element_type, self.target)
+        if element_type not in CUBE_TYPES:
+            return f"the cube path takes f16/bf16 blocks, not {element_type}"
+        edge = fractal_edge(element_type, self.target)
         if a.block[0] % edge or a.block[1] % edge:
             return f"the block is not a multiple of the {edge}x{edge} fractal"
         return None

@@ -1,7 +1,8 @@
 """The sparse lowering (tv-sparse-to-tile, in pypto-lower) on the tile
 interpreter against the tv reference (pypto_mlir/interp/sparse.py) and scipy:
-CSR spmm/spmv exact (the row loop adds in the reference's entry order), block-CSR
-on the cube exact, to_dense and gather exact; the patterns that break sparse
+exact for spmm/spmv (the row loop adds in the reference's entry order; block-CSR
+on the cube too), to_dense, gather and sparse_softmax; sddmm within 4 ulps; the
+patterns that break sparse
 code (empty rows, all empty, one dense row, a single nonzero, nnz = rows x cols,
 odd shapes, power-law rows, 16x16 blocks), on both targets."""
 
@@ -25,6 +26,10 @@ TARGETS = ("ascend910b", "tiny")
 DTYPES = {"f16": np.float16, "f32": np.float32}
 
 
+def _module(text: str) -> ModuleOp:
+    return Parser(default_context(), text).parse_module()
+
+
 def _csr(rows: int, cols: int, dtype: str, block: tuple[int, int] = (1, 1)) -> str:
     extra = "" if block == (1, 1) else f", block = [{block[0]}, {block[1]}]"
     return (
@@ -35,38 +40,35 @@ def _csr(rows: int, cols: int, dtype: str, block: tuple[int, int] = (1, 1)) -> s
 
 def spmm_module(m: int, k: int, n: int, dtype: str, block=(1, 1)) -> ModuleOp:
     a = _csr(m, k, dtype, block)
-    return Parser(
-        default_context(),
+    return _module(
         f"""
 func.func @f(%a: {a}, %b: !tv.tensor<{k}x{n}x{dtype}>) -> !tv.tensor<{m}x{n}x{dtype}> {{
   %c = tv.spmm %a, %b : {a}, !tv.tensor<{k}x{n}x{dtype}> -> !tv.tensor<{m}x{n}x{dtype}>
   func.return %c : !tv.tensor<{m}x{n}x{dtype}>
-}}""",
-    ).parse_module()
+}}"""
+    )
 
 
 def spmv_module(m: int, k: int, dtype: str) -> ModuleOp:
     a = _csr(m, k, dtype)
-    return Parser(
-        default_context(),
+    return _module(
         f"""
 func.func @f(%a: {a}, %x: !tv.tensor<{k}x{dtype}>) -> !tv.tensor<{m}x{dtype}> {{
   %c = tv.spmv %a, %x : {a}, !tv.tensor<{k}x{dtype}> -> !tv.tensor<{m}x{dtype}>
   func.return %c : !tv.tensor<{m}x{dtype}>
-}}""",
-    ).parse_module()
+}}"""
+    )
 
 
 def dense_module(m: int, n: int, dtype: str, block=(1, 1)) -> ModuleOp:
     a = _csr(m, n, dtype, block)
-    return Parser(
-        default_context(),
+    return _module(
         f"""
 func.func @f(%a: {a}) -> !tv.tensor<{m}x{n}x{dtype}> {{
   %c = tv.to_dense %a : {a} -> !tv.tensor<{m}x{n}x{dtype}>
   func.return %c : !tv.tensor<{m}x{n}x{dtype}>
-}}""",
-    ).parse_module()
+}}"""
+    )
 
 
 def _rng(*key: object) -> np.random.Generator:
@@ -182,14 +184,79 @@ def test_to_dense(block: tuple[int, int], target: str) -> None:
 @pytest.mark.parametrize("target", TARGETS)
 def test_gather_rows(target: str) -> None:
     rng = _rng("gather", target)
-    module = Parser(
-        default_context(),
+    module = _module(
         """
 func.func @f(%x: !tv.tensor<50x40xf16>, %idx: !tv.tensor<3x4xi32>) -> !tv.tensor<3x4x40xf16> {
   %g = tv.gather %x[%idx] : !tv.tensor<50x40xf16>, !tv.tensor<3x4xi32> -> !tv.tensor<3x4x40xf16>
   func.return %g : !tv.tensor<3x4x40xf16>
-}""",
-    ).parse_module()
+}"""
+    )
     x = rng.standard_normal((50, 40)).astype(np.float16)
     idx = rng.integers(0, 50, (3, 4)).astype(np.int32)
     _check(module, [x, idx], target)
+
+
+def softmax_module(m: int, n: int, dtype: str, block=(1, 1)) -> ModuleOp:
+    a = _csr(m, n, dtype, block)
+    return _module(
+        f"""
+func.func @f(%a: {a}) -> {a} {{
+  %p = tv.sparse_softmax %a : {a}
+  func.return %p : {a}
+}}"""
+    )
+
+
+def sddmm_module(m: int, n: int, k: int, dtype: str, block=(1, 1), transpose_b=True):
+    mask = _csr(m, n, dtype, block)
+    rhs = f"{n}x{k}" if transpose_b else f"{k}x{n}"
+    flag = " transpose_b" if transpose_b else ""
+    return _module(
+        f"""
+func.func @f(%m: {mask}, %q: !tv.tensor<{m}x{k}x{dtype}>, %k: !tv.tensor<{rhs}x{dtype}>) -> {mask} {{
+  %s = tv.sddmm %m, %q, %k{flag} : {mask}, !tv.tensor<{m}x{k}x{dtype}>, !tv.tensor<{rhs}x{dtype}> -> {mask}
+  func.return %s : {mask}
+}}"""
+    )
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize(
+    "pattern", ["empty_rows", "all_empty", "one_dense_row", "power_law"]
+)
+def test_csr_sparse_softmax(pattern: str, target: str) -> None:
+    rng = _rng("softmax", pattern)
+    a = PATTERNS[pattern]((12, 20), rng)
+    _check(softmax_module(12, 20, "f16"), [_sparse(a, "f16")], target)
+
+
+@pytest.mark.parametrize("block", [(2, 4), (16, 16)])
+def test_bsr_sparse_softmax(block: tuple[int, int]) -> None:
+    rng = _rng("bsr-softmax", block)
+    a = block_pattern((32, 64), block, rng, 0.4)
+    _check(softmax_module(32, 64, "f32", block), [_sparse(a, "f32")], "tiny")
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("pattern", ["empty_rows", "single_nonzero", "full"])
+def test_csr_sddmm(pattern: str, target: str) -> None:
+    """Within 4 ulps: the reference's dot products are numpy matmuls, the
+    nest sums lane products with a row reduction."""
+    rng = _rng("sddmm", pattern)
+    mask = PATTERNS[pattern]((10, 14), rng)
+    q = rng.standard_normal((10, 40)).astype(np.float16)
+    k = rng.standard_normal((14, 40)).astype(np.float16)
+    _check(sddmm_module(10, 14, 40, "f16"), [_sparse(mask, "f16"), q, k], target, False)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("transpose_b", [True, False])
+def test_bsr_sddmm_on_the_cube(transpose_b: bool, target: str) -> None:
+    """Within 4 ulps: numpy's batched matmul (the reference) and its 2-d one
+    (the cube's) may order the K sums differently."""
+    rng = _rng("bsr-sddmm", transpose_b)
+    mask = block_pattern((48, 32), (16, 16), rng, 0.5)
+    q = rng.standard_normal((48, 32)).astype(np.float16)
+    k = rng.standard_normal((32, 32)).astype(np.float16)
+    module = sddmm_module(48, 32, 32, "f16", (16, 16), transpose_b)
+    _check(module, [_sparse(mask, "f16"), q, k], target, False)

@@ -1,21 +1,29 @@
 // What tv-sparse-to-tile does not lower yet is a located error naming the op,
-// never an internal error: the sparse ops without nests (sddmm, sparse_softmax,
-// assemble/disassemble), dense ops beside sparse ones, sparse ops reading
-// computed values, results not returned.
+// never an internal error: sddmm forms without a nest (CSR without transpose_b,
+// block-CSR off the cube), assemble/disassemble, dense ops beside sparse ones,
+// sparse ops reading computed values, results not returned.
 // RUN: pypto-opt %s --split-input-file --verify-diagnostics -p 'tv-sparse-to-tile{target=ascend910b}'
 
-func.func @sddmm(%m: !tv.tensor<64x64xf16, #tv.csr<rows = 64, cols = 64, nnz = ?, index = i32>>, %q: !tv.tensor<64x32xf16>, %k: !tv.tensor<64x32xf16>) -> !tv.tensor<64x64xf16, #tv.csr<rows = 64, cols = 64, nnz = ?, index = i32>> {
-  // expected-error @+1 {{tv-sparse-to-tile cannot lower the sparse op 'tv.sddmm' yet: a function with sparse tensors may hold only tv.spmm, tv.spmv, tv.to_dense and tv.gather (docs/sparse.md)}}
-  %s = tv.sddmm %m, %q, %k transpose_b : !tv.tensor<64x64xf16, #tv.csr<rows = 64, cols = 64, nnz = ?, index = i32>>, !tv.tensor<64x32xf16>, !tv.tensor<64x32xf16> -> !tv.tensor<64x64xf16, #tv.csr<rows = 64, cols = 64, nnz = ?, index = i32>>
+func.func @csr_sddmm(%m: !tv.tensor<64x64xf16, #tv.csr<rows = 64, cols = 64, nnz = ?, index = i32>>, %q: !tv.tensor<64x32xf16>, %k: !tv.tensor<32x64xf16>) -> !tv.tensor<64x64xf16, #tv.csr<rows = 64, cols = 64, nnz = ?, index = i32>> {
+  // expected-error @+1 {{tv-sparse-to-tile lowers a CSR tv.sddmm with transpose_b only (the rhs as rows, gathered by the column indices)}}
+  %s = tv.sddmm %m, %q, %k : !tv.tensor<64x64xf16, #tv.csr<rows = 64, cols = 64, nnz = ?, index = i32>>, !tv.tensor<64x32xf16>, !tv.tensor<32x64xf16> -> !tv.tensor<64x64xf16, #tv.csr<rows = 64, cols = 64, nnz = ?, index = i32>>
   func.return %s : !tv.tensor<64x64xf16, #tv.csr<rows = 64, cols = 64, nnz = ?, index = i32>>
 }
 
 // -----
 
-func.func @softmax(%s: !tv.tensor<64x64xf16, #tv.csr<rows = 64, cols = 64, nnz = ?, index = i32>>) -> !tv.tensor<64x64xf16, #tv.csr<rows = 64, cols = 64, nnz = ?, index = i32>> {
-  // expected-error @+1 {{tv-sparse-to-tile cannot lower the sparse op 'tv.sparse_softmax' yet}}
-  %p = tv.sparse_softmax %s : !tv.tensor<64x64xf16, #tv.csr<rows = 64, cols = 64, nnz = ?, index = i32>>
-  func.return %p : !tv.tensor<64x64xf16, #tv.csr<rows = 64, cols = 64, nnz = ?, index = i32>>
+func.func @bsr_sddmm_k(%m: !tv.tensor<64x64xf16, #tv.csr<rows = 64, cols = 64, nnz = ?, index = i32, block = [16, 16]>>, %q: !tv.tensor<64x40xf16>, %k: !tv.tensor<64x40xf16>) -> !tv.tensor<64x64xf16, #tv.csr<rows = 64, cols = 64, nnz = ?, index = i32, block = [16, 16]>> {
+  // expected-error @+1 {{tv-sparse-to-tile lowers a block-CSR tv.sddmm on the cube: K = 40 is not a multiple of the 16-element fractal}}
+  %s = tv.sddmm %m, %q, %k transpose_b : !tv.tensor<64x64xf16, #tv.csr<rows = 64, cols = 64, nnz = ?, index = i32, block = [16, 16]>>, !tv.tensor<64x40xf16>, !tv.tensor<64x40xf16> -> !tv.tensor<64x64xf16, #tv.csr<rows = 64, cols = 64, nnz = ?, index = i32, block = [16, 16]>>
+  func.return %s : !tv.tensor<64x64xf16, #tv.csr<rows = 64, cols = 64, nnz = ?, index = i32, block = [16, 16]>>
+}
+
+// -----
+
+func.func @bsr_sddmm_f32(%m: !tv.tensor<64x64xf32, #tv.csr<rows = 64, cols = 64, nnz = ?, index = i32, block = [16, 16]>>, %q: !tv.tensor<64x32xf32>, %k: !tv.tensor<64x32xf32>) -> !tv.tensor<64x64xf32, #tv.csr<rows = 64, cols = 64, nnz = ?, index = i32, block = [16, 16]>> {
+  // expected-error @+1 {{tv-sparse-to-tile lowers a block-CSR tv.sddmm on the cube: the cube path takes f16/bf16 blocks, not f32}}
+  %s = tv.sddmm %m, %q, %k transpose_b : !tv.tensor<64x64xf32, #tv.csr<rows = 64, cols = 64, nnz = ?, index = i32, block = [16, 16]>>, !tv.tensor<64x32xf32>, !tv.tensor<64x32xf32> -> !tv.tensor<64x64xf32, #tv.csr<rows = 64, cols = 64, nnz = ?, index = i32, block = [16, 16]>>
+  func.return %s : !tv.tensor<64x64xf32, #tv.csr<rows = 64, cols = 64, nnz = ?, index = i32, block = [16, 16]>>
 }
 
 // -----
