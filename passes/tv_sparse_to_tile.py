@@ -13,11 +13,11 @@ calling convention extends the dense one (docs/tiling.md, docs/sparse.md):
 
 A sparse argument is its row offsets, column indices (`index`) and values
 (`memref<? x bm x bn x T>` for block-CSR); a dense tensor is a memref of its
-shape; each tensor result is a trailing memref argument. The sparse ops must
-read function arguments and their results must be returned (no dense op in the
-same function yet): anything else is a located error, as are the sparse ops
-without a lowering yet (`tv.sddmm`, `tv.sparse_softmax`, `tv.assemble`,
-`tv.disassemble`). Every nest gets a remark with its tile and why.
+shape; each tensor result is a trailing memref argument, a sparse result its
+values only. A result read by a later sparse op and not returned goes through a
+GM temporary (a sparse one: values on its operand's pattern). Dense ops in the
+same function, `tv.assemble` and `tv.disassemble` are located errors (no
+lowering yet). Every nest gets a remark with its tile and why.
 """
 
 from __future__ import annotations
@@ -27,10 +27,11 @@ from dataclasses import dataclass
 from typing import cast
 
 from xdsl.context import Context
-from xdsl.dialects import func
+from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     IndexType,
+    IntegerAttr,
     MemRefType,
     ModuleOp,
     StringAttr,
@@ -135,16 +136,48 @@ class SparseFunctionLowering:
     def run(self) -> None:
         return_op = self.block.last_op
         assert isinstance(return_op, func.ReturnOp)
+        for op in reversed(list(self.block.ops)):
+            if op.dialect_name() == "tv" and all(not r.uses for r in op.results):
+                op.detach()
+                op.erase()
         ops = [o for o in self.block.ops if o.dialect_name() == "tv"]
         self._check(ops, return_op)
         self._arguments()
         outputs = self._results(return_op)
         end = InsertPoint.before(return_op)
+        temporaries: list[SSAValue] = []
         for op in ops:
             builder = LocatedBuilder(end, location=op.location)
-            self._emit(op, outputs[op.results[0]], builder)
+            result = op.results[0]
+            out = outputs.get(result)
+            if out is None:  # read by a later nest only: a GM temporary
+                out = self._temporary(op, builder)
+                temporaries.append(out)
+            self._emit(op, out, builder)
+            pattern = _pattern_operand(op)
+            if pattern is not None:  # a sparse result: values on its operand's pattern
+                operand = self.sparse[pattern]
+                self.sparse[result] = SparseBuffers(
+                    operand.offsets, operand.indices, out, operand.shape, operand.block
+                )
+            else:
+                self.dense[result] = out
+        for buffer in temporaries:
+            LocatedBuilder.before(return_op).insert(memref.DeallocOp.get(buffer))
         scalars = [v for v in return_op.arguments if not _is_tensor(v)]
         finish_function(self.function, return_op, scalars, ops)
+
+    def _temporary(self, op: Operation, builder: LocatedBuilder) -> SSAValue:
+        """A GM buffer for `op`'s result: its dense shape, or for a sparse result
+        the values of its operand's pattern (`nnz` read from that operand)."""
+        result_type = _tensor(op.results[0])
+        pattern = _pattern_operand(op)
+        if pattern is None:
+            return builder.value(memref.AllocOp([], [], memref_type(result_type)))
+        zero = builder.value(arith.ConstantOp(IntegerAttr(0, IndexType())))
+        nnz = builder.value(memref.DimOp(self.sparse[pattern].values, zero))
+        values_type = sparse_memref_types(result_type)[2]
+        return builder.value(memref.AllocOp([nnz], [], values_type))
 
     # Checks --------------------------------------------------------------------------
 
@@ -172,14 +205,6 @@ class SparseFunctionLowering:
                         op, f"tv-sparse-to-tile cannot lower '{op.name}' on tensors"
                     )
                 continue
-            for operand in op.operands:
-                if operand.owner is not self.block:
-                    raise op_error(
-                        op,
-                        f"tv-sparse-to-tile: an operand of '{op.name}' is computed in "
-                        "the function; the sparse ops must read function arguments "
-                        "(docs/sparse.md)",
-                    )
             for value in (*op.operands, *op.results):
                 if (
                     DYNAMIC_INDEX in _tensor(value).get_shape()
@@ -189,13 +214,13 @@ class SparseFunctionLowering:
                         op,
                         f"tv-sparse-to-tile needs static dense shapes, got {value.type}",
                     )
-        for op in ops:
-            uses = [u.operation for u in op.results[0].uses]
-            if len(uses) != 1 or uses[0] is not return_op:
+        returned = [v for v in return_op.arguments if _is_tensor(v)]
+        for value in returned:
+            if returned.count(value) > 1:
                 raise op_error(
-                    op,
-                    f"tv-sparse-to-tile: the result of '{op.name}' must be returned "
-                    "once and read by nothing else (docs/sparse.md)",
+                    return_op,
+                    "tv-sparse-to-tile: a function on sparse tensors returns a "
+                    "tensor twice",
                 )
         for value in return_op.arguments:
             if _is_tensor(value) and value.owner is self.block:
@@ -468,6 +493,15 @@ def sparse_memref_types(
         MemRefType(IndexType(), [DYNAMIC_INDEX]),
         MemRefType(values.element_type, [DYNAMIC_INDEX, *values.get_shape()[1:]]),
     )
+
+
+def _pattern_operand(op: Operation) -> SSAValue | None:
+    """The sparse operand whose pattern a sparse result has (None: dense result)."""
+    if isinstance(op, tv.SddmmOp):
+        return op.mask
+    if isinstance(op, tv.SparseSoftmaxOp):
+        return op.input
+    return None
 
 
 def _columns(count: int) -> str:

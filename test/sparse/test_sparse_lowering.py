@@ -17,6 +17,7 @@ from sparse_patterns import ODD_SHAPES, PATTERNS, block_pattern
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 
+import pypto_mlir as pto
 from pypto_mlir.check import compare_levels, lower
 from pypto_mlir.interp.sparse import SparseArray
 from pypto_mlir.pipelines import LowerPipeline
@@ -260,3 +261,46 @@ def test_bsr_sddmm_on_the_cube(transpose_b: bool, target: str) -> None:
     k = rng.standard_normal((32, 32)).astype(np.float16)
     module = sddmm_module(48, 32, 32, "f16", (16, 16), transpose_b)
     _check(module, [_sparse(mask, "f16"), q, k], target, False)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_block_attention_chain(target: str) -> None:
+    """`softmax(sddmm(mask, q, k.T)) @ v` from the frontend: the scores and
+    probabilities go through GM temporaries of the mask's pattern (values
+    only); within 4 ulps (the sddmm)."""
+
+    @pto.kernel(backend="reference")
+    def attention(
+        mask: pto.BSR[(64, 64), pto.f16, (16, 16)],
+        q: pto.Tensor[(64, 32), pto.f16],
+        k: pto.Tensor[(64, 32), pto.f16],
+        v: pto.Tensor[(64, 40), pto.f16],
+    ):
+        return pto.softmax(pto.sddmm(mask, q, k, transpose_b=True)) @ v
+
+    rng = _rng("attention", target)
+    mask = block_pattern((64, 64), (16, 16), rng, 0.4)
+    q, k = (rng.standard_normal((64, 32)).astype(np.float16) for _ in range(2))
+    v = rng.standard_normal((64, 40)).astype(np.float16)
+    module = attention.module()
+    inputs = [_sparse(mask, "f16"), q, k, v]
+    lowered = lower(module, "tile", LowerPipeline(target=target))
+    assert str(lowered).count("memref.alloc") == 2
+    for comparison in compare_levels(module, lowered, "attention", inputs):
+        assert comparison.ok, comparison.describe()
+
+
+def test_csr_chain_to_dense() -> None:
+    """A sparse result read by another sparse op (a GM temporary) and one
+    returned (its values buffer): exact."""
+    a = _csr(12, 20, "f32")
+    module = _module(
+        f"""
+func.func @f(%a: {a}) -> ({a}, !tv.tensor<12x20xf32>) {{
+  %p = tv.sparse_softmax %a : {a}
+  %d = tv.to_dense %p : {a} -> !tv.tensor<12x20xf32>
+  func.return %p, %d : {a}, !tv.tensor<12x20xf32>
+}}"""
+    )
+    rng = _rng("chain")
+    _check(module, [_sparse(PATTERNS["power_law"]((12, 20), rng), "f32")], "tiny")
