@@ -152,45 +152,17 @@ class GmBuffers:
     )
 
 
-class NestBuilder:
-    """Builds the loop nest of one group at `builder`'s insertion point; the
-    subclasses add the loops of a group kind (see the module doc)."""
+class LoopBuilder:
+    """Constants, tails and `scf.for` loops of a loop nest built at `builder`'s
+    insertion point: what the tv-to-tile nests and the sparse nests
+    (passes/sparse_nests.py) share."""
 
-    def __init__(
-        self,
-        group: Group,
-        extents: ExtentAnalysis,
-        gm: GmBuffers,
-        builder: LocatedBuilder,
-    ):
-        self.group = group
-        self.extents = extents
-        self.gm = gm
+    def __init__(self, builder: LocatedBuilder):
         self.builder = builder
         """Inserts every op of the nest; its location is that of the tv op being
         lowered (`compute`), else the group's."""
         self.top = builder.insertion_point
-        rank = group.rank
-        tile_rank = 2 if group.kind == GroupKind.MATMUL else min(rank, 2)
-        self.lead = rank - tile_rank
-        self.tile_dims = tuple(range(self.lead, rank))
-        self.steps: dict[int, int] = {}
-        self.physical: dict[int, int] = {}
-        self.index: dict[int, SSAValue] = {}
-        self.valid: dict[int, Valid] = {}
-        self.scopes: list[Scope] = [Scope(self.top)]
-        """Outermost first: the nest's top, then one per loop being built."""
-        self._homes: dict[tuple[SSAValue, Mapping], Scope] = {}
-        """Where values computed outside `tile_of` (a pass's reductions) were put."""
-        self.hoist = True
-        """Compute loop-invariant tiles before the loops (false: in the innermost
-        loop, after the tiles that vary, see `VectorNest.emit`)."""
-        self._members = set(group.members)
-        self._placed: dict[tuple[SSAValue, Mapping], Scope] = {}
-        """`placement`'s answers, valid while `scopes` is `_placed_under`."""
-        self._placed_under: tuple[Scope, ...] = ()
         self._constants: dict[tuple[str, Attribute], SSAValue] = {}
-        self._expanded: dict[tuple[SSAValue, tuple[int, ...]], SSAValue] = {}
 
     def insert(self, at: InsertPoint, op: Operation) -> None:
         self.builder.insert(op, at)
@@ -269,6 +241,43 @@ class NestBuilder:
         )
         self.insert(at, loop)
         return list(loop.results)
+
+
+class NestBuilder(LoopBuilder):
+    """Builds the loop nest of one group at `builder`'s insertion point; the
+    subclasses add the loops of a group kind (see the module doc)."""
+
+    def __init__(
+        self,
+        group: Group,
+        extents: ExtentAnalysis,
+        gm: GmBuffers,
+        builder: LocatedBuilder,
+    ):
+        super().__init__(builder)
+        self.group = group
+        self.extents = extents
+        self.gm = gm
+        rank = group.rank
+        tile_rank = 2 if group.kind == GroupKind.MATMUL else min(rank, 2)
+        self.lead = rank - tile_rank
+        self.tile_dims = tuple(range(self.lead, rank))
+        self.steps: dict[int, int] = {}
+        self.physical: dict[int, int] = {}
+        self.index: dict[int, SSAValue] = {}
+        self.valid: dict[int, Valid] = {}
+        self.scopes: list[Scope] = [Scope(self.top)]
+        """Outermost first: the nest's top, then one per loop being built."""
+        self._homes: dict[tuple[SSAValue, Mapping], Scope] = {}
+        """Where values computed outside `tile_of` (a pass's reductions) were put."""
+        self.hoist = True
+        """Compute loop-invariant tiles before the loops (false: in the innermost
+        loop, after the tiles that vary, see `VectorNest.emit`)."""
+        self._members = set(group.members)
+        self._placed: dict[tuple[SSAValue, Mapping], Scope] = {}
+        """`placement`'s answers, valid while `scopes` is `_placed_under`."""
+        self._placed_under: tuple[Scope, ...] = ()
+        self._expanded: dict[tuple[SSAValue, tuple[int, ...]], SSAValue] = {}
 
     def frame_loops(
         self,

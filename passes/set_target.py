@@ -18,7 +18,7 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 
 from pypto_mlir.diagnostics import op_error
-from pypto_mlir.targets import TargetError, load_target
+from pypto_mlir.targets import Target, TargetError, load_target
 from pypto_mlir.targets.resolve import TARGET_ATTR, resolve_target
 
 
@@ -41,3 +41,22 @@ class SetTargetPass(ModulePass):
         except TargetError as error:
             raise op_error(op, f"cannot load the target: {error}") from error
         op.attributes[TARGET_ATTR] = StringAttr(name)
+
+
+def required_target(
+    op: ModuleOp, option: str | None, pass_name: str
+) -> tuple[str, Target]:
+    """The target a lowering pass needs: its `target` option, else the module's
+    `pypto.target`; a located error (naming `pass_name`) when there is none or
+    it does not load."""
+    name = resolve_target(op, option, default=None)
+    if name is None:
+        raise op_error(
+            op,
+            f"{pass_name} needs a target: pass target=NAME (or a TOML file) or "
+            f"set {TARGET_ATTR} on the module",
+        )
+    try:
+        return name, load_target(name)
+    except TargetError as error:
+        raise op_error(op, f"{pass_name}: unknown target: {error}") from error

@@ -35,7 +35,6 @@ from xdsl.context import Context
 from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
-    FunctionType,
     IndexType,
     MemRefType,
     ModuleOp,
@@ -59,8 +58,7 @@ from pypto_mlir.dialects.tile import (
     element_bytes,
     fractal_edge,
 )
-from pypto_mlir.targets import Target, TargetError, load_target
-from pypto_mlir.targets.resolve import resolve_target
+from pypto_mlir.targets import Target
 
 from .attention_nests import (
     AttentionGroup,
@@ -69,11 +67,13 @@ from .attention_nests import (
     attention_remark,
     fuse_attention,
 )
+from .bufferize import finish_function, memref_type
 from .hw_isel import PhysicalExtents, Selector
 from .located_builder import LocatedBuilder
 from .matmul_fusion import fuse_matmul_prologues, fuse_matmul_rows
 from .matmul_nests import MatmulNest
 from .nest_builder import GmBuffers, i64_array_attr, memref_strides, reassociation_attr
+from .set_target import required_target
 from .tiling_model import (
     ASSUMED_DYNAMIC_EXTENT,
     BUFFERING,
@@ -198,17 +198,7 @@ class TvToTilePass(ModulePass):
     through GM, computed by a nest of its own."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        target_name = resolve_target(op, self.target, default=None)
-        if target_name is None:
-            raise op_error(
-                op,
-                "tv-to-tile needs a target: pass target=NAME (or a TOML file) or "
-                f"set {TARGET_ATTR} on the module",
-            )
-        try:
-            target = load_target(target_name)
-        except TargetError as error:
-            raise op_error(op, f"tv-to-tile: unknown target: {error}") from error
+        target_name, target = required_target(op, self.target, "tv-to-tile")
         if self.tile_sizes and (len(self.tile_sizes) != 2 or min(self.tile_sizes) <= 0):
             raise op_error(
                 op,
@@ -328,15 +318,15 @@ class FunctionLowering:
             if isinstance(op, tv.SPARSE_OPS):
                 raise op_error(
                     op,
-                    f"tv-to-tile cannot lower '{op.name}': the sparse lowering it "
-                    "needs does not exist yet (docs/sparse.md)",
+                    f"tv-to-tile cannot lower '{op.name}': run tv-sparse-to-tile "
+                    "first (docs/sparse.md)",
                 )
             for value in tensors:
                 if tensor_type(value).is_sparse:
                     raise op_error(
                         op,
                         f"tv-to-tile does not tile sparse tensors ({value.type}); run "
-                        "the sparse lowering first",
+                        "tv-sparse-to-tile first",
                     )
             if op.parent_block() is not self.block:
                 raise op_error(
@@ -348,8 +338,8 @@ class FunctionLowering:
             if is_tensor(arg) and tensor_type(arg).is_sparse:
                 raise op_error(
                     self.function,
-                    f"tv-to-tile does not tile sparse tensors ({arg.type}); run the "
-                    "sparse lowering first",
+                    f"tv-to-tile does not tile sparse tensors ({arg.type}); run "
+                    "tv-sparse-to-tile first",
                 )
 
     def _fold_transposes_into_matmuls(self) -> None:
@@ -406,7 +396,7 @@ class FunctionLowering:
             if not is_tensor(arg):
                 continue
             arg_type = tensor_type(arg)
-            buffer = self.block.insert_arg(_memref_type(arg_type), arg.index + 1)
+            buffer = self.block.insert_arg(memref_type(arg_type), arg.index + 1)
             buffer.name_hint = arg.name_hint
             dynamic: list[SSAValue] = []
             for dim, size in enumerate(arg_type.get_shape()):
@@ -426,7 +416,7 @@ class FunctionLowering:
         for value in return_op.arguments:
             if is_tensor(value):
                 buffer = self.block.insert_arg(
-                    _memref_type(tensor_type(value)), len(self.block.args)
+                    memref_type(tensor_type(value)), len(self.block.args)
                 )
                 buffer.name_hint = "out" if count == 1 else f"out{len(outputs)}"
                 outputs.append(buffer)
@@ -462,7 +452,7 @@ class FunctionLowering:
         extents = self.extents.of(value)
         dynamic = [e for e in extents if isinstance(e, SSAValue)]
         buffer = cursor.value(
-            memref.AllocOp(dynamic, [], _memref_type(tensor_type(value)))
+            memref.AllocOp(dynamic, [], memref_type(tensor_type(value)))
         )
         self.allocs.append(buffer)
         return buffer
@@ -1181,20 +1171,7 @@ class FunctionLowering:
         scalars = [
             v for v, b in zip(return_op.arguments, outputs, strict=True) if b is None
         ]
-        LocatedBuilder(InsertPoint.before(return_op)).insert(func.ReturnOp(*scalars))
-        return_op.detach()
-        return_op.erase()
-        for op in reversed(ops):
-            op.detach()
-            op.erase()
-        for arg in list(self.block.args):
-            if is_tensor(arg):
-                self.block.erase_arg(arg)
-        self.function.properties["function_type"] = FunctionType.from_lists(
-            [a.type for a in self.block.args], [v.type for v in scalars]
-        )
-        for attrs in ("arg_attrs", "res_attrs"):
-            self.function.properties.pop(attrs, None)
+        finish_function(self.function, return_op, scalars, ops)
 
 
 @dataclass(frozen=True)
@@ -1273,10 +1250,6 @@ def _effective(tiling: MatmulTiling, request: MatmulRequest) -> MatmulTiling:
     fa = 1 if request.m is not None and request.m < tiling.m1 else tiling.fa
     fb = 1 if request.n is not None and request.n < tiling.n1 else tiling.fb
     return replace(tiling, fa=fa, fb=fb)
-
-
-def _memref_type(tensor: tv.TensorViewType) -> MemRefType[Attribute]:
-    return MemRefType(tensor.element_type, tensor.get_shape())
 
 
 def _discard(block: Block) -> None:

@@ -52,6 +52,8 @@ from pypto_mlir.dialects import tile
 from pypto_mlir.error_bound import run_with_error_bounds
 from pypto_mlir.interp.ascend_hw import run_hw_function
 from pypto_mlir.interp.gm_memref import poison_array
+from pypto_mlir.interp.sparse import SparseArray
+from pypto_mlir.interp.tensor_view import sparse_argument
 from pypto_mlir.interp.tile import gm_interpreter
 from pypto_mlir.numerics import epsilon, round_to_bf16
 from pypto_mlir.pipelines import LowerPipeline
@@ -285,12 +287,10 @@ def compare_runs(
         raise ValueError(f"no func.func @{name} in the reference module")
     level = lowered_level(lowered, name)
     result_types = source.function_type.outputs.data
-    arguments = [
-        round_to_bf16(np.asarray(a)) if _is_bf16_tensor(t) else a
-        for a, t in zip(inputs, source.function_type.inputs.data, strict=True)
-    ]
+    arguments = lowered_arguments(source, inputs)
     run = _run_lowered(lowered, name, arguments, expected, result_types, target)
     ulps = LEVEL_ULPS[level]
+    expected = [v.values if isinstance(v, SparseArray) else v for v in expected]
     comparisons = [
         compare_arrays(index, value, actual, _element_type(result_type), ulps, bound)
         for index, (value, actual, result_type, bound) in enumerate(
@@ -298,6 +298,29 @@ def compare_runs(
         )
     ]
     return comparisons, run
+
+
+def lowered_arguments(function: func.FuncOp, inputs: Sequence[Any]) -> list[Any]:
+    """The arguments of the lowering of tv `function` for its `inputs`: a
+    sparse tensor (a `SparseArray` or an (offsets, indices, values) triple) is
+    its three buffers, the index arrays as int64 (`memref<?xindex>`,
+    docs/sparse.md); bf16 tensors are rounded to bf16 as the reference does."""
+    arguments: list[Any] = []
+    for value, value_type in zip(
+        inputs, function.function_type.inputs.data, strict=True
+    ):
+        if isinstance(value_type, tv.TensorViewType) and value_type.is_sparse:
+            array = sparse_argument(value_type, value)
+            arguments += [
+                array.offsets.astype(np.int64),
+                array.indices.astype(np.int64),
+                array.values,
+            ]
+        elif _is_bf16_tensor(value_type):
+            arguments.append(round_to_bf16(np.asarray(value)))
+        else:
+            arguments.append(value)
+    return arguments
 
 
 def _element_type(result_type: Attribute) -> Attribute:
@@ -329,8 +352,10 @@ def _run_lowered(
     buffers: list[np.ndarray] = []
     for value, result_type in zip(expected, result_types, strict=True):
         if isinstance(result_type, tv.TensorViewType):
-            # The reference's shape: `?` sizes are bound by the inputs.
-            buffers.append(poison_array(value.shape, result_type.element_type))
+            # The reference's shape: `?` sizes are bound by the inputs; a
+            # sparse result is its values buffer (docs/sparse.md).
+            shape = (value.values if isinstance(value, SparseArray) else value).shape
+            buffers.append(poison_array(shape, result_type.element_type))
     if lowered_level(lowered, name) == "tile":
         scalars = iter(run_tile_level(lowered, name, [*arguments, *buffers]))
         report = None

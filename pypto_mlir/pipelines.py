@@ -124,6 +124,11 @@ LOWER_STAGES: tuple[Stage, ...] = (
         enabled_by="schedule",
     ),
     Stage(
+        "tv-sparse-to-tile",
+        "tv",  # tile IR for the functions on sparse tensors only
+        (("sparse_tile_cols", "tile_cols"), ("bsr_cube", "bsr_cube")),
+    ),
+    Stage(
         "tv-to-tile",
         "tile",
         (
@@ -172,7 +177,8 @@ class LowerPipeline(PipelinePass):
 
     Runs canonicalize, pypto-set-target, tv-expand-math, tv-schedule (unless
     schedule=false; fuse-siblings, interleave, balance-cores,
-    split-reductions), tv-to-tile, tile-peel-tails,
+    split-reductions), tv-sparse-to-tile (sparse-tile-cols, bsr-cube), tv-to-tile,
+    tile-peel-tails,
     tile-pipeline (unless double-buffer=false), tile-to-hw (bank-offset),
     hw-coalesce-dma (unless coalesce-dma=false) and hw-insert-sync; every stage
     is also a pass of its own. tuned=true takes the options pypto-tune stored. start-level=tile lowers tile IR: pypto-set-target
@@ -264,6 +270,14 @@ class LowerPipeline(PipelinePass):
     tuned: bool = False
     """Use the options pypto-tune stored for this kernel, target file and
     compiler version (docs/tuning.md), when there are any; a remark says which."""
+
+    sparse_tile_cols: int = 0
+    """Columns of the dense row tiles of sparse nests (tv-sparse-to-tile); 0:
+    chosen from the target."""
+
+    bsr_cube: bool = True
+    """Multiply block-CSR blocks on the cube, accumulating in L0C
+    (tv-sparse-to-tile); false: the vector row loop."""
 
     start_level: str = "tv"
     """The level of the input: tv, or tile for a module already tiled (a

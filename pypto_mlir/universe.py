@@ -66,6 +66,12 @@ def _tv_to_tile() -> type[ModulePass]:
     return TvToTilePass
 
 
+def _tv_sparse_to_tile() -> type[ModulePass]:
+    from pypto_mlir.passes.tv_sparse_to_tile import TvSparseToTilePass
+
+    return TvSparseToTilePass
+
+
 def _tv_schedule() -> type[ModulePass]:
     from pypto_mlir.passes.tv_schedule import TvSchedulePass
 
@@ -113,6 +119,7 @@ def _passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "hw-strip-sync": _hw_strip_sync,
         "tv-expand-math": _tv_expand_math,
         "tv-schedule": _tv_schedule,
+        "tv-sparse-to-tile": _tv_sparse_to_tile,
         "tv-to-tile": _tv_to_tile,
         "tile-peel-tails": _tile_peel_tails,
         "tile-pipeline": _tile_pipeline,

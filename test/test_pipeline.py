@@ -274,11 +274,12 @@ def test_pypto_lower_is_its_stages_run_one_by_one(target: str) -> None:
             )
     assert printed(whole) == printed(by_hand)
     names = [m.name for m in pipeline.member_passes()]
-    assert names[:5] == [
+    assert names[:6] == [
         "canonicalize",
         "pypto-set-target",
         "tv-expand-math",
         "tv-schedule",
+        "tv-sparse-to-tile",
         "tv-to-tile",
     ]
     assert names.index("tile-peel-tails") < names.index("tile-to-hw")
@@ -300,6 +301,7 @@ def test_the_tile_prefix_stops_before_tile_to_hw() -> None:
         "pypto-set-target",
         "tv-expand-math",
         "tv-schedule",
+        "tv-sparse-to-tile",
     ]
     with pytest.raises(ValueError, match="unknown level 'hw'"):
         pipeline.stages("hw")

@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from importlib.metadata import version
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 import numpy as np
 from xdsl.dialects import func
@@ -216,10 +216,19 @@ class ArgumentSpec:
     dtype: np.dtype[Any]
     shape: tuple[int, ...] | None
     """None for a scalar; `DYNAMIC_INDEX` for `?` dimensions."""
+    sparse: bool = False
+    """A sparse (#tv.csr) tensor: three arrays, `argN_offsets`, `argN_indices`
+    and `argN_values` (docs/sparse.md)."""
 
     @property
     def name(self) -> str:
         return f"arg{self.index}"
+
+    def array_names(self) -> list[str]:
+        """The .npz keys of the argument."""
+        if not self.sparse:
+            return [self.name]
+        return [f"{self.name}_{part}" for part in ("offsets", "indices", "values")]
 
     def shape_text(self) -> str:
         assert self.shape is not None
@@ -231,11 +240,13 @@ def argument_specs(entry: func.FuncOp) -> list[ArgumentSpec]:
     for index, arg_type in enumerate(entry.function_type.inputs.data):
         shape: tuple[int, ...] | None = None
         element_type = arg_type
+        sparse = isinstance(arg_type, tv.TensorViewType) and arg_type.is_sparse
         if isinstance(arg_type, tv.TensorViewType | MemRefType):
-            if isinstance(arg_type, tv.TensorViewType) and arg_type.is_sparse:
+            if sparse and DYNAMIC_INDEX in arg_type.get_shape():
                 raise _op_error(
                     entry,
-                    f"argument {index}: sparse tensors ({arg_type}) are not supported yet",
+                    f"argument {index}: a sparse tensor needs a static shape, got "
+                    f"{arg_type}",
                 )
             shape = tuple(arg_type.get_shape())
             element_type = arg_type.get_element_type()
@@ -246,7 +257,7 @@ def argument_specs(entry: func.FuncOp) -> list[ArgumentSpec]:
                 f"argument {index} has type {arg_type}, which pypto-run cannot pass "
                 "(tensors, memrefs, integers, index and floats are supported)",
             )
-        specs.append(ArgumentSpec(index, arg_type, element_type, dtype, shape))
+        specs.append(ArgumentSpec(index, arg_type, element_type, dtype, shape, sparse))
     return specs
 
 
@@ -286,6 +297,9 @@ def random_inputs(
                 f"{spec.index} ({spec.type}), {_gib(drawn)} GiB with the arguments "
                 f"before it; it draws at most {_gib(RANDOM_MAX_BYTES)} GiB",
             )
+        if spec.sparse:
+            values.append(_random_sparse(spec, rng))
+            continue
         if spec.dtype.kind == "f":
             array = _round_to_element(rng.uniform(*RANDOM_FLOAT_RANGE, shape), spec)
         elif spec.dtype.kind == "b":
@@ -297,6 +311,31 @@ def random_inputs(
             array = rng.integers(low, high, shape, endpoint=True).astype(spec.dtype)
         values.append(array.item() if spec.shape is None else array)
     return values
+
+
+RANDOM_DENSITY = 0.3
+"""The share of the entries (blocks) of a random sparse argument that is stored."""
+
+
+def _random_sparse(spec: ArgumentSpec, rng: np.random.Generator) -> Any:
+    """A random CSR/BSR tensor: each entry (block) stored with probability
+    `RANDOM_DENSITY`, values drawn as for a dense argument."""
+    from pypto_mlir.interp.sparse import SparseArray, values_shape
+
+    sparse_type = cast(tv.TensorViewType, spec.type)
+    encoding = sparse_type.sparse_encoding
+    assert encoding is not None and spec.shape is not None
+    block = tuple(encoding.block_shape)
+    grid = (spec.shape[0] // block[0], spec.shape[1] // block[1])
+    stored = rng.random(grid) < RANDOM_DENSITY
+    index_dtype = numpy_dtype(encoding.index_type)
+    offsets = np.concatenate(([0], np.cumsum(stored.sum(axis=1)))).astype(index_dtype)
+    indices = np.nonzero(stored)[1].astype(index_dtype)
+    shape = values_shape(int(indices.shape[0]), block)
+    values = _round_to_element(rng.uniform(*RANDOM_FLOAT_RANGE, shape), spec)
+    return SparseArray(
+        (spec.shape[0], spec.shape[1]), (block[0], block[1]), offsets, indices, values
+    )
 
 
 def _gib(size: int) -> str:
@@ -326,7 +365,7 @@ def load_inputs(
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as error:
         reason = getattr(error, "strerror", None) or str(error)
         raise _error(f"cannot read inputs: {reason}", where) from error
-    expected = [spec.name for spec in specs]
+    expected = [name for spec in specs for name in spec.array_names()]
     missing = [name for name in expected if name not in arrays]
     extra = sorted(name for name in arrays if name not in expected)
     if missing or extra:
@@ -339,6 +378,9 @@ def load_inputs(
         raise fail(f"{'; '.join(parts)} (@{entry.sym_name.data} takes {wanted})")
     values: list[Any] = []
     for spec in specs:
+        if spec.sparse:
+            values.append(_loaded_sparse(spec, arrays, fail))
+            continue
         array = arrays[spec.name]
         if array.dtype != spec.dtype:
             raise fail(
@@ -364,6 +406,22 @@ def load_inputs(
             array = round_to_bf16(array)
         values.append(np.ascontiguousarray(array))
     return values
+
+
+def _loaded_sparse(
+    spec: ArgumentSpec,
+    arrays: dict[str, np.ndarray],
+    fail: Callable[[str], DiagnosticError],
+) -> Any:
+    """A sparse argument from its three arrays, checked as the interpreter
+    checks it (docs/sparse.md, *Bad input*)."""
+    from pypto_mlir.interp.tensor_view import sparse_argument
+
+    parts = tuple(arrays[name] for name in spec.array_names())
+    try:
+        return sparse_argument(cast(tv.TensorViewType, spec.type), parts)
+    except ValueError as error:
+        raise fail(f"{spec.name}: {error}") from error
 
 
 # --------------------------------------------------------------------------------------
@@ -404,9 +462,12 @@ def _as_result(value: Any) -> np.ndarray:
 def _run_tv(
     module: ModuleOp, entry: func.FuncOp, values: list[Any], _target: Any
 ) -> RunOutcome:
+    from pypto_mlir.interp.sparse import SparseArray
     from pypto_mlir.interp.tensor_view import run_tv_function
 
-    return RunOutcome(run_tv_function(module, entry.sym_name.data, values))
+    results = run_tv_function(module, entry.sym_name.data, values)
+    # a sparse result is its values (docs/sparse.md)
+    return RunOutcome([r.values if isinstance(r, SparseArray) else r for r in results])
 
 
 def _run_tile(

@@ -218,8 +218,12 @@ class _SimCompiled(Compiled):
         pipeline: str,
         remarks: list[Diagnostic],
         roofline: Any | None = None,
+        arguments: Callable[[Sequence[Any]], list[Any]] = list,
     ) -> None:
         self.entry = entry
+        self.arguments = arguments
+        """The lowered function's arguments for the kernel's (a sparse tensor
+        is three buffers, docs/sparse.md)."""
         self.new_outputs = new_outputs
         self.roofline = roofline
         """The `sim.report.RooflineBound` of the tv kernel (None: no bound)."""
@@ -237,7 +241,9 @@ class _SimCompiled(Compiled):
         outputs = self.new_outputs()
         # The simulator's GM is its arguments, written in place (bf16 ones are
         # rounded there): the caller's arrays stay as they were.
-        inputs = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+        inputs = [
+            a.copy() if isinstance(a, np.ndarray) else a for a in self.arguments(args)
+        ]
         try:
             result = run_hw_function(
                 self.lowered,
@@ -279,7 +285,7 @@ class SimBackend(Backend):
         return None
 
     def compile(self, module: ModuleOp, entry: str) -> Compiled:
-        from pypto_mlir.check import result_buffers
+        from pypto_mlir.check import lowered_arguments, result_buffers
         from pypto_mlir.roofline import roofline_bound
         from pypto_mlir.targets import load_target
 
@@ -291,6 +297,7 @@ class SimBackend(Backend):
             "tv",
             lambda: result_buffers(source),
             roofline_bound(module, entry, load_target(self.target)),
+            lambda args: lowered_arguments(source, args),
         )
 
     def compile_tile(self, module: ModuleOp, entry: str) -> Compiled:
@@ -313,6 +320,7 @@ class SimBackend(Backend):
         start_level: str,
         new_outputs: Callable[[], list[np.ndarray]],
         roofline: Any | None,
+        arguments: Callable[[Sequence[Any]], list[Any]] = list,
     ) -> Compiled:
         from pypto_mlir.check import lower
         from pypto_mlir.diagnostics import DiagnosticError, diagnostic_handler
@@ -357,6 +365,7 @@ class SimBackend(Backend):
             f"{self.target}",
             remarks,
             roofline,
+            arguments,
         )
 
 

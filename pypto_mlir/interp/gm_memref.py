@@ -10,7 +10,10 @@ run, or runs on its `ShapedArray` (which knows no bf16 and no dynamic sizes):
 - `memref.dim`: the size of a dimension;
 - `memref.load`: a scalar read (CSR offsets and column indices, docs/sparse.md);
 - `memref.subview`: a numpy view (`tv.view` windows, strides, rank reduction);
-- `memref.expand_shape`: a numpy view with unit dimensions inserted.
+- `memref.expand_shape`: a numpy view with unit dimensions inserted;
+- `memref.load`: one element read by the scalar unit (the row offsets and
+  column indices of a sparse tensor, `index` memrefs held as integer arrays),
+  bounds-checked: an index outside the memref is an error naming the op.
 
 `interp.tile.tile_interpreter` (and `gm_interpreter`, the same) registers
 `GmMemRefFunctions` with `override=True` on top of xDSL's `MemRefFunctions`;
@@ -147,6 +150,22 @@ class GmMemRefFunctions(InterpreterFunctions):
         result_type = cast(MemRefType[Attribute], op.result.type)
         kept = _kept_shape(sizes, result_type.get_shape())
         return (view.reshape(kept),)
+
+    @impl(memref.LoadOp)
+    def run_load(
+        self, interpreter: Interpreter, op: memref.LoadOp, args: PythonValues
+    ) -> PythonValues:
+        memref_type = cast(MemRefType[Attribute], op.memref.type)
+        element_type = memref_type.get_element_type()
+        source = gm_array(args[0], memref_type)
+        position = [_index(i) for i in args[1:]]
+        for dim, (at, extent) in enumerate(zip(position, source.shape, strict=True)):
+            if not 0 <= at < extent:
+                raise InterpretationError(
+                    f"memref.load: index {at} of dim {dim} is outside [0, {extent})"
+                )
+        element = source[tuple(position)].item()
+        return (scalar_attr(element, element_type, interpreter.index_bitwidth),)
 
     @impl(memref.CollapseShapeOp)
     def run_collapse_shape(

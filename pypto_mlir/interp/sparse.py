@@ -200,16 +200,25 @@ def canonicalize(
 
 
 def _segment_sum(terms: np.ndarray, offsets: np.ndarray, segments: int) -> np.ndarray:
-    """Sum `terms` (stored entries first) over each row's range of `offsets`;
-    rows with no entry are 0. In the terms' dtype (f32 here)."""
-    flat = terms.reshape(
-        terms.shape[0], math.prod(terms.shape[1:])
-    )  # reduceat is fastest on 2-d rows
-    result = np.zeros((segments, flat.shape[1]), dtype=terms.dtype)
+    """Sum `terms` (stored entries first) over each row's range of `offsets`,
+    one term after another in entry order (the order of a row loop, so that a
+    lowering can match it exactly); rows with no entry are 0. In the terms'
+    dtype (f32 here). Rows are visited longest first, so that step k adds the
+    k-th term of a prefix of them: whole-array work, linear in the terms."""
+    flat = terms.reshape(terms.shape[0], math.prod(terms.shape[1:]))
     starts = offsets[:-1].astype(np.int64)
-    nonempty = np.diff(offsets.astype(np.int64)) > 0
-    if np.any(nonempty):
-        result[nonempty] = np.add.reduceat(flat, starts[nonempty], axis=0)
+    counts = np.diff(offsets.astype(np.int64))
+    order = np.argsort(-counts, kind="stable")
+    starts, counts = starts[order], counts[order]
+    sums = np.zeros((segments, flat.shape[1]), dtype=terms.dtype)
+    longest = int(counts[0]) if segments else 0
+    # active[k]: how many rows have more than k terms (counts sorted descending)
+    active = np.searchsorted(-counts, -np.arange(longest), side="left")
+    for k in range(longest):
+        rows = int(active[k])
+        sums[:rows] += flat[starts[:rows] + k]
+    result = np.empty_like(sums)
+    result[order] = sums
     return result.reshape(segments, *terms.shape[1:])
 
 

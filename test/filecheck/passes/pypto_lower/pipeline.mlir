@@ -34,6 +34,7 @@ func.func @add(%x: !tv.tensor<20x40xf32>, %y: !tv.tensor<20x40xf32>) -> !tv.tens
 // STAGES-NEXT: SetTargetPass
 // STAGES-NEXT: TvExpandMathPass
 // STAGES-NEXT: TvSchedulePass
+// STAGES-NEXT: TvSparseToTilePass
 // STAGES-NEXT: TvToTilePass
 // STAGES-NEXT: TilePeelTailsPass
 // STAGES:      TileToHwPass

@@ -21,7 +21,7 @@ func.func @not_fractal(%a: !tv.tensor<64x64xf16>, %b: !tv.tensor<64x64xf16>) -> 
 // -----
 
 func.func @sparse(%x: !tv.tensor<64x64xf16, #tv.csr<rows = 64, cols = 64, nnz = 8, index = i32>>) -> !tv.tensor<64x64xf16, #tv.csr<rows = 64, cols = 64, nnz = 8, index = i32>> {
-  // expected-error@below {{tv-to-tile does not tile sparse tensors (!tv.tensor<64x64xf16, #tv.csr<rows = 64, cols = 64, nnz = 8, index = i32>>); run the sparse lowering first}}
+  // expected-error@below {{tv-to-tile does not tile sparse tensors (!tv.tensor<64x64xf16, #tv.csr<rows = 64, cols = 64, nnz = 8, index = i32>>); run tv-sparse-to-tile first}}
   func.return %x : !tv.tensor<64x64xf16, #tv.csr<rows = 64, cols = 64, nnz = 8, index = i32>>
 }
 

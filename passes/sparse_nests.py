@@ -1,0 +1,589 @@
+"""The loop nests of the sparse tv ops over their GM buffers (docs/sparse.md).
+
+Below `tv` a sparse tensor is three GM memrefs: row offsets
+`memref<(R/bm + 1) x index>`, column indices `memref<? x index>` and values
+`memref<? x T>` (`memref<? x bm x bn x T>` for block-CSR). The scalar unit reads
+offsets and indices with `memref.load`; they bound `scf.for` loops at run time
+and place the windows of `tile.load` / `tile.store` (a row gather is
+`tile.load %b[%col, %n0]`). Every nest loops over (block) rows outermost, a
+static loop that tile-to-hw splits over the cores.
+
+- CSR `spmm`/`spmv` (and block-CSR without the cube): per row and column tile,
+  an f32 accumulator in UB; per stored entry, the value (a 1x1 tile) times the
+  gathered row of `b`, added in entry order: the reference's order, so the
+  result is exact.
+- Block-CSR `spmm` on the cube: per block row and column tile, the stored
+  blocks (nz in L1, then L0A) times the matching `bn` rows of `b` (L0B),
+  accumulated in L0C; an empty block row stores zeros and costs no cube work.
+- `to_dense`: per (block) row, zero tiles then the stored blocks scattered.
+- `gather`: per index, the source row copied by column tiles.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import cast
+
+from xdsl.dialects import arith, memref, scf
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    IndexType,
+    MemRefType,
+    NoneAttr,
+    f32,
+)
+from xdsl.ir import Attribute, Block, SSAValue
+from xdsl.rewriter import InsertPoint
+
+from pypto_mlir.dialects import tile
+from pypto_mlir.dialects.tile import MemorySpace, TileType
+
+from .located_builder import LocatedBuilder
+from .nest_builder import LoopBuilder, Valid, i64_array_attr, reassociation_attr
+
+
+@dataclass(frozen=True)
+class SparseBuffers:
+    """The GM memrefs of a sparse tensor and its block shape ((1, 1) for CSR)."""
+
+    offsets: SSAValue
+    indices: SSAValue
+    values: SSAValue
+    shape: tuple[int, int]
+    block: tuple[int, int]
+
+    @property
+    def element_type(self) -> Attribute:
+        return cast(MemRefType[Attribute], self.values.type).get_element_type()
+
+
+def _memref_shape(value: SSAValue) -> tuple[int, ...]:
+    return tuple(cast(MemRefType[Attribute], value.type).get_shape())
+
+
+@dataclass(frozen=True)
+class Column:
+    """A column tile: its first column, valid and physical extents."""
+
+    start: Valid
+    valid: Valid
+    physical: int
+
+    def tile_type(
+        self,
+        element_type: Attribute,
+        rows: int = 1,
+        space: MemorySpace = MemorySpace.UB,
+        layout: str | None = None,
+    ) -> TileType:
+        """A `rows x physical` tile whose valid columns are this tile's."""
+        valid = self.valid if isinstance(self.valid, int) else DYNAMIC_INDEX
+        return TileType(
+            [rows, self.physical],
+            element_type,
+            space,
+            valid=[rows, valid],
+            layout=layout,
+        )
+
+
+def _round_up(value: int, unit: int) -> int:
+    return -(-value // unit) * unit
+
+
+class SparseNest(LoopBuilder):
+    """Builds one sparse op's nest at the builder's insertion point."""
+
+    def __init__(self, builder: LocatedBuilder, cols: int, unit: int) -> None:
+        super().__init__(builder)
+        self.cols = cols
+        """Columns of a dense row tile (UB; L0B/L0C on the cube): a multiple of
+        `unit`."""
+        self.unit = unit
+        """The physical columns of a tile are a multiple of this (alignment)."""
+
+    # Scalars -----------------------------------------------------------------------
+
+    def read_index(
+        self, at: InsertPoint, buffer: SSAValue, *position: Valid
+    ) -> SSAValue:
+        """`buffer[position]` read by the scalar unit, as an index."""
+        indices = [self.index_value(p) for p in position]
+        value = self.value(at, memref.LoadOp.get(buffer, indices))
+        if isinstance(value.type, IndexType):
+            return value
+        return self.value(at, arith.IndexCastOp(value, IndexType()))
+
+    def row_range(
+        self, at: InsertPoint, offsets: SSAValue, row: Valid
+    ) -> tuple[SSAValue, SSAValue]:
+        """The first and one-past-last stored entry of (block) row `row`."""
+        start = self.read_index(at, offsets, row)
+        end = self.read_index(at, offsets, self.add(at, row, 1))
+        return start, end
+
+    def scaled(
+        self, at: InsertPoint, value: Valid, factor: int, plus: Valid = 0
+    ) -> Valid:
+        """`value * factor + plus` (index arithmetic)."""
+        if isinstance(value, int) and isinstance(plus, int):
+            return value * factor + plus
+        product: Valid = value
+        if factor != 1:
+            product = self.value(
+                at, arith.MuliOp(self.index_value(value), self.constant(factor))
+            )
+        if isinstance(plus, int) and plus == 0:
+            return product
+        return self.value(
+            at, arith.AddiOp(self.index_value(product), self.index_value(plus))
+        )
+
+    # Views -------------------------------------------------------------------------
+
+    def expand(
+        self, buffer: SSAValue, groups: list[list[int]], shape: Sequence[Valid]
+    ) -> SSAValue:
+        """`memref.expand_shape` of a contiguous GM buffer (at the nest's top)."""
+        source = cast(MemRefType[Attribute], buffer.type)
+        static = [s if isinstance(s, int) else DYNAMIC_INDEX for s in shape]
+        op = memref.ExpandShapeOp.create(
+            operands=[buffer, *[s for s in shape if isinstance(s, SSAValue)]],
+            result_types=[MemRefType(source.get_element_type(), static, NoneAttr())],
+            properties={
+                "reassociation": reassociation_attr(groups),
+                "static_output_shape": i64_array_attr(static),
+            },
+        )
+        return self.value(self.top, op)
+
+    def block_values(self, a: SparseBuffers) -> SSAValue:
+        """The values as `nnz x bm x bn` (CSR's `memref<?xT>` gets two unit dims)."""
+        if a.block != (1, 1):
+            return a.values
+        nnz = self.value(self.top, memref.DimOp(a.values, self.constant(0)))
+        return self.expand(a.values, [[0, 1, 2]], [nnz, 1, 1])
+
+    def as_matrix(self, buffer: SSAValue) -> SSAValue:
+        """A vector `memref<K x T>` as `K x 1` (spmv is spmm with one column)."""
+        shape = _memref_shape(buffer)
+        if len(shape) == 2:
+            return buffer
+        return self.expand(buffer, [[0, 1]], [shape[0], 1])
+
+    # Column tiles ------------------------------------------------------------------
+
+    def column_tiles(
+        self, at: InsertPoint, n: int, body: Callable[[InsertPoint, Column], None]
+    ) -> None:
+        """Call `body` for each column tile of `n` columns."""
+        step = min(self.cols, n)
+        physical = 1 if n == 1 else _round_up(step, self.unit)
+
+        def level(
+            inner: InsertPoint, n0: Valid, iters: list[SSAValue]
+        ) -> list[SSAValue]:
+            body(inner, Column(n0, self.tail(inner, n, n0, step, True), physical))
+            return []
+
+        self.loop(at, 0, n, step, [], level)
+
+    def load(
+        self,
+        at: InsertPoint,
+        source: SSAValue,
+        indices: Sequence[Valid],
+        tile_type: TileType,
+        valid: Sequence[Valid] = (),
+    ) -> SSAValue:
+        dynamic = [v for v in valid if isinstance(v, SSAValue)]
+        return self.value(
+            at,
+            tile.LoadOp(
+                source, [self.index_value(i) for i in indices], tile_type, dynamic
+            ),
+        )
+
+    def store(
+        self, at: InsertPoint, value: SSAValue, dest: SSAValue, indices: Sequence[Valid]
+    ) -> None:
+        self.insert(
+            at, tile.StoreOp(value, dest, [self.index_value(i) for i in indices])
+        )
+
+    def to_f32(self, at: InsertPoint, value: SSAValue) -> SSAValue:
+        if cast(TileType, value.type).element_type == f32:
+            return value
+        return self.value(at, tile.CastOp(value, f32))
+
+    def cast_to(
+        self, at: InsertPoint, value: SSAValue, element_type: Attribute
+    ) -> SSAValue:
+        if cast(TileType, value.type).element_type == element_type:
+            return value
+        return self.value(at, tile.CastOp(value, element_type))
+
+    def zeros(
+        self, at: InsertPoint, tile_type: TileType, valid: Sequence[Valid]
+    ) -> SSAValue:
+        zero = self.constant(0.0, tile_type.element_type)
+        dynamic = [v for v in valid if isinstance(v, SSAValue)]
+        return self.value(at, tile.FillOp(zero, tile_type, dynamic))
+
+    # The nests ---------------------------------------------------------------------
+
+    def spmm_rows(self, a: SparseBuffers, b: SSAValue, out: SSAValue) -> None:
+        """`out = a @ b` by the vector unit: per row and column tile, an f32
+        accumulator; per stored entry, value x gathered row of `b`."""
+        b, out = self.as_matrix(b), self.as_matrix(out)
+        values = self.block_values(a)
+        (bm, bn), element_type = a.block, a.element_type
+        n = _memref_shape(b)[1]
+
+        def row(
+            at: InsertPoint, br: Valid, i: Valid, start: SSAValue, end: SSAValue
+        ) -> None:
+            def columns(at: InsertPoint, column: Column) -> None:
+                acc = self.zeros(at, column.tile_type(f32), [1, column.valid])
+
+                def entry(
+                    at: InsertPoint, j: Valid, accs: list[SSAValue]
+                ) -> list[SSAValue]:
+                    col = self.read_index(at, a.indices, j)
+
+                    def inner(
+                        at: InsertPoint, c: Valid, accs: list[SSAValue]
+                    ) -> list[SSAValue]:
+                        value = self.load(
+                            at,
+                            values,
+                            [j, i, c],
+                            TileType([1, 1], element_type, MemorySpace.UB),
+                        )
+                        k = self.scaled(at, col, bn, c)
+                        gathered = self.load(
+                            at,
+                            b,
+                            [k, column.start],
+                            column.tile_type(element_type),
+                            [1, column.valid],
+                        )
+                        product = self.value(
+                            at,
+                            tile.MulOp(
+                                self.to_f32(at, gathered), self.to_f32(at, value)
+                            ),
+                        )
+                        return [self.value(at, tile.AddOp(accs[0], product))]
+
+                    return self.loop(at, 0, bn, 1, accs, inner)
+
+                (total,) = self.loop(at, start, end, 1, [acc], entry)
+                result = self.cast_to(at, total, element_type)
+                self.store(at, result, out, [self.scaled(at, br, bm, i), column.start])
+
+            self.column_tiles(at, n, columns)
+
+        def block_row(at: InsertPoint, br: Valid, _: list[SSAValue]) -> list[SSAValue]:
+            start, end = self.row_range(at, a.offsets, br)
+
+            def each(at: InsertPoint, i: Valid, _: list[SSAValue]) -> list[SSAValue]:
+                row(at, br, i, start, end)
+                return []
+
+            self.loop(at, 0, bm, 1, [], each)
+            return []
+
+        self.loop(self.top, 0, a.shape[0] // bm, 1, [], block_row)
+
+    def spmm_cube(self, a: SparseBuffers, b: SSAValue, out: SSAValue) -> None:
+        """`out = a @ b` for block-CSR on the cube: per block row and column
+        tile, the stored blocks times the matching rows of `b`, accumulated in
+        L0C; an empty block row stores a zero tile and issues no cube work."""
+        (bm, bn), element_type = a.block, a.element_type
+        n = _memref_shape(b)[1]
+        block_type = TileType([bm, bn], element_type, MemorySpace.L1, layout="nz")
+
+        def columns(
+            at: InsertPoint, column: Column, row0: Valid, start: SSAValue, end: SSAValue
+        ) -> None:
+            def product(at: InsertPoint, j: Valid, acc: SSAValue | None) -> SSAValue:
+                col = self.read_index(at, a.indices, j)
+                a1 = self.load(at, a.values, [j, 0, 0], block_type)
+                b1 = self.load(
+                    at,
+                    b,
+                    [self.scaled(at, col, bn), column.start],
+                    column.tile_type(element_type, bn, MemorySpace.L1, "nz"),
+                    [bn, column.valid],
+                )
+                a0 = self.value(
+                    at,
+                    tile.MoveOp(
+                        a1, block_type.with_(space=MemorySpace.L0A, layout=None)
+                    ),
+                )
+                l0b = column.tile_type(element_type, bn, MemorySpace.L0B)
+                b0 = self.value(at, tile.MoveOp(b1, l0b))
+                return self.value(at, tile.MatmulOp(a0, b0, acc))
+
+            stored, empty = Block(), Block()
+            here = InsertPoint.at_end(stored)
+            first = product(here, start, None)
+
+            def rest(at: InsertPoint, j: Valid, accs: list[SSAValue]) -> list[SSAValue]:
+                return [product(at, j, accs[0])]
+
+            (total,) = self.loop(here, self.add(here, start, 1), end, 1, [first], rest)
+            self.store(here, total, out, [row0, column.start])
+            self.insert(here, scf.YieldOp())
+            here = InsertPoint.at_end(empty)
+            zeros = self.zeros(
+                here, column.tile_type(element_type, bm), [bm, column.valid]
+            )
+            self.store(here, zeros, out, [row0, column.start])
+            self.insert(here, scf.YieldOp())
+            nonempty = self.value(at, arith.CmpiOp(start, end, "slt"))
+            self.insert(at, scf.IfOp(nonempty, [], [stored], [empty]))
+
+        def block_row(at: InsertPoint, br: Valid, _: list[SSAValue]) -> list[SSAValue]:
+            start, end = self.row_range(at, a.offsets, br)
+            row0 = self.scaled(at, br, bm)
+            self.column_tiles(
+                at, n, lambda at, column: columns(at, column, row0, start, end)
+            )
+            return []
+
+        self.loop(self.top, 0, a.shape[0] // bm, 1, [], block_row)
+
+    def to_dense(self, a: SparseBuffers, out: SSAValue) -> None:
+        """Per (block) row: zero tiles over the whole row, then each stored
+        block copied to its place through UB."""
+        values = self.block_values(a)
+        (bm, bn), element_type = a.block, a.element_type
+        physical = 1 if bn == 1 else _round_up(bn, self.unit)
+        block_type = TileType(
+            [bm, physical], element_type, MemorySpace.UB, valid=[bm, bn]
+        )
+
+        def block_row(at: InsertPoint, br: Valid, _: list[SSAValue]) -> list[SSAValue]:
+            row0 = self.scaled(at, br, bm)
+
+            def columns(at: InsertPoint, column: Column) -> None:
+                zeros = self.zeros(
+                    at, column.tile_type(element_type, bm), [bm, column.valid]
+                )
+                self.store(at, zeros, out, [row0, column.start])
+
+            self.column_tiles(at, a.shape[1], columns)
+            start, end = self.row_range(at, a.offsets, br)
+
+            def entry(at: InsertPoint, j: Valid, _: list[SSAValue]) -> list[SSAValue]:
+                col = self.read_index(at, a.indices, j)
+                block = self.load(at, values, [j, 0, 0], block_type)
+                self.store(at, block, out, [row0, self.scaled(at, col, bn)])
+                return []
+
+            self.loop(at, start, end, 1, [], entry)
+            return []
+
+        self.loop(self.top, 0, a.shape[0] // bm, 1, [], block_row)
+
+    def gather(self, source: SSAValue, indices: SSAValue, out: SSAValue) -> None:
+        """`out[p...] = source[indices[p...]]`: per index, the scalar unit reads
+        the row and the row is copied by column tiles through UB."""
+        index_shape = _memref_shape(indices)
+        element_type = cast(MemRefType[Attribute], source.type).get_element_type()
+        n = _memref_shape(source)[1]
+
+        def emit(at: InsertPoint, position: list[Valid]) -> None:
+            if len(position) < len(index_shape):
+
+                def body(
+                    at: InsertPoint, iv: Valid, _: list[SSAValue]
+                ) -> list[SSAValue]:
+                    emit(at, [*position, iv])
+                    return []
+
+                self.loop(at, 0, index_shape[len(position)], 1, [], body)
+                return
+            row = self.read_index(at, indices, *position)
+
+            def columns(at: InsertPoint, column: Column) -> None:
+                tile_type = column.tile_type(element_type)
+                copied = self.load(
+                    at, source, [row, column.start], tile_type, [1, column.valid]
+                )
+                self.store(at, copied, out, [*position, column.start])
+
+            self.column_tiles(at, n, columns)
+
+        emit(self.top, [])
+
+    def sparse_softmax(self, a: SparseBuffers, out: SSAValue) -> None:
+        """Per row (of a block row): three passes over its stored entries (a
+        `1 x bn` tile of each stored block): the running max, the sum of
+        `exp(v - max)` in entry order, then `exp(v - max) / sum` stored to the
+        result's values. Entries not stored are never read or written."""
+        values, results = self.block_values(a), self.block_values_of(out, a)
+        (bm, bn), element_type = a.block, a.element_type
+        physical = 1 if bn == 1 else _round_up(bn, self.unit)
+        entry_type = TileType(
+            [1, physical], element_type, MemorySpace.UB, valid=[1, bn]
+        )
+        stat_type = TileType([1, 1], f32, MemorySpace.UB)
+
+        def row(at: InsertPoint, i: Valid, start: SSAValue, end: SSAValue) -> None:
+            def entries(at: InsertPoint, j: Valid) -> SSAValue:
+                return self.to_f32(at, self.load(at, values, [j, i, 0], entry_type))
+
+            def running_max(
+                at: InsertPoint, j: Valid, acc: list[SSAValue]
+            ) -> list[SSAValue]:
+                peak = self.value(at, tile.ReduceMaxOp(entries(at, j), 1))
+                return [self.value(at, tile.MaxOp(acc[0], peak))]
+
+            lowest = self.constant(float("-inf"), f32)
+            init = self.value(at, tile.FillOp(lowest, stat_type))
+            (peak,) = self.loop(at, start, end, 1, [init], running_max)
+
+            def shifted(at: InsertPoint, j: Valid) -> SSAValue:
+                return self.value(
+                    at, tile.ExpOp(self.value(at, tile.SubOp(entries(at, j), peak)))
+                )
+
+            def running_sum(
+                at: InsertPoint, j: Valid, acc: list[SSAValue]
+            ) -> list[SSAValue]:
+                part = self.value(at, tile.ReduceSumOp(shifted(at, j), 1))
+                return [self.value(at, tile.AddOp(acc[0], part))]
+
+            (total,) = self.loop(
+                at, start, end, 1, [self.zeros(at, stat_type, [])], running_sum
+            )
+
+            def write(at: InsertPoint, j: Valid, _: list[SSAValue]) -> list[SSAValue]:
+                share = self.value(at, tile.DivOp(shifted(at, j), total))
+                self.store(
+                    at, self.cast_to(at, share, element_type), results, [j, i, 0]
+                )
+                return []
+
+            self.loop(at, start, end, 1, [], write)
+
+        def block_row(at: InsertPoint, br: Valid, _: list[SSAValue]) -> list[SSAValue]:
+            start, end = self.row_range(at, a.offsets, br)
+
+            def each(at: InsertPoint, i: Valid, _: list[SSAValue]) -> list[SSAValue]:
+                row(at, i, start, end)
+                return []
+
+            self.loop(at, 0, bm, 1, [], each)
+            return []
+
+        self.loop(self.top, 0, a.shape[0] // bm, 1, [], block_row)
+
+    def block_values_of(self, values: SSAValue, pattern: SparseBuffers) -> SSAValue:
+        """A result's values buffer as `nnz x bm x bn` (the pattern's blocks)."""
+        return self.block_values(
+            SparseBuffers(
+                pattern.offsets, pattern.indices, values, pattern.shape, pattern.block
+            )
+        )
+
+    def sddmm_rows(
+        self, mask: SparseBuffers, q: SSAValue, k: SSAValue, out: SSAValue
+    ) -> None:
+        """CSR `(q @ k.T)` at the mask's entries (k given as N x K rows): per
+        stored entry, the dot product of row i of q and row j of k, by column
+        tiles of K (product, row sum, f32 accumulator)."""
+        results = self.block_values_of(out, mask)
+        element_type = cast(MemRefType[Attribute], q.type).get_element_type()
+        depth = _memref_shape(q)[1]
+        stat_type = TileType([1, 1], f32, MemorySpace.UB)
+
+        def row(at: InsertPoint, i: Valid, _: list[SSAValue]) -> list[SSAValue]:
+            start, end = self.row_range(at, mask.offsets, i)
+
+            def entry(at: InsertPoint, j: Valid, _: list[SSAValue]) -> list[SSAValue]:
+                col = self.read_index(at, mask.indices, j)
+                step = min(self.cols, depth)
+                physical = 1 if depth == 1 else _round_up(step, self.unit)
+
+                def chunk(
+                    at: InsertPoint, k0: Valid, acc: list[SSAValue]
+                ) -> list[SSAValue]:
+                    column = Column(k0, self.tail(at, depth, k0, step, True), physical)
+                    tile_type = column.tile_type(element_type)
+                    left = self.load(at, q, [i, k0], tile_type, [1, column.valid])
+                    right = self.load(at, k, [col, k0], tile_type, [1, column.valid])
+                    product = self.value(
+                        at, tile.MulOp(self.to_f32(at, left), self.to_f32(at, right))
+                    )
+                    part = self.value(at, tile.ReduceSumOp(product, 1))
+                    return [self.value(at, tile.AddOp(acc[0], part))]
+
+                zero = self.zeros(at, stat_type, [])
+                (total,) = self.loop(at, 0, depth, step, [zero], chunk)
+                self.store(
+                    at, self.cast_to(at, total, element_type), results, [j, 0, 0]
+                )
+                return []
+
+            self.loop(at, start, end, 1, [], entry)
+            return []
+
+        self.loop(self.top, 0, mask.shape[0], 1, [], row)
+
+    def sddmm_cube(
+        self,
+        mask: SparseBuffers,
+        q: SSAValue,
+        k: SSAValue,
+        transpose_b: bool,
+        out: SSAValue,
+    ) -> None:
+        """Block-CSR `(q @ k)` (or `q @ k.T`) at the mask's stored blocks: per
+        block row, its bm rows of q (L0A) once; per stored block, times the bn
+        columns of k (L0B) on the cube, K whole in one step, stored to the
+        block's values."""
+        (bm, bn) = mask.block
+        element_type = cast(MemRefType[Attribute], q.type).get_element_type()
+        depth = _memref_shape(q)[1]
+        left_type = TileType([bm, depth], element_type, MemorySpace.L1, layout="nz")
+        right_shape = [bn, depth] if transpose_b else [depth, bn]
+        right_type = TileType(right_shape, element_type, MemorySpace.L1, layout="nz")
+
+        def block_row(at: InsertPoint, br: Valid, _: list[SSAValue]) -> list[SSAValue]:
+            start, end = self.row_range(at, mask.offsets, br)
+            row0 = self.scaled(at, br, bm)
+
+            # the q rows of the block row: loaded once for all its stored blocks
+            left = self.load(at, q, [row0, 0], left_type)
+            a0 = self.value(
+                at,
+                tile.MoveOp(left, left_type.with_(space=MemorySpace.L0A, layout=None)),
+            )
+
+            def block(at: InsertPoint, j: Valid, _: list[SSAValue]) -> list[SSAValue]:
+                col0 = self.scaled(at, self.read_index(at, mask.indices, j), bn)
+                right = self.load(
+                    at, k, [col0, 0] if transpose_b else [0, col0], right_type
+                )
+                b0 = self.value(
+                    at,
+                    tile.MoveOp(
+                        right,
+                        TileType([depth, bn], element_type, MemorySpace.L0B),
+                        transpose=transpose_b,
+                    ),
+                )
+                scores = self.value(at, tile.MatmulOp(a0, b0))
+                self.store(at, scores, out, [j, 0, 0])
+                return []
+
+            self.loop(at, start, end, 1, [], block)
+            return []
+
+        self.loop(self.top, 0, mask.shape[0] // mask.block[0], 1, [], block_row)

@@ -1,0 +1,512 @@
+"""`tv-sparse-to-tile{target=... tile-cols=... bsr-cube=...}`: lower sparse kernels.
+
+Runs before `tv-to-tile` (in `pypto-lower`). A function that has sparse tensors
+(arguments or ops) is bufferized and its sparse ops become tile loop nests
+(passes/sparse_nests.py); `tv-to-tile` then finds no tensor left in it. The
+calling convention extends the dense one (docs/tiling.md, docs/sparse.md):
+
+    func.func @f(%a: !tv.tensor<MxKxf16, #tv.csr<...>>, %b: !tv.tensor<KxNxf16>)
+        -> !tv.tensor<MxNxf16>
+    becomes
+    func.func @f(%a_offsets: memref<(M+1)xindex>, %a_indices: memref<?xindex>,
+                 %a_values: memref<?xf16>, %b: memref<KxNxf16>, %out: memref<MxNxf16>)
+
+A sparse argument is its row offsets, column indices (`index`) and values
+(`memref<? x bm x bn x T>` for block-CSR); a dense tensor is a memref of its
+shape; each tensor result is a trailing memref argument, a sparse result its
+values only. A result read by a later sparse op and not returned goes through a
+GM temporary (a sparse one: values on its operand's pattern). Dense ops in the
+same function, `tv.assemble` and `tv.disassemble` are located errors (no
+lowering yet). Every nest gets a remark with its tile and why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import cast
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, memref
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+    bf16,
+    f16,
+    f32,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint
+
+from pypto_mlir.diagnostics import emit_remark, op_error
+from pypto_mlir.dialects import tensor_view as tv
+from pypto_mlir.dialects.tile import TARGET_ATTR, element_bytes, fractal_edge
+from pypto_mlir.targets import Target
+
+from .bufferize import finish_function, memref_type
+from .located_builder import LocatedBuilder
+from .set_target import required_target
+from .sparse_nests import SparseBuffers, SparseNest
+from .tiling_model import BUFFERING, column_unit
+
+LOWERED_OPS: tuple[type[Operation], ...] = (
+    tv.SpmmOp,
+    tv.SpmvOp,
+    tv.ToDenseOp,
+    tv.GatherOp,
+    tv.SddmmOp,
+    tv.SparseSoftmaxOp,
+)
+"""The sparse ops this pass lowers; the other `tv.SPARSE_OPS` are refused."""
+
+CUBE_TYPES = (f16, bf16)
+"""Block-CSR values the cube path takes (16-bit: whole fractals of a block)."""
+
+
+@dataclass(frozen=True)
+class TvSparseToTilePass(ModulePass):
+    """Lower functions on sparse tensors (CSR, block-CSR) to tile loop nests.
+
+    spmm/spmv by a row loop with f32 accumulators in UB (block-CSR spmm on the
+    cube unless bsr-cube=false), to_dense and gather (docs/sparse.md).
+    """
+
+    name = "tv-sparse-to-tile"
+
+    target: str | None = None
+    """A builtin target name or a TOML file; default: the module's pypto.target."""
+
+    tile_cols: int = 0
+    """Columns of the dense row tiles (a multiple of the UB alignment unit, or
+    covering the columns); 0: the most the target's UB (and L0B/L0C for the
+    cube) holds."""
+
+    bsr_cube: bool = True
+    """Multiply block-CSR blocks on the cube (L0C accumulators); false: the
+    vector row loop, as CSR."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        functions = [
+            f for f in op.walk() if isinstance(f, func.FuncOp) and _is_sparse(f)
+        ]
+        if not functions:
+            return
+        target_name, target = required_target(op, self.target, "tv-sparse-to-tile")
+        if self.tile_cols < 0:
+            raise op_error(
+                op, f"tv-sparse-to-tile: tile-cols must be >= 0, got {self.tile_cols}"
+            )
+        for function in functions:
+            SparseFunctionLowering(function, target, self).run()
+        op.attributes[TARGET_ATTR] = StringAttr(target_name)
+
+
+def _is_tensor(value: SSAValue) -> bool:
+    return isinstance(value.type, tv.TensorViewType)
+
+
+def _is_sparse(function: func.FuncOp) -> bool:
+    """The function has a sparse op or a sparse tensor argument or result."""
+    types = [*function.function_type.inputs.data, *function.function_type.outputs.data]
+    if any(isinstance(t, tv.TensorViewType) and t.is_sparse for t in types):
+        return True
+    return any(isinstance(o, tv.SPARSE_OPS) for o in function.walk())
+
+
+class SparseFunctionLowering:
+    """Bufferizes one function and emits the nest of each sparse op."""
+
+    def __init__(
+        self, function: func.FuncOp, target: Target, options: TvSparseToTilePass
+    ):
+        if not function.body.blocks:
+            raise op_error(function, "tv-sparse-to-tile cannot lower a declaration")
+        self.function = function
+        self.block = function.body.block
+        self.target = target
+        self.options = options
+        self.dense: dict[SSAValue, SSAValue] = {}
+        self.sparse: dict[SSAValue, SparseBuffers] = {}
+
+    def run(self) -> None:
+        return_op = self.block.last_op
+        assert isinstance(return_op, func.ReturnOp)
+        for op in reversed(list(self.block.ops)):
+            if op.dialect_name() == "tv" and all(not r.uses for r in op.results):
+                op.detach()
+                op.erase()
+        ops = [o for o in self.block.ops if o.dialect_name() == "tv"]
+        self._check(ops, return_op)
+        self._arguments()
+        outputs = self._results(return_op)
+        end = InsertPoint.before(return_op)
+        temporaries: list[SSAValue] = []
+        for op in ops:
+            builder = LocatedBuilder(end, location=op.location)
+            result = op.results[0]
+            out = outputs.get(result)
+            if out is None:  # read by a later nest only: a GM temporary
+                out = self._temporary(op, builder)
+                temporaries.append(out)
+            self._emit(op, out, builder)
+            pattern = _pattern_operand(op)
+            if pattern is not None:  # a sparse result: values on its operand's pattern
+                operand = self.sparse[pattern]
+                self.sparse[result] = SparseBuffers(
+                    operand.offsets, operand.indices, out, operand.shape, operand.block
+                )
+            else:
+                self.dense[result] = out
+        for buffer in temporaries:
+            LocatedBuilder.before(return_op).insert(memref.DeallocOp.get(buffer))
+        scalars = [v for v in return_op.arguments if not _is_tensor(v)]
+        finish_function(self.function, return_op, scalars, ops)
+
+    def _temporary(self, op: Operation, builder: LocatedBuilder) -> SSAValue:
+        """A GM buffer for `op`'s result: its dense shape, or for a sparse result
+        the values of its operand's pattern (`nnz` read from that operand)."""
+        result_type = _tensor(op.results[0])
+        pattern = _pattern_operand(op)
+        if pattern is None:
+            return builder.value(memref.AllocOp([], [], memref_type(result_type)))
+        zero = builder.value(arith.ConstantOp(IntegerAttr(0, IndexType())))
+        nnz = builder.value(memref.DimOp(self.sparse[pattern].values, zero))
+        values_type = sparse_memref_types(result_type)[2]
+        return builder.value(memref.AllocOp([nnz], [], values_type))
+
+    # Checks --------------------------------------------------------------------------
+
+    def _check(self, ops: Sequence[Operation], return_op: func.ReturnOp) -> None:
+        for op in ops:
+            if not isinstance(op, LOWERED_OPS):
+                what = "sparse op" if isinstance(op, tv.SPARSE_OPS) else "dense op"
+                raise op_error(
+                    op,
+                    f"tv-sparse-to-tile cannot lower the {what} '{op.name}' yet: a "
+                    "function with sparse tensors may hold only tv.spmm, tv.spmv, "
+                    "tv.sddmm, tv.sparse_softmax, tv.to_dense and tv.gather "
+                    "(docs/sparse.md)",
+                )
+        for op in self.function.walk():
+            if op is self.function or op is return_op:
+                continue
+            if op.parent_block() is not self.block and op.dialect_name() == "tv":
+                raise op_error(
+                    op, "tv-sparse-to-tile lowers tv ops only at the top level"
+                )
+            if op.dialect_name() != "tv":
+                if any(_is_tensor(v) for v in (*op.operands, *op.results)):
+                    raise op_error(
+                        op, f"tv-sparse-to-tile cannot lower '{op.name}' on tensors"
+                    )
+                continue
+            for value in (*op.operands, *op.results):
+                if (
+                    DYNAMIC_INDEX in _tensor(value).get_shape()
+                    and not _tensor(value).is_sparse
+                ):
+                    raise op_error(
+                        op,
+                        f"tv-sparse-to-tile needs static dense shapes, got {value.type}",
+                    )
+        returned = [v for v in return_op.arguments if _is_tensor(v)]
+        for value in returned:
+            if returned.count(value) > 1:
+                raise op_error(
+                    return_op,
+                    "tv-sparse-to-tile: a function on sparse tensors returns a "
+                    "tensor twice",
+                )
+        for value in return_op.arguments:
+            if _is_tensor(value) and value.owner is self.block:
+                raise op_error(
+                    return_op,
+                    "tv-sparse-to-tile: a function on sparse tensors cannot return "
+                    "an argument",
+                )
+
+    # Signature -----------------------------------------------------------------------
+
+    def _arguments(self) -> None:
+        for arg in list(self.block.args):
+            if not _is_tensor(arg):
+                continue
+            arg_type = _tensor(arg)
+            name = arg.name_hint
+            encoding = arg_type.sparse_encoding
+            if encoding is None:
+                buffer = self.block.insert_arg(memref_type(arg_type), arg.index + 1)
+                buffer.name_hint = name
+                self.dense[arg] = buffer
+                continue
+            buffers: list[SSAValue] = []
+            for position, (suffix, buffer_type) in enumerate(
+                zip(
+                    ("offsets", "indices", "values"),
+                    sparse_memref_types(arg_type),
+                    strict=True,
+                )
+            ):
+                buffer = self.block.insert_arg(buffer_type, arg.index + 1 + position)
+                buffer.name_hint = f"{name}_{suffix}" if name else None
+                buffers.append(buffer)
+            rows, cols = arg_type.get_shape()
+            self.sparse[arg] = SparseBuffers(
+                *buffers, (rows, cols), tuple(encoding.block_shape)
+            )
+
+    def _results(self, return_op: func.ReturnOp) -> dict[SSAValue, SSAValue]:
+        count = sum(_is_tensor(v) for v in return_op.arguments)
+        outputs: dict[SSAValue, SSAValue] = {}
+        for value in return_op.arguments:
+            if not _is_tensor(value):
+                continue
+            value_type = _tensor(value)
+            buffer_type = (
+                sparse_memref_types(value_type)[2]
+                if value_type.is_sparse
+                else memref_type(value_type)
+            )  # a sparse result is its values (docs/sparse.md)
+            buffer = self.block.insert_arg(buffer_type, len(self.block.args))
+            buffer.name_hint = "out" if count == 1 else f"out{len(outputs)}"
+            outputs[value] = buffer
+        return outputs
+
+    # Nests ---------------------------------------------------------------------------
+
+    def _emit(self, op: Operation, out: SSAValue, builder: LocatedBuilder) -> None:
+        if isinstance(op, tv.GatherOp):
+            source = self.dense[op.source]
+            if _tensor(op.source).get_num_dims() != 2:
+                raise op_error(
+                    op,
+                    "tv-sparse-to-tile gathers rows of a matrix only, got "
+                    f"{op.source.type}",
+                )
+            element_type = _tensor(op.source).element_type
+            cols = self._columns(
+                op, [element_type], _tensor(op.source).get_shape()[1], 2
+            )
+            self._nest(builder, cols, element_type).gather(
+                source, self.dense[op.indices], out
+            )
+            emit_remark(
+                op, f"tv-sparse-to-tile: gather by rows, {_columns(cols)} a tile"
+            )
+            return
+        if isinstance(op, tv.ToDenseOp):
+            a = self.sparse[op.input]
+            cols = self._columns(op, [a.element_type], a.shape[1], 2)
+            self._nest(builder, cols, a.element_type).to_dense(a, out)
+            emit_remark(
+                op,
+                f"tv-sparse-to-tile: to_dense by {a.block[0]}-row blocks: zero "
+                f"tiles of {_columns(cols)}, then each stored block scattered",
+            )
+            return
+        if isinstance(op, tv.SparseSoftmaxOp):
+            a = self.sparse[op.input]
+            self._nest(builder, 1, a.element_type).sparse_softmax(a, out)
+            emit_remark(
+                op,
+                "tv-sparse-to-tile: sparse_softmax by rows: max, sum of exp and "
+                "the quotients over the stored entries, in three passes "
+                f"({_columns(a.block[1])} a tile)",
+            )
+            return
+        if isinstance(op, tv.SddmmOp):
+            self._sddmm(op, out, builder)
+            return
+        assert isinstance(op, tv.SpmmOp | tv.SpmvOp)
+        a, b = self.sparse[op.lhs], self.dense[op.rhs]
+        shape = _tensor(op.rhs).get_shape()
+        n = shape[1] if len(shape) == 2 else 1
+        reason = self._cube_refusal(a)
+        if reason is None:
+            cols = self._cube_columns(op, a, n)
+            self._nest(
+                builder, cols, a.element_type, fractal_edge(a.element_type, self.target)
+            ).spmm_cube(a, b, out)
+            emit_remark(
+                op,
+                f"tv-sparse-to-tile: {op.name} of {a.block[0]}x{a.block[1]} blocks on "
+                f"the cube, {_columns(cols)} a tile: the stored blocks of a block row "
+                "accumulate in L0C; empty block rows store zeros",
+            )
+            return
+        # value, gathered row (T and f32), product and accumulator (f32), result
+        cols = self._columns(op, [a.element_type, f32], n, 5)
+        self._nest(builder, cols, a.element_type).spmm_rows(a, b, out)
+        emit_remark(
+            op,
+            f"tv-sparse-to-tile: {op.name} by rows, {_columns(cols)} a tile: per "
+            f"stored entry a gathered row of the rhs multiply-accumulated in f32 "
+            f"in UB{'' if reason == 'csr' else f' ({reason})'}",
+        )
+
+    def _sddmm(self, op: tv.SddmmOp, out: SSAValue, builder: LocatedBuilder) -> None:
+        mask, q, k = self.sparse[op.mask], self.dense[op.lhs], self.dense[op.rhs]
+        transpose_b = op.transpose_b is not None
+        element_type = _tensor(op.lhs).element_type
+        depth = _tensor(op.lhs).get_shape()[1]
+        if mask.block == (1, 1):
+            if not transpose_b:
+                raise op_error(
+                    op,
+                    "tv-sparse-to-tile lowers a CSR tv.sddmm with transpose_b only "
+                    "(the rhs as rows, gathered by the column indices)",
+                )
+            cols = self._columns(op, [element_type, f32], depth, 4)
+            self._nest(builder, cols, element_type).sddmm_rows(mask, q, k, out)
+            emit_remark(
+                op,
+                f"tv-sparse-to-tile: tv.sddmm by rows, {_columns(cols)} of K a tile: "
+                "per stored entry a row of lhs times the gathered row of rhs, summed "
+                "in f32",
+            )
+            return
+        reason = self._cube_refusal(mask, element_type) or self._sddmm_fits(
+            mask, element_type, depth
+        )
+        if reason is not None:
+            raise op_error(
+                op,
+                f"tv-sparse-to-tile lowers a block-CSR tv.sddmm on the cube: {reason}",
+            )
+        self._nest(builder, 1, element_type).sddmm_cube(mask, q, k, transpose_b, out)
+        emit_remark(
+            op,
+            f"tv-sparse-to-tile: tv.sddmm of {mask.block[0]}x{mask.block[1]} blocks "
+            f"on the cube, K = {depth} in one step: the q rows of a block row are "
+            "loaded once, only the stored blocks are computed",
+        )
+
+    def _sddmm_fits(
+        self, mask: SparseBuffers, element_type: Attribute, depth: int
+    ) -> str | None:
+        """Why a block's q rows and k columns (K whole) do not fit, double-buffered."""
+        (bm, bn), size = mask.block, element_bytes(element_type)
+        edge = fractal_edge(element_type, self.target)
+        if depth % edge:
+            return f"K = {depth} is not a multiple of the {edge}-element fractal"
+        needs = {
+            "l1": (bm + bn) * depth * size,
+            "l0a": bm * depth * size,
+            "l0b": bn * depth * size,
+            "l0c": bm * bn * 4,
+        }
+        for memory, count in needs.items():
+            held = cast(int, self.target.memories[memory].size)
+            if BUFFERING * count > held:
+                return (
+                    f"K = {depth} does not fit: {memory} of target "
+                    f"'{self.target.name}' holds {held} bytes, two tiles need "
+                    f"{BUFFERING * count}"
+                )
+        return None
+
+    def _nest(
+        self, builder: LocatedBuilder, cols: int, element_type: Attribute, unit: int = 0
+    ) -> SparseNest:
+        alignment = self.target.memories["ub"].alignment
+        unit = unit or column_unit([element_type, f32], alignment)
+        return SparseNest(builder, cols, unit)
+
+    def _cube_refusal(
+        self, a: SparseBuffers, element_type: Attribute | None = None
+    ) -> str | None:
+        """Why the block-CSR operand `a` is not multiplied on the cube (None: it
+        is); `csr` for a CSR operand."""
+        element_type = element_type or a.element_type
+        if a.block == (1, 1):
+            return "csr"
+        if not self.options.bsr_cube:
+            return "bsr-cube=false"
+        if element_type not in CUBE_TYPES:
+            return f"the cube path takes f16/bf16 blocks, not {element_type}"
+        edge = fractal_edge(element_type, self.target)
+        if a.block[0] % edge or a.block[1] % edge:
+            return f"the block is not a multiple of the {edge}x{edge} fractal"
+        return None
+
+    def _columns(
+        self, op: Operation, element_types: Sequence[Attribute], n: int, live: int
+    ) -> int:
+        """Columns of the UB row tiles: `tile-cols`, else the most that `live`
+        tiles of the widest type hold, double-buffered."""
+        ub = self.target.memories["ub"]
+        unit = column_unit([*element_types], ub.alignment)
+        widest = max(element_bytes(t) for t in element_types)
+        most = (cast(int, ub.size) // (live * widest * BUFFERING)) // unit * unit
+        return self._chosen(op, n, unit, most, "ub")
+
+    def _cube_columns(self, op: Operation, a: SparseBuffers, n: int) -> int:
+        """Columns of the cube's B and L0C tiles: each of L1 (a block and the B
+        rows), L0B and L0C holds two (double-buffered)."""
+        (bm, bn), size = a.block, element_bytes(a.element_type)
+        unit = fractal_edge(a.element_type, self.target)
+        sizes = {
+            k: cast(int, m.size) for k, m in self.target.memories.items() if m.size
+        }
+        l1 = (sizes["l1"] // BUFFERING - bm * bn * size) // (bn * size)
+        most = min(
+            l1,
+            sizes["l0b"] // (BUFFERING * bn * size),
+            sizes["l0c"] // (BUFFERING * bm * 4),
+            sizes["ub"] // (bm * size),
+        )
+        return self._chosen(op, n, unit, most // unit * unit, "l0c")
+
+    def _chosen(self, op: Operation, n: int, unit: int, most: int, memory: str) -> int:
+        """`tile-cols` (checked) or `most`, for `n` columns."""
+        if n == 1:
+            return 1
+        wanted = self.options.tile_cols or min(most, -(-n // unit) * unit)
+        if wanted < n and wanted % unit:
+            raise op_error(
+                op,
+                f"tv-sparse-to-tile: tile-cols {wanted} is not a multiple of "
+                f"{unit} (the alignment unit of the tiles)",
+            )
+        if min(wanted, n) > most:
+            raise op_error(
+                op,
+                f"tv-sparse-to-tile: a row tile of {min(wanted, n)} columns does not "
+                f"fit: {memory} of target '{self.target.name}' holds {max(most, 0)}",
+            )
+        return min(wanted, n)
+
+
+def sparse_memref_types(
+    sparse_type: tv.TensorViewType,
+) -> tuple[MemRefType[Attribute], ...]:
+    """The GM memrefs of a sparse tensor: offsets `(block rows + 1) x index`,
+    indices `? x index`, values `? x T` (`? x bm x bn x T` for block-CSR)."""
+    offsets, indices, values = tv.sparse_buffer_types(sparse_type)
+    return (
+        MemRefType(IndexType(), offsets.get_shape()),
+        MemRefType(IndexType(), [DYNAMIC_INDEX]),
+        MemRefType(values.element_type, [DYNAMIC_INDEX, *values.get_shape()[1:]]),
+    )
+
+
+def _pattern_operand(op: Operation) -> SSAValue | None:
+    """The sparse operand whose pattern a sparse result has (None: dense result)."""
+    if isinstance(op, tv.SddmmOp):
+        return op.mask
+    if isinstance(op, tv.SparseSoftmaxOp):
+        return op.input
+    return None
+
+
+def _columns(count: int) -> str:
+    return f"{count} column" + ("" if count == 1 else "s")
+
+
+def _tensor(value: SSAValue) -> tv.TensorViewType:
+    return cast(tv.TensorViewType, value.type)
