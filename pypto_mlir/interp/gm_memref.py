@@ -151,22 +151,6 @@ class GmMemRefFunctions(InterpreterFunctions):
         kept = _kept_shape(sizes, result_type.get_shape())
         return (view.reshape(kept),)
 
-    @impl(memref.LoadOp)
-    def run_load(
-        self, interpreter: Interpreter, op: memref.LoadOp, args: PythonValues
-    ) -> PythonValues:
-        memref_type = cast(MemRefType[Attribute], op.memref.type)
-        element_type = memref_type.get_element_type()
-        source = gm_array(args[0], memref_type)
-        position = [_index(i) for i in args[1:]]
-        for dim, (at, extent) in enumerate(zip(position, source.shape, strict=True)):
-            if not 0 <= at < extent:
-                raise InterpretationError(
-                    f"memref.load: index {at} of dim {dim} is outside [0, {extent})"
-                )
-        element = source[tuple(position)].item()
-        return (scalar_attr(element, element_type, interpreter.index_bitwidth),)
-
     @impl(memref.CollapseShapeOp)
     def run_collapse_shape(
         self, interpreter: Interpreter, op: memref.CollapseShapeOp, args: PythonValues
