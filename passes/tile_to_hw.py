@@ -258,14 +258,6 @@ class _FunctionLowering:
             ):
                 raise op_error(op, f"tile-to-hw does not lower {op.name} on tiles")
         for op in function.walk():
-            if isinstance(op, memref.LoadOp):  # until the hw level has them
-                raise op_error(
-                    op,
-                    "tile-to-hw does not lower data-dependent GM reads yet "
-                    "(memref.load of a sparse tensor's offsets or indices): sparse "
-                    "kernels run at the tile level (docs/sparse.md)",
-                )
-        for op in function.walk():
             for result in op.results:
                 if isinstance(result.type, TileType):
                     try:

@@ -4,9 +4,9 @@
 // zeros. bsr-cube=false takes the vector row loop instead, with its reason.
 // RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=tiny}' 2>&1 | filecheck %s
 // RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=tiny bsr-cube=false}' 2>&1 | filecheck %s --check-prefix=ROWS
-// pypto-lower forwards bsr-cube and stops at tile-to-hw, at the kernel's line:
-// the hardware level does not read indices yet.
-// RUN: not pypto-opt %s -p 'pypto-lower{target=tiny bsr-cube=false}' 2>&1 | filecheck %s --check-prefixes=ROWS,HW
+// pypto-lower forwards bsr-cube and lowers to ascend_hw: the scalar unit reads
+// the offsets and indices (ascend_hw.load_scalar, docs/sparse.md).
+// RUN: pypto-opt %s -p 'pypto-lower{target=tiny bsr-cube=false}' 2>&1 | filecheck %s --check-prefixes=ROWS,HW
 
 // CHECK: remark: tv-sparse-to-tile: tv.spmm of 16x16 blocks on the cube, 32 columns a tile: the stored blocks of a block row accumulate in L0C; empty block rows store zeros
 // CHECK: func.func @bsr(%a_offsets: memref<3xindex>, %a_indices: memref<?xindex>, %a_values: memref<?x16x16xf16>, %b: memref<32x48xf16>, %out: memref<32x48xf16>)
@@ -28,7 +28,8 @@
 
 // ROWS: remark: tv-sparse-to-tile: tv.spmm by rows, {{[0-9]+}} columns a tile: per stored entry a gathered row of the rhs multiply-accumulated in f32 in UB (bsr-cube=false)
 // ROWS-NOT: tile.matmul
-// HW: bsr_cube.mlir:[[# @LINE + 3]]:3: error: tile-to-hw does not lower data-dependent GM reads yet (memref.load of a sparse tensor's offsets or indices): sparse kernels run at the tile level (docs/sparse.md)
+// HW: ascend_hw.load_scalar %a_offsets
+// HW: ascend_hw.load_scalar %a_indices
 
 func.func @bsr(%a: !tv.tensor<32x32xf16, #tv.csr<rows = 32, cols = 32, nnz = ?, index = i32, block = [16, 16]>>, %b: !tv.tensor<32x48xf16>) -> !tv.tensor<32x48xf16> {
   %0 = tv.spmm %a, %b : !tv.tensor<32x32xf16, #tv.csr<rows = 32, cols = 32, nnz = ?, index = i32, block = [16, 16]>>, !tv.tensor<32x48xf16> -> !tv.tensor<32x48xf16>
