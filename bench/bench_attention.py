@@ -194,7 +194,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for shape, on, bound in results:
         fraction = bound / on.cycles
         mark = "met " if fraction >= shape.target else "MISS"
-        line = f"  [{mark}] {shape.name} >= {shape.target:.0%} (got {fraction:.0%})"
+        line = f"  [{mark}] {shape.name} >= {shape.target:.0%} (got {fraction:.1%})"
         if fraction < shape.target:
             line += f": {_why(on, bound, shape)}"
         print(line)
