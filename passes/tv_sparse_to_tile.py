@@ -301,7 +301,8 @@ class SparseFunctionLowering:
             return
         if isinstance(op, tv.ToDenseOp):
             a = self.sparse[op.input]
-            cols = self._columns(op, [a.element_type], a.shape[1], 2)
+            cols = self._columns(op, [a.element_type], a.shape[1], 2, a.block[0])
+            self._check_block_fits(op, a)
             self._nest(builder, cols, a.element_type).to_dense(a, out)
             emit_remark(
                 op,
@@ -432,22 +433,42 @@ class SparseFunctionLowering:
         edge = fractal_edge(element_type, self.target)
         if a.block[0] % edge or a.block[1] % edge:
             return f"the block is not a multiple of the {edge}x{edge} fractal"
+        if self._cube_most(a) < edge:
+            return f"{a.block[0]}x{a.block[1]} blocks do not fit the cube's memories"
         return None
 
     def _columns(
-        self, op: Operation, element_types: Sequence[Attribute], n: int, live: int
+        self,
+        op: Operation,
+        element_types: Sequence[Attribute],
+        n: int,
+        live: int,
+        rows: int = 1,
     ) -> int:
-        """Columns of the UB row tiles: `tile-cols`, else the most that `live`
-        tiles of the widest type hold, double-buffered."""
+        """Columns of the UB tiles of `rows` rows: `tile-cols`, else the most
+        that `live` tiles of the widest type hold, double-buffered."""
         ub = self.target.memories["ub"]
         unit = column_unit([*element_types], ub.alignment)
         widest = max(element_bytes(t) for t in element_types)
-        most = (cast(int, ub.size) // (live * widest * BUFFERING)) // unit * unit
-        return self._chosen(op, n, unit, most, "ub")
+        most = cast(int, ub.size) // (live * rows * widest * BUFFERING)
+        return self._chosen(op, n, unit, most // unit * unit, "ub")
 
-    def _cube_columns(self, op: Operation, a: SparseBuffers, n: int) -> int:
-        """Columns of the cube's B and L0C tiles: each of L1 (a block and the B
-        rows), L0B and L0C holds two (double-buffered)."""
+    def _check_block_fits(self, op: Operation, a: SparseBuffers) -> None:
+        """A stored block passes through UB whole (to_dense), double-buffered."""
+        ub = self.target.memories["ub"]
+        unit = column_unit([a.element_type], ub.alignment)
+        (bm, bn), size = a.block, element_bytes(a.element_type)
+        needs = BUFFERING * bm * (bn if bn == 1 else -(-bn // unit) * unit) * size
+        if needs > cast(int, ub.size):
+            raise op_error(
+                op,
+                f"tv-sparse-to-tile: a {bm}x{bn} block needs {needs} bytes of ub "
+                f"(double-buffered), target '{self.target.name}' holds {ub.size}",
+            )
+
+    def _cube_most(self, a: SparseBuffers) -> int:
+        """The most columns of the cube's B and L0C tiles: each of L1 (a block
+        and the B rows), L0B and L0C holds two (double-buffered)."""
         (bm, bn), size = a.block, element_bytes(a.element_type)
         unit = fractal_edge(a.element_type, self.target)
         sizes = {
@@ -460,12 +481,22 @@ class SparseFunctionLowering:
             sizes["l0c"] // (BUFFERING * bm * 4),
             sizes["ub"] // (bm * size),
         )
-        return self._chosen(op, n, unit, most // unit * unit, "l0c")
+        return most // unit * unit
+
+    def _cube_columns(self, op: Operation, a: SparseBuffers, n: int) -> int:
+        unit = fractal_edge(a.element_type, self.target)
+        return self._chosen(op, n, unit, self._cube_most(a), "l0c")
 
     def _chosen(self, op: Operation, n: int, unit: int, most: int, memory: str) -> int:
         """`tile-cols` (checked) or `most`, for `n` columns."""
         if n == 1:
             return 1
+        if most < unit:
+            raise op_error(
+                op,
+                f"tv-sparse-to-tile: no tile of {unit} columns fits in {memory} of "
+                f"target '{self.target.name}' (double-buffered)",
+            )
         wanted = self.options.tile_cols or min(most, -(-n // unit) * unit)
         if wanted < n and wanted % unit:
             raise op_error(
