@@ -25,9 +25,15 @@ from types import ModuleType
 from typing import Any
 
 import numpy as np
+from xdsl.dialects import func
 
 import pypto_mlir as pto
+from pypto_mlir.check import lower, result_buffers
+from pypto_mlir.diagnostics import diagnostic_handler
 from pypto_mlir.frontend.testing import check_run
+from pypto_mlir.interp.ascend_hw import run_hw_function
+from pypto_mlir.pipelines import LowerPipeline
+from pypto_mlir.targets import load_target
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
@@ -92,6 +98,27 @@ def run(
     return cycles, percent, "ok" if comparison.ok else "MISMATCH"
 
 
+def balance_off_cycles(kernel: Any, shape: tuple[int, int], target: str) -> int:
+    """Cycles of the tensor-level Swish lowered with `balance-cores=false` (the
+    largest tiles that fit, whatever cores they leave idle)."""
+    module = (
+        kernel.module()
+        if shape == (4096, 1024)
+        else kernel.module(M=shape[0], N=shape[1])
+    )
+    function = next(op for op in module.ops if isinstance(op, func.FuncOp))
+    with diagnostic_handler(lambda _: None):
+        lowered = lower(
+            module, "ascend_hw", LowerPipeline(target=target, balance_cores=False)
+        )
+    inputs = [np.random.default_rng(0).standard_normal(shape).astype(np.float16)]
+    arguments = [*inputs, *result_buffers(function)]
+    run = run_hw_function(
+        lowered, function.sym_name.data, arguments, load_target(target)
+    )
+    return run.report.cycles
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--target", default="ascend910b")
@@ -148,6 +175,19 @@ def main() -> int:
         "roof: the roofline bound / the cycles; ratio: tile-view cycles / "
         "tensor-level cycles (1.000: the same)"
     )
+    print()
+    print(
+        "swish, tensor level: balance-cores off (the largest tiles) vs on (sized "
+        "for the cores by cost, the split's granule counted)"
+    )
+    for shape in swish_shapes:
+        off = balance_off_cycles(tensor_swish(shape), shape, args.target)
+        inputs = swish.make_inputs(np.random.default_rng(0), shape)
+        on, roof, _ = run(tensor_swish(shape), swish, inputs, backend)
+        print(
+            f"  {'x'.join(map(str, shape)):<12}{off:>9} -> {on:>8} cycles "
+            f"({off / on:.2f}x), {roof} of roofline"
+        )
     return 0
 
 

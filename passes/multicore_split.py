@@ -533,15 +533,29 @@ def _phases(ops: Sequence[Operation]) -> list[list[Operation]]:
     phases: list[list[Operation]] = [[]]
     reads: set[SSAValue] = set()
     writes: set[SSAValue] = set()
+    # Tile work without GM access (an accumulator's fill before a loop), and
+    # the ops after it up to the next tile op with GM access, go with that
+    # op's phase: left at the end of the earlier phase it would be work whose
+    # value a later phase uses, and nothing would be split.
+    pending: list[Operation] = []
     for op in ops:
+        if not _tile_ops(op) and pending:
+            pending.append(op)
+            continue
         if _tile_ops(op):
             op_reads, op_writes = _memrefs([op])
+            if not op_reads and not op_writes:
+                pending.append(op)
+                continue
             if op_reads & writes or op_writes & reads:
                 phases.append([])
                 reads, writes = set(), set()
             reads |= op_reads
             writes |= op_writes
+        phases[-1].extend(pending)
+        pending.clear()
         phases[-1].append(op)
+    phases[-1].extend(pending)
     return phases
 
 

@@ -391,14 +391,15 @@ def tiling_cost(
     the cores as multicore_split spreads them (`busiest_core_units`: a core's
     share starts on a GM block, so it comes in granules of
     `split_granule(alignment, step * pitch)` iterations), each loading its tiles along the reduced dims one after the
-    other, plus one tile's worth for the pipeline's fill (the first load and the
-    last store do not overlap anything)."""
+    other, plus one tile's worth for the pipeline's fill (the core's first load
+    and last store do not overlap anything; its tiles overlap each other, so the
+    fill is paid once per core, not once per parallel unit)."""
     units, serial = core_tiles(target, tiling, extents, balance)
     bursts = math.prod(tiling.physical[:-1]) if len(tiling.physical) > 1 else 1
     tile = dma_cost(
         target, ("gm", "ub"), bursts, tiling.physical[-1] * balance.element_bytes
     )
-    return units * (serial + 1) * tile.cycles
+    return (units * serial + 1) * tile.cycles
 
 
 def core_tiles(

@@ -116,3 +116,29 @@ def test_the_cases_exercise_the_split(target: str) -> None:
     by its own costs: tiny's 4 KiB UB splits other shapes than ascend910b)."""
     split = [c for c in CASES if _is_split(_module(_kernel(*c)), target)]
     assert len(split) >= 3, split
+
+
+SPLIT_BY_HAND = """
+func.func @k(%a: !tv.tensor<2048x512xf16>) -> !tv.tensor<f16> {
+  %v = tv.reshape %a : !tv.tensor<2048x512xf16> to !tv.tensor<64x32x512xf16>
+  %w = tv.cast %v : !tv.tensor<64x32x512xf16> to !tv.tensor<64x32x512xf32>
+  %p = tv.reduce_sum %w [1] : !tv.tensor<64x32x512xf32> -> !tv.tensor<64x512xf32>
+  %q = tv.reduce_sum %p [0, 1] : !tv.tensor<64x512xf32> -> !tv.tensor<f32>
+  %s = tv.cast %q : !tv.tensor<f32> to !tv.tensor<f16>
+  func.return %s : !tv.tensor<f16>
+}
+"""
+
+
+def test_a_combine_with_its_accumulator_fill_leaves_the_ranges_split() -> None:
+    """The combine nest's accumulator fill (no GM access) belongs to the
+    combine's phase: the multi-core split still spreads the ranges (it gave
+    up, block_dim 1, when the fill ended the ranges' phase)."""
+    module = _module(SPLIT_BY_HAND)
+    pipeline = LowerPipeline(target="ascend910b", split_reductions=False)
+    lowered = lower(module, "ascend_hw", pipeline)
+    function = next(op for op in lowered.walk() if isinstance(op, func.FuncOp))
+    block_dim = function.attributes["ascend_hw.block_dim"]
+    assert block_dim.value.data > 1  # pyright: ignore[reportAttributeAccessIssue]
+    check = check_lowering(module, "k", _inputs(module), pipeline=pipeline)
+    assert check.ok, [str(c) for c in check.comparisons]
