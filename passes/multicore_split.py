@@ -25,6 +25,7 @@ from xdsl.ir import Block, Operation, OpResult, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import MemoryEffectKind, get_effects
 
+from pypto_mlir.diagnostics import emit_remark
 from pypto_mlir.dialects import ascend_hw as hw
 from pypto_mlir.dialects import tile
 from pypto_mlir.passes.index_range import (
@@ -482,14 +483,16 @@ def _plan_phase(
     ranges: dict[SSAValue, Range],
     alignment: int,
     cores: int,
+    matmul_grid: bool = True,
 ) -> _PhasePlan | None:
     """The split of one phase over up to `cores` cores; None when it runs on
-    one core."""
+    one core. With `matmul_grid`, matmul block rows that the cores do not
+    divide evenly may be split as a grid (`core_split`)."""
     outer = _plan_split(ops, later, ranges, alignment)
     if outer is None:
         return None
     inner: list[_Split] = []
-    if outer.units < cores or _matmul_rows(outer, cores):
+    if outer.units < cores or (matmul_grid and _matmul_rows(outer, cores)):
         blocks: list[tuple[list[Operation], list[Operation]]] = []
         for loop in outer.loops:
             body_ops = list(loop.body.block.ops)
@@ -503,6 +506,16 @@ def _plan_phase(
         n_outer, n_inner = core_split(outer.units, inner[0].units, cores, True)
         if n_inner == 1:
             inner = []
+        else:
+            rows = -(-outer.units // cores) * inner[0].units
+            busiest = -(-outer.units // n_outer) * -(-inner[0].units // n_inner)
+            emit_remark(
+                outer.loops[0],
+                f"matmul block rows {outer.units} x columns {inner[0].units} "
+                f"split over a {n_outer}x{n_inner} grid of cores: {busiest} "
+                f"blocks on the busiest core instead of {rows} by rows "
+                "(tile-to-hw matmul-grid)",
+            )
     if not inner or outer.units < cores:
         n_outer, n_inner = _grid(outer.units, inner[0].units if inner else 1, cores)
     if n_outer * n_inner <= 1:
@@ -620,7 +633,9 @@ def _single_core_work(
     return work
 
 
-def distribute(function: func.FuncOp, cores: int, alignment: int) -> int:
+def distribute(
+    function: func.FuncOp, cores: int, alignment: int, matmul_grid: bool = True
+) -> int:
     """Split the parallel tile loops of `function` over up to `cores` cores;
     returns the number of cores used (the function's block_dim).
 
@@ -658,7 +673,7 @@ def distribute(function: func.FuncOp, cores: int, alignment: int) -> int:
     plans: list[_PhasePlan | None] = []
     for k, phase in enumerate(phases):
         later = [op for p in phases[k + 1 :] for op in p] + [terminator]
-        plans.append(_plan_phase(phase, later, ranges, alignment, cores))
+        plans.append(_plan_phase(phase, later, ranges, alignment, cores, matmul_grid))
     if not any(plans):
         return 1
     single: list[list[Operation]] = []

@@ -147,7 +147,11 @@ LOWER_STAGES: tuple[Stage, ...] = (
     Stage(
         "tile-to-hw",
         "ascend_hw",
-        (("max_cores", "max_cores"), ("bank_offset", "bank_offset")),
+        (
+            ("max_cores", "max_cores"),
+            ("bank_offset", "bank_offset"),
+            ("matmul_grid", "matmul_grid"),
+        ),
         inputs=("tile",),
     ),
     Stage("hw-coalesce-dma", "ascend_hw", enabled_by="coalesce_dma"),
@@ -164,7 +168,7 @@ class LowerPipeline(PipelinePass):
 
     Runs canonicalize, pypto-set-target, tv-expand-math, tv-schedule (unless
     schedule=false; fuse-siblings, interleave, balance-cores), tv-to-tile, tile-peel-tails,
-    tile-pipeline (unless double-buffer=false), tile-to-hw (bank-offset),
+    tile-pipeline (unless double-buffer=false), tile-to-hw (bank-offset, matmul-grid),
     hw-coalesce-dma (unless coalesce-dma=false) and hw-insert-sync; every stage
     is also a pass of its own. start-level=tile lowers tile IR: pypto-set-target
     and the stages from tile-peel-tails on.
@@ -215,6 +219,10 @@ class LowerPipeline(PipelinePass):
 
     attention_fusion: bool = True
     """Fuse softmax(q @ k.T ...) @ v into one flash-attention nest (tv-to-tile)."""
+
+    matmul_grid: bool = True
+    """Split matmul block rows the cores do not divide evenly over a grid of
+    cores when that gives the busiest core fewer blocks (tile-to-hw)."""
 
     bank_offset: bool = True
     """Place UB buffers a vector instruction uses together in different banks
