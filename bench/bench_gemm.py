@@ -55,10 +55,18 @@ class Run:
     cycles: int
     roofline: float
     report: Any
+    remarks: str = ""
+    """The matmul remarks of tv-to-tile, joined."""
 
 
-DECISIONS = ("matmul_panels", "matmul_split_k", "matmul_l2_order")
-"""The LowerPipeline options of the matmul schedule, each shown off alone."""
+DECISIONS = {
+    "matmul_panels": "A panel",
+    "matmul_split_k": "K split in",
+    "matmul_l2_order": "K chunks staggered",
+}
+"""The LowerPipeline options of the matmul schedule, each shown off alone, and
+what the remark says when the model took it (a decision not taken in the all-on
+run is not simulated again: switching it off changes nothing)."""
 
 
 def _run(
@@ -70,11 +78,13 @@ def _run(
     bound = roofline(module, name, CHIP)
     options = {d: on and d != without for d in DECISIONS}
     pipeline = LowerPipeline(target=TARGET, **options)
-    with diagnostic_handler(lambda _: None):
+    remarks: list[str] = []
+    with diagnostic_handler(lambda d: remarks.append(str(d))):
         lowered = lower(module, "ascend_hw", pipeline)
     arguments = [*inputs, *result_buffers(function)]
     report = run_hw_function(lowered, name, arguments, CHIP).report
-    return Run(report.cycles, bound.cycles, report)
+    text = "\n".join(r for r in remarks if "tiled tv.matmul" in r)
+    return Run(report.cycles, bound.cycles, report, text)
 
 
 def simulate(n: int, on: bool, without: str = "") -> Run:
@@ -118,7 +128,8 @@ def _why(n: int, run: Run) -> str:
         misses = int(np.count_nonzero(mine)) - hits
         start_up = (
             f" ({hits} DMAs hit the L2 in every line, at {CHIP.l2.hit_latency} "
-            f"cycles of start-up, {misses} missed, at up to {path.latency})"
+            f"cycles of start-up unless a line was still being filled, {misses} "
+            f"missed, at {path.latency})"
         )
     return (
         f"{bound} bounds it: core {core.index} ({core.cycles} cycles) has MTE2 busy "
@@ -174,25 +185,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(header)
     print("-" * len(header))
     results: dict[int, Run] = {}
-    rows: list[tuple[str, Run, list[Run], Run]] = []
     cases: list[tuple[str, Callable[..., Run]]] = [
         (str(n), partial(simulate, n)) for n in sizes
     ]
     cases.append(("ffn", simulate_ffn))
     for label, run in cases:
         off, on = run(False), run(True)
-        alone = [run(True, decision) for decision in DECISIONS]
+        alone = [
+            run(True, decision) if taken in on.remarks else on
+            for decision, taken in DECISIONS.items()
+        ]
         if label != "ffn":
             results[int(label)] = on
-        rows.append((label, off, alone, on))
-    for label, off, alone, on in rows:
         print(
             f"{label:>6} {off.cycles:>9} "
             + " ".join(f"{r.cycles:>11}" for r in alone)
             + f" {on.cycles:>9} {off.cycles / on.cycles:>5.2f}x "
             f"{off.roofline / off.cycles:>7.0%} / {on.roofline / on.cycles:<6.0%} "
             f"{_busiest(off.report):>9} / {_busiest(on.report):<8} "
-            f"{_l2(off.report):>6} / {_l2(on.report):<5} {on.report.block_dim:>6}"
+            f"{_l2(off.report):>6} / {_l2(on.report):<5} {on.report.block_dim:>6}",
+            flush=True,
         )
     print("\nissue 13 targets:")
     for n, run in results.items():

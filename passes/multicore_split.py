@@ -25,6 +25,7 @@ from xdsl.ir import Block, Operation, OpResult, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import MemoryEffectKind, get_effects
 
+from pypto_mlir.diagnostics import emit_remark
 from pypto_mlir.dialects import ascend_hw as hw
 from pypto_mlir.dialects import tile
 from pypto_mlir.passes.index_range import (
@@ -431,13 +432,21 @@ def _guard(ops: Sequence[Operation], condition: SSAValue, location) -> scf.IfOp:
     return guard
 
 
-def core_split(outer: int, inner: int, cores: int) -> tuple[int, int]:
+def core_split(
+    outer: int, inner: int, cores: int, matmul: bool = False
+) -> tuple[int, int]:
     """Cores along the outer and inner loop of a nest of `outer` x `inner`
     units as `distribute` splits it: the outer loop alone when it has a unit
-    per core (its chunks run every inner unit), else the grid of `_grid`. The
-    matmul tiling model (passes/tiling_model.py) estimates a core's blocks with
-    it."""
+    per core (its chunks run every inner unit), else the grid of `_grid`. For
+    the block loops of a matmul (`matmul`) with more rows than cores, the grid
+    when it gives the busiest core fewer units (32 x 16 blocks on 24 cores: 24
+    instead of 32). The matmul tiling model (passes/tiling_model.py)
+    estimates a core's blocks with it."""
     if outer >= cores:
+        if matmul and outer % cores:
+            n_outer, n_inner = _grid(outer, inner, cores)
+            if -(-outer // n_outer) * -(-inner // n_inner) < -(-outer // cores) * inner:
+                return n_outer, n_inner
         return cores, 1
     return _grid(outer, inner, cores)
 
@@ -474,14 +483,16 @@ def _plan_phase(
     ranges: dict[SSAValue, Range],
     alignment: int,
     cores: int,
+    matmul_grid: bool = True,
 ) -> _PhasePlan | None:
     """The split of one phase over up to `cores` cores; None when it runs on
-    one core."""
+    one core. With `matmul_grid`, matmul block rows that the cores do not
+    divide evenly may be split as a grid (`core_split`)."""
     outer = _plan_split(ops, later, ranges, alignment)
     if outer is None:
         return None
     inner: list[_Split] = []
-    if outer.units < cores:
+    if outer.units < cores or (matmul_grid and _matmul_rows(outer, cores)):
         blocks: list[tuple[list[Operation], list[Operation]]] = []
         for loop in outer.loops:
             body_ops = list(loop.body.block.ops)
@@ -491,10 +502,36 @@ def _plan_phase(
         plans = [_plan_split(b, end, ranges, alignment) for b, end in blocks]
         if all(plans) and len({p.units for p in plans if p}) == 1:
             inner = [p for p in plans if p is not None]
-    n_outer, n_inner = _grid(outer.units, inner[0].units if inner else 1, cores)
+    if inner and outer.units >= cores:
+        n_outer, n_inner = core_split(outer.units, inner[0].units, cores, True)
+        if n_inner == 1:
+            inner = []
+        else:
+            rows = -(-outer.units // cores) * inner[0].units
+            busiest = -(-outer.units // n_outer) * -(-inner[0].units // n_inner)
+            emit_remark(
+                outer.loops[0],
+                f"matmul block rows {outer.units} x columns {inner[0].units} "
+                f"split over a {n_outer}x{n_inner} grid of cores: {busiest} "
+                f"blocks on the busiest core instead of {rows} by rows "
+                "(tile-to-hw matmul-grid)",
+            )
+    if not inner or outer.units < cores:
+        n_outer, n_inner = _grid(outer.units, inner[0].units if inner else 1, cores)
     if n_outer * n_inner <= 1:
         return None
     return _PhasePlan(outer, inner, n_outer, n_inner)
+
+
+def _matmul_rows(split: _Split, cores: int) -> bool:
+    """Whether the loops are matmul block rows that the cores do not divide
+    evenly: a grid over rows and columns may then give the busiest core fewer
+    blocks (`core_split`)."""
+    if split.units % cores == 0:
+        return False
+    return any(
+        isinstance(op, tile.MatmulOp) for loop in split.loops for op in loop.walk()
+    )
 
 
 def _apply_phase(plan: _PhasePlan, block_dim: int) -> None:
@@ -610,7 +647,9 @@ def _single_core_work(
     return work
 
 
-def distribute(function: func.FuncOp, cores: int, alignment: int) -> int:
+def distribute(
+    function: func.FuncOp, cores: int, alignment: int, matmul_grid: bool = True
+) -> int:
     """Split the parallel tile loops of `function` over up to `cores` cores;
     returns the number of cores used (the function's block_dim).
 
@@ -648,7 +687,7 @@ def distribute(function: func.FuncOp, cores: int, alignment: int) -> int:
     plans: list[_PhasePlan | None] = []
     for k, phase in enumerate(phases):
         later = [op for p in phases[k + 1 :] for op in p] + [terminator]
-        plans.append(_plan_phase(phase, later, ranges, alignment, cores))
+        plans.append(_plan_phase(phase, later, ranges, alignment, cores, matmul_grid))
     if not any(plans):
         return 1
     single: list[list[Operation]] = []

@@ -233,7 +233,9 @@ class _FunctionLowering:
         target_name: str,
         cores: int,
         bank_offset: bool = True,
+        matmul_grid: bool = True,
     ):
+        self.matmul_grid = matmul_grid
         self.ctx = ctx
         self.target_name = target_name
         self.function = function
@@ -269,7 +271,10 @@ class _FunctionLowering:
         extents = _ValidExtents(function)
         valid = {v: extents.of(v) for v in values}
         block_dim = distribute(
-            function, self.cores, self.target.memories["gm"].alignment
+            function,
+            self.cores,
+            self.target.memories["gm"].alignment,
+            self.matmul_grid,
         )
         function.attributes[BLOCK_DIM_ATTR] = IntegerAttr(block_dim, i64)
         if _pipeline_split_loops(function, valid):
@@ -469,6 +474,11 @@ class TileToHwPass(ModulePass):
     """Place UB buffers one vector instruction uses together in different banks
     where space allows (memory_plan.py)."""
 
+    matmul_grid: bool = True
+    """Split matmul block rows that the cores do not divide evenly over a grid
+    of rows and columns when the busiest core gets fewer blocks
+    (multicore_split.core_split); false: by rows alone."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         name = resolve_target(op, self.target or None)
         try:
@@ -488,5 +498,11 @@ class TileToHwPass(ModulePass):
                 _is_tile(v) for o in function.walk() for v in (*o.results, *o.operands)
             ) or any(map(_is_tile, function.args)):
                 _FunctionLowering(
-                    ctx, function, target, name, cores, self.bank_offset
+                    ctx,
+                    function,
+                    target,
+                    name,
+                    cores,
+                    self.bank_offset,
+                    self.matmul_grid,
                 ).run()

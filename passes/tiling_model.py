@@ -952,7 +952,7 @@ class _CycleEstimate:
         # DMA per base row block, not overlapped with its first block), then
         # runs that row's blocks (multicore_split's grid decides which).
         panel_cycles, panel_wire = self.dma(("gm", "l1"), t.m0, k * e, k * e)
-        row_cores, column_cores = core_split(rows, columns, max(1, r.cores))
+        row_cores, column_cores = core_split(rows, columns, max(1, r.cores), True)
         core_rows = -(-rows // row_cores)
         core_columns = -(-columns // column_cores)
         cycles = core_rows * (t.fa * panel_cycles + core_columns * block)
@@ -999,7 +999,7 @@ class _CycleEstimate:
         if l2 is None:
             return a_cycles, b_cycles
         units = rows * t.split
-        row_cores, column_cores = core_split(units, columns, max(1, self.r.cores))
+        row_cores, column_cores = core_split(units, columns, max(1, self.r.cores), True)
         core_rows = -(-units // row_cores)
         core_columns = -(-columns // column_cores)
         a_slow = 1 / core_columns
@@ -1023,14 +1023,17 @@ def _staggered_misses(sharers: int, chunks: int) -> float:
 def matmul_choice_text(
     target: Target, request: MatmulRequest, tiling: MatmulTiling
 ) -> str:
-    """What the model estimates for `tiling` and, for an A panel, for the same
-    blocks without one: the remark's reason for the choice."""
+    """What the model estimates for `tiling` and, for an A panel, a K split or
+    staggered K chunks, for the same blocks without it (or, when staggering was
+    possible but not chosen, with it): the remark's reason for the choice."""
     r = request
     estimate = _CycleEstimate(target, r)
     m = r.m if r.m is not None else ASSUMED_DYNAMIC_EXTENT
     n = r.n if r.n is not None else ASSUMED_DYNAMIC_EXTENT
     rows, columns = r.batch * -(-m // tiling.m1), -(-n // tiling.n1)
-    row_cores, column_cores = core_split(rows * tiling.split, columns, max(1, r.cores))
+    row_cores, column_cores = core_split(
+        rows * tiling.split, columns, max(1, r.cores), True
+    )
     cores = min(rows * tiling.split, row_cores) * min(columns, column_cores)
     text = (
         f"; {rows}x{columns} L1 block(s) over {cores} core(s), estimated "
@@ -1051,6 +1054,12 @@ def matmul_choice_text(
             f"; K chunks staggered for the l2: block (i, j) starts at chunk "
             f"(i + j) mod {chunks} (estimated "
             f"{estimate.cycles(replace(tiling, l2_order=False)):.0f} cycles in order)"
+        )
+    elif tiling.split == 1 and _l2_order_applies(target, r, tiling.k1):
+        staggered = replace(tiling, panel=False, l2_order=True)
+        text += (
+            f"; K chunks in order (estimated {estimate.cycles(staggered):.0f} "
+            "cycles staggered for the l2)"
         )
     if tiling.panel:
         text += (

@@ -160,7 +160,11 @@ LOWER_STAGES: tuple[Stage, ...] = (
     Stage(
         "tile-to-hw",
         "ascend_hw",
-        (("max_cores", "max_cores"), ("bank_offset", "bank_offset")),
+        (
+            ("max_cores", "max_cores"),
+            ("bank_offset", "bank_offset"),
+            ("matmul_grid", "matmul_grid"),
+        ),
         inputs=("tile",),
     ),
     Stage("hw-coalesce-dma", "ascend_hw", enabled_by="coalesce_dma"),
@@ -178,11 +182,12 @@ class LowerPipeline(PipelinePass):
     Runs canonicalize, pypto-set-target, tv-expand-math, tv-schedule (unless
     schedule=false; fuse-siblings, interleave, balance-cores,
     split-reductions), tv-sparse-to-tile (sparse-tile-cols, bsr-cube), tv-to-tile,
-    tile-peel-tails,
-    tile-pipeline (unless double-buffer=false), tile-to-hw (bank-offset),
+    tile-peel-tails, tile-pipeline (unless double-buffer=false), tile-to-hw
+    (bank-offset, matmul-grid),
     hw-coalesce-dma (unless coalesce-dma=false) and hw-insert-sync; every stage
-    is also a pass of its own. tuned=true takes the options pypto-tune stored. start-level=tile lowers tile IR: pypto-set-target
-    and the stages from tile-peel-tails on.
+    is also a pass of its own. tuned=true takes the options pypto-tune stored.
+    start-level=tile lowers tile IR: pypto-set-target and the stages from
+    tile-peel-tails on.
     """
 
     name = "pypto-lower"
@@ -242,6 +247,7 @@ class LowerPipeline(PipelinePass):
     late_invariants: bool = True
     """Load loop-invariant tiles in a loop each core runs once, after the
     varying ones (tv-to-tile)."""
+
     attention_cube_sum: bool = True
     """Row sums of the attention probabilities on the cube when cheaper (tv-to-tile)."""
 
@@ -262,6 +268,10 @@ class LowerPipeline(PipelinePass):
     prologue_fusion: bool = True
     """Compute a matmul operand's elementwise ops on its blocks in UB and move
     them to L1 (tv-to-tile); false: through GM, a nest of its own."""
+
+    matmul_grid: bool = True
+    """Split matmul block rows the cores do not divide evenly over a grid of
+    cores when that gives the busiest core fewer blocks (tile-to-hw)."""
 
     bank_offset: bool = True
     """Place UB buffers a vector instruction uses together in different banks

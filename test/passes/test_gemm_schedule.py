@@ -19,6 +19,7 @@ import pytest
 from pypto_mlir.check import check_lowering
 from pypto_mlir.cli.source import SourceChunk, default_context, parse_chunk
 from pypto_mlir.diagnostics import diagnostic_handler
+from pypto_mlir.passes.multicore_split import core_split
 from pypto_mlir.passes.tiling_model import (
     MatmulRequest,
     MatmulTiling,
@@ -179,3 +180,18 @@ def test_panel_footprint() -> None:
     tiling = MatmulTiling(128, 256, 64, 1, 1, 256, panel=True)
     panel = 128 * 1024 * 2  # K rounded up to whole 256-deep chunks
     assert matmul_footprint(chip, request, tiling)["l1"] == panel + 2 * 256 * 256 * 2
+
+
+def test_matmul_block_grid() -> None:
+    """Matmul block rows the cores do not divide evenly are split as a grid
+    over rows and columns when the busiest core gets fewer blocks."""
+    assert core_split(32, 16, 24, True) == (3, 8)  # 24 blocks a core, not 32
+    assert core_split(32, 16, 24) == (24, 1)
+    assert core_split(48, 24, 24, True) == (24, 1)  # even: rows alone
+    assert core_split(5, 4, 2, True) == (1, 2)
+
+
+def test_matmul_block_grid_numerics() -> None:
+    """160 x 128 in 32 x 32 blocks on tiny's 2 cores: 5 block rows, so the
+    cores take 2 of the 4 block columns each (10 blocks, not 12)."""
+    assert _run("tiny", 160, 64, 128, panels=False)

@@ -3,9 +3,10 @@
 // chunks from chunk (i + j) mod chunks on, wrapping around K, so that cores
 // sharing an A row or a B column at the same time read different chunks and
 // all but one hit the L2. The remark gives the estimate with the chunks in
-// order. With matmul-l2-order=false every block starts at K = 0. Refused (chunks
-// in order, no remark about it): a target without an L2 (tiny), a K that is not
-// whole chunks, a dynamic K.
+// order, or when staggering could apply but the model keeps the chunks in order,
+// the estimate staggered. With matmul-l2-order=false every block starts at K = 0.
+// Refused (chunks in order, no remark about it): a target without an L2 (tiny),
+// a K that is not whole chunks, a dynamic K.
 // RUN: pypto-opt %s -p 'tv-to-tile{target=ascend910b}' --split-input-file 2>/dev/null | filecheck %s
 // RUN: pypto-opt %s -p 'tv-to-tile{target=ascend910b}' --split-input-file --verify-diagnostics -o /dev/null
 // RUN: pypto-opt %s -p 'tv-to-tile{target=ascend910b matmul-l2-order=false}' --split-input-file 2>&1 | filecheck %s --check-prefix=OFF
@@ -65,5 +66,19 @@ func.func @dynamic(%a: !tv.tensor<512x?xf16>, %b: !tv.tensor<?x512xf16>) -> !tv.
 }
 
 // CHECK-LABEL: func.func @dynamic(
+// CHECK-NOT:     arith.remui
+// CHECK:         func.return
+
+// -----
+
+// Staggering could apply but the model estimates an A panel cheaper: the
+// remark gives the staggered estimate.
+func.func @in_order(%a: !tv.tensor<128x768xf16>, %b: !tv.tensor<768x3072xf16>) -> !tv.tensor<128x3072xf16> {
+  // expected-remark@below {{estimated 13360 cycles; K chunks in order (estimated 13957 cycles staggered for the l2); A panel 64x768 kept in l1}}
+  %c = tv.matmul %a, %b acc(f32) : !tv.tensor<128x768xf16>, !tv.tensor<768x3072xf16> -> !tv.tensor<128x3072xf16>
+  func.return %c : !tv.tensor<128x3072xf16>
+}
+
+// CHECK-LABEL: func.func @in_order(
 // CHECK-NOT:     arith.remui
 // CHECK:         func.return
