@@ -1020,6 +1020,73 @@ def _staggered_misses(sharers: int, chunks: int) -> float:
     return 1 / chunks + (1 - 1 / chunks) / groups
 
 
+def matmul_cycles(
+    target: Target, request: MatmulRequest, tiling: MatmulTiling
+) -> float:
+    """The estimated cycles of `request`'s nest with `tiling` (`_CycleEstimate`)."""
+    return _CycleEstimate(target, request).cycles(tiling)
+
+
+@dataclass(frozen=True)
+class RowEpilogue:
+    """What the row-fusion estimates need of a matmul's row epilogue (its
+    reductions and softmax along the rows)."""
+
+    vector_per_row: float
+    """Vector cycles per row of the result, from the roofline's step counts
+    (`pypto_mlir.roofline.ops_vector_cycles`)."""
+    in_row_bytes: int
+    """Bytes of a row of the matmul result (what a row nest loads)."""
+    out_row_bytes: int
+    """Bytes the epilogue stores per row (all its outputs)."""
+
+
+def _row_store(target: Target, rows: int, epilogue: RowEpilogue) -> float:
+    if not epilogue.out_row_bytes:
+        return 0.0
+    return dma_cost(target, ("ub", "gm"), rows, epilogue.out_row_bytes).cycles
+
+
+def fused_rows_cycles(
+    target: Target,
+    request: MatmulRequest,
+    tiling: MatmulTiling,
+    epilogue: RowEpilogue,
+) -> float:
+    """A row-fused matmul nest (`request.whole_rows`): the matmul's estimate,
+    and per L1 block of m1 whole rows the epilogue's vector work and store,
+    pipelined with the next block's matmul on the core (each core's rounds
+    take the longer of the two; one block's shorter part is not overlapped)."""
+    m = request.m if request.m is not None else ASSUMED_DYNAMIC_EXTENT
+    blocks = request.batch * _ceil(m, tiling.m1)
+    rounds = _ceil(blocks, max(1, request.cores))
+    per_block = matmul_cycles(target, request, tiling) / rounds
+    rows = min(tiling.m1, m)
+    epi = epilogue.vector_per_row * rows + _row_store(target, rows, epilogue)
+    return rounds * max(per_block, epi) + min(per_block, epi)
+
+
+def row_nest_cycles(
+    target: Target, epilogue: RowEpilogue, tile_rows: int, units: int, cores: int
+) -> float:
+    """The row nest of an unfused epilogue: `units` tiles of `tile_rows` rows
+    over `cores`, each loaded (from the L2 when the target has one: the matmul
+    has just written the rows), reduced and stored, double-buffered (a core's
+    rounds take the busiest of the three; the first load and the last store
+    overlap nothing)."""
+    rounds = _ceil(units, max(1, min(units, cores)))
+    latency = target.dma_path("gm", "ub").latency
+    hit = target.l2.hit_latency if target.l2 is not None else latency
+    load = (
+        dma_cost(target, ("gm", "ub"), tile_rows, epilogue.in_row_bytes).cycles
+        - latency
+        + hit
+    )
+    store = _row_store(target, tile_rows, epilogue)
+    vector = epilogue.vector_per_row * tile_rows
+    return load + store + rounds * max(load, vector, store)
+
+
 def matmul_choice_text(
     target: Target, request: MatmulRequest, tiling: MatmulTiling
 ) -> str:

@@ -58,6 +58,7 @@ from pypto_mlir.dialects.tile import (
     element_bytes,
     fractal_edge,
 )
+from pypto_mlir.roofline import ops_vector_cycles
 from pypto_mlir.targets import Target
 
 from .attention_nests import (
@@ -81,6 +82,7 @@ from .tiling_model import (
     LiveTerm,
     MatmulRequest,
     MatmulTiling,
+    RowEpilogue,
     TilingError,
     VectorRequest,
     VectorTiling,
@@ -92,9 +94,12 @@ from .tiling_model import (
     covers_rows,
     explicit_matmul_tiling,
     explicit_vector_tiling,
+    fused_rows_cycles,
     matmul_choice_text,
+    matmul_cycles,
     matmul_fits,
     record_request,
+    row_nest_cycles,
 )
 from .tv_fusion import (
     ExtentAnalysis,
@@ -189,8 +194,9 @@ class TvToTilePass(ModulePass):
 
     row_fusion: bool = True
     """Reduce a matmul result along its rows (reductions, softmax) in the
-    matmul's nest, on blocks spanning whole rows (passes/matmul_fusion.py);
-    false: the result goes to GM and a row nest reads it back."""
+    matmul's nest, on blocks spanning whole rows (passes/matmul_fusion.py),
+    where estimated faster; false: the result goes to GM and a row nest reads
+    it back."""
 
     prologue_fusion: bool = True
     """Compute a matmul operand's elementwise ops in UB on each operand block
@@ -684,6 +690,27 @@ class FunctionLowering:
         )
 
     def _emit_vector(self, group: Group, cursor: LocatedBuilder) -> None:
+        tiling, resident, request, buffering, balanced = self._vector_choice(group)
+        hoist, placed = self._hoist_invariants(
+            group, tiling, resident, self.options.tile_sizes
+        )
+        VectorNest(group, self.extents, self.gm, cursor, self._sum_lanes).emit(
+            tiling, resident, hoist
+        )
+        peak = request.profile.peak(tiling.physical)
+        emit_remark(
+            group.root,
+            self._vector_remark(group, tiling, resident, peak, buffering)
+            + balanced
+            + placed,
+        )
+
+    def _vector_choice(
+        self, group: Group
+    ) -> tuple[VectorTiling, bool, VectorRequest, int, str]:
+        """The tiling of `group`'s vector nest (`tile-sizes`, or the largest
+        that fits UB, balanced over the cores by cost): tiling, residency,
+        request, buffering and the remark's words on the balance."""
         ub_size = self.target.memories["ub"].size
         assert ub_size is not None
         explicit = self.options.tile_sizes
@@ -757,17 +784,7 @@ class FunctionLowering:
             )
             if better is not None:
                 tiling, balanced = better, f", sized for {cores} cores by cost"
-        hoist, placed = self._hoist_invariants(group, tiling, resident, explicit)
-        VectorNest(group, self.extents, self.gm, cursor, self._sum_lanes).emit(
-            tiling, resident, hoist
-        )
-        peak = request.profile.peak(tiling.physical)
-        emit_remark(
-            group.root,
-            self._vector_remark(group, tiling, resident, peak, buffering)
-            + balanced
-            + placed,
-        )
+        return tiling, resident, request, buffering, balanced
 
     def _hoist_invariants(
         self,
@@ -963,6 +980,21 @@ class FunctionLowering:
                 )
             tiling = found
         tiling = _effective(tiling, request)
+        if group.reduced and not self.options.matmul_tile_sizes:
+            fused, unfused = self._row_fusion_costs(group, request, tiling)
+            costs = (
+                f"{fused:.0f} cycles with whole-row blocks and the rows reduced "
+                f"in their nest, {unfused:.0f} with the matmul's best blocks, a "
+                "sync_all and a row nest over the cores"
+            )
+            if unfused < fused:
+                self._split_epilogue(
+                    group, cursor, f"two nests are estimated faster ({costs})"
+                )
+                return
+            emit_remark(
+                group.root, f"rows reduced in the matmul's nest: estimated {costs}"
+            )
         nest = MatmulNest(group, self.extents, self.gm, cursor, self._sum_lanes)
         if tiling.split > 1:
             nest.workspace = self._split_workspace(group, tiling, cursor)
@@ -984,6 +1016,67 @@ class FunctionLowering:
         buffer = cursor.value(memref.AllocOp([], [], MemRefType(f32, shape)))
         self.allocs.append(buffer)
         return buffer
+
+    def _row_fusion_costs(
+        self, group: Group, request: MatmulRequest, tiling: MatmulTiling
+    ) -> tuple[float, float]:
+        """Estimated cycles of a row-fused matmul group (`tiling`: whole-row
+        blocks) and of the same work unfused: the matmul with its best blocks,
+        a sync_all, and the row nest tv-to-tile would tile for the epilogue
+        (tiling_model.row_nest_cycles)."""
+        op = group.matmul
+        assert op is not None
+        saved = dict(self.gm.source), dict(self.gm.targets)
+        # The row nest's tiling, probed on a stand-in for the result's buffer.
+        stand_in = memref.AllocOp([], [], memref_type(tensor_type(op.result)))
+        if op.result not in self.gm.source:
+            self.gm.source[op.result] = stand_in.memref
+        _, row_group = self._split_groups(group)
+        row_tiling = self._vector_choice(row_group)[0]
+        for planned, before in zip(
+            (self.gm.source, self.gm.targets), saved, strict=True
+        ):
+            planned.clear()
+            planned.update(before)
+        stand_in.erase()
+        rows = math.prod(
+            static_extent(e) or ASSUMED_DYNAMIC_EXTENT for e in group.frame[:-1]
+        )
+        members = [m for m in group.members if m is not op]
+        n = static_extent(group.frame[-1]) or ASSUMED_DYNAMIC_EXTENT
+        epilogue = RowEpilogue(
+            vector_per_row=ops_vector_cycles(members, self.target) / rows,
+            in_row_bytes=n * request.out_bytes,
+            out_row_bytes=sum(
+                math.prod(tensor_type(v).get_shape()[-1:])
+                * element_bytes(tensor_type(v).element_type)
+                for v in group.outputs
+                if v is not op.result
+            ),
+        )
+        plain = replace(
+            request,
+            epilogue=None,
+            whole_rows=False,
+            split_k=self.options.matmul_split_k and group.rank == 2,
+        )
+        plain_tiling = auto_matmul_tiling(self.target, plain) or auto_matmul_tiling(
+            self.target, plain, 1
+        )
+        tile_rows = row_tiling.steps[-2] if len(row_tiling.steps) > 1 else 1
+        units = math.ceil(rows / tile_rows)
+        cores = self.target.cores
+        if self.options.max_cores:
+            cores = min(cores, self.options.max_cores)
+        fused = fused_rows_cycles(self.target, request, tiling, epilogue)
+        if plain_tiling is None:
+            return fused, math.inf
+        unfused = (
+            matmul_cycles(self.target, plain, _effective(plain_tiling, plain))
+            + self.target.sync.all_latency
+            + row_nest_cycles(self.target, epilogue, tile_rows, units, cores)
+        )
+        return fused, unfused
 
     def _prologue_peak(self, group: Group) -> Callable[[int, int, int], int] | None:
         """Peak UB bytes of `group`'s operand prologues on a block (m0, n0, k1):
@@ -1037,13 +1130,22 @@ class FunctionLowering:
         of its own (a row nest for reductions), which tiles it as it needs."""
         op = group.matmul
         assert op is not None
-        result = op.result
         names = ", ".join(m.name for m in group.members if m is not op)
         emit_remark(
             group.root,
             f"epilogue {names} not fused with tv.matmul: {reason}; the result "
             "goes through GM",
         )
+        matmul, epilogue = self._split_groups(group)
+        self._emit_group(matmul, cursor)
+        self._emit_group(epilogue, cursor)
+
+    def _split_groups(self, group: Group) -> tuple[Group, Group]:
+        """`group`'s matmul alone, its result in GM (planned here), and its
+        epilogue as a nest of its own (a ROW group for reductions)."""
+        op = group.matmul
+        assert op is not None
+        result = op.result
         matmul = Group(
             GroupKind.MATMUL,
             op,
@@ -1067,8 +1169,7 @@ class FunctionLowering:
             targets = self.gm.targets.get(result) or []
             self.gm.source[result] = targets[0] if targets else result
             self.gm.targets[result] = targets
-        self._emit_group(matmul, cursor)
-        self._emit_group(epilogue, cursor)
+        return matmul, epilogue
 
     def _epilogue_profile(self, group: Group) -> _EpilogueProfile:
         op = group.matmul

@@ -225,6 +225,16 @@ def vector_steps(name: str, scalar_operand: bool) -> tuple[str, ...]:
     raise ValueError(f"the roofline has no vector steps for {name}")
 
 
+def ops_vector_cycles(ops: Iterable[Operation], target: Target) -> float:
+    """The vector unit's cycles for the tv `ops` over their whole tensors, as
+    the roofline counts them (`vector_steps`, narrow sums in f32): what
+    tv-to-tile's row-fusion estimate charges a row epilogue."""
+    work = Work(target)
+    for op in ops:
+        _vector_op(work, op)
+    return work.vector_cycles
+
+
 def roofline(module: ModuleOp, name: str, target: Target) -> Roofline:
     """The roofline of `func.func @name` (tv level) of `module` on `target`."""
     function = SymbolTable.lookup_symbol(module, name)

@@ -107,6 +107,14 @@ def test_row_fusion_matches_the_reference(kernel, shape, target: str) -> None:  
     assert allocs_off == 1
 
 
+def test_row_fusion_declined_by_cost_matches_the_reference() -> None:
+    """bench_fusion's 128x64x512 softmax: 8 whole-row blocks for 24 cores, so
+    the estimate keeps two nests (the result through GM), still correct."""
+    remarks, allocs = _check(_softmax(128, 64, 512), "ascend910b")
+    assert any("two nests are estimated faster" in r for r in remarks), remarks
+    assert allocs == 1
+
+
 @pytest.mark.parametrize("target", ["ascend910b", "tiny"])
 @pytest.mark.parametrize("shape", SHAPES)
 def test_epilogue_fusion_switch(shape: tuple[int, int, int], target: str) -> None:
