@@ -222,6 +222,25 @@ def test_a_lost_ray_worker_loses_no_result(ray_instance: Path) -> None:
     assert all(c.cycles is not None for c in result.candidates)
 
 
+def sleep_on_one(task: Task) -> Outcome:
+    """Candidate 1 never finishes in time."""
+    if task.index == 1:
+        import time
+
+        time.sleep(600)
+    return evaluate(task)
+
+
+def test_a_candidate_over_the_time_limit_is_recorded_and_skipped() -> None:
+    result = _tune(
+        parse(KERNEL), LocalExecutor(2, timeout=15), budget=3, evaluate_fn=sleep_on_one
+    )
+    slow = [c for c in result.candidates if c.cycles is None]
+    assert [c.index for c in slow] == [1]
+    assert "longer than the 15 s limit" in slow[0].error
+    assert sorted(c.index for c in result.candidates) == [0, 1, 2]
+
+
 def _tune_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
     from pypto_mlir.cli.tune import main
 
