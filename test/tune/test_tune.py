@@ -56,7 +56,7 @@ def cache_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return path
 
 
-def _tune(module, executor, budget: int = 5, **kwargs):
+def _tune(module, executor, budget: int | None = 5, **kwargs):
     try:
         return tune(module, target="tiny", budget=budget, executor=executor, **kwargs)
     finally:
@@ -184,6 +184,13 @@ def test_a_candidate_that_does_not_lower_is_recorded_and_skipped(
     assert [c.options for c in failed] == [{"tile_sizes": (8, 3)}]
     assert "does not lower" in failed[0].error and "multiple of" in failed[0].error
     assert result.best.cycles is not None
+
+
+def test_a_time_budget_shorter_than_the_first_batch_still_measures_the_default() -> (
+    None
+):
+    result = _tune(parse(KERNEL), LocalExecutor(1), budget=None, seconds=0.001)
+    assert result.candidates[0].options == {} and result.default.cycles
 
 
 def die_once(task: Task) -> Outcome:
