@@ -42,6 +42,9 @@ OTHER_SIZES: tuple[DemoKernel, ...] = (
 )
 """The bench's own shapes: the examples at sizes the demo does not use."""
 
+CANDIDATE_SECONDS = 120.0
+"""A candidate slower than this to lower and simulate is recorded as such."""
+
 QUICK = ("swish", "gemm", "layernorm", "sum_diff")
 """The demo kernels --quick tunes (besides OTHER_SIZES)."""
 
@@ -82,7 +85,7 @@ def tuned_vs_default(
     print("-" * len(header))
     speedups: list[float] = []
     for demo in kernels:
-        executor = LocalExecutor(jobs)
+        executor = LocalExecutor(jobs, CANDIDATE_SECONDS)
         try:
             result = _tune(demo, target, budget, executor, cache)
         except Exception as error:  # a kernel the tuner refuses is a line too
@@ -122,8 +125,8 @@ def throughput(demo: DemoKernel, target: str, budget: int, cache: TuneCache) -> 
         f"{'re-run':>6}"
     )
     executors: list[tuple[str, object]] = [
-        ("local, 1 worker", lambda: LocalExecutor(1)),
-        ("local, 2 workers", lambda: LocalExecutor(2)),
+        ("local, 1 worker", lambda: LocalExecutor(1, CANDIDATE_SECONDS)),
+        ("local, 2 workers", lambda: LocalExecutor(2, CANDIDATE_SECONDS)),
     ]
     try:
         import ray

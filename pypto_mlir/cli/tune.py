@@ -90,6 +90,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="local worker processes (default: the machine's cores)",
     )
     parser.add_argument(
+        "--candidate-seconds",
+        type=_positive_float,
+        metavar="S",
+        help="give up on a candidate after S seconds (local pool; default 300)",
+    )
+    parser.add_argument(
         "--ray", action="store_true", help="run candidates on a local Ray instance"
     )
     parser.add_argument(
@@ -125,6 +131,7 @@ def _error(message: str) -> DiagnosticError:
 def run(args: argparse.Namespace, sources: SourceManager, stdout: TextIO) -> None:
     """Everything after argument parsing; raises `DiagnosticError`."""
     from pypto_mlir.tune.executors import (
+        DEFAULT_CANDIDATE_SECONDS,
         Executor,
         ExecutorError,
         LocalExecutor,
@@ -160,7 +167,9 @@ def run(args: argparse.Namespace, sources: SourceManager, stdout: TextIO) -> Non
         executor: Executor = (
             RayExecutor(args.ray_address)
             if args.ray or args.ray_address
-            else LocalExecutor(args.jobs)
+            else LocalExecutor(
+                args.jobs, args.candidate_seconds or DEFAULT_CANDIDATE_SECONDS
+            )
         )
     except ExecutorError as error:
         raise _error(str(error)) from None

@@ -742,6 +742,7 @@ class Kernel:
         ray: bool | str,
     ) -> Any:
         from pypto_mlir.tune.executors import (
+            DEFAULT_CANDIDATE_SECONDS,
             ExecutorError,
             LocalExecutor,
             RayExecutor,
@@ -753,7 +754,7 @@ class Kernel:
             executor = (
                 RayExecutor(ray if isinstance(ray, str) else None)
                 if ray
-                else LocalExecutor(jobs)
+                else LocalExecutor(jobs, DEFAULT_CANDIDATE_SECONDS)
             )
             try:
                 result = tune(

@@ -6,8 +6,9 @@ again, up to MAX_ATTEMPTS times, and results already streamed are kept."""
 from __future__ import annotations
 
 import os
+import time
 from abc import ABC, abstractmethod
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -16,6 +17,10 @@ from pypto_mlir.tune.evaluate import Outcome, Task
 
 MAX_ATTEMPTS = 3
 """A task whose worker died this many times is recorded as failed."""
+
+DEFAULT_CANDIDATE_SECONDS = 300.0
+"""pypto-tune's limit on one candidate's lowering and simulation (local pool):
+a tiling of tiny tiles can take the simulator far longer than the default."""
 
 RAY_INSTALL = "pip install 'pypto-mlir[distributed]'"
 
@@ -49,12 +54,17 @@ class Executor(ABC):
 
 
 class LocalExecutor(Executor):
-    """A process pool of `workers` processes on this machine."""
+    """A process pool of `workers` processes on this machine. It keeps one task
+    per worker in flight, so a task running longer than `timeout` seconds is
+    known: its worker is killed and the task recorded as too slow."""
 
     name = "local"
 
-    def __init__(self, workers: int | None = None) -> None:
+    def __init__(
+        self, workers: int | None = None, timeout: float | None = None
+    ) -> None:
         self.workers = max(1, workers or os.cpu_count() or 1)
+        self.timeout = timeout
         self._pool: ProcessPoolExecutor | None = None
 
     def _get_pool(self) -> ProcessPoolExecutor:
@@ -62,34 +72,63 @@ class LocalExecutor(Executor):
             self._pool = ProcessPoolExecutor(max_workers=self.workers)
         return self._pool
 
+    def _drop_pool(self, kill: bool) -> None:
+        pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        if kill:
+            for process in list(getattr(pool, "_processes", {}).values()):
+                process.kill()
+        pool.shutdown(wait=False, cancel_futures=True)
+
     def run(self, fn: Evaluate, tasks: Sequence[Task]) -> Iterator[Outcome]:
-        pending = {t.index: t for t in tasks}
+        queue = deque(tasks)
         attempts: Counter[int] = Counter()
-        while pending:
+        running: dict[Future[Outcome], tuple[Task, float]] = {}
+        while queue or running:
             pool = self._get_pool()
-            futures: dict[Future[Outcome], Task] = {
-                pool.submit(fn, t): t for t in pending.values()
-            }
+            while queue and len(running) < self.workers:
+                task = queue.popleft()
+                running[pool.submit(fn, task)] = (task, time.monotonic())
+            limit = None
+            if self.timeout is not None:
+                oldest = min(started for _, started in running.values())
+                limit = max(0.0, oldest + self.timeout - time.monotonic())
+            done, _ = wait(set(running), timeout=limit, return_when=FIRST_COMPLETED)
+            if not done:
+                now = time.monotonic()
+                self._drop_pool(kill=True)
+                for task, started in sorted(running.values(), key=lambda r: r[0].index):
+                    if now - started >= (self.timeout or 0):
+                        yield Outcome(
+                            task.index,
+                            None,
+                            f"not measured: ran longer than the {self.timeout:g} s "
+                            "limit per candidate",
+                        )
+                    else:
+                        queue.appendleft(task)
+                running.clear()
+                continue
             broken = False
-            waiting = set(futures)
-            while waiting and not broken:
-                done, waiting = wait(waiting, return_when=FIRST_COMPLETED)
-                for future in sorted(done, key=lambda f: futures[f].index):
-                    try:
-                        outcome = future.result()
-                    except BrokenProcessPool:
-                        broken = True
-                        continue
-                    del pending[futures[future].index]
-                    yield outcome
+            for future in sorted(done, key=lambda f: running[f][0].index):
+                try:
+                    outcome = future.result()
+                except BrokenProcessPool:
+                    broken = True
+                    continue
+                del running[future]
+                yield outcome
             if broken:
-                self._pool.shutdown(wait=False, cancel_futures=True)  # type: ignore[union-attr]
-                self._pool = None
-                for index in sorted(pending):
-                    attempts[index] += 1
+                self._drop_pool(kill=False)
+                for task, _ in sorted(running.values(), key=lambda r: r[0].index):
+                    attempts[task.index] += 1
                     self.lost += 1
-                    if attempts[index] >= MAX_ATTEMPTS:
-                        yield self._gave_up(pending.pop(index), attempts[index])
+                    if attempts[task.index] >= MAX_ATTEMPTS:
+                        yield self._gave_up(task, attempts[task.index])
+                    else:
+                        queue.appendleft(task)
+                running.clear()
 
     def close(self) -> None:
         if self._pool is not None:

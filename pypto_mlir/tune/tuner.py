@@ -166,7 +166,8 @@ def tune(
     configs: list[Config] = []
     bar = _progress_bar(progress, min(limit, space.size))
     try:
-        while seconds is None or time.perf_counter() - start < seconds:
+        # the first batch (with the default) runs whatever the time budget
+        while seconds is None or not configs or time.perf_counter() - start < seconds:
             batch = search.next_batch(max(2 * executor.workers, 2), measured)
             if not batch:
                 break

@@ -56,7 +56,7 @@ def cache_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return path
 
 
-def _tune(module, executor, budget: int = 5, **kwargs):
+def _tune(module, executor, budget: int | None = 5, **kwargs):
     try:
         return tune(module, target="tiny", budget=budget, executor=executor, **kwargs)
     finally:
@@ -186,6 +186,13 @@ def test_a_candidate_that_does_not_lower_is_recorded_and_skipped(
     assert result.best.cycles is not None
 
 
+def test_a_time_budget_shorter_than_the_first_batch_still_measures_the_default() -> (
+    None
+):
+    result = _tune(parse(KERNEL), LocalExecutor(1), budget=None, seconds=0.001)
+    assert result.candidates[0].options == {} and result.default.cycles
+
+
 def die_once(task: Task) -> Outcome:
     """Kills its worker the first time it sees candidate 1 (a marker file
     remembers it across processes)."""
@@ -220,6 +227,25 @@ def test_a_lost_ray_worker_loses_no_result(ray_instance: Path) -> None:
     assert ray_instance.exists()
     assert result.rerun >= 1
     assert all(c.cycles is not None for c in result.candidates)
+
+
+def sleep_on_one(task: Task) -> Outcome:
+    """Candidate 1 never finishes in time."""
+    if task.index == 1:
+        import time
+
+        time.sleep(600)
+    return evaluate(task)
+
+
+def test_a_candidate_over_the_time_limit_is_recorded_and_skipped() -> None:
+    result = _tune(
+        parse(KERNEL), LocalExecutor(2, timeout=15), budget=3, evaluate_fn=sleep_on_one
+    )
+    slow = [c for c in result.candidates if c.cycles is None]
+    assert [c.index for c in slow] == [1]
+    assert "longer than the 15 s limit" in slow[0].error
+    assert sorted(c.index for c in result.candidates) == [0, 1, 2]
 
 
 def _tune_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
