@@ -130,3 +130,29 @@ def test_a_sparse_kernel_run_reports_its_roofline() -> None:
         assert 0 < result.report.roofline_fraction <= 1
         bounds.append(result.report.roofline_cycles)
     assert bounds[0] < bounds[1]
+
+
+def test_gather_and_a_returned_sparse_result_by_hand() -> None:
+    """`x[idx]` reads the distinct rows named (2 of 3) and the indices once and
+    writes every gathered row; a returned sparse softmax writes its 5 stored
+    values (f16), its steps in f32 with the casts in and out."""
+    module = _module(
+        f"""
+func.func @g(%x: !tv.tensor<8x64xf32>, %i: !tv.tensor<3xi32>, %a: {CSR})
+    -> (!tv.tensor<3x64xf32>, {CSR}) {{
+  %y = tv.gather %x[%i] : !tv.tensor<8x64xf32>, !tv.tensor<3xi32> -> !tv.tensor<3x64xf32>
+  %p = tv.sparse_softmax %a : {CSR}
+  func.return %y, %p : !tv.tensor<3x64xf32>, {CSR}
+}}"""
+    )
+    x = np.ones((8, 64), F32)
+    line = sparse_roofline(
+        module, "g", TARGET, [x, np.array([0, 5, 5], np.int32), _csr()]
+    )
+    work = _bounds(line)
+    assert work["gm->ub"] == 2 * 64 * 4 + 3 * 4 + (9 + 5) * 4 + 5 * 2
+    assert work["ub->gm"] == 3 * 64 * 4 + 5 * 2
+    softmax = ("cast", "reduce_max", "sub", "exp", "reduce_sum", "div", "cast")
+    assert work["vector"] == pytest.approx(
+        sum(5 * 4 / 256 * cycles_per_repeat(TARGET, step, 32) for step in softmax)
+    )
