@@ -185,8 +185,8 @@ class _Kernel:
         self.reads.gather(op.lhs, q_rows, path)
         if op.transpose_b is not None:
             self.reads.gather(op.rhs, k_rows, path)
-        else:  # columns of k: a lower bound of its rows' bytes
-            self.reads.gather(op.rhs, np.arange(_type(op.rhs).get_shape()[0]), path)
+        elif isinstance(op.rhs, BlockArgument):  # the gathered columns of k
+            self.work.move("gm", path, k * k_rows.size * _bytes(op.rhs))
         if cube:
             self.work.move("l1", "l0a", q_rows.size * k * _bytes(op.lhs))
             self.work.move("l1", "l0b", k_rows.size * k * _bytes(op.rhs))

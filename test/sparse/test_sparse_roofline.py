@@ -156,3 +156,25 @@ func.func @g(%x: !tv.tensor<8x64xf32>, %i: !tv.tensor<3xi32>, %a: {CSR})
     assert work["vector"] == pytest.approx(
         sum(5 * 4 / 256 * cycles_per_repeat(TARGET, step, 32) for step in softmax)
     )
+
+
+def test_sddmm_without_transpose_reads_the_gathered_columns() -> None:
+    """`q @ k` at the mask: the 2 block columns of k (32 of its 64 columns, K =
+    32 rows), not all of k; the 3 stored blocks written from L0C."""
+    module = _module(
+        f"""
+func.func @s(%m: {BSR}, %q: !tv.tensor<64x32xf16>, %k: !tv.tensor<32x64xf16>) -> {BSR} {{
+  %s = tv.sddmm %m, %q, %k : {BSR}, !tv.tensor<64x32xf16>, !tv.tensor<32x64xf16> -> {BSR}
+  func.return %s : {BSR}
+}}"""
+    )
+    mask = (
+        np.array([0, 2, 2, 3, 3], np.int32),
+        np.array([0, 2, 2], np.int32),
+        np.ones((3, 16, 16), np.float16),
+    )
+    q, k = np.ones((64, 32), np.float16), np.ones((32, 64), np.float16)
+    work = _bounds(sparse_roofline(module, "s", TARGET, [mask, q, k]))
+    assert work["gm->l1"] == 32 * 32 * 2 + 32 * 32 * 2
+    assert work["l0c->gm"] == 3 * 256 * 2
+    assert work["cube"] == 3 * 256 * 32
