@@ -1,10 +1,11 @@
 """`make demo`: the example kernels from Python to the simulated chip.
 
 Each kernel of `examples/` (swish, gemm, ffn, softmax, layernorm, sum_diff,
-attention) is traced from Python at its real size, lowered by `pypto-lower`
+attention, spmm) is traced from Python at its real size, lowered by `pypto-lower`
 stage by stage, run on the simulated AI Core (ascend910b by default), checked against the example's
 float64 numpy reference with the example's tolerance, and compared with the
-roofline bound of its problem on the target (`pypto_mlir.roofline`). A table
+roofline bound of its problem on the target (`pypto_mlir.roofline`; for a
+sparse kernel `pypto_mlir.sparse_roofline`, from its pattern). A table
 summarizes them; each kernel's timeline is written as a Chrome trace (JSON,
 open it in Perfetto) and a PNG. docs/pipeline.md explains the columns.
 
@@ -56,6 +57,7 @@ KERNELS: tuple[DemoKernel, ...] = (
     DemoKernel("layernorm", "layernorm", {"N": 128}, "128x768 f16"),
     DemoKernel("sum_diff", "sum_diff", {}, "512x512 f16 ->2"),
     DemoKernel("attention", "attention", {"S": 512}, "512x128 f16"),
+    DemoKernel("spmm", "spmm", {}, "CSR 1024x1024 1% x128 f16"),
 )
 """The real sizes of the examples (their `make_inputs` defaults)."""
 
@@ -152,7 +154,7 @@ def run_kernel(
 ) -> KernelResult:
     """Trace, lower, simulate, check and draw one kernel on `target` (loaded
     once, from a builtin name or a file)."""
-    from pypto_mlir.check import lower, result_buffers
+    from pypto_mlir.check import lower, lowered_arguments, result_buffers
     from pypto_mlir.diagnostics import diagnostic_handler
     from pypto_mlir.frontend.testing import compare
     from pypto_mlir.interp.ascend_hw import run_hw_function
@@ -160,6 +162,7 @@ def run_kernel(
     from pypto_mlir.roofline import roofline
     from pypto_mlir.sim.profile import profile
     from pypto_mlir.sim.profile_text import top_line_text
+    from pypto_mlir.sparse_roofline import has_sparse_ops, sparse_roofline
 
     result = KernelResult(demo)
     label = f"{demo.kernel:<16}"
@@ -177,6 +180,7 @@ def run_kernel(
     kernel = getattr(example, demo.kernel)
     rng = np.random.default_rng(0)
     inputs = example.make_inputs(rng, *demo.sizes.values())
+    arguments = kernel.arguments(*inputs)  # a scipy sparse one as a SparseArray
     module = stage("trace", lambda: kernel.module(**demo.sizes))
     function = next(iter(module.ops))
     name = function.sym_name.data
@@ -197,7 +201,9 @@ def run_kernel(
     outputs = result_buffers(function)
     run = stage(
         "simulate",
-        lambda: run_hw_function(lowered, name, [*inputs, *outputs], target),
+        lambda: run_hw_function(
+            lowered, name, [*lowered_arguments(function, arguments), *outputs], target
+        ),
     )
     report = run.report
 
@@ -214,7 +220,11 @@ def run_kernel(
         return max(comparisons, key=lambda c: (not c.ok, c.worst_ratio))
 
     comparison = stage("check", check)
-    bound = roofline(module, name, target)
+    bound = (
+        sparse_roofline(module, name, target, arguments)
+        if has_sparse_ops(module, name)
+        else roofline(module, name, target)
+    )
     report.roofline = bound.summary
     result.cycles = report.cycles
     result.microseconds = report.microseconds

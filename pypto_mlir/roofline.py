@@ -70,9 +70,9 @@ NOT_VECTOR_OPS = (tv.MatmulOp, tv.ViewOp, tv.ReshapeOp, tv.DimOp)
 reshape too: it is a view of its contiguous operand)."""
 
 UNMODELLED_OPS = tv.SPARSE_OPS
-"""The tv ops the roofline has no model of yet: the sparse ones, whose work is
-their stored entries and gathered rows, known only at run time (the sparse
-roofline comes with their lowering, docs/sparse.md). `roofline` raises
+"""The tv ops this roofline has no model of: the sparse ones, whose work is
+their stored entries and gathered rows, known only at run time
+(`pypto_mlir.sparse_roofline` bounds one run of them). `roofline` raises
 ValueError naming such an op, so `roofline_bound` gives no bound."""
 
 
@@ -244,8 +244,8 @@ def roofline(module: ModuleOp, name: str, target: Target) -> Roofline:
     for op in function.walk():
         if isinstance(op, UNMODELLED_OPS):
             raise ValueError(
-                f"the roofline has no model of {op.name} yet (its work depends on "
-                "the stored entries: docs/sparse.md)"
+                f"the roofline has no model of {op.name} (its work depends on "
+                "the stored entries: pypto_mlir.sparse_roofline bounds a run)"
             )
         if isinstance(op, tv.MatmulOp):
             lhs, rhs = _tensor(op.lhs.type), _tensor(op.rhs.type)

@@ -20,6 +20,8 @@ per op to the result type):
   evaluation, rtol = 2**-11 + 2**-12, atol = 2**-24.
 - layernorm: one rounding to f16, rtol = 2**-11, atol = 2**-12 for f32 statistics
   (about 768 * 2**-24 relative) where outputs are near zero.
+- spmm (CSR 1 % x dense, against scipy): f32 sums rounded once to f16, rtol =
+  2**-9, atol = 2**-12 for cancelling sums.
 
 Every tolerance is also shown to reject an output off by a few f16 ulps, so the
 checks cannot pass vacuously.
@@ -48,6 +50,7 @@ CASES: list[tuple[str, tuple[str, ...], list[tuple[Any, ...]]]] = [
     ("ffn", ("ffn",), [()]),
     ("softmax", ("softmax", "softmax_by_hand"), [()]),
     ("layernorm", ("layernorm",), [(128,), (37,)]),
+    ("spmm", ("spmm",), [()]),
 ]
 
 
@@ -146,7 +149,7 @@ def test_examples_main_reports_ok(
     assert example.main() == 0
     out = capsys.readouterr().out
     assert "backend 'sim'" in out  # the default: lowered and simulated
-    assert out.count(": OK\n") == out.count("vs numpy")
+    assert out.count(": OK\n") == out.count("vs numpy") + out.count("vs scipy")
 
 
 def test_example_runs_as_a_script() -> None:

@@ -226,7 +226,9 @@ class _SimCompiled(Compiled):
         is three buffers, docs/sparse.md)."""
         self.new_outputs = new_outputs
         self.roofline = roofline
-        """The `sim.report.RooflineBound` of the tv kernel (None: no bound)."""
+        """The `sim.report.RooflineBound` of the tv kernel (None: no bound),
+        or a function of the run's arguments giving it (a sparse kernel's
+        bound depends on its pattern: `pypto_mlir.sparse_roofline`)."""
         self.lowered = lowered
         self.target = target
         self.pipeline = pipeline
@@ -254,7 +256,9 @@ class _SimCompiled(Compiled):
         except SimError as error:
             diagnostic = sim_diagnostic(error)
             raise KernelRuntimeError(diagnostic.message, diagnostic.location) from error
-        result.report.roofline = self.roofline
+        result.report.roofline = (
+            self.roofline(args) if callable(self.roofline) else self.roofline
+        )
         return Execution(outputs, result.report)
 
 
@@ -287,16 +291,24 @@ class SimBackend(Backend):
     def compile(self, module: ModuleOp, entry: str) -> Compiled:
         from pypto_mlir.check import lowered_arguments, result_buffers
         from pypto_mlir.roofline import roofline_bound
+        from pypto_mlir.sparse_roofline import has_sparse_ops, sparse_roofline_bound
         from pypto_mlir.targets import load_target
 
         source = SymbolTable.lookup_symbol(module, entry)
         assert isinstance(source, func.FuncOp)
+        target = load_target(self.target)
+        bound: Any = roofline_bound(module, entry, target)
+        if has_sparse_ops(module, entry):
+
+            def bound(args: Sequence[Any]) -> Any:
+                return sparse_roofline_bound(module, entry, target, args)
+
         return self._lower(
             module,
             entry,
             "tv",
             lambda: result_buffers(source),
-            roofline_bound(module, entry, load_target(self.target)),
+            bound,
             lambda args: lowered_arguments(source, args),
         )
 

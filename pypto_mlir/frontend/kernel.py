@@ -635,6 +635,12 @@ class Kernel:
         """How often a call found its specialization already traced."""
         return CacheInfo(self._hits, self._misses, len(self._cache))
 
+    def arguments(self, *args: object, **kwargs: object) -> list[Any]:
+        """A call's arguments as the kernel takes them: checked and converted
+        (a sparse one a canonical `SparseArray`), for running its lowering
+        directly (`check.lowered_arguments`)."""
+        return self._bind(args, kwargs)[0]
+
     def run(
         self, *args: object, backend: str | None = None, **kwargs: object
     ) -> RunResult:
