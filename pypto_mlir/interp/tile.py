@@ -43,7 +43,6 @@ from xdsl.interpreter import (
     impl,
     register_impls,
 )
-from xdsl.interpreters.arith import ArithFunctions
 from xdsl.interpreters.builtin import BuiltinFunctions, scalar_attr
 from xdsl.interpreters.func import FuncFunctions
 from xdsl.interpreters.math import MathFunctions
@@ -57,6 +56,7 @@ from pypto_mlir.dialects import tensor_view as tv
 from pypto_mlir.dialects import tile
 from pypto_mlir.dialects.tile import PadValue, RoundMode, TileType
 from pypto_mlir.interp import tensor_view as tv_kernels
+from pypto_mlir.interp.ascend_hw.arith_functions import HwArithFunctions
 from pypto_mlir.interp.gm_memref import GmMemRefFunctions, gm_array
 from pypto_mlir.interp.scalar_casts import ScalarCastFunctions
 from pypto_mlir.interp.tensor_view import op_suffix, scalar_to_compute, to_compute
@@ -470,12 +470,13 @@ class TileFunctions(
 
 
 def tile_interpreter(module: ModuleOp, index_bitwidth: int = 64) -> Interpreter:
-    """An interpreter for `module` with the tile, func, scf, arith, math, memref
-    and builtin functions registered; memref ops on GM buffers (numpy arrays)
-    run as `interp.gm_memref` defines them."""
+    """An interpreter for `module` with the tile, func, scf, arith (with the
+    unsigned index arithmetic tile-pipeline emits for run-time bounds:
+    `HwArithFunctions`), math, memref and builtin functions registered; memref
+    ops on GM buffers (numpy arrays) run as `interp.gm_memref` defines them."""
     interpreter = Interpreter(module, index_bitwidth=cast(Any, index_bitwidth))
     for functions in (
-        ArithFunctions(),
+        HwArithFunctions(),
         BuiltinFunctions(),
         FuncFunctions(),
         MathFunctions(),

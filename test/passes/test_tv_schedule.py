@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_hw_insert_sync import _resync  # strip and re-insert the flags
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.rewriter import Rewriter
@@ -19,6 +18,7 @@ from pypto_mlir.check import check_lowering, lower, result_buffers
 from pypto_mlir.cli.source import SourceChunk, default_context, parse_chunk
 from pypto_mlir.dialects import tile
 from pypto_mlir.interp.ascend_hw import run_hw_function
+from pypto_mlir.passes.hw_insert_sync import resynchronise
 from pypto_mlir.pipelines import LowerPipeline
 from pypto_mlir.sim import DeadlockError, EventError, RaceError, SimError
 from pypto_mlir.targets import load_target
@@ -165,11 +165,11 @@ def test_a_removed_flag_in_a_fused_nest_is_caught() -> None:
         return [o.tobytes() for o in outputs]
 
     reference = run(lowered)
-    count = len(_resync(lowered.clone()))
+    count = len(resynchronise(lowered.clone()))
     assert count >= 3
     for index in range(count):
         candidate = lowered.clone()
-        sync = _resync(candidate)[index]
+        sync = resynchronise(candidate)[index]
         for op in sync.ops:
             Rewriter.erase_op(op)
         try:
