@@ -27,8 +27,8 @@ from pypto_mlir.dialects import tensor_view as tv
 from pypto_mlir.dialects import tile
 from pypto_mlir.dialects.tile import MemorySpace, TileType, element_bytes
 
+from .matmul_model import MatmulTiling
 from .nest_builder import Scope, Valid
-from .tiling_model import MatmulTiling
 from .tv_fusion import Extent, tensor_type
 from .vector_nests import VectorNest
 

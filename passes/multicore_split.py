@@ -440,7 +440,7 @@ def core_split(
     per core (its chunks run every inner unit), else the grid of `_grid`. For
     the block loops of a matmul (`matmul`) with more rows than cores, the grid
     when it gives the busiest core fewer units (32 x 16 blocks on 24 cores: 24
-    instead of 32). The matmul tiling model (passes/tiling_model.py)
+    instead of 32). The matmul tiling model (passes/matmul_model.py)
     estimates a core's blocks with it."""
     if outer >= cores:
         if matmul and outer % cores:

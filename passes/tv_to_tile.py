@@ -20,8 +20,14 @@ over GM memrefs and turns its ops into loop nests of `tile` ops (docs/tiling.md)
   (`memref.collapse_shape` to one dim, then `memref.expand_shape`): no copy. A
   reshape of a strided GM view is refused with a diagnostic (no copy is made).
 - Tile sizes come from `tile-sizes`/`matmul-tile-sizes` or from the target
-  (passes/tiling_model.py); every nest gets a remark with its sizes, and the
+  (passes/tiling_model.py, passes/matmul_model.py); every nest gets a remark with its sizes, and the
   module gets `pypto.target`.
+
+The module is over 1,000 lines because it is the one driver that needs the whole
+function: which groups share a nest, how each is tiled (and the choices that
+compare a fused nest with a split one: epilogues, row fusion, prologues), and
+the order the nests go in. The nests themselves, the tiling models and the
+fusion analysis live in their own modules (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -72,34 +78,36 @@ from .bufferize import finish_function, memref_type
 from .hw_isel import PhysicalExtents, Selector
 from .located_builder import LocatedBuilder
 from .matmul_fusion import fuse_matmul_prologues, fuse_matmul_rows
-from .matmul_nests import MatmulNest
-from .nest_builder import GmBuffers, i64_array_attr, memref_strides, reassociation_attr
-from .set_target import required_target
-from .tiling_model import (
+from .matmul_model import (
     ASSUMED_DYNAMIC_EXTENT,
-    BUFFERING,
-    LiveProfile,
-    LiveTerm,
     MatmulRequest,
     MatmulTiling,
     RowEpilogue,
-    TilingError,
-    VectorRequest,
-    VectorTiling,
     auto_matmul_tiling,
-    auto_vector_tiling,
-    balanced_tiling,
-    column_unit,
-    core_tiles,
     covers_rows,
     explicit_matmul_tiling,
-    explicit_vector_tiling,
     fused_rows_cycles,
     matmul_choice_text,
     matmul_cycles,
     matmul_fits,
-    record_request,
     row_nest_cycles,
+)
+from .matmul_nests import MatmulNest
+from .nest_builder import GmBuffers, i64_array_attr, memref_strides, reassociation_attr
+from .set_target import required_target
+from .tiling_candidates import record_request
+from .tiling_model import (
+    BUFFERING,
+    LiveProfile,
+    LiveTerm,
+    TilingError,
+    VectorRequest,
+    VectorTiling,
+    auto_vector_tiling,
+    balanced_tiling,
+    column_unit,
+    core_tiles,
+    explicit_vector_tiling,
 )
 from .tv_fusion import (
     ExtentAnalysis,
@@ -152,7 +160,7 @@ class TvToTilePass(ModulePass):
 
     matmul_panels: bool = True
     """Let the matmul model keep A panels in L1 across a core's blocks of one
-    block row (passes/tiling_model.py); false: A is loaded per block."""
+    block row (passes/matmul_model.py); false: A is loaded per block."""
 
     matmul_split_k: bool = True
     """Let the matmul model split K over the cores when M x N has too few
@@ -1023,7 +1031,7 @@ class FunctionLowering:
         """Estimated cycles of a row-fused matmul group (`tiling`: whole-row
         blocks) and of the same work unfused: the matmul with its best blocks,
         a sync_all, and the row nest tv-to-tile would tile for the epilogue
-        (tiling_model.row_nest_cycles)."""
+        (matmul_model.row_nest_cycles)."""
         op = group.matmul
         assert op is not None
         saved = dict(self.gm.source), dict(self.gm.targets)

@@ -22,13 +22,13 @@ from typing import Any
 from xdsl.dialects.builtin import ModuleOp
 
 from pypto_mlir.diagnostics import diagnostic_handler
-from pypto_mlir.passes.tiling_model import (
-    MatmulRequest,
-    VectorRequest,
+from pypto_mlir.passes.matmul_model import MatmulRequest
+from pypto_mlir.passes.tiling_candidates import (
     matmul_size_candidates,
     recording_requests,
     vector_size_candidates,
 )
+from pypto_mlir.passes.tiling_model import VectorRequest
 from pypto_mlir.pipelines import LowerPipeline
 from pypto_mlir.targets import Target
 from pypto_mlir.tune.key import module_text

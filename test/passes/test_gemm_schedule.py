@@ -19,13 +19,13 @@ import pytest
 from pypto_mlir.check import check_lowering
 from pypto_mlir.cli.source import SourceChunk, default_context, parse_chunk
 from pypto_mlir.diagnostics import diagnostic_handler
-from pypto_mlir.passes.multicore_split import core_split
-from pypto_mlir.passes.tiling_model import (
+from pypto_mlir.passes.matmul_model import (
     MatmulRequest,
     MatmulTiling,
     auto_matmul_tiling,
     matmul_footprint,
 )
+from pypto_mlir.passes.multicore_split import core_split
 from pypto_mlir.pipelines import LowerPipeline
 from pypto_mlir.targets import load_target
 
