@@ -20,8 +20,8 @@ over GM memrefs and turns its ops into loop nests of `tile` ops (docs/tiling.md)
   (`memref.collapse_shape` to one dim, then `memref.expand_shape`): no copy. A
   reshape of a strided GM view is refused with a diagnostic (no copy is made).
 - Tile sizes come from `tile-sizes`/`matmul-tile-sizes` or from the target
-  (passes/tiling_model.py, passes/matmul_model.py); every nest gets a remark with its sizes, and the
-  module gets `pypto.target`.
+  (passes/tiling_model.py, passes/matmul_model.py); every nest gets a remark
+  with its sizes, and the module gets `pypto.target`.
 
 The module is over 1,000 lines because it is the one driver that needs the whole
 function: which groups share a nest, how each is tiled (and the choices that
