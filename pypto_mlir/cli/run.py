@@ -997,18 +997,14 @@ def pipeline_text(pipeline: Any) -> str:
     that differ from their defaults."""
     from dataclasses import fields
 
+    from pypto_mlir.tune.applied import option_text
+
     parts = []
     for item in fields(pipeline):
         value = getattr(pipeline, item.name)
         if value == item.default:
             continue
-        if isinstance(value, bool):
-            shown = "true" if value else "false"
-        elif isinstance(value, tuple):
-            shown = ",".join(map(str, value))
-        else:
-            shown = str(value)
-        parts.append(f"{item.name.replace('_', '-')}={shown}")
+        parts.append(option_text(item.name, value))
     return f"{pipeline.name}{{{' '.join(parts)}}}" if parts else pipeline.name
 
 

@@ -16,17 +16,21 @@ from pypto_mlir.tune.cache import TuneCache
 from pypto_mlir.tune.key import target_files, tune_key
 
 
+def option_text(name: str, value: Any) -> str:
+    """`tile-sizes=8,64`, `double-buffer=false`: one field of a pipeline as
+    pypto-lower's options read (`name` the dataclass field's)."""
+    if isinstance(value, bool):
+        shown = "true" if value else "false"
+    elif isinstance(value, tuple):
+        shown = ",".join(map(str, value))
+    else:
+        shown = str(value)
+    return f"{name.replace('_', '-')}={shown}"
+
+
 def options_text(options: dict[str, Any]) -> str:
-    """`tile-sizes=8,64 double-buffer=false`, as pypto-lower's options read."""
-    parts = []
-    for name, value in sorted(options.items()):
-        if isinstance(value, bool):
-            shown = "true" if value else "false"
-        elif isinstance(value, tuple):
-            shown = ",".join(map(str, value))
-        else:
-            shown = str(value)
-        parts.append(f"{name.replace('_', '-')}={shown}")
+    """`double-buffer=false tile-sizes=8,64`, the options sorted by name."""
+    parts = [option_text(name, value) for name, value in sorted(options.items())]
     return " ".join(parts) or "the defaults"
 
 
