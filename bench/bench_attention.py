@@ -11,6 +11,9 @@ run, the GM load start-up per K/V block and the core balance.
     .venv/bin/python bench/bench_attention.py          # S=512, 8x1024, S=128
     .venv/bin/python bench/bench_attention.py --large  # and S=2048 d=128 (~2 min)
     .venv/bin/python bench/bench_attention.py --decisions  # each decision off too
+
+Then the key split (`attention-key-split`) off and on at few queries over many
+keys, where the query blocks are fewer than the cores.
 """
 
 from __future__ import annotations
@@ -47,11 +50,14 @@ class Shape:
     dim: int
     target: float
     """The fraction of the roofline issue 13 asks for."""
+    keys: int = 0
+    """The keys, when not `seq` (few queries over many keys)."""
 
     @property
     def name(self) -> str:
         prefix = f"{self.heads} heads x " if self.heads else ""
-        return f"{prefix}S={self.seq} d={self.dim}"
+        keys = f"x{self.keys}" if self.keys else ""
+        return f"{prefix}S={self.seq}{keys} d={self.dim}"
 
 
 SHAPES = [
@@ -60,13 +66,17 @@ SHAPES = [
     Shape(0, 128, 64, 0.30),
 ]
 LARGE = Shape(0, 2048, 128, 0.70)
+SPLIT = [Shape(0, 128, 128, 0.0, 2048), Shape(2, 64, 64, 0.0, 1024)]
+"""Few query blocks over many keys: the key split's shapes (no issue target)."""
+
+
+def _dims(shape: Shape, rows: int) -> tuple[int, ...]:
+    return (shape.heads, rows, shape.dim) if shape.heads else (rows, shape.dim)
 
 
 def attention_kernel(shape: Shape) -> Kernel:
-    dims = (
-        (shape.heads, shape.seq, shape.dim) if shape.heads else (shape.seq, shape.dim)
-    )
-    qkv = pto.Tensor[dims, pto.f16]
+    qkv = pto.Tensor[_dims(shape, shape.seq), pto.f16]
+    kv = pto.Tensor[_dims(shape, shape.keys or shape.seq), pto.f16]
     scale = math.sqrt(shape.dim)
 
     def keys_t(k: Any) -> Any:
@@ -75,7 +85,7 @@ def attention_kernel(shape: Shape) -> Kernel:
     def attention(q: Any, k: Any, v: Any) -> Any:
         return pto.softmax(q @ keys_t(k) / scale, axis=-1) @ v
 
-    attention.__annotations__ = {"q": qkv, "k": qkv, "v": qkv, "return": qkv}
+    attention.__annotations__ = {"q": qkv, "k": kv, "v": kv, "return": qkv}
     return pto.kernel(attention)
 
 
@@ -163,11 +173,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         module = kernel.module()
         function = next(op for op in module.ops if isinstance(op, func.FuncOp))
         bound = roofline(module, function.sym_name.data, CHIP).cycles
-        dims = (
-            (shape.heads, shape.seq, shape.dim)
-            if shape.heads
-            else (shape.seq, shape.dim)
-        )
+        dims = _dims(shape, shape.seq)
         rng = np.random.default_rng(0)
         inputs = [rng.standard_normal(dims).astype(np.float16) for _ in range(3)]
         off = simulate(module, inputs, False)
@@ -200,7 +206,34 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(line)
     if not args.large:
         print(f"  (S=2048 d=128 >= {LARGE.target:.0%}: run with --large)")
+    print()
+    _key_split()
     return 0
+
+
+def _key_split() -> None:
+    """The fused nest without and with the key split (attention-key-split)."""
+    print("key split (fused nest, attention-key-split off vs on):")
+    for shape in SPLIT:
+        module = attention_kernel(shape).module()
+        function = next(op for op in module.ops if isinstance(op, func.FuncOp))
+        bound = roofline(module, function.sym_name.data, CHIP).cycles
+        rng = np.random.default_rng(0)
+        inputs = [
+            rng.standard_normal(_dims(shape, rows)).astype(np.float16)
+            for rows in (shape.seq, shape.keys, shape.keys)
+        ]
+        off = simulate(module, inputs, True, attention_key_split=False)
+        on = simulate(module, inputs, True)
+        fused = next((r for r in on.remarks if "fused attention" in r), "")
+        decision = fused.split("; ")[-1] if "split" in fused else "no split"
+        print(
+            f"  {shape.name:<22} {off.cycles:>9} {on.cycles:>9} "
+            f"{off.cycles / on.cycles:>5.2f}x  roofline {bound:.0f}: "
+            f"{bound / off.cycles:.0%} / {bound / on.cycles:.0%}; busiest "
+            f"{_pipes(on.report)}; {decision}",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

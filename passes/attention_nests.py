@@ -38,11 +38,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import cast
 
-from xdsl.dialects import arith
-from xdsl.dialects.builtin import DYNAMIC_INDEX, FloatAttr, f16, f32
+from xdsl.dialects import arith, memref
+from xdsl.dialects.builtin import DYNAMIC_INDEX, FloatAttr, MemRefType, f16, f32
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 
@@ -93,6 +93,23 @@ class AttentionTiling:
     """The estimated cycles of a key step (`step_cycles`), for the remark."""
     vector_step: float = 0.0
     """The same with the row sums on the vector unit."""
+    split: int = 1
+    """The key ranges each query block's keys are split into (flash-decoding:
+    each range a unit of work of its own, its partial max, sum and accumulator
+    combined after a `sync_all`); 1: no split."""
+    estimate: float = 0.0
+    """The estimated cycles of the chosen blocks (`choose_tiling`)."""
+    other: float = 0.0
+    """The best estimate of the other choice: without a key split when it is
+    split, with the best key split otherwise (0: none was considered)."""
+    other_split: int = 1
+    """The key ranges of that other choice."""
+    combine_rows: int = 0
+    """With a key split: the rows of a tile of the combine nest."""
+    stat_columns: int = 1
+    """With a key split: the f32 columns a row max or sum is broadcast to
+    in its workspace (one UB alignment unit: the rows of the tile and of the
+    workspace are then contiguous, one DMA burst instead of one per row)."""
 
 
 @dataclass(frozen=True)
@@ -107,6 +124,9 @@ class AttentionOptions:
     scale_fold: bool = True
     """Fold another positive constant scale into the exponent's f32 argument
     (`attention-scale-fold`, `folded_scale`)."""
+    key_split: bool = True
+    """Let the estimate split the keys of each query block over several cores
+    when the query blocks are fewer than the cores (`attention-key-split`)."""
 
 
 ONES = 16
@@ -315,6 +335,7 @@ def _attention_group(
         head_dim,
         value_dim,
         options.cube_sum,
+        options.key_split,
     )
     if tiling is None:
         return f"no query and key block fits target '{target.name}'", None
@@ -453,6 +474,7 @@ def choose_tiling(
     d: int,
     dv: int,
     cube_sum: bool = True,
+    key_split: bool = True,
 ) -> AttentionTiling | None:
     """The query and key blocks that fit (`_fits`, no larger than the dims
     need) with the fewest estimated cycles on the busiest core: the rounds of
@@ -460,12 +482,18 @@ def choose_tiling(
     (taller query blocks load each K and V block for more rows; more of them
     spread over more cores); ties go to taller blocks. With `cube_sum`, each
     block is also estimated with the row sums on the cube, taken when that is
-    cheaper."""
-    batch = 1
-    for extent in frame[:-2]:
-        batch *= extent
+    cheaper. With `key_split`, when the query blocks are fewer than the cores
+    and all whole, each is also estimated with its keys split into ranges run
+    as units of their own (`key_splits`) plus the combine after them
+    (`split_cycles`)."""
+    batch = math.prod(frame[:-2])
     rows, keys = frame[-2], frame[-1]
-    best: tuple[tuple[float, int, int], AttentionTiling] | None = None
+    stats = target.memories["ub"].alignment // 4
+    stats_ok = stats >= 1
+    best: tuple[tuple[float, int, int, int], AttentionTiling] | None = None
+    best_of: dict[bool, float] = {}
+    """The best estimate without (False) and with (True) a key split."""
+    split_of: dict[bool, int] = {}
     for br in ROW_BLOCKS:
         if br >= 2 * max(rows, 16):
             continue
@@ -473,19 +501,130 @@ def choose_tiling(
             if bc >= 2 * max(keys, 16):
                 continue
             blocks = batch * -(-rows // br)
-            rounds = -(-blocks // max(cores, 1))
-            steps = -(-keys // bc)
+            # A unit's query block is a run-time function of the unit index:
+            # its rows are static only if every block is whole.
+            splits = [1]
+            if key_split and rows % br == 0:
+                splits = key_splits(keys, bc, blocks, cores)
             vector_step = step_cycles(target, br, bc, d, dv)[1]
             for on_cube in (False, True) if cube_sum else (False,):
                 if not _fits(target, br, bc, d, dv, on_cube):
                     continue
                 fill, step, drain = step_cycles(target, br, bc, d, dv, on_cube)
-                estimate = rounds * (fill + steps * step + drain)
-                key = (estimate, -br, int(not on_cube))
-                if best is None or key < best[0]:
-                    tiling = AttentionTiling(br, bc, on_cube, step, vector_step)
-                    best = (key, tiling)
-    return None if best is None else best[1]
+                for split in splits:
+                    units = blocks * split
+                    rounds = -(-units // max(cores, 1))
+                    steps = -(-keys // (bc * split))
+                    estimate = rounds * (fill + steps * step + drain)
+                    combine = 0
+                    if split > 1 and stats_ok:
+                        combine = combine_rows(target, blocks, br, dv)
+                        estimate += split_cycles(
+                            target, cores, batch, rows, br, dv, split, stats
+                        )
+                    split_of.setdefault(split > 1, split)
+                    if estimate < best_of.get(split > 1, math.inf):
+                        best_of[split > 1] = estimate
+                        split_of[split > 1] = split
+                    key = (estimate, split, -br, int(not on_cube))
+                    if best is None or key < best[0]:
+                        tiling = AttentionTiling(
+                            br,
+                            bc,
+                            on_cube,
+                            step,
+                            vector_step,
+                            split,
+                            estimate,
+                            combine_rows=combine,
+                            stat_columns=stats,
+                        )
+                        best = (key, tiling)
+    if best is None:
+        return None
+    chosen = best[1]
+    other = best_of.get(chosen.split == 1, 0.0)
+    other_split = split_of.get(chosen.split == 1, 1)
+    return replace(chosen, other=other, other_split=other_split)
+
+
+def key_splits(keys: int, bc: int, blocks: int, cores: int) -> list[int]:
+    """The key ranges a query block's keys may be split into: 1, and when the
+    query blocks are fewer than the cores, every count of equal ranges of
+    whole key blocks (static offsets and extents in each unit) that gives at
+    most twice as many units as cores."""
+    found = [1]
+    if blocks >= cores:
+        return found
+    split = 2
+    while blocks * split <= 2 * cores and split * bc <= keys:
+        if keys % (split * bc) == 0:
+            found.append(split)
+        split += 1
+    return found
+
+
+def combine_rows(target: Target, tiles_per_row: int, br: int, dv: int) -> int:
+    """The rows of a combine tile: a divisor of `br` (a combine tile stays in
+    one query block), halved from `br` while the tiles are fewer than the
+    cores, and until the partial accumulators, the sum and the product fit a
+    half of UB."""
+    ub = target.memories["ub"].size
+    assert ub is not None
+    rows = br
+    while rows % 32 == 0 and (
+        tiles_per_row * (br // rows) < target.cores or 3 * rows * dv * 4 > ub // 2
+    ):
+        rows //= 2
+    return rows
+
+
+def split_cycles(
+    target: Target,
+    cores: int,
+    batch: int,
+    rows: int,
+    br: int,
+    dv: int,
+    split: int,
+    stats: int,
+) -> float:
+    """Estimated cycles a key split adds: each unit stores its accumulator in
+    f32 and its max and sum instead of the output, a `sync_all`, and the
+    combine (per tile of `combine_rows` rows, on the cores: the partials
+    loaded from the L2 (just written), rescaled and added, the quotient
+    stored)."""
+
+    def hit(path: tuple[str, str], bursts: int, width: int) -> float:
+        latency = target.dma_path(*path).latency
+        if target.l2 is not None:
+            latency = target.l2.hit_latency
+        return cost.dma_cycles(target, path, bursts, width) - (
+            target.dma_path(*path).latency - latency
+        )
+
+    store = (
+        cost.dma_cycles(target, ("ub", "gm"), br, dv * 4)
+        + 2 * cost.dma_cycles(target, ("ub", "gm"), 1, br * stats * 4)
+        - cost.dma_cycles(target, ("ub", "gm"), br, dv * 2)
+    )
+    blocks = batch * -(-rows // br)
+    r = combine_rows(target, blocks, br, dv)
+    tiles = batch * -(-rows // r)
+    loads = split * (
+        hit(("gm", "ub"), r, dv * 4) + 2 * hit(("gm", "ub"), 1, r * stats * 4)
+    )
+    wide = cost.vector_repeats(target, r * dv, "f32")
+    work = [("mul", wide), ("add", wide), ("sub", r), ("exp", r), ("max", r)]
+    vector = split * sum(
+        cost.vector_cycles(target, op, n, "f32")
+        + cost.vector_head_cycles(target, op, "f32")
+        for op, n in work
+    )
+    out = cost.dma_cycles(target, ("ub", "gm"), r, dv * 2)
+    combine = -(-tiles // max(cores, 1)) * (loads + vector + out)
+    units = blocks * split
+    return -(-units // max(cores, 1)) * store + target.sync.all_latency + combine
 
 
 # --------------------------------------------------------------------------------------
@@ -509,6 +648,11 @@ class AttentionNest(NestBuilder):
         """The rotation of the key blocks of the current query block."""
         self._ones: SSAValue | None = None
         """The block of ones in L0B the cube sums the probabilities with."""
+        self._base: SSAValue | None = None
+        """The first key of the current unit of a key split."""
+        self.workspaces: list[SSAValue] = []
+        """A key split's f32 GM workspaces (accumulators, row maxima, row
+        sums), allocated by `emit`; the caller deallocates them."""
 
     def emit(self) -> None:
         group = self.attention
@@ -519,12 +663,213 @@ class AttentionNest(NestBuilder):
             self.steps[dim] = 1
         self.steps[rows] = tiling.br
         self.physical = {rows: tiling.br, rank - 1: tiling.bc}
+        if tiling.split > 1:
+            self._emit_split()
+            return
 
         def block_body(at: InsertPoint, _: list[SSAValue]) -> list[SSAValue]:
             self._query_block(at)
             return []
 
         self.frame_loops(self.top, range(rank - 1), [], block_body)
+
+    # The key split ------------------------------------------------------------------
+
+    def _emit_split(self) -> None:
+        """The key split: one loop over units u = block * split + part (block:
+        a query block of a batch index, part: a range of the keys), parallel,
+        each storing its accumulator, row max and row sum (f32) to rows u * br
+        of GM workspaces (affine in u, so that the multi-core split can cut
+        it); then the combine nest (`_combine`), which the multi-core split
+        runs after a `sync_all`."""
+        group = self.attention
+        rank = group.rank
+        rows = rank - 2
+        tiling = group.tiling
+        frame = cast(tuple[int, ...], group.frame)
+        query_blocks = -(-frame[rows] // tiling.br)
+        units = math.prod(frame[:rows]) * query_blocks * tiling.split
+        workspace_rows = units * tiling.br
+        self.workspaces = [
+            self.value(self.top, memref.AllocOp([], [], MemRefType(f32, shape)))
+            for shape in (
+                [workspace_rows, group.value_dim],
+                [workspace_rows, tiling.stat_columns],
+                [workspace_rows, tiling.stat_columns],
+            )
+        ]
+        span = frame[rank - 1] // tiling.split
+
+        def unit_body(at: InsertPoint, u: Valid, _: list[SSAValue]) -> list[SSAValue]:
+            unit = self.index_value(u)
+            part = self.value(at, arith.RemUIOp(unit, self.constant(tiling.split)))
+            block = self.value(at, arith.DivUIOp(unit, self.constant(tiling.split)))
+            self._block_indices(at, block, query_blocks)
+            self.valid[rows] = self.tail(
+                at, frame[rows], self.index[rows], tiling.br, True
+            )
+            self.scopes.append(Scope(at, frozenset(range(rank - 1))))
+            base = self.value(at, arith.MuliOp(part, self.constant(span)))
+            first_row = self.value(at, arith.MuliOp(unit, self.constant(tiling.br)))
+            self._query_block(at, (base, span, first_row))
+            self.scopes.pop()
+            return []
+
+        self.loop(self.top, 0, units, 1, [], unit_body)
+        self._combine(query_blocks)
+
+    def _block_indices(
+        self, at: InsertPoint, block: SSAValue, query_blocks: int
+    ) -> None:
+        """Set the batch indices and the query row of query block `block`
+        (numbered batch-major)."""
+        rows = self.attention.rank - 2
+        frame = cast(tuple[int, ...], self.attention.frame)
+        rest = self.value(at, arith.DivUIOp(block, self.constant(query_blocks)))
+        row_block = self.value(at, arith.RemUIOp(block, self.constant(query_blocks)))
+        self.index[rows] = self.value(
+            at, arith.MuliOp(row_block, self.constant(self.attention.tiling.br))
+        )
+        for dim in reversed(range(rows)):
+            extent = self.constant(frame[dim])
+            self.index[dim] = self.value(at, arith.RemUIOp(rest, extent))
+            self.valid[dim] = 1
+            rest = self.value(at, arith.DivUIOp(rest, extent))
+
+    def _store_partials(
+        self,
+        at: InsertPoint,
+        first_row: SSAValue,
+        acc: SSAValue,
+        maximum: SSAValue,
+        total: SSAValue,
+    ) -> None:
+        """A unit's accumulator, row max and row sum to its workspace rows,
+        the statistics broadcast to `stat_columns` columns."""
+        zero = self.constant(0)
+        rows = self.attention.rank - 2
+        valid = self.valid[rows]
+        wide = TileType(
+            [self.attention.tiling.br, self.attention.tiling.stat_columns],
+            f32,
+            MemorySpace.UB,
+            [
+                valid if isinstance(valid, int) else DYNAMIC_INDEX,
+                self.attention.tiling.stat_columns,
+            ],
+        )
+        dynamic = [valid] if isinstance(valid, SSAValue) else []
+        zeros = self.value(at, tile.FillOp(self.constant(0.0, f32), wide, dynamic))
+        maximum = self.value(at, tile.AddOp(zeros, maximum))
+        total = self.value(at, tile.AddOp(zeros, total))
+        for value, workspace in zip(
+            (acc, maximum, total), self.workspaces, strict=True
+        ):
+            self.insert(at, tile.StoreOp(value, workspace, [first_row, zero]))
+
+    def _combine(self, query_blocks: int) -> None:
+        """Per tile of `combine_rows` rows: the partials of its query block's
+        key ranges, m = max(m_j), c_j = exp(m_j - m), out = sum(c_j acc_j) /
+        sum(c_j l_j) in the output's type, stored once."""
+        group = self.attention
+        product = group.product
+        assert product is not None
+        rank = group.rank
+        rows = rank - 2
+        tiling = group.tiling
+        frame = cast(tuple[int, ...], group.frame)
+        height = tiling.combine_rows
+        self.steps[rows] = height
+        zero = self.constant(0)
+
+        def body(at: InsertPoint, _: list[SSAValue]) -> list[SSAValue]:
+            valid = self.valid[rows]
+            block = self.value(
+                at, arith.DivUIOp(self.index[rows], self.constant(tiling.br))
+            )
+            within = self.value(
+                at, arith.RemUIOp(self.index[rows], self.constant(tiling.br))
+            )
+            for dim in range(rows):
+                block = self.value(
+                    at,
+                    arith.AddiOp(
+                        self.value(
+                            at,
+                            arith.MuliOp(
+                                self.index[dim],
+                                self.constant(
+                                    math.prod(frame[dim + 1 : rows]) * query_blocks
+                                ),
+                            ),
+                        ),
+                        block,
+                    ),
+                )
+            first_unit = self.value(
+                at, arith.MuliOp(block, self.constant(tiling.split))
+            )
+
+            def load(part: int, which: int, width: int) -> SSAValue:
+                unit = self.add(at, first_unit, part)
+                row = self.value(
+                    at,
+                    arith.AddiOp(
+                        self.value(
+                            at,
+                            arith.MuliOp(
+                                self.index_value(unit), self.constant(tiling.br)
+                            ),
+                        ),
+                        within,
+                    ),
+                )
+                tile_type = TileType(
+                    [height, width],
+                    f32,
+                    MemorySpace.UB,
+                    [valid if isinstance(valid, int) else DYNAMIC_INDEX, width],
+                )
+                dynamic = [valid] if isinstance(valid, SSAValue) else []
+                return self.value(
+                    at,
+                    tile.LoadOp(
+                        self.workspaces[which], [row, zero], tile_type, dynamic
+                    ),
+                )
+
+            stats = tiling.stat_columns
+            maxima = [load(part, 1, stats) for part in range(tiling.split)]
+            maximum = maxima[0]
+            for other in maxima[1:]:
+                maximum = self.value(at, tile.MaxOp(maximum, other))
+            out: SSAValue | None = None
+            total: SSAValue | None = None
+            for part, part_max in enumerate(maxima):
+                scale = self.value(
+                    at, tile.ExpOp(self.value(at, tile.SubOp(part_max, maximum)))
+                )
+                # The columns of the statistics are equal: one of them scales
+                # the accumulator's rows.
+                column = self.value(at, tile.ReduceMaxOp(scale, 1))
+                acc = self.value(at, tile.MulOp(load(part, 0, group.value_dim), column))
+                sums = self.value(at, tile.MulOp(load(part, 2, stats), scale))
+                out = acc if out is None else self.value(at, tile.AddOp(out, acc))
+                total = (
+                    sums if total is None else self.value(at, tile.AddOp(total, sums))
+                )
+            assert out is not None and total is not None
+            total = self.value(at, tile.ReduceMaxOp(total, 1))
+            result = self.value(at, tile.DivOp(out, total))
+            result = self.to_storage(
+                at, result, tensor_type(product.result).element_type
+            )
+            indices = [self.index[d] for d in range(rows)] + [self.index[rows], zero]
+            for target in self.gm.targets[product.result]:
+                self.insert(at, tile.StoreOp(result, target, indices))
+            return []
+
+        self.frame_loops(self.top, range(rank - 1), [], body)
 
     # Loads --------------------------------------------------------------------------
 
@@ -585,7 +930,12 @@ class AttentionNest(NestBuilder):
 
     # One query block ------------------------------------------------------------------
 
-    def _query_block(self, at: InsertPoint) -> None:
+    def _query_block(
+        self, at: InsertPoint, split: tuple[SSAValue, int, SSAValue] | None = None
+    ) -> None:
+        """One query block over all its keys, or, with `split` (the first key,
+        the keys, the first workspace row of a unit of the key split), over
+        that range of keys, storing the partial results."""
         group = self.attention
         scores, softmax, product = group.scores, group.softmax, group.product
         assert scores is not None and softmax is not None and product is not None
@@ -598,6 +948,9 @@ class AttentionNest(NestBuilder):
         q_l1 = self._load_l1(at, scores.lhs, [(row_index, row_valid, br), (zero, d, d)])
         q_l0 = self._to_l0(at, q_l1, MemorySpace.L0A, False)
         keys = cast(int, group.frame[cols])
+        self._base = None
+        if split is not None:
+            self._base, keys = split[0], split[1]
         if group.tiling.cube_sum:
             self._ones = self._ones_block(at, bc)
 
@@ -606,7 +959,7 @@ class AttentionNest(NestBuilder):
         # it (hw-insert-sync orders only what shares a buffer). The first block
         # starts the statistics; the whole groups are a loop; the rest (at
         # most STAGES blocks, the last maybe partial) follows it.
-        self._shift = self._rotation(at, keys)
+        self._shift = None if split is not None else self._rotation(at, keys)
         first = [(k, min(bc, keys - k)) for k in range(0, min(keys, 2 * bc), bc)]
         carried = self._key_group(at, first, q_l0, None)
         start = len(first) * bc
@@ -630,6 +983,9 @@ class AttentionNest(NestBuilder):
         if group.tiling.cube_sum:
             # The ONES columns of the sums are equal: their maximum is the sum.
             total = self.value(at, tile.ReduceMaxOp(total, 1))
+        if split is not None:
+            self._store_partials(at, split[2], acc, carried[0], total)
+            return
         out = self.value(at, tile.DivOp(acc, total))
         result_type = tensor_type(product.result).element_type
         out = self.to_storage(at, out, result_type)
@@ -701,6 +1057,12 @@ class AttentionNest(NestBuilder):
                     ),
                     valid,
                 )
+                for key, valid in blocks
+            ]
+        if self._base is not None:
+            base = self._base
+            blocks = [
+                (self.value(at, arith.AddiOp(self.index_value(key), base)), valid)
                 for key, valid in blocks
             ]
         loaded = [self._key_blocks(at, key, valid) for key, valid in blocks]
@@ -996,10 +1358,24 @@ def attention_remark(group: AttentionGroup) -> str:
             f"the scale folded into the exponent (s * {factor:.6g} in f32, no "
             "f16 division)"
         )
+    parts = [sums, *scaled]
+    keys = cast(int, group.frame[-1])
+    if tiling.split > 1:
+        parts.append(
+            f"keys split in {tiling.split} ranges of {keys // tiling.split} per "
+            f"query block, combined after a sync_all in tiles of "
+            f"{tiling.combine_rows} rows (estimated {tiling.estimate:.0f} cycles, "
+            f"{tiling.other:.0f} without the split)"
+        )
+    elif tiling.other_split > 1:
+        parts.append(
+            f"no key split (estimated {tiling.estimate:.0f} cycles, "
+            f"{tiling.other:.0f} with the keys in {tiling.other_split} ranges)"
+        )
     return (
         f"fused attention ({names}) as one nest over {frame}: query blocks of "
         f"{tiling.br} rows, key blocks of {tiling.bc}, online softmax in ub; the "
-        f"scores stay on chip; {'; '.join([sums, *scaled])}"
+        f"scores stay on chip; {'; '.join(parts)}"
     )
 
 

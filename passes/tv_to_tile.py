@@ -195,6 +195,11 @@ class TvToTilePass(ModulePass):
     """Fold another positive constant attention scale into the exponent's f32
     argument (no f16 division); false: the scaled scores rounded as tv does."""
 
+    attention_key_split: bool = True
+    """When the attention nest's query blocks are fewer than the cores, let its
+    estimate split each block's keys into ranges run on cores of their own,
+    their partial results combined after (flash-decoding); false: never."""
+
     epilogue_fusion: bool = True
     """Compute a matmul's elementwise epilogue in UB on each block before the
     one store; false: the result goes to GM and the epilogue is a nest of its
@@ -288,6 +293,7 @@ class FunctionLowering:
                     self.options.attention_cube_sum,
                     self.options.attention_scale_multiply,
                     self.options.attention_scale_fold,
+                    self.options.attention_key_split,
                 ),
             )
         if self.options.row_fusion and self.options.epilogue_fusion:
@@ -587,7 +593,9 @@ class FunctionLowering:
             return
         try:
             if isinstance(group, AttentionGroup):
-                AttentionNest(group, self.extents, self.gm, cursor).emit()
+                nest = AttentionNest(group, self.extents, self.gm, cursor)
+                nest.emit()
+                self.allocs.extend(nest.workspaces)
                 emit_remark(group.root, attention_remark(group))
             elif group.kind == GroupKind.MATMUL:
                 self._emit_matmul(group, cursor)

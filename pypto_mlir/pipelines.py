@@ -143,6 +143,7 @@ LOWER_STAGES: tuple[Stage, ...] = (
             ("attention_cube_sum", "attention_cube_sum"),
             ("attention_scale_multiply", "attention_scale_multiply"),
             ("attention_scale_fold", "attention_scale_fold"),
+            ("attention_key_split", "attention_key_split"),
             ("epilogue_fusion", "epilogue_fusion"),
             ("row_fusion", "row_fusion"),
             ("prologue_fusion", "prologue_fusion"),
@@ -256,6 +257,10 @@ class LowerPipeline(PipelinePass):
 
     attention_scale_fold: bool = True
     """Another constant attention scale folded into the exponent (tv-to-tile)."""
+
+    attention_key_split: bool = True
+    """Split an attention query block's keys over several cores when the query
+    blocks are fewer than the cores and that is estimated faster (tv-to-tile)."""
 
     epilogue_fusion: bool = True
     """Compute a matmul's elementwise epilogue in its nest (tv-to-tile); false:

@@ -38,12 +38,20 @@ def _softmax(x: pto.Tensor, spelled: bool) -> pto.Tensor:
 
 
 def _kernel(
-    heads: int, seq: int, dim: int, mask: bool, spelled: bool = False
+    heads: int,
+    seq: int,
+    dim: int,
+    mask: bool,
+    spelled: bool = False,
+    keys: int | None = None,
 ) -> Kernel:
-    """softmax(q @ k^T / sqrt(d) [+ mask]) @ v as a user writes it."""
-    shape = (heads, seq, dim) if heads else (seq, dim)
-    Qkv = pto.Tensor[shape, pto.f16]
-    Mask = pto.Tensor[(seq, seq), pto.f16]
+    """softmax(q @ k^T / sqrt(d) [+ mask]) @ v as a user writes it (`keys`
+    keys, `seq` by default)."""
+    keys = seq if keys is None else keys
+    lead = (heads,) if heads else ()
+    Qkv = pto.Tensor[(*lead, seq, dim), pto.f16]
+    KV = pto.Tensor[(*lead, keys, dim), pto.f16]
+    Mask = pto.Tensor[(seq, keys), pto.f16]
 
     def keys_t(k: pto.Tensor) -> pto.Tensor:
         return k.transpose(0, 2, 1) if heads else k.T
@@ -51,13 +59,13 @@ def _kernel(
     if mask:
 
         @pto.kernel
-        def attention(q: Qkv, k: Qkv, v: Qkv, m: Mask) -> Qkv:
+        def attention(q: Qkv, k: KV, v: KV, m: Mask) -> Qkv:
             return _softmax(q @ keys_t(k) / math.sqrt(dim) + m, spelled) @ v
 
         return attention
 
     @pto.kernel
-    def attention(q: Qkv, k: Qkv, v: Qkv) -> Qkv:  # noqa: F811
+    def attention(q: Qkv, k: KV, v: KV) -> Qkv:  # noqa: F811
         return _softmax(q @ keys_t(k) / math.sqrt(dim), spelled) @ v
 
     return attention
@@ -258,3 +266,60 @@ def test_every_flag_of_the_fused_nest_is_needed() -> None:
     assert count > 0
     print(f"{count} flags")
     assert not kept, f"flags {kept} of {count} change nothing"
+
+
+# (heads, rows, keys, dim, mask): one head of 128 queries over 2048 keys;
+# two heads with d = 64; three heads with a causal-like mask, the softmax
+# written out.
+SPLIT_CASES = [
+    (0, 128, 2048, 128, False),
+    (2, 64, 1024, 64, False),
+    (3, 32, 1024, 32, True),
+]
+
+
+@pytest.mark.parametrize(("heads", "rows", "keys", "dim", "mask"), SPLIT_CASES)
+def test_key_split_matches_the_reference(
+    heads: int, rows: int, keys: int, dim: int, mask: bool
+) -> None:
+    """Few query blocks over many keys: the keys of each block are split over
+    cores (the remark gives both estimates), the partial max, sum and
+    accumulator combined after a sync_all; as exact as the unsplit nest (the
+    combine's rescaling is the online softmax's, in f32). Off, no split."""
+    module = _kernel(heads, rows, dim, mask, mask, keys).module()
+    rng = np.random.default_rng(rows + keys)
+    lead = (heads,) if heads else ()
+    inputs = [
+        (rng.standard_normal((*lead, n, dim)) * 1.5).astype(np.float16)
+        for n in (rows, keys, keys)
+    ]
+    if mask:
+        allowed = rng.random((rows, keys)) < 0.7
+        allowed[:, 0] = True
+        inputs.append(np.where(allowed, 0.0, -np.inf).astype(np.float16))
+    on = " ".join(_remarks(module, "ascend910b"))
+    off = " ".join(_remarks(module, "ascend910b", attention_key_split=False))
+    assert "keys split in" in on and "without the split" in on, on
+    assert "keys split" not in off, off
+    for options in ({}, {"attention_key_split": False}):
+        result = _check(module, inputs, "ascend910b", **options)
+        assert result.ok, [c.describe() for c in result.comparisons]
+
+
+def test_key_split_only_for_few_whole_query_blocks() -> None:
+    """The split is estimated only when the query blocks are fewer than the
+    cores and whole (a unit's rows are a function of its index at run time);
+    self-attention at S = 512 keeps one unit per query block, by cost, and
+    says what the best split was estimated at."""
+    chip = load_target("ascend910b")
+    split = choose_tiling(chip, chip.cores, (128, 2048), 128, 128)
+    assert split is not None and split.split > 1 and split.other > split.estimate
+    tail = choose_tiling(chip, chip.cores, (3, 37, 1024), 32, 32)
+    assert tail is not None and tail.split == 1 and tail.other_split == 1
+    square = choose_tiling(chip, chip.cores, (512, 512), 128, 128)
+    assert square is not None and square.split == 1
+    assert square.other_split > 1 and square.other > square.estimate
+    many = choose_tiling(chip, chip.cores, (8, 1024, 1024), 64, 64)
+    assert many is not None and many.split == 1 and many.other_split == 1
+    off = choose_tiling(chip, chip.cores, (128, 2048), 128, 128, key_split=False)
+    assert off is not None and off.split == 1 and off.other_split == 1
