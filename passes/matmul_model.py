@@ -602,6 +602,70 @@ def row_nest_cycles(
     return load + store + rounds * max(load, vector, store)
 
 
+@dataclass(frozen=True)
+class OperandPrologue:
+    """The elementwise ops computing a matmul operand (`matmul_fusion`'s
+    prologue), as its cost estimates see them."""
+
+    lhs: bool
+    """The operand is A (else B)."""
+    vector_per_element: float
+    """The vector unit's cycles per element of the operand (the roofline's
+    step counts, `roofline.ops_vector_cycles`)."""
+    rows: int
+    """The operand's rows as stored (batch included)."""
+    columns: int
+    """The operand's elements per stored row."""
+    element_bytes: int
+
+
+def fused_prologue_cycles(
+    target: Target,
+    request: MatmulRequest,
+    tiling: MatmulTiling,
+    prologues: Sequence[OperandPrologue],
+) -> float:
+    """The matmul nest with its operand prologues: the matmul's estimate, and
+    on each block, for each chunk of a computed operand (A: fa chunks m0 x k1;
+    B: fb chunks k1 x n0), its vector work, its move UB -> L1 and the load's
+    GM -> UB cycles instead of GM -> L1 (not overlapped: the cube waits for
+    the chunk it multiplies)."""
+    m = request.m if request.m is not None else ASSUMED_DYNAMIC_EXTENT
+    n = request.n if request.n is not None else ASSUMED_DYNAMIC_EXTENT
+    k = request.k if request.k is not None else ASSUMED_DYNAMIC_EXTENT
+    e = request.in_bytes
+    chunks = ceil_div(k, tiling.k1)
+    per_block = 0.0
+    for prologue in prologues:
+        rows, cols, count = (
+            (tiling.m0, tiling.k1, tiling.fa)
+            if prologue.lhs
+            else (tiling.k1, tiling.n0, tiling.fb)
+        )
+        load = dma_cost(target, ("gm", "ub"), rows, cols * e).cycles - (
+            dma_cost(target, ("gm", "l1"), rows, cols * e).cycles
+        )
+        move = dma_cost(target, ("ub", "l1"), rows, cols * e).cycles
+        vector = prologue.vector_per_element * rows * cols
+        per_block += chunks * count * (load + move + vector)
+    blocks = request.batch * ceil_div(m, tiling.m1) * ceil_div(n, tiling.n1)
+    rounds = ceil_div(blocks, max(1, request.cores))
+    return matmul_cycles(target, request, tiling) + rounds * per_block
+
+
+def prologue_nest_cycles(
+    target: Target, prologue: OperandPrologue, cores: int
+) -> float:
+    """The prologue as a nest of its own over the cores: each core's rows
+    loaded from GM (the kernel's input: the HBM latency), computed and stored
+    (the matmul then reads them, a `sync_all` after)."""
+    rows = ceil_div(prologue.rows, max(1, min(prologue.rows, cores)))
+    row_bytes = prologue.columns * prologue.element_bytes
+    load = dma_cost(target, ("gm", "ub"), rows, row_bytes).cycles
+    store = dma_cost(target, ("ub", "gm"), rows, row_bytes).cycles
+    return load + prologue.vector_per_element * rows * prologue.columns + store
+
+
 def matmul_choice_text(
     target: Target, request: MatmulRequest, tiling: MatmulTiling
 ) -> str:

@@ -82,14 +82,17 @@ from .matmul_model import (
     ASSUMED_DYNAMIC_EXTENT,
     MatmulRequest,
     MatmulTiling,
+    OperandPrologue,
     RowEpilogue,
     auto_matmul_tiling,
     covers_rows,
     explicit_matmul_tiling,
+    fused_prologue_cycles,
     fused_rows_cycles,
     matmul_choice_text,
     matmul_cycles,
     matmul_fits,
+    prologue_nest_cycles,
     row_nest_cycles,
 )
 from .matmul_nests import MatmulNest
@@ -996,21 +999,36 @@ class FunctionLowering:
                 )
             tiling = found
         tiling = _effective(tiling, request)
-        if group.reduced and not self.options.matmul_tile_sizes:
-            fused, unfused = self._row_fusion_costs(group, request, tiling)
-            costs = (
-                f"{fused:.0f} cycles with whole-row blocks and the rows reduced "
-                f"in their nest, {unfused:.0f} with the matmul's best blocks, a "
-                "sync_all and a row nest over the cores"
-            )
-            if unfused < fused:
-                self._split_epilogue(
-                    group, cursor, f"two nests are estimated faster ({costs})"
-                )
+        if group.prologues and not self.options.matmul_tile_sizes:
+
+            def split_prologues(reason: str) -> None:
+                self._split_prologues(group, cursor, reason)
+                self._emit_matmul(group, cursor)
+
+            if self._declined_by_cost(
+                group,
+                self._prologue_costs(group, request, tiling),
+                "{fused:.0f} cycles with the operand computed on each block in "
+                "the matmul's nest, {unfused:.0f} with a nest of its own over the "
+                "cores, a sync_all and the matmul's best blocks",
+                "prologue kept in the matmul's nest",
+                split_prologues,
+            ):
                 return
-            emit_remark(
-                group.root, f"rows reduced in the matmul's nest: estimated {costs}"
+        if (
+            group.reduced
+            and not self.options.matmul_tile_sizes
+            and self._declined_by_cost(
+                group,
+                self._row_fusion_costs(group, request, tiling),
+                "{fused:.0f} cycles with whole-row blocks and the rows reduced "
+                "in their nest, {unfused:.0f} with the matmul's best blocks, a "
+                "sync_all and a row nest over the cores",
+                "rows reduced in the matmul's nest",
+                lambda reason: self._split_epilogue(group, cursor, reason),
             )
+        ):
+            return
         nest = MatmulNest(group, self.extents, self.gm, cursor, self._sum_lanes)
         if tiling.split > 1:
             nest.workspace = self._split_workspace(group, tiling, cursor)
@@ -1091,6 +1109,65 @@ class FunctionLowering:
             matmul_cycles(self.target, plain, _effective(plain_tiling, plain))
             + self.target.sync.all_latency
             + row_nest_cycles(self.target, epilogue, tile_rows, units, cores)
+        )
+        return fused, unfused
+
+    @staticmethod
+    def _declined_by_cost(
+        group: Group,
+        costs: tuple[float, float],
+        text: str,
+        kept: str,
+        split: Callable[[str], None],
+    ) -> bool:
+        """Whether a fusion is declined because its unfused form (`costs`:
+        fused, unfused) is estimated faster: then `split` is called with the
+        reason, else a remark says the fusion is `kept`; both give `text`
+        (formatted with `fused` and `unfused`)."""
+        fused, unfused = costs
+        estimates = text.format(fused=fused, unfused=unfused)
+        if unfused < fused:
+            split(f"two nests are estimated faster ({estimates})")
+            return True
+        emit_remark(group.root, f"{kept}: estimated {estimates}")
+        return False
+
+    def _prologue_costs(
+        self, group: Group, request: MatmulRequest, tiling: MatmulTiling
+    ) -> tuple[float, float]:
+        """Estimated cycles of a matmul group with its operand prologues
+        (`tiling`: the blocks chosen with them) and of the same work with
+        each prologue a nest of its own, a sync_all and the matmul without
+        them (A panels allowed again)."""
+        op = group.matmul
+        assert op is not None
+        prologues: list[OperandPrologue] = []
+        for operand, prologue in group.prologues.items():
+            shape = tensor_type(operand).get_shape()
+            elements = math.prod(
+                static_extent(e) or ASSUMED_DYNAMIC_EXTENT for e in shape
+            )
+            columns = static_extent(shape[-1]) or ASSUMED_DYNAMIC_EXTENT
+            prologues.append(
+                OperandPrologue(
+                    operand is op.lhs,
+                    ops_vector_cycles(prologue.members, self.target) / elements,
+                    elements // columns,
+                    columns,
+                    element_bytes(tensor_type(operand).element_type),
+                )
+            )
+        fused = fused_prologue_cycles(self.target, request, tiling, prologues)
+        plain = replace(request, prologue=None, panels=self.options.matmul_panels)
+        plain_tiling = auto_matmul_tiling(self.target, plain) or auto_matmul_tiling(
+            self.target, plain, 1
+        )
+        if plain_tiling is None:
+            return fused, math.inf
+        unfused = (
+            sum(prologue_nest_cycles(self.target, p, request.cores) for p in prologues)
+            + self.target.sync.all_latency
+            + matmul_cycles(self.target, plain, _effective(plain_tiling, plain))
         )
         return fused, unfused
 

@@ -168,7 +168,12 @@ def test_prologue_fusion_matches_the_reference(
         assert any("not fused: the operand has a dim of extent 1" in r for r in remarks)
         return
     assert any("fused prologue" in r for r in remarks), remarks
-    assert allocs == 0
+    # On tiny the estimate mostly keeps two nests (its 2 cores would
+    # recompute the operand on each of their many small blocks): the operand
+    # through GM.
+    by_cost = any("two nests are estimated faster" in r for r in remarks)
+    assert not by_cost or target == "tiny", remarks
+    assert allocs == int(by_cost)
     off, allocs_off = _check(text, target, prologue_fusion=False)
     assert not any("prologue" in r for r in off)
     assert allocs_off == 1
