@@ -142,11 +142,20 @@ def _why(run: Run, bound: float, shape: Shape) -> str:
     )
     fused = next((r for r in run.remarks if "fused attention" in r), "")
     blocks = fused.split("query blocks of ")[1].split(";")[0] if fused else "?"
+    allowed = bound / shape.target
+    read = CHIP.dma_path("gm", "l1").latency
+    floor = (
+        f"; the target allows {allowed:.0f} cycles, and the first K and V blocks "
+        f"alone take 2 x {read} cycles of HBM latency (serial on MTE2) before the "
+        "first key step"
+        if 2 * read > allowed
+        else ""
+    )
     return (
         f"{cores} cores busy ({blocks}); on the slowest core (core {slowest}) pipe "
         f"{pipe} is busy {cycles} of {run.cycles} cycles ({cycles / run.cycles:.0%}); "
         f"{load_text}; the roofline ({bound:.0f} cycles) assumes every pipe of all "
-        f"{CHIP.cores} cores busy at once"
+        f"{CHIP.cores} cores busy at once{floor}"
     )
 
 

@@ -11,7 +11,8 @@ sizes, `prologue-fusion` on relu(x) @ w at two): the same columns and the share 
 barriers. Then issue 13's targets, and for each one missed what bounds it,
 computed from the run (the busiest pipe, the cores that had work, the barrier
 waits, the roofline's own limit); then each vector-phase decision of its own
-(split-reductions, late-invariants) off vs on, and what bounds layernorm.
+(split-reductions, late-invariants) off vs on, and what bounds layernorm and
+the FFN (its phases between barriers).
 
     .venv/bin/python bench/bench_fusion.py [--only sum_diff,layernorm]
 """
@@ -325,6 +326,38 @@ def decisions(chosen: Sequence[Kernel], results: dict[str, tuple[Run, Run]]) -> 
         )
     if "layernorm" in results:
         print(f"  layernorm bound: {layernorm_bound(results['layernorm'][1])}")
+    if "ffn" in results:
+        print(f"  ffn bound: {ffn_bound(results['ffn'][1])}")
+
+
+def ffn_bound(run: Run) -> str:
+    """Where the FFN's cycles go, from its barriers: the first matmul with
+    its swish epilogue, the second matmul's K split partial sums (its 128x768
+    result is 6 blocks of 64x256 for 24 cores: K split in 4), the combine,
+    and the two barriers between them; against the roofline, which counts
+    the weights read once and no barrier."""
+    barriers = run.report.sync_alls
+    if len(barriers) != 2:
+        return f"{len(barriers)} barriers (expected 2: matmul, K split, combine)"
+    first, second = barriers
+    phases = [
+        ("x @ W1 + swish", max(first.arrive)),
+        ("barrier", first.release - max(first.arrive)),
+        ("(h @ W2) K-split partials", max(second.arrive) - first.release),
+        ("barrier", second.release - max(second.arrive)),
+        ("combine", run.cycles - second.release),
+    ]
+    text = ", ".join(f"{name} {cycles}" for name, cycles in phases)
+    goal = run.bound.cycles / 0.60
+    matmuls = phases[0][1] + phases[2][1]
+    rate = run.bound.cycles / matmuls
+    return (
+        f"{text} cycles; 60% of the roofline allows {goal:.0f} in all, less than "
+        f"the two matmul phases alone ({matmuls}): they stream the weights "
+        f"(the roofline's {run.bound.cycles:.0f} cycles) at {rate:.0%} of the "
+        "HBM rate (the matmul blocking's bound, bench_gemm.py), and the "
+        "hidden tensor and partial sums cross GM between phases"
+    )
 
 
 def layernorm_bound(run: Run) -> str:
