@@ -403,7 +403,13 @@ def _fits(
 
 
 def step_cycles(
-    target: Target, br: int, bc: int, d: int, dv: int, cube_sum: bool = False
+    target: Target,
+    br: int,
+    bc: int,
+    d: int,
+    dv: int,
+    cube_sum: bool = False,
+    misses: float = 0.0,
 ) -> tuple[float, float, float]:
     """Estimated cycles of one key step on its busiest pipe, from the target's
     costs: MTE2 loads the K and V blocks (nd2nz, a burst per row), V runs the
@@ -411,12 +417,15 @@ def step_cycles(
     the probabilities to L1 (a strided copy per fractal column). Returns
     (first loads, step, last work): the loads of the next step overlap this
     one's work, so a step takes the largest, but the first loads and the last
-    step's work do not overlap anything."""
-    # Every query block reads the same K and V blocks: after the first, they
-    # hit in the L2 (when the target has one) and start after its hit latency.
+    step's work do not overlap anything. `misses`: the share of the later K
+    and V loads that miss the L2 (`key_misses`)."""
+    # The query blocks of a head read the same K and V blocks: after the
+    # first, a load hits in the L2 (when the target has one) and starts after
+    # its hit latency, unless its core is the one that fills the lines.
     latency = target.dma_path("gm", "l1").latency
     if target.l2 is not None:
-        latency = target.l2.hit_latency
+        hit = target.l2.hit_latency
+        latency = hit + misses * (latency - hit)
     mte2 = sum(
         cost.dma_cycles(target, ("gm", "l1"), bc, width * 2)
         - target.dma_path("gm", "l1").latency
@@ -506,11 +515,12 @@ def choose_tiling(
             splits = [1]
             if key_split and rows % br == 0:
                 splits = key_splits(keys, bc, blocks, cores)
-            vector_step = step_cycles(target, br, bc, d, dv)[1]
+            misses = key_misses(rows, br, cores)
+            vector_step = step_cycles(target, br, bc, d, dv, misses=misses)[1]
             for on_cube in (False, True) if cube_sum else (False,):
                 if not _fits(target, br, bc, d, dv, on_cube):
                     continue
-                fill, step, drain = step_cycles(target, br, bc, d, dv, on_cube)
+                fill, step, drain = step_cycles(target, br, bc, d, dv, on_cube, misses)
                 for split in splits:
                     units = blocks * split
                     rounds = -(-units // max(cores, 1))
@@ -546,6 +556,14 @@ def choose_tiling(
     other = best_of.get(chosen.split == 1, 0.0)
     other_split = split_of.get(chosen.split == 1, 1)
     return replace(chosen, other=other, other_split=other_split)
+
+
+def key_misses(rows: int, br: int, cores: int) -> float:
+    """The share of a core's K and V loads that miss the L2: the query
+    blocks of one head that run at once (at most one per core) read the same
+    keys, each from another key block on (`AttentionNest._rotation`), so each
+    block is filled by one of them and hit by the others."""
+    return 1 / max(1, min(-(-rows // br), cores))
 
 
 def key_splits(keys: int, bc: int, blocks: int, cores: int) -> list[int]:
@@ -650,6 +668,8 @@ class AttentionNest(NestBuilder):
         """The block of ones in L0B the cube sums the probabilities with."""
         self._base: SSAValue | None = None
         """The first key of the current unit of a key split."""
+        self._span = 0
+        """The keys the current query block (or unit) runs over."""
         self.workspaces: list[SSAValue] = []
         """A key split's f32 GM workspaces (accumulators, row maxima, row
         sums), allocated by `emit`; the caller deallocates them."""
@@ -959,7 +979,9 @@ class AttentionNest(NestBuilder):
         # it (hw-insert-sync orders only what shares a buffer). The first block
         # starts the statistics; the whole groups are a loop; the rest (at
         # most STAGES blocks, the last maybe partial) follows it.
-        self._shift = None if split is not None else self._rotation(at, keys)
+        # A unit of a key split rotates within its range of keys.
+        self._span = keys
+        self._shift = self._rotation(at, keys)
         first = [(k, min(bc, keys - k)) for k in range(0, min(keys, 2 * bc), bc)]
         carried = self._key_group(at, first, q_l0, None)
         start = len(first) * bc
@@ -1043,7 +1065,7 @@ class AttentionNest(NestBuilder):
     ) -> list[SSAValue]:
         """The loads of `blocks` (key offset, valid keys), then their steps."""
         if self._shift is not None:
-            keys = self.constant(cast(int, self.group.frame[-1]))
+            keys = self.constant(self._span)
             blocks = [
                 (
                     self.value(

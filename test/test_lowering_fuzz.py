@@ -30,8 +30,10 @@ on ascend910b (or refuse with its reason).
 
 The suite checks the same kernels on every run: 30 hypothesis examples
 (derandomized; small kernels, shrunk when one fails), 100 seeded random
-programs (`PYPTO_FUZZ_SEEDS`, `PYPTO_FUZZ_SEED_BASE`) and 24 seeded attention
-kernels (`PYPTO_FUZZ_ATTENTION_SEEDS`, about 20 s). While hunting, draw new
+programs (`PYPTO_FUZZ_SEEDS`, `PYPTO_FUZZ_SEED_BASE`), 24 seeded attention
+kernels (`PYPTO_FUZZ_ATTENTION_SEEDS`, about 20 s) and 6 over 512 or 1024 keys
+(`PYPTO_FUZZ_LONG_KEY_SEEDS`, about 30 s; two of them split their keys over
+the cores). While hunting, draw new
 ones and more: `PYPTO_FUZZ_RANDOM=1 PYPTO_FUZZ_EXAMPLES=2000 pytest -q
 test/test_lowering_fuzz.py`, or `python test/test_lowering_fuzz.py 500 [SEED]`
 (seeded programs, failures grouped by message, each with its kernel source).
@@ -750,6 +752,8 @@ def generate(c: Chooser) -> Program:
 # --------------------------------------------------------------------------------------
 
 HEAD_DIMS = (16, 32, 48, 64, 24)
+LONG_KEYS = (512, 1024)
+"""Key lengths for few query blocks over many keys (the key split's case)."""
 """Head dims: multiples of the cube's 16 fuse; 24 is refused (three nests)."""
 
 
@@ -767,15 +771,20 @@ def _softmax_of(program: Program, x: Value) -> Value:
     return program.let(f"{e.name} / {e.name}.sum(axis=-1, keepdims=True)", noisy)
 
 
-def attention(c: Chooser) -> Program:
+def attention(c: Chooser, long_keys: bool = False) -> Program:
     """`softmax(q @ k.T * s [+ mask]) @ v` as a user writes it: heads or not,
-    query and key lengths of any size (tails), K stored transposed or not, the
+    query and key lengths of any size (tails; `long_keys`: 512 or 1024 keys,
+    queries more often whole blocks, which the estimate may split over
+    cores), K stored transposed or not, the
     scale divided by sqrt(d) or multiplied by its inverse (a constant or a
     scalar parameter), an additive mask, either softmax spelling."""
     program = Program(c)
     heads = c.choice([0, 0, 1, 2, 3])
     batch: tuple[int, ...] = (heads,) if heads else ()
-    rows, keys = c.choice(SIZES), c.choice(SIZES)
+    if long_keys:
+        rows, keys = c.choice(SIZES + (16, 32, 64)), c.choice(LONG_KEYS)
+    else:
+        rows, keys = c.choice(SIZES), c.choice(SIZES)
     d = c.choice(HEAD_DIMS)
     dv = c.choice([16, 32, d])
     q = program.tensor_param((*batch, rows, d), "f16")
@@ -943,6 +952,26 @@ def test_seeded_attention_kernels_fuse_and_match_the_reference(seed: int) -> Non
     expected = program.expected_remark
     assert not expected or any(expected in r for r in remarks["ascend910b"]), (
         program.source() + "\n".join(remarks["ascend910b"])
+    )
+
+
+LONG_KEY_SEEDS = int(os.environ.get("PYPTO_FUZZ_LONG_KEY_SEEDS", "6"))
+
+
+@pytest.mark.parametrize("seed", range(SEED_BASE, SEED_BASE + LONG_KEY_SEEDS))
+def test_seeded_long_key_attention_matches_the_reference(seed: int) -> None:
+    """Attention kernels over 512 or 1024 keys (`attention(long_keys=True)`):
+    where the query blocks are few and whole the estimate may split the keys
+    over cores (attention-key-split); either way the result is within the
+    reference's bounds on both targets."""
+    program = attention(Chooser.of_random(random.Random(seed)), long_keys=True)
+    remarks: dict[str, list[str]] = {}
+    failures = check_program(program, seed, f"long-key attention {seed}", remarks)
+    print(next((r for r in remarks["ascend910b"] if "fused attention" in r), ""))
+    assert not failures, (
+        program.source()
+        + "\n"
+        + "\n".join(f"{f.target}: {f.message}" for f in failures)
     )
 
 
