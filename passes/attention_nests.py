@@ -528,7 +528,7 @@ def choose_tiling(
                     estimate = rounds * (fill + steps * step + drain)
                     combine = 0
                     if split > 1 and stats_ok:
-                        combine = combine_rows(target, blocks, br, dv)
+                        combine = combine_rows(target, cores, blocks, br, dv)
                         estimate += split_cycles(
                             target, cores, batch, rows, br, dv, split, stats
                         )
@@ -582,7 +582,9 @@ def key_splits(keys: int, bc: int, blocks: int, cores: int) -> list[int]:
     return found
 
 
-def combine_rows(target: Target, tiles_per_row: int, br: int, dv: int) -> int:
+def combine_rows(
+    target: Target, cores: int, tiles_per_row: int, br: int, dv: int
+) -> int:
     """The rows of a combine tile: a divisor of `br` (a combine tile stays in
     one query block), halved from `br` while the tiles are fewer than the
     cores, and until the partial accumulators, the sum and the product fit a
@@ -591,7 +593,7 @@ def combine_rows(target: Target, tiles_per_row: int, br: int, dv: int) -> int:
     assert ub is not None
     rows = br
     while rows % 32 == 0 and (
-        tiles_per_row * (br // rows) < target.cores or 3 * rows * dv * 4 > ub // 2
+        tiles_per_row * (br // rows) < cores or 3 * rows * dv * 4 > ub // 2
     ):
         rows //= 2
     return rows
@@ -627,7 +629,7 @@ def split_cycles(
         - cost.dma_cycles(target, ("ub", "gm"), br, dv * 2)
     )
     blocks = batch * -(-rows // br)
-    r = combine_rows(target, blocks, br, dv)
+    r = combine_rows(target, cores, blocks, br, dv)
     tiles = batch * -(-rows // r)
     loads = split * (
         hit(("gm", "ub"), r, dv * 4) + 2 * hit(("gm", "ub"), 1, r * stats * 4)
