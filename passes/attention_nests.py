@@ -32,6 +32,16 @@ normalised `p`, which the error bound of the output already carries.
 A pattern that has the shape but cannot be fused (a dim that is not static, an
 operand type the cube does not take, blocks that do not fit) keeps its three
 nests and gets a remark saying why.
+
+When the query blocks are fewer than the cores, `choose_tiling` may split each
+block's keys into ranges run as units of their own (flash-decoding: partial
+max, sum and accumulator to GM workspaces, a combine nest after a `sync_all`;
+docs/tiling.md, *The key split*).
+
+The module is over 1,000 lines because the recognition, the block-size
+estimate and the nest share the group's facts and are used together by the
+block-sparse attention nest; the estimate (`_fits` to `split_cycles`) is the
+part to move to a module of its own when that nest is merged.
 """
 
 from __future__ import annotations
