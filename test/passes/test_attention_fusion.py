@@ -13,13 +13,14 @@ from types import ModuleType
 
 import numpy as np
 import pytest
-from test_hw_insert_sync import flags_that_change_nothing
+from test_hw_insert_sync import flags_that_change_nothing, resynchronise
 from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import ModuleOp
 
 import pypto_mlir as pto
 from pypto_mlir.check import LoweringCheck, check_lowering, lower, result_buffers
 from pypto_mlir.diagnostics import diagnostic_handler
+from pypto_mlir.dialects import ascend_hw as hw
 from pypto_mlir.frontend.kernel import Kernel
 from pypto_mlir.interp.ascend_hw import run_hw_function
 from pypto_mlir.passes.attention_nests import choose_tiling
@@ -323,3 +324,39 @@ def test_key_split_only_for_few_whole_query_blocks() -> None:
     assert many is not None and many.split == 1 and many.other_split == 1
     off = choose_tiling(chip, chip.cores, (128, 2048), 128, 128, key_split=False)
     assert off is not None and off.split == 1 and off.other_split == 1
+
+
+def test_every_flag_of_the_key_split_is_needed() -> None:
+    """The key split on 2 cores (16 queries over 256 keys: 2 ranges, then the
+    combine after a sync_all): without any one set/wait pair, the simulator
+    reports a race, a deadlock or an event misuse, or the result changes;
+    except a pair around the sync_all (the partials' stores before the
+    combine's loads), which the barrier orders already: every core drains
+    before any goes on (hw-insert-sync does not know that yet)."""
+    module = _kernel(0, 16, 16, False, keys=256).module()
+    remarks: list[str] = []
+    with diagnostic_handler(lambda d: remarks.append(str(d))):
+        lowered = lower(module, "ascend_hw", LowerPipeline(max_cores=2))
+    assert any("keys split in 2 ranges" in r for r in remarks), remarks
+    function = next(op for op in module.ops if isinstance(op, func.FuncOp))
+    rng = np.random.default_rng(3)
+    inputs = [rng.standard_normal((n, 16)).astype(np.float16) for n in (16, 256, 256)]
+    chip = load_target("ascend910b")
+
+    def run(candidate: ModuleOp) -> bytes:
+        args = [*(a.copy() for a in inputs), *result_buffers(function)]
+        run_hw_function(candidate, "attention", args, chip)
+        return args[-1].tobytes()
+
+    count, kept = flags_that_change_nothing(lowered, run)
+    assert count > 0
+    pairs = resynchronise(lowered.clone())
+    for index in kept:
+        set_op, wait_op = pairs[index].ops[0], pairs[index].ops[-1]
+        block = set_op.parent_block()
+        assert block is not None and block is wait_op.parent_block()
+        ops = list(block.ops)
+        between = ops[ops.index(set_op) : ops.index(wait_op)]
+        assert any(isinstance(op, hw.SyncAllOp) for op in between), (
+            f"flag {index} of {count} changes nothing"
+        )
