@@ -246,6 +246,22 @@ def test_example_matches_numpy() -> None:
         assert not np.all(np.abs(off - expected) <= atol + rtol * np.abs(expected))
 
 
+def _removed_flags(
+    module: ModuleOp, lowered: ModuleOp, inputs: list[np.ndarray]
+) -> tuple[int, list[int]]:
+    """`flags_that_change_nothing` of `lowered`, run on `inputs` on
+    ascend910b: the flag count and the flags whose removal changed nothing."""
+    function = next(op for op in module.ops if isinstance(op, func.FuncOp))
+    chip = load_target("ascend910b")
+
+    def run(candidate: ModuleOp) -> bytes:
+        args = [*(a.copy() for a in inputs), *result_buffers(function)]
+        run_hw_function(candidate, "attention", args, chip)
+        return args[-1].tobytes()
+
+    return flags_that_change_nothing(lowered, run)
+
+
 def test_every_flag_of_the_fused_nest_is_needed() -> None:
     """Without any one set/wait pair of the fused nest (two key blocks in flight,
     the accumulator carried), the simulator reports a race, a deadlock or an
@@ -254,16 +270,7 @@ def test_every_flag_of_the_fused_nest_is_needed() -> None:
     module = _kernel(heads, seq, dim, False).module()
     with diagnostic_handler(lambda _: None):
         lowered = lower(module, "ascend_hw", LowerPipeline(max_cores=1))
-    function = next(op for op in module.ops if isinstance(op, func.FuncOp))
-    inputs = _inputs(heads, seq, dim, False)
-    chip = load_target("ascend910b")
-
-    def run(candidate: ModuleOp) -> bytes:
-        args = [*(a.copy() for a in inputs), *result_buffers(function)]
-        run_hw_function(candidate, "attention", args, chip)
-        return args[-1].tobytes()
-
-    count, kept = flags_that_change_nothing(lowered, run)
+    count, kept = _removed_flags(module, lowered, _inputs(heads, seq, dim, False))
     assert count > 0
     print(f"{count} flags")
     assert not kept, f"flags {kept} of {count} change nothing"
@@ -338,17 +345,9 @@ def test_every_flag_of_the_key_split_is_needed() -> None:
     with diagnostic_handler(lambda d: remarks.append(str(d))):
         lowered = lower(module, "ascend_hw", LowerPipeline(max_cores=2))
     assert any("keys split in 2 ranges" in r for r in remarks), remarks
-    function = next(op for op in module.ops if isinstance(op, func.FuncOp))
     rng = np.random.default_rng(3)
     inputs = [rng.standard_normal((n, 16)).astype(np.float16) for n in (16, 256, 256)]
-    chip = load_target("ascend910b")
-
-    def run(candidate: ModuleOp) -> bytes:
-        args = [*(a.copy() for a in inputs), *result_buffers(function)]
-        run_hw_function(candidate, "attention", args, chip)
-        return args[-1].tobytes()
-
-    count, kept = flags_that_change_nothing(lowered, run)
+    count, kept = _removed_flags(module, lowered, inputs)
     assert count > 0
     pairs = resynchronise(lowered.clone())
     for index in kept:
