@@ -68,11 +68,16 @@ class Run:
     """The tv reference's outputs (a sparse result's values); empty: not run."""
 
     @property
-    def exact(self) -> bool:
-        return all(
-            np.array_equal(o, e)
-            for o, e in zip(self.outputs, self.expected, strict=True)
+    def numerics(self) -> str:
+        """`exact`, or the largest difference from the tv reference."""
+        pairs = list(zip(self.outputs, self.expected, strict=True))
+        if all(np.array_equal(o, e) for o, e in pairs):
+            return "exact"
+        worst = max(
+            float(np.abs(o.astype(np.float64) - e.astype(np.float64)).max())
+            for o, e in pairs
         )
+        return f"differs by {worst:.1e}"
 
     @property
     def fraction(self) -> float:

@@ -31,6 +31,7 @@ from xdsl.dialects.builtin import (
     IndexType,
     MemRefType,
     NoneAttr,
+    UnitAttr,
     f32,
 )
 from xdsl.ir import Attribute, Block, SSAValue
@@ -39,6 +40,7 @@ from xdsl.rewriter import InsertPoint
 from pypto_mlir.dialects import tile
 from pypto_mlir.dialects.tile import MemorySpace, TileType
 
+from .index_range import ROW_ENTRIES_ATTR
 from .located_builder import LocatedBuilder
 from .nest_builder import LoopBuilder, Valid, i64_array_attr, reassociation_attr
 
@@ -86,6 +88,13 @@ class Column:
             valid=[rows, valid],
             layout=layout,
         )
+
+
+def _last_loop(at: InsertPoint) -> scf.ForOp:
+    """The loop just inserted at `at`."""
+    op = at.insert_before.prev_op if at.insert_before else at.block.last_op
+    assert isinstance(op, scf.ForOp)
+    return op
 
 
 def _round_up(value: int, unit: int) -> int:
@@ -422,35 +431,41 @@ class SparseNest(LoopBuilder):
         emit(self.top, [])
 
     def sparse_softmax(self, a: SparseBuffers, out: SSAValue) -> None:
-        """Per row (of a block row): three passes over its stored entries (a
-        `1 x bn` tile of each stored block): the running max, the sum of
-        `exp(v - max)` in entry order, then `exp(v - max) / sum` stored to the
-        result's values. Entries not stored are never read or written."""
+        """Per block row, three passes over its stored blocks, each a whole
+        `bm x bn` UB tile (one DMA in, one out): the running `bm x 1` row
+        maxima (row reductions of each block), the sums of `exp(v - max)`
+        block by block in entry order (the reference's order, so exact), then
+        `exp(v - max) / sum` stored to the block's values. Entries not stored
+        are never read or written; the entry loops are marked as the entries
+        of one row (`ROW_ENTRIES_ATTR`), so tile-to-hw splits the block rows
+        over the cores."""
         values, results = self.block_values(a), self.block_values_of(out, a)
         (bm, bn), element_type = a.block, a.element_type
         physical = 1 if bn == 1 else _round_up(bn, self.unit)
-        entry_type = TileType(
-            [1, physical], element_type, MemorySpace.UB, valid=[1, bn]
+        block_type = TileType(
+            [bm, physical], element_type, MemorySpace.UB, valid=[bm, bn]
         )
-        stat_type = TileType([1, 1], f32, MemorySpace.UB)
+        stat_type = TileType([bm, 1], f32, MemorySpace.UB)
 
-        def row(at: InsertPoint, i: Valid, start: SSAValue, end: SSAValue) -> None:
-            def entries(at: InsertPoint, j: Valid) -> SSAValue:
-                return self.to_f32(at, self.load(at, values, [j, i, 0], entry_type))
+        def block_row(at: InsertPoint, br: Valid, _: list[SSAValue]) -> list[SSAValue]:
+            start, end = self.row_range(at, a.offsets, br)
+
+            def block(at: InsertPoint, j: Valid) -> SSAValue:
+                return self.to_f32(at, self.load(at, values, [j, 0, 0], block_type))
 
             def running_max(
                 at: InsertPoint, j: Valid, acc: list[SSAValue]
             ) -> list[SSAValue]:
-                peak = self.value(at, tile.ReduceMaxOp(entries(at, j), 1))
+                peak = self.value(at, tile.ReduceMaxOp(block(at, j), 1))
                 return [self.value(at, tile.MaxOp(acc[0], peak))]
 
             lowest = self.constant(float("-inf"), f32)
             init = self.value(at, tile.FillOp(lowest, stat_type))
-            (peak,) = self.loop(at, start, end, 1, [init], running_max)
+            (peak,) = self.entries(at, start, end, [init], running_max)
 
             def shifted(at: InsertPoint, j: Valid) -> SSAValue:
                 return self.value(
-                    at, tile.ExpOp(self.value(at, tile.SubOp(entries(at, j), peak)))
+                    at, tile.ExpOp(self.value(at, tile.SubOp(block(at, j), peak)))
                 )
 
             def running_sum(
@@ -459,30 +474,36 @@ class SparseNest(LoopBuilder):
                 part = self.value(at, tile.ReduceSumOp(shifted(at, j), 1))
                 return [self.value(at, tile.AddOp(acc[0], part))]
 
-            (total,) = self.loop(
-                at, start, end, 1, [self.zeros(at, stat_type, [])], running_sum
-            )
+            zeros = self.zeros(at, stat_type, [])
+            (total,) = self.entries(at, start, end, [zeros], running_sum)
 
             def write(at: InsertPoint, j: Valid, _: list[SSAValue]) -> list[SSAValue]:
                 share = self.value(at, tile.DivOp(shifted(at, j), total))
                 self.store(
-                    at, self.cast_to(at, share, element_type), results, [j, i, 0]
+                    at, self.cast_to(at, share, element_type), results, [j, 0, 0]
                 )
                 return []
 
-            self.loop(at, start, end, 1, [], write)
-
-        def block_row(at: InsertPoint, br: Valid, _: list[SSAValue]) -> list[SSAValue]:
-            start, end = self.row_range(at, a.offsets, br)
-
-            def each(at: InsertPoint, i: Valid, _: list[SSAValue]) -> list[SSAValue]:
-                row(at, i, start, end)
-                return []
-
-            self.loop(at, 0, bm, 1, [], each)
+            self.entries(at, start, end, [], write)
             return []
 
         self.loop(self.top, 0, a.shape[0] // bm, 1, [], block_row)
+
+    def entries(
+        self,
+        at: InsertPoint,
+        start: SSAValue,
+        end: SSAValue,
+        iters: list[SSAValue],
+        body: Callable[[InsertPoint, Valid, list[SSAValue]], list[SSAValue]],
+    ) -> list[SSAValue]:
+        """A loop over the stored entries `[start, end)` of one (block) row,
+        marked `ROW_ENTRIES_ATTR`: what its body stores at its entries lies in
+        that row's range, disjoint from every other row's."""
+        results = self.loop(at, start, end, 1, iters, body)
+        loop = _last_loop(at)
+        loop.attributes[ROW_ENTRIES_ATTR] = UnitAttr()
+        return results
 
     def block_values_of(self, values: SSAValue, pattern: SparseBuffers) -> SSAValue:
         """A result's values buffer as `nnz x bm x bn` (the pattern's blocks)."""
@@ -531,7 +552,7 @@ class SparseNest(LoopBuilder):
                 )
                 return []
 
-            self.loop(at, start, end, 1, [], entry)
+            self.entries(at, start, end, [], entry)
             return []
 
         self.loop(self.top, 0, mask.shape[0], 1, [], row)
@@ -583,7 +604,7 @@ class SparseNest(LoopBuilder):
                 self.store(at, scores, out, [j, 0, 0])
                 return []
 
-            self.loop(at, start, end, 1, [], block)
+            self.entries(at, start, end, [], block)
             return []
 
         self.loop(self.top, 0, mask.shape[0] // mask.block[0], 1, [], block_row)

@@ -315,9 +315,10 @@ class SparseFunctionLowering:
             self._nest(builder, 1, a.element_type).sparse_softmax(a, out)
             emit_remark(
                 op,
-                "tv-sparse-to-tile: sparse_softmax by rows: max, sum of exp and "
-                "the quotients over the stored entries, in three passes "
-                f"({_columns(a.block[1])} a tile)",
+                f"tv-sparse-to-tile: sparse_softmax by {a.block[0]}-row blocks: "
+                "row max, sum of exp and the quotients over the stored blocks in "
+                f"three passes, each block one {a.block[0]}x{a.block[1]} tile; "
+                "the block rows split over the cores",
             )
             return
         if isinstance(op, tv.SddmmOp):

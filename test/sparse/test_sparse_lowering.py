@@ -20,7 +20,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 
 import pypto_mlir as pto
-from pypto_mlir.check import compare_levels, lower
+from pypto_mlir.check import check_lowering, compare_levels, lower
 from pypto_mlir.interp.sparse import SparseArray
 from pypto_mlir.pipelines import LowerPipeline
 from pypto_mlir.universe import default_context
@@ -323,3 +323,25 @@ def test_drawn_csr_spmm(
     a = sp.csr_array(np.where(mask, rng.standard_normal((rows, cols)), 0.0))
     b = rng.standard_normal((cols, n)).astype(np.float32)
     _check(spmm_module(rows, cols, n, "f32"), [_sparse(a, "f32"), b], "tiny")
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("pattern", ["random", "all_empty", "one_dense_row"])
+def test_bsr_softmax_on_the_simulator(pattern: str, target: str) -> None:
+    """Block-CSR softmax by whole-block tiles, its block rows split over the
+    cores (pypto.row_entries): exact against the tv reference on the
+    simulator, no race between the cores' entry ranges."""
+    rng = _rng("bsr-softmax-hw", pattern, target)
+    blocks = PATTERNS[pattern]((8, 4), rng).toarray() != 0
+    a = sp.bsr_array(
+        np.kron(blocks, rng.standard_normal((16, 16))).astype(np.float32),
+        blocksize=(16, 16),
+    )
+    module = softmax_module(128, 64, "f16", (16, 16))
+    check = check_lowering(
+        module, "f", [_sparse(a, "f16")], pipeline=LowerPipeline(target=target)
+    )
+    for comparison in check.comparisons:
+        assert comparison.ok, comparison.describe()
+        np.testing.assert_array_equal(comparison.actual, comparison.expected)
+    assert "ascend_hw.block_idx" in str(check.lowered)
