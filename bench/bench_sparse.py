@@ -84,7 +84,9 @@ class Run:
         return self.bound.cycles / self.cycles
 
 
-def simulate(module: ModuleOp, inputs: Sequence[Any], sparse: bool) -> Run:
+def simulate(
+    module: ModuleOp, inputs: Sequence[Any], sparse: bool, **options: Any
+) -> Run:
     """Lower the tv kernel with pypto-lower's defaults and run it once; its
     roofline (the sparse one from these inputs)."""
     function = next(op for op in module.ops if isinstance(op, func.FuncOp))
@@ -96,7 +98,7 @@ def simulate(module: ModuleOp, inputs: Sequence[Any], sparse: bool) -> Run:
     )
     remarks: list[str] = []
     with diagnostic_handler(lambda d: remarks.append(str(d))):
-        lowered = lower(module, "ascend_hw", LowerPipeline(target=TARGET))
+        lowered = lower(module, "ascend_hw", LowerPipeline(target=TARGET, **options))
     outputs = result_buffers(function)
     expected: list[Any] = []
     if sparse:  # a sparse result is its values buffer: sized by the reference
@@ -320,6 +322,9 @@ def single_ops(s: int, rng: np.random.Generator) -> None:
     ):
         return kv[idx]
 
+    # runs of 8 consecutive rows at random places (a banded pattern's columns)
+    starts = np.sort(rng.choice(s // 8, rows // 8, replace=False)) * 8
+    runs = (starts[:, None] + np.arange(8)).ravel().astype(np.int32)
     bsr_in, csr_in = _csr_triple(bsr), _csr_triple(csr)
     cases = [
         (
@@ -332,6 +337,7 @@ def single_ops(s: int, rng: np.random.Generator) -> None:
         (f"to_dense BSR {BLOCK}x{BLOCK}", bsr_to_dense, [bsr_in]),
         (f"to_dense CSR {DENSITY:.0%}", csr_to_dense, [csr_in]),
         (f"gather {rows} random rows of {s}x{HEAD_DIM}", gather, [q, idx]),
+        (f"gather {rows} rows in runs of 8", gather, [q, runs]),
     ]
     print(f"\nsparse ops alone (S={s}, ascend910b, pypto-lower defaults):")
     print(
@@ -346,6 +352,12 @@ def single_ops(s: int, rng: np.random.Generator) -> None:
             f"{busiest(run, short=True)} | "
             f"{run.numerics} |"
         )
+    off = simulate(gather.module(), [q, runs], True, sparse_gather_run=1)
+    on = simulate(gather.module(), [q, runs], True)
+    print(
+        f"gather of {rows} rows in runs of 8: sparse-gather-run=1 {off.cycles} "
+        f"cycles, =4 (default) {on.cycles} cycles: {off.cycles / on.cycles:.2f}x"
+    )
 
 
 def target(name: str, got: float, wanted: float, text: str, run: Run) -> None:

@@ -399,34 +399,78 @@ class SparseNest(LoopBuilder):
 
         self.loop(self.top, 0, a.shape[0] // bm, 1, [], block_row)
 
-    def gather(self, source: SSAValue, indices: SSAValue, out: SSAValue) -> None:
+    def gather(
+        self, source: SSAValue, indices: SSAValue, out: SSAValue, run: int = 1
+    ) -> None:
         """`out[p...] = source[indices[p...]]`: per index, the scalar unit reads
-        the row and the row is copied by column tiles through UB."""
+        the row and the row is copied by column tiles through UB. With `run` >
+        1, the last index dim goes in groups of `run`: the scalar unit compares
+        `idx[p + t] == idx[p] + t`, and a run of consecutive rows moves as one
+        `run`-row tile (one DMA each way, a static size); a group that is not a
+        run, and the last `n mod run` indices, move row by row."""
         index_shape = _memref_shape(indices)
         element_type = cast(MemRefType[Attribute], source.type).get_element_type()
         n = _memref_shape(source)[1]
 
-        def emit(at: InsertPoint, position: list[Valid]) -> None:
-            if len(position) < len(index_shape):
-
-                def body(
-                    at: InsertPoint, iv: Valid, _: list[SSAValue]
-                ) -> list[SSAValue]:
-                    emit(at, [*position, iv])
-                    return []
-
-                self.loop(at, 0, index_shape[len(position)], 1, [], body)
-                return
-            row = self.read_index(at, indices, *position)
-
+        def copy(at: InsertPoint, row: Valid, position: list[Valid], rows: int) -> None:
             def columns(at: InsertPoint, column: Column) -> None:
-                tile_type = column.tile_type(element_type)
+                tile_type = column.tile_type(element_type, rows)
                 copied = self.load(
-                    at, source, [row, column.start], tile_type, [1, column.valid]
+                    at, source, [row, column.start], tile_type, [rows, column.valid]
                 )
                 self.store(at, copied, out, [*position, column.start])
 
             self.column_tiles(at, n, columns)
+
+        def group(at: InsertPoint, position: list[Valid]) -> None:
+            """`run` indices from `position` (the last dim): one DMA if a run."""
+            *outer, first = position
+            places = [[*outer, self.add(at, first, t)] for t in range(run)]
+            rows = [self.read_index(at, indices, *place) for place in places]
+            consecutive: SSAValue | None = None
+            for t in range(1, run):
+                step = self.value(
+                    at,
+                    arith.CmpiOp(
+                        rows[t], self.index_value(self.add(at, rows[0], t)), "eq"
+                    ),
+                )
+                consecutive = (
+                    step
+                    if consecutive is None
+                    else self.value(at, arith.AndIOp(consecutive, step))
+                )
+            assert consecutive is not None
+            whole, single = Block(), Block()
+            copy(InsertPoint.at_end(whole), rows[0], position, run)
+            self.insert(InsertPoint.at_end(whole), scf.YieldOp())
+            for row, place in zip(rows, places, strict=True):
+                copy(InsertPoint.at_end(single), row, place, 1)
+            self.insert(InsertPoint.at_end(single), scf.YieldOp())
+            self.insert(at, scf.IfOp(consecutive, [], [whole], [single]))
+
+        def emit(at: InsertPoint, position: list[Valid]) -> None:
+            depth = len(position)
+            if depth == len(index_shape):
+                copy(at, self.read_index(at, indices, *position), position, 1)
+                return
+            extent = index_shape[depth]
+
+            def body(at: InsertPoint, iv: Valid, _: list[SSAValue]) -> list[SSAValue]:
+                emit(at, [*position, iv])
+                return []
+
+            if depth < len(index_shape) - 1 or run <= 1 or extent < run:
+                self.loop(at, 0, extent, 1, [], body)
+                return
+            whole = extent - extent % run
+
+            def runs(at: InsertPoint, iv: Valid, _: list[SSAValue]) -> list[SSAValue]:
+                group(at, [*position, iv])
+                return []
+
+            self.loop(at, 0, whole, run, [], runs)
+            self.loop(at, whole, extent, 1, [], body)
 
         emit(self.top, [])
 

@@ -1,4 +1,4 @@
-"""`tv-sparse-to-tile{target=... tile-cols=... bsr-cube=...}`: lower sparse kernels.
+"""`tv-sparse-to-tile{target=... tile-cols=... bsr-cube=... gather-run=...}`: lower sparse kernels.
 
 Runs before `tv-to-tile` (in `pypto-lower`). A function that has sparse tensors
 (arguments or ops) is bufferized and its sparse ops become tile loop nests
@@ -89,6 +89,10 @@ class TvSparseToTilePass(ModulePass):
     bsr_cube: bool = True
     """Multiply block-CSR blocks on the cube (L0C accumulators); false: the
     vector row loop, as CSR."""
+
+    gather_run: int = 4
+    """A gather moves a run of this many consecutive indices (checked at run
+    time on the scalar unit) as one DMA of that many rows; 1: row by row."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         functions = [
@@ -289,14 +293,28 @@ class SparseFunctionLowering:
                     f"{op.source.type}",
                 )
             element_type = _tensor(op.source).element_type
+            run = self.options.gather_run
+            if run < 1:
+                raise op_error(
+                    op, f"tv-sparse-to-tile: gather-run must be >= 1, got {run}"
+                )
+            indices = _tensor(op.indices).get_shape()
+            run = 1 if indices[-1] < run else run
             cols = self._columns(
-                op, [element_type], _tensor(op.source).get_shape()[1], 2
+                op, [element_type], _tensor(op.source).get_shape()[1], 2, run
             )
             self._nest(builder, cols, element_type).gather(
-                source, self.dense[op.indices], out
+                source, self.dense[op.indices], out, run
+            )
+            how = (
+                f"; {run} consecutive indices (compared on the scalar unit) move "
+                f"as one {run}-row DMA, other groups row by row"
+                if run > 1
+                else " (runs of consecutive indices not merged: gather-run=1 or "
+                "fewer indices than a run)"
             )
             emit_remark(
-                op, f"tv-sparse-to-tile: gather by rows, {_columns(cols)} a tile"
+                op, f"tv-sparse-to-tile: gather by rows, {_columns(cols)} a tile{how}"
             )
             return
         if isinstance(op, tv.ToDenseOp):

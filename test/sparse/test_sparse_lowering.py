@@ -345,3 +345,42 @@ def test_bsr_softmax_on_the_simulator(pattern: str, target: str) -> None:
         assert comparison.ok, comparison.describe()
         np.testing.assert_array_equal(comparison.actual, comparison.expected)
     assert "ascend_hw.block_idx" in str(check.lowered)
+
+
+def _gather_module(rows: int, cols: int, index_shape: tuple[int, ...]) -> ModuleOp:
+    shape = "x".join(map(str, index_shape))
+    return _module(
+        f"""
+func.func @f(%x: !tv.tensor<{rows}x{cols}xf16>, %idx: !tv.tensor<{shape}xi32>) -> !tv.tensor<{shape}x{cols}xf16> {{
+  %g = tv.gather %x[%idx] : !tv.tensor<{rows}x{cols}xf16>, !tv.tensor<{shape}xi32> -> !tv.tensor<{shape}x{cols}xf16>
+  func.return %g : !tv.tensor<{shape}x{cols}xf16>
+}}"""
+    )
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("run", [1, 2, 4])
+def test_gather_runs_on_the_simulator(run: int, target: str) -> None:
+    """Runs of consecutive indices (one DMA of `run` rows), groups that are
+    not (rows one by one: a descending pair, a repeat, a gap), a run near the
+    source's last row, and a remainder of n mod run: exact on the simulator,
+    for every gather-run."""
+    idx = np.array(
+        [
+            [0, 1, 2, 3, 9, 8, 7, 6, 5, 5, 6],
+            [30, 31, 33, 34, 10, 11, 12, 13, 1, 2, 3],
+            [45, 46, 47, 48, 20, 21, 22, 23, 46, 47, 49],
+        ],
+        np.int32,
+    )
+    x = _rng("gather-runs").standard_normal((50, 72)).astype(np.float16)
+    check = check_lowering(
+        _gather_module(50, 72, idx.shape),
+        "f",
+        [x, idx],
+        pipeline=LowerPipeline(target=target, sparse_gather_run=run),
+    )
+    for comparison in check.comparisons:
+        assert comparison.ok, comparison.describe()
+        np.testing.assert_array_equal(comparison.actual, x[idx])
+    assert ("scf.if" in str(check.lowered)) == (run > 1)
