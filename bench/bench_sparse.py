@@ -3,6 +3,11 @@ simulated ascend910b (prints, no asserts).
 
 Issue 14's benchmark, each kernel lowered by `pypto-lower` and run once:
 
+- the sparse ops alone (sparse_softmax BSR/CSR, CSR sddmm, to_dense BSR/CSR,
+  gathers of random rows, of runs of consecutive rows and top-k attention's
+  gather): a table of cycles, % of the sparse roofline, the busiest pipe and
+  the numerics against the tv reference; then the gather of runs with
+  `sparse-gather-run=1` against the default;
 - SpMM CSR M x M at 1 % density times M x 128 f16: cycles, % of the sparse
   roofline (pypto_mlir/sparse_roofline.py, from the run's pattern), the vector
   and cube utilisation and the GM bandwidth utilisation, next to the article's
@@ -325,6 +330,20 @@ def single_ops(s: int, rng: np.random.Generator) -> None:
     # runs of 8 consecutive rows at random places (a banded pattern's columns)
     starts = np.sort(rng.choice(s // 8, rows // 8, replace=False)) * 8
     runs = (starts[:, None] + np.arange(8)).ravel().astype(np.int32)
+    # top-k attention's gather (the part that lowers today, docs/sparse.md):
+    # each of 32 queries picks k=64 of the S key rows, sorted
+    queries, top = 32, 64
+    chosen = np.sort(
+        np.stack([rng.choice(s, top, replace=False) for _ in range(queries)]), axis=1
+    ).astype(np.int32)
+
+    @pto.kernel
+    def topk_gather(
+        kv: pto.Tensor[(s, HEAD_DIM), pto.f16],
+        idx: pto.Tensor[(queries, top), pto.i32],
+    ):
+        return kv[idx]
+
     bsr_in, csr_in = _csr_triple(bsr), _csr_triple(csr)
     cases = [
         (
@@ -338,6 +357,11 @@ def single_ops(s: int, rng: np.random.Generator) -> None:
         (f"to_dense CSR {DENSITY:.0%}", csr_to_dense, [csr_in]),
         (f"gather {rows} random rows of {s}x{HEAD_DIM}", gather, [q, idx]),
         (f"gather {rows} rows in runs of 8", gather, [q, runs]),
+        (
+            f"top-k gather: {queries} queries x k={top} of {s}x{HEAD_DIM}",
+            topk_gather,
+            [q, chosen],
+        ),
     ]
     print(f"\nsparse ops alone (S={s}, ascend910b, pypto-lower defaults):")
     print(
