@@ -31,6 +31,7 @@ from xdsl.dialects.builtin import (
     IndexType,
     MemRefType,
     NoneAttr,
+    StridedLayoutAttr,
     UnitAttr,
     f32,
 )
@@ -154,12 +155,18 @@ class SparseNest(LoopBuilder):
     def expand(
         self, buffer: SSAValue, groups: list[list[int]], shape: Sequence[Valid]
     ) -> SSAValue:
-        """`memref.expand_shape` of a contiguous GM buffer (at the nest's top)."""
+        """`memref.expand_shape` of a contiguous GM buffer (at the nest's top).
+        A leading unit dim before a dynamic one gets the static stride of the
+        rest (`strided<[n, 1]>` would be `?`; a DMA needs static strides, and
+        the stride of a unit dim is never multiplied by anything but 0)."""
         source = cast(MemRefType[Attribute], buffer.type)
         static = [s if isinstance(s, int) else DYNAMIC_INDEX for s in shape]
+        layout: Attribute = NoneAttr()
+        if len(static) == 2 and static[0] == 1 and static[1] == DYNAMIC_INDEX:
+            layout = StridedLayoutAttr([1, 1])
         op = memref.ExpandShapeOp.create(
             operands=[buffer, *[s for s in shape if isinstance(s, SSAValue)]],
-            result_types=[MemRefType(source.get_element_type(), static, NoneAttr())],
+            result_types=[MemRefType(source.get_element_type(), static, layout)],
             properties={
                 "reassociation": reassociation_attr(groups),
                 "static_output_shape": i64_array_attr(static),
@@ -533,6 +540,84 @@ class SparseNest(LoopBuilder):
 
         self.loop(self.top, 0, a.shape[0] // bm, 1, [], block_row)
 
+    def csr_softmax(self, a: SparseBuffers, out: SSAValue, window: int) -> None:
+        """CSR softmax per row: the max and the quotients over windows of
+        `window` entries (a `1 x window` tile, one DMA each way), the last
+        `len mod window` entries one by one; the sum of `exp(v - max)` entry by
+        entry in entry order (the reference's order: a window's row reduction
+        would round differently)."""
+        element_type = a.element_type
+        nnz = self.value(self.top, memref.DimOp(a.values, self.constant(0)))
+        values = self.expand(a.values, [[0, 1]], [1, nnz])
+        results = self.expand(out, [[0, 1]], [1, nnz])
+        entry_type = TileType([1, 1], element_type, MemorySpace.UB)
+        window_type = TileType(
+            [1, _round_up(window, self.unit)],
+            element_type,
+            MemorySpace.UB,
+            valid=[1, window],
+        )
+        stat_type = TileType([1, 1], f32, MemorySpace.UB)
+
+        def row(at: InsertPoint, i: Valid, _: list[SSAValue]) -> list[SSAValue]:
+            start, end = self.row_range(at, a.offsets, i)
+            length = self.value(at, arith.SubiOp(end, start))
+            width = self.constant(window)
+            whole = self.value(
+                at, arith.MuliOp(self.value(at, arith.DivUIOp(length, width)), width)
+            )
+            full = self.value(at, arith.AddiOp(start, whole))
+
+            def load(at: InsertPoint, j: Valid, tile_type: TileType) -> SSAValue:
+                return self.to_f32(at, self.load(at, values, [0, j], tile_type))
+
+            def running_max(tile_type: TileType) -> Callable[..., list[SSAValue]]:
+                def body(
+                    at: InsertPoint, j: Valid, acc: list[SSAValue]
+                ) -> list[SSAValue]:
+                    peak = self.value(at, tile.ReduceMaxOp(load(at, j, tile_type), 1))
+                    return [self.value(at, tile.MaxOp(acc[0], peak))]
+
+                return body
+
+            lowest = self.constant(float("-inf"), f32)
+            init = self.value(at, tile.FillOp(lowest, stat_type))
+            (most,) = self.entries(
+                at, start, full, [init], running_max(window_type), window
+            )
+            (peak,) = self.entries(at, full, end, [most], running_max(entry_type))
+
+            def shifted(at: InsertPoint, j: Valid, tile_type: TileType) -> SSAValue:
+                difference = self.value(at, tile.SubOp(load(at, j, tile_type), peak))
+                return self.value(at, tile.ExpOp(difference))
+
+            def running_sum(
+                at: InsertPoint, j: Valid, acc: list[SSAValue]
+            ) -> list[SSAValue]:
+                part = self.value(at, tile.ReduceSumOp(shifted(at, j, entry_type), 1))
+                return [self.value(at, tile.AddOp(acc[0], part))]
+
+            zeros = self.zeros(at, stat_type, [])
+            (total,) = self.entries(at, start, end, [zeros], running_sum)
+
+            def write(tile_type: TileType) -> Callable[..., list[SSAValue]]:
+                def body(
+                    at: InsertPoint, j: Valid, _: list[SSAValue]
+                ) -> list[SSAValue]:
+                    share = self.value(at, tile.DivOp(shifted(at, j, tile_type), total))
+                    self.store(
+                        at, self.cast_to(at, share, element_type), results, [0, j]
+                    )
+                    return []
+
+                return body
+
+            self.entries(at, start, full, [], write(window_type), window)
+            self.entries(at, full, end, [], write(entry_type))
+            return []
+
+        self.loop(self.top, 0, a.shape[0], 1, [], row)
+
     def entries(
         self,
         at: InsertPoint,
@@ -540,11 +625,12 @@ class SparseNest(LoopBuilder):
         end: SSAValue,
         iters: list[SSAValue],
         body: Callable[[InsertPoint, Valid, list[SSAValue]], list[SSAValue]],
+        step: int = 1,
     ) -> list[SSAValue]:
         """A loop over the stored entries `[start, end)` of one (block) row,
         marked `ROW_ENTRIES_ATTR`: what its body stores at its entries lies in
         that row's range, disjoint from every other row's."""
-        results = self.loop(at, start, end, 1, iters, body)
+        results = self.loop(at, start, end, step, iters, body)
         loop = _last_loop(at)
         loop.attributes[ROW_ENTRIES_ATTR] = UnitAttr()
         return results

@@ -1,4 +1,4 @@
-"""`tv-sparse-to-tile{target=... tile-cols=... bsr-cube=... gather-run=...}`: lower sparse kernels.
+"""`tv-sparse-to-tile{target=... tile-cols=... bsr-cube=... gather-run=... entry-window=...}`: lower sparse kernels.
 
 Runs before `tv-to-tile` (in `pypto-lower`). A function that has sparse tensors
 (arguments or ops) is bufferized and its sparse ops become tile loop nests
@@ -89,6 +89,10 @@ class TvSparseToTilePass(ModulePass):
     bsr_cube: bool = True
     """Multiply block-CSR blocks on the cube (L0C accumulators); false: the
     vector row loop, as CSR."""
+
+    entry_window: int = 8
+    """CSR softmax reads and writes a row's entries in windows of this many
+    (one DMA each), the rest one by one; 1: entry by entry."""
 
     gather_run: int = 4
     """A gather moves a run of this many consecutive indices (checked at run
@@ -330,13 +334,34 @@ class SparseFunctionLowering:
             return
         if isinstance(op, tv.SparseSoftmaxOp):
             a = self.sparse[op.input]
+            window = self.options.entry_window
+            if window < 1:
+                raise op_error(
+                    op, f"tv-sparse-to-tile: entry-window must be >= 1, got {window}"
+                )
+            if a.block == (1, 1) and window > 1:
+                self._nest(builder, 1, a.element_type).csr_softmax(a, out, window)
+                emit_remark(
+                    op,
+                    "tv-sparse-to-tile: sparse_softmax by rows: the max and the "
+                    f"quotients over windows of {window} entries (one DMA each "
+                    "way), the rest of a row and the sum of exp entry by entry "
+                    "(in entry order)",
+                )
+                return
             self._nest(builder, 1, a.element_type).sparse_softmax(a, out)
+            (bm, bn), gm = a.block, self.target.memories["gm"].alignment
+            cores = (
+                "the block rows split over the cores"
+                if bm * bn * element_bytes(a.element_type) % gm == 0
+                else f"one core (a block is not whole {gm}-byte GM blocks: two "
+                "cores would write one)"
+            )
             emit_remark(
                 op,
-                f"tv-sparse-to-tile: sparse_softmax by {a.block[0]}-row blocks: "
-                "row max, sum of exp and the quotients over the stored blocks in "
-                f"three passes, each block one {a.block[0]}x{a.block[1]} tile; "
-                "the block rows split over the cores",
+                f"tv-sparse-to-tile: sparse_softmax by {bm}-row blocks: row max, "
+                "sum of exp and the quotients over the stored blocks in three "
+                f"passes, each block one {bm}x{bn} tile; {cores}",
             )
             return
         if isinstance(op, tv.SddmmOp):

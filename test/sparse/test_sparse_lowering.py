@@ -384,3 +384,24 @@ def test_gather_runs_on_the_simulator(run: int, target: str) -> None:
         assert comparison.ok, comparison.describe()
         np.testing.assert_array_equal(comparison.actual, x[idx])
     assert ("scf.if" in str(check.lowered)) == (run > 1)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("window", [1, 4, 8])
+@pytest.mark.parametrize("pattern", ["one_dense_row", "power_law", "full"])
+def test_csr_softmax_windows_on_the_simulator(
+    pattern: str, window: int, target: str
+) -> None:
+    """CSR softmax: the max and the quotients by windows of entries, the sum
+    entry by entry: exact on the simulator for every entry-window."""
+    rng = _rng("csr-softmax-hw", pattern, target)
+    a = PATTERNS[pattern]((12, 21), rng)
+    check = check_lowering(
+        softmax_module(12, 21, "f16"),
+        "f",
+        [_sparse(a, "f16")],
+        pipeline=LowerPipeline(target=target, sparse_entry_window=window),
+    )
+    for comparison in check.comparisons:
+        assert comparison.ok, comparison.describe()
+        np.testing.assert_array_equal(comparison.actual, comparison.expected)
