@@ -105,15 +105,14 @@ def _is_parallel(loop: scf.ForOp) -> bool:
     if reads & writes:
         return False
     induction = loop.body.block.args[0]
-    ranges = index_ranges_of(loop)
+    stores = [op for op in loop.walk() if isinstance(op, tile.StoreOp)]
+    rest = [s for s in stores if not any(_depends_on(i, induction) for i in s.indices)]
+    if not rest:
+        return True
+    ranges = index_ranges_of(loop)  # only for stores at entries of a sparse row
     return all(
-        any(
-            _depends_on(index, induction)
-            or _entries_row(index, induction, ranges) is not None
-            for index in store.indices
-        )
-        for store in loop.walk()
-        if isinstance(store, tile.StoreOp)
+        any(_entries_row(i, induction, ranges) is not None for i in store.indices)
+        for store in rest
     )
 
 
