@@ -483,8 +483,8 @@ class SparseNest(LoopBuilder):
 
     def sparse_softmax(self, a: SparseBuffers, out: SSAValue) -> None:
         """Per block row, three passes over its stored blocks, each a whole
-        `bm x bn` UB tile (one DMA in, one out): the running `bm x 1` row
-        maxima (row reductions of each block), the sums of `exp(v - max)`
+        `bm x bn` UB tile (one DMA in, one out): the row maxima (the
+        elementwise max of the blocks, then one row reduction), the sums of `exp(v - max)`
         block by block in entry order (the reference's order, so exact), then
         `exp(v - max) / sum` stored to the block's values. Entries not stored
         are never read or written; the entry loops are marked as the entries
@@ -507,12 +507,16 @@ class SparseNest(LoopBuilder):
             def running_max(
                 at: InsertPoint, j: Valid, acc: list[SSAValue]
             ) -> list[SSAValue]:
-                peak = self.value(at, tile.ReduceMaxOp(block(at, j), 1))
-                return [self.value(at, tile.MaxOp(acc[0], peak))]
+                loaded = self.load(at, values, [j, 0, 0], block_type)
+                return [self.value(at, tile.MaxOp(acc[0], loaded))]
 
-            lowest = self.constant(float("-inf"), f32)
-            init = self.value(at, tile.FillOp(lowest, stat_type))
-            (peak,) = self.entries(at, start, end, [init], running_max)
+            # The elementwise max of the row's blocks in their own type, then
+            # one row reduction: exact (a max rounds nothing, in any order),
+            # one `bm x bn` reduction per block row instead of one per block.
+            lowest = self.constant(float("-inf"), element_type)
+            init = self.value(at, tile.FillOp(lowest, block_type))
+            (most,) = self.entries(at, start, end, [init], running_max)
+            peak = self.value(at, tile.ReduceMaxOp(self.to_f32(at, most), 1))
 
             def shifted(at: InsertPoint, j: Valid) -> SSAValue:
                 return self.value(

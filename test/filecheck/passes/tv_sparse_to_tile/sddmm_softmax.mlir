@@ -1,5 +1,6 @@
 // sparse_softmax: per (block) row, three passes over the stored blocks, each
-// one bm x bn tile (running bm x 1 max, sum of exp in entry order, quotients
+// one bm x bn tile (the elementwise max of the blocks then one row reduction,
+// sum of exp in entry order, quotients
 // stored to the result's values); the entry loops are marked
 // pypto.row_entries (tile-to-hw splits the rows over the cores); the result
 // is its values buffer only (%out: memref<?xf16>), the pattern is the
@@ -17,10 +18,11 @@
 // CHECK:   scf.for
 // CHECK:     %[[START:.*]] = memref.load %a_offsets
 // CHECK:     %[[END:.*]] = memref.load %a_offsets
-// CHECK:     %[[MAX:.*]] = scf.for %{{.*}} = %[[START]] to %[[END]] {{.*}} -> (!tile.tile<1x1xf32, ub>)
-// CHECK:       tile.reduce_max
+// CHECK:     %[[MOST:.*]] = scf.for %{{.*}} = %[[START]] to %[[END]] {{.*}} -> (!tile.tile<1x1xf16, ub>)
 // CHECK:       tile.max
 // CHECK:     } {pypto.row_entries}
+// CHECK:     %[[WIDE:.*]] = tile.cast %[[MOST]]
+// CHECK:     %[[MAX:.*]] = tile.reduce_max %[[WIDE]]
 // CHECK:     %[[SUM:.*]] = scf.for %{{.*}} = %[[START]] to %[[END]] {{.*}} -> (!tile.tile<1x1xf32, ub>)
 // CHECK:       tile.sub %{{.*}}, %[[MAX]]
 // CHECK:       tile.exp
@@ -31,9 +33,11 @@
 // CHECK:     } {pypto.row_entries}
 
 // CHECK-LABEL: func.func @block_softmax(%a_offsets: memref<3xindex>, %a_indices: memref<?xindex>, %a_values: memref<?x16x16xf32>, %out: memref<?x16x16xf32>)
-// CHECK:     %[[MAX:.*]] = scf.for {{.*}} -> (!tile.tile<16x1xf32, ub>)
-// CHECK:       tile.load %a_values[%{{.*}}, %{{.*}}, %{{.*}}] : memref<?x16x16xf32> -> !tile.tile<16x16xf32, ub>
-// CHECK:       tile.reduce_max %{{.*}}, axis = 1 : !tile.tile<16x16xf32, ub> -> !tile.tile<16x1xf32, ub>
+// CHECK:     %[[MOST:.*]] = scf.for {{.*}} -> (!tile.tile<16x16xf32, ub>)
+// CHECK:       %[[BLOCK:.*]] = tile.load %a_values[%{{.*}}, %{{.*}}, %{{.*}}] : memref<?x16x16xf32> -> !tile.tile<16x16xf32, ub>
+// CHECK:       tile.max %{{.*}}, %[[BLOCK]] : !tile.tile<16x16xf32, ub>
+// CHECK:     } {pypto.row_entries}
+// CHECK:     %[[MAX:.*]] = tile.reduce_max %[[MOST]], axis = 1 : !tile.tile<16x16xf32, ub> -> !tile.tile<16x1xf32, ub>
 // CHECK:     %[[SUM:.*]] = scf.for {{.*}} -> (!tile.tile<16x1xf32, ub>)
 // CHECK:       tile.sub %{{.*}}, %[[MAX]] : !tile.tile<16x16xf32, ub>, !tile.tile<16x1xf32, ub>
 // CHECK:     scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step
