@@ -16,7 +16,14 @@ static loop that tile-to-hw splits over the cores.
   blocks (nz in L1, then L0A) times the matching `bn` rows of `b` (L0B),
   accumulated in L0C; an empty block row stores zeros and costs no cube work.
 - `to_dense`: per (block) row, zero tiles then the stored blocks scattered.
-- `gather`: per index, the source row copied by column tiles.
+- `gather`: per index, the source row copied by column tiles; runs of
+  consecutive indices (compared on the scalar unit) as one multi-row DMA.
+- `sparse_softmax`: per block row, three passes over its stored blocks, each
+  a whole `bm x bn` tile; CSR by windows of entries where exact.
+- `sddmm`: CSR per stored entry (a dot product); block-CSR on the cube.
+
+Loops over a row's stored entries are marked `ROW_ENTRIES_ATTR`, so that
+tile-to-hw splits their (block) rows over the cores (docs/sparse.md).
 """
 
 from __future__ import annotations
