@@ -24,7 +24,7 @@ Then each target of issue 14 as met / MISS, with the bound of the run: the
 busiest pipe of any core without its waits (barriers, flags), its share of the
 run and the instruction that takes most of it.
 
-    .venv/bin/python bench/bench_sparse.py          # M=1024, S=1024 (about 1 minute)
+    .venv/bin/python bench/bench_sparse.py          # M=1024, S=1024 (about 1.5 minutes)
     .venv/bin/python bench/bench_sparse.py --large  # issue shapes M=4096, S=4096
 """
 
