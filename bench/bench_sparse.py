@@ -3,6 +3,11 @@ simulated ascend910b (prints, no asserts).
 
 Issue 14's benchmark, each kernel lowered by `pypto-lower` and run once:
 
+- the sparse ops alone (sparse_softmax BSR/CSR, CSR sddmm, to_dense BSR/CSR,
+  gathers of random rows, of runs of consecutive rows and top-k attention's
+  gather): a table of cycles, % of the sparse roofline, the busiest pipe and
+  the numerics against the tv reference; then the gather of runs with
+  `sparse-gather-run=1` against the default;
 - SpMM CSR M x M at 1 % density times M x 128 f16: cycles, % of the sparse
   roofline (pypto_mlir/sparse_roofline.py, from the run's pattern), the vector
   and cube utilisation and the GM bandwidth utilisation, next to the article's
@@ -19,7 +24,7 @@ Then each target of issue 14 as met / MISS, with the bound of the run: the
 busiest pipe of any core without its waits (barriers, flags), its share of the
 run and the instruction that takes most of it.
 
-    .venv/bin/python bench/bench_sparse.py          # M=1024, S=1024 (about 1 minute)
+    .venv/bin/python bench/bench_sparse.py          # M=1024, S=1024 (about 1.5 minutes)
     .venv/bin/python bench/bench_sparse.py --large  # issue shapes M=4096, S=4096
 """
 
@@ -27,7 +32,7 @@ import argparse
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import scipy.sparse as sp
@@ -38,6 +43,9 @@ import pypto_mlir as pto
 from pypto_mlir.check import lower, lowered_arguments, result_buffers
 from pypto_mlir.diagnostics import diagnostic_handler
 from pypto_mlir.interp.ascend_hw import run_hw_function
+from pypto_mlir.interp.gm_memref import poison_array
+from pypto_mlir.interp.sparse import SparseArray
+from pypto_mlir.interp.tensor_view import run_tv_function
 from pypto_mlir.pipelines import LowerPipeline
 from pypto_mlir.roofline import Roofline, roofline
 from pypto_mlir.sim.access import Pipe
@@ -61,13 +69,29 @@ class Run:
     remarks: list[str]
     outputs: list[Any]
     bound: Roofline
+    expected: list[Any]
+    """The tv reference's outputs (a sparse result's values); empty: not run."""
+
+    @property
+    def numerics(self) -> str:
+        """`exact`, or the largest difference from the tv reference."""
+        pairs = list(zip(self.outputs, self.expected, strict=True))
+        if all(np.array_equal(o, e) for o, e in pairs):
+            return "exact"
+        worst = max(
+            float(np.abs(o.astype(np.float64) - e.astype(np.float64)).max())
+            for o, e in pairs
+        )
+        return f"differs by {worst:.1e}"
 
     @property
     def fraction(self) -> float:
         return self.bound.cycles / self.cycles
 
 
-def simulate(module: ModuleOp, inputs: Sequence[Any], sparse: bool) -> Run:
+def simulate(
+    module: ModuleOp, inputs: Sequence[Any], sparse: bool, **options: Any
+) -> Run:
     """Lower the tv kernel with pypto-lower's defaults and run it once; its
     roofline (the sparse one from these inputs)."""
     function = next(op for op in module.ops if isinstance(op, func.FuncOp))
@@ -79,12 +103,27 @@ def simulate(module: ModuleOp, inputs: Sequence[Any], sparse: bool) -> Run:
     )
     remarks: list[str] = []
     with diagnostic_handler(lambda d: remarks.append(str(d))):
-        lowered = lower(module, "ascend_hw", LowerPipeline(target=TARGET))
+        lowered = lower(module, "ascend_hw", LowerPipeline(target=TARGET, **options))
     outputs = result_buffers(function)
+    expected: list[Any] = []
+    if sparse:  # a sparse result is its values buffer: sized by the reference
+        expected = run_tv_function(module, name, inputs)
+        types = function.function_type.outputs.data
+        outputs = [
+            poison_array(e.values.shape, cast(Any, t).element_type)
+            if isinstance(e, SparseArray)
+            else o
+            for e, o, t in zip(expected, outputs, types, strict=True)
+        ]
     arguments = [*lowered_arguments(function, inputs), *outputs]
     run = run_hw_function(lowered, name, arguments, CHIP)
     return Run(
-        run.report.cycles, run.report, remarks, run.outputs[-len(outputs) :], bound
+        run.report.cycles,
+        run.report,
+        remarks,
+        run.outputs[-len(outputs) :],
+        bound,
+        [e.values if isinstance(e, SparseArray) else e for e in expected],
     )
 
 
@@ -92,7 +131,7 @@ WAITS = ("sync_all", "wait_flag")
 """Instructions whose time is waiting for another pipe or core."""
 
 
-def busiest(run: Run) -> str:
+def busiest(run: Run, short: bool = False) -> str:
     """What bounds the run: the busiest pipe of any core, not counting waits
     (a core at a barrier waits for the others), and the instruction taking
     most of its time."""
@@ -114,6 +153,11 @@ def busiest(run: Run) -> str:
         key=lambda item: item[1][0],
     )
     cores = int(columns.core.max()) + 1
+    if short:
+        return (
+            f"{cores} cores; {pipe} of core {core} {cycles / run.cycles:.0%}: "
+            f"{count} {name} ({top / count:.0f} each)"
+        )
     return (
         f"{cores} cores; the busiest pipe is {pipe} of core {core}: {cycles} of "
         f"{run.cycles} cycles ({cycles / run.cycles:.0%}) without waits, {top} of "
@@ -228,6 +272,118 @@ def attention(s: int, rng: np.random.Generator) -> tuple[Run, Run]:
     return sparse, dense
 
 
+def _csr_triple(matrix: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    return matrix.indptr, matrix.indices, matrix.data.astype(np.float16)
+
+
+def single_ops(s: int, rng: np.random.Generator) -> None:
+    """Each of sparse_softmax, sddmm, to_dense and gather alone: cycles, % of
+    its sparse roofline and the busiest pipe (the nests of docs/sparse.md)."""
+    grid = s // BLOCK
+    keep = np.eye(grid, dtype=bool)
+    others = np.flatnonzero(~keep)
+    chosen = rng.choice(others, round((1 - EMPTY) * grid * grid) - grid, replace=False)
+    keep.flat[chosen] = True
+    bsr = sp.bsr_array(
+        np.kron(keep, rng.standard_normal((BLOCK, BLOCK)).astype(np.float32)),
+        blocksize=(BLOCK, BLOCK),
+    )
+    csr = sp.random_array(
+        (s, s), density=DENSITY, format="csr", dtype=np.float32, rng=rng
+    )
+    q, k = (
+        (rng.standard_normal((s, HEAD_DIM)) * 0.1).astype(np.float16) for _ in range(2)
+    )
+    rows = 256
+    idx = np.sort(rng.choice(s, rows, replace=False)).astype(np.int32)
+
+    @pto.kernel
+    def bsr_softmax(a: pto.BSR[(s, s), pto.f16, (BLOCK, BLOCK)]):
+        return pto.softmax(a)
+
+    @pto.kernel
+    def csr_softmax(a: pto.CSR[(s, s), pto.f16]):
+        return pto.softmax(a)
+
+    @pto.kernel
+    def csr_sddmm(
+        mask: pto.CSR[(s, s), pto.f16],
+        q: pto.Tensor[(s, HEAD_DIM), pto.f16],
+        k: pto.Tensor[(s, HEAD_DIM), pto.f16],
+    ):
+        return pto.sddmm(mask, q, k, transpose_b=True)
+
+    @pto.kernel
+    def bsr_to_dense(a: pto.BSR[(s, s), pto.f16, (BLOCK, BLOCK)]):
+        return a.to_dense()
+
+    @pto.kernel
+    def csr_to_dense(a: pto.CSR[(s, s), pto.f16]):
+        return a.to_dense()
+
+    @pto.kernel
+    def gather(
+        kv: pto.Tensor[(s, HEAD_DIM), pto.f16], idx: pto.Tensor[(rows,), pto.i32]
+    ):
+        return kv[idx]
+
+    # runs of 8 consecutive rows at random places (a banded pattern's columns)
+    starts = np.sort(rng.choice(s // 8, rows // 8, replace=False)) * 8
+    runs = (starts[:, None] + np.arange(8)).ravel().astype(np.int32)
+    # top-k attention's gather (the part that lowers today, docs/sparse.md):
+    # each of 32 queries picks k=64 of the S key rows, sorted
+    queries, top = 32, 64
+    chosen = np.sort(
+        np.stack([rng.choice(s, top, replace=False) for _ in range(queries)]), axis=1
+    ).astype(np.int32)
+
+    @pto.kernel
+    def topk_gather(
+        kv: pto.Tensor[(s, HEAD_DIM), pto.f16],
+        idx: pto.Tensor[(queries, top), pto.i32],
+    ):
+        return kv[idx]
+
+    bsr_in, csr_in = _csr_triple(bsr), _csr_triple(csr)
+    cases = [
+        (
+            f"sparse_softmax BSR {BLOCK}x{BLOCK}, {bsr.nnz // BLOCK**2} blocks",
+            bsr_softmax,
+            [bsr_in],
+        ),
+        (f"sparse_softmax CSR {DENSITY:.0%} ({csr.nnz})", csr_softmax, [csr_in]),
+        (f"sddmm CSR {DENSITY:.0%} d={HEAD_DIM}", csr_sddmm, [csr_in, q, k]),
+        (f"to_dense BSR {BLOCK}x{BLOCK}", bsr_to_dense, [bsr_in]),
+        (f"to_dense CSR {DENSITY:.0%}", csr_to_dense, [csr_in]),
+        (f"gather {rows} random rows of {s}x{HEAD_DIM}", gather, [q, idx]),
+        (f"gather {rows} rows in runs of 8", gather, [q, runs]),
+        (
+            f"top-k gather: {queries} queries x k={top} of {s}x{HEAD_DIM}",
+            topk_gather,
+            [q, chosen],
+        ),
+    ]
+    print(f"\nsparse ops alone (S={s}, ascend910b, pypto-lower defaults):")
+    print(
+        "| op | cycles | roofline (bound) | % of roofline | busiest pipe | numerics |"
+    )
+    print("|---|---|---|---|---|---|")
+    for name, kernel, inputs in cases:
+        run = simulate(kernel.module(), inputs, True)
+        print(
+            f"| {name} | {run.cycles} | {run.bound.cycles:.0f} "
+            f"({run.bound.limit.resource}) | {run.fraction:.1%} | "
+            f"{busiest(run, short=True)} | "
+            f"{run.numerics} |"
+        )
+    off = simulate(gather.module(), [q, runs], True, sparse_gather_run=1)
+    on = simulate(gather.module(), [q, runs], True)
+    print(
+        f"gather of {rows} rows in runs of 8: sparse-gather-run=1 {off.cycles} "
+        f"cycles, =4 (default) {on.cycles} cycles: {off.cycles / on.cycles:.2f}x"
+    )
+
+
 def target(name: str, got: float, wanted: float, text: str, run: Run) -> None:
     mark = "met " if got >= wanted else "MISS"
     shown = f"{got:.2f}x" if text.endswith("x") else f"{got:.1%}"
@@ -245,6 +401,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     size = 4096 if args.large else 1024
     rng = np.random.default_rng(0)
+    single_ops(size, np.random.default_rng(1))
     csr = spmm(size, rng)
     sparse, dense = attention(size, rng)
     shapes = "" if args.large else " (scaled down: --large for the issue's 4096)"

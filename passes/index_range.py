@@ -49,6 +49,15 @@ MAX_TRIPS_ATTR = "pypto.max_trips"
 chunk runs. Its bounds depend on `block_idx` in ways ranges cannot relate (a
 start and an end that move together), so passes after the split read this."""
 
+ROW_ENTRIES_ATTR = "pypto.row_entries"
+"""On a loop over stored entries of a sparse tensor (set by the sparse nests,
+kept by tile-pipeline on the loops it makes of it): its bounds are read from
+a row offsets array at one (block) row r, and every tile its body stores at
+an index computed from its induction variable lies in that row's entries
+`[offsets[r], offsets[r + 1])`. The canonical form (offsets never decrease)
+makes the ranges of different rows disjoint and increasing with r, which is
+what tile-to-hw's multi-core split needs to give rows to different cores."""
+
 
 def _add(a: int | None, b: int | None) -> int | None:
     return None if a is None or b is None else a + b

@@ -19,9 +19,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from math import gcd, lcm
 
-from xdsl.dialects import arith, func, scf
+from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, i64
-from xdsl.ir import Block, Operation, OpResult, Region, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, OpResult, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import MemoryEffectKind, get_effects
 
@@ -30,6 +30,7 @@ from pypto_mlir.dialects import ascend_hw as hw
 from pypto_mlir.dialects import tile
 from pypto_mlir.passes.index_range import (
     MAX_TRIPS_ATTR,
+    ROW_ENTRIES_ATTR,
     Range,
     index_ranges,
     loop_trip_count,
@@ -104,11 +105,73 @@ def _is_parallel(loop: scf.ForOp) -> bool:
     if reads & writes:
         return False
     induction = loop.body.block.args[0]
+    stores = [op for op in loop.walk() if isinstance(op, tile.StoreOp)]
+    rest = [s for s in stores if not any(_depends_on(i, induction) for i in s.indices)]
+    if not rest:
+        return True
+    ranges = index_ranges_of(loop)  # only for stores at entries of a sparse row
     return all(
-        any(_depends_on(index, induction) for index in store.indices)
-        for store in loop.walk()
-        if isinstance(store, tile.StoreOp)
+        any(_entries_row(i, induction, ranges) is not None for i in store.indices)
+        for store in rest
     )
+
+
+def index_ranges_of(loop: scf.ForOp) -> dict[SSAValue, Range]:
+    """The index ranges of the function around `loop` (its constants)."""
+    parent = loop.parent_op()
+    while parent is not None and not isinstance(parent, func.FuncOp):
+        parent = parent.parent_op()
+    return index_ranges(parent) if isinstance(parent, func.FuncOp) else {}
+
+
+def _entries_row(
+    value: SSAValue, induction: SSAValue, ranges: dict[SSAValue, Range]
+) -> tuple[int, int] | None:
+    """(a, b) when `value` is an entry of row `a * induction + b` (a > 0): the
+    induction variable (plus a constant) of a loop marked `ROW_ENTRIES_ATTR`
+    whose bounds are read from one offsets memref at rows affine in
+    `induction` (b: the least of them). The canonical form makes the entries
+    of different rows disjoint and increasing with the row."""
+    while isinstance(value, OpResult) and isinstance(value.op, arith.AddiOp):
+        constants = [ranges.get(v, Range()).constant for v in value.op.operands]
+        if constants[1] is not None:
+            value = value.op.operands[0]
+        elif constants[0] is not None:
+            value = value.op.operands[1]
+        else:
+            return None
+    if not isinstance(value, BlockArgument) or value.index != 0:
+        return None
+    loop = value.block.parent_op()
+    if not isinstance(loop, scf.ForOp) or ROW_ENTRIES_ATTR not in loop.attributes:
+        return None
+    loads: list[memref.LoadOp] = []
+    stack, seen = [loop.lb, loop.ub], set[SSAValue]()
+    while stack:
+        current = stack.pop()
+        if current in seen or not isinstance(current, OpResult):
+            continue
+        seen.add(current)
+        if isinstance(current.op, memref.LoadOp):
+            loads.append(current.op)
+        elif current.op.dialect_name() == "arith":
+            stack.extend(current.op.operands)
+    rows = [
+        _affine_in(load.indices[0], induction, ranges)
+        for load in loads
+        if len(load.indices) == 1
+    ]
+    if (
+        len(rows) != len(loads)
+        or not rows
+        or len({load.memref for load in loads}) != 1
+        or any(row is None for row in rows)
+    ):
+        return None
+    coefficients = {row[0] for row in rows if row is not None}
+    if len(coefficients) != 1 or min(coefficients) <= 0:
+        return None
+    return min(coefficients), min(row[1] for row in rows if row is not None)
 
 
 def _affine_in(
@@ -149,11 +212,13 @@ class _StoreSplit:
 @dataclass(frozen=True)
 class _Moving:
     """The memref dim a store's window moves along with a loop: index
-    `coefficient * iv + rest`."""
+    `coefficient * iv + rest`; with `entries`, an entry of row `coefficient *
+    iv + rest` of a sparse tensor (`_entries_row`)."""
 
     dim: int
     coefficient: int
     rest: int
+    entries: bool = False
 
 
 def _moving_dim(
@@ -163,7 +228,10 @@ def _moving_dim(
     moving: list[_Moving] = []
     for dim, index in enumerate(store.indices):
         affine = _affine_in(index, induction, ranges)
-        if affine is None:
+        row = _entries_row(index, induction, ranges) if affine is None else None
+        if row is not None:
+            moving.append(_Moving(dim, *row, entries=True))
+        elif affine is None:
             if _depends_on(index, induction):
                 return None
         elif affine[0]:
@@ -186,6 +254,14 @@ def _store_split(
     if moving is None:
         return None
     e = tile.element_bytes(memref_type.element_type)
+    if moving.entries:
+        # Rows own disjoint, increasing runs of whole entries: a cut between
+        # two rows is on a block when every entry is whole blocks.
+        stride = strides[moving.dim]
+        assert stride is not None
+        if moving.dim or (stride * e) % alignment or (offset * e) % alignment:
+            return None
+        return _StoreSplit(offset * e, alignment)
     lb, step = ranges[loop.lb].constant, ranges[loop.step].constant
     assert lb is not None and step is not None
     shape = memref_type.get_shape()
@@ -231,6 +307,9 @@ def _tail_fits(
             if isinstance(store, tile.StoreOp):
                 found = _moving_dim(loop, store, ranges)
                 assert found is not None
+                if found.entries:  # where a row's entries end is run-time data
+                    moving.setdefault(_memref_root(store.dest), []).append((found, -1))
+                    continue
                 end = found.coefficient * (lb + trips * step) + found.rest
                 shape = store.value.type.get_shape()
                 if len(shape) == len(store.indices):
@@ -242,6 +321,8 @@ def _tail_fits(
             if not isinstance(store, tile.StoreOp):
                 continue
             for found, end in moving.get(_memref_root(store.dest), []):
+                if found.entries:
+                    return False
                 index = ranges.get(store.indices[found.dim], Range()).lo
                 if index is None or index < end:
                     return False

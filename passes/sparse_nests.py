@@ -16,7 +16,14 @@ static loop that tile-to-hw splits over the cores.
   blocks (nz in L1, then L0A) times the matching `bn` rows of `b` (L0B),
   accumulated in L0C; an empty block row stores zeros and costs no cube work.
 - `to_dense`: per (block) row, zero tiles then the stored blocks scattered.
-- `gather`: per index, the source row copied by column tiles.
+- `gather`: per index, the source row copied by column tiles; runs of
+  consecutive indices (compared on the scalar unit) as one multi-row DMA.
+- `sparse_softmax`: per block row, three passes over its stored blocks, each
+  a whole `bm x bn` tile; CSR by windows of entries where exact.
+- `sddmm`: CSR per stored entry (a dot product); block-CSR on the cube.
+
+Loops over a row's stored entries are marked `ROW_ENTRIES_ATTR`, so that
+tile-to-hw splits their (block) rows over the cores (docs/sparse.md).
 """
 
 from __future__ import annotations
@@ -31,6 +38,8 @@ from xdsl.dialects.builtin import (
     IndexType,
     MemRefType,
     NoneAttr,
+    StridedLayoutAttr,
+    UnitAttr,
     f32,
 )
 from xdsl.ir import Attribute, Block, SSAValue
@@ -39,6 +48,7 @@ from xdsl.rewriter import InsertPoint
 from pypto_mlir.dialects import tile
 from pypto_mlir.dialects.tile import MemorySpace, TileType
 
+from .index_range import ROW_ENTRIES_ATTR
 from .located_builder import LocatedBuilder
 from .nest_builder import LoopBuilder, Valid, i64_array_attr, reassociation_attr
 
@@ -86,6 +96,13 @@ class Column:
             valid=[rows, valid],
             layout=layout,
         )
+
+
+def _last_loop(at: InsertPoint) -> scf.ForOp:
+    """The loop just inserted at `at`."""
+    op = at.insert_before.prev_op if at.insert_before else at.block.last_op
+    assert isinstance(op, scf.ForOp)
+    return op
 
 
 def _round_up(value: int, unit: int) -> int:
@@ -145,12 +162,18 @@ class SparseNest(LoopBuilder):
     def expand(
         self, buffer: SSAValue, groups: list[list[int]], shape: Sequence[Valid]
     ) -> SSAValue:
-        """`memref.expand_shape` of a contiguous GM buffer (at the nest's top)."""
+        """`memref.expand_shape` of a contiguous GM buffer (at the nest's top).
+        A leading unit dim before a dynamic one gets the static stride of the
+        rest (`strided<[n, 1]>` would be `?`; a DMA needs static strides, and
+        the stride of a unit dim is never multiplied by anything but 0)."""
         source = cast(MemRefType[Attribute], buffer.type)
         static = [s if isinstance(s, int) else DYNAMIC_INDEX for s in shape]
+        layout: Attribute = NoneAttr()
+        if len(static) == 2 and static[0] == 1 and static[1] == DYNAMIC_INDEX:
+            layout = StridedLayoutAttr([1, 1])
         op = memref.ExpandShapeOp.create(
             operands=[buffer, *[s for s in shape if isinstance(s, SSAValue)]],
-            result_types=[MemRefType(source.get_element_type(), static, NoneAttr())],
+            result_types=[MemRefType(source.get_element_type(), static, layout)],
             properties={
                 "reassociation": reassociation_attr(groups),
                 "static_output_shape": i64_array_attr(static),
@@ -390,67 +413,121 @@ class SparseNest(LoopBuilder):
 
         self.loop(self.top, 0, a.shape[0] // bm, 1, [], block_row)
 
-    def gather(self, source: SSAValue, indices: SSAValue, out: SSAValue) -> None:
+    def gather(
+        self, source: SSAValue, indices: SSAValue, out: SSAValue, run: int = 1
+    ) -> None:
         """`out[p...] = source[indices[p...]]`: per index, the scalar unit reads
-        the row and the row is copied by column tiles through UB."""
+        the row and the row is copied by column tiles through UB. With `run` >
+        1, the last index dim goes in groups of `run`: the scalar unit compares
+        `idx[p + t] == idx[p] + t`, and a run of consecutive rows moves as one
+        `run`-row tile (one DMA each way, a static size); a group that is not a
+        run, and the last `n mod run` indices, move row by row."""
         index_shape = _memref_shape(indices)
         element_type = cast(MemRefType[Attribute], source.type).get_element_type()
         n = _memref_shape(source)[1]
 
-        def emit(at: InsertPoint, position: list[Valid]) -> None:
-            if len(position) < len(index_shape):
-
-                def body(
-                    at: InsertPoint, iv: Valid, _: list[SSAValue]
-                ) -> list[SSAValue]:
-                    emit(at, [*position, iv])
-                    return []
-
-                self.loop(at, 0, index_shape[len(position)], 1, [], body)
-                return
-            row = self.read_index(at, indices, *position)
-
+        def copy(at: InsertPoint, row: Valid, position: list[Valid], rows: int) -> None:
             def columns(at: InsertPoint, column: Column) -> None:
-                tile_type = column.tile_type(element_type)
+                tile_type = column.tile_type(element_type, rows)
                 copied = self.load(
-                    at, source, [row, column.start], tile_type, [1, column.valid]
+                    at, source, [row, column.start], tile_type, [rows, column.valid]
                 )
                 self.store(at, copied, out, [*position, column.start])
 
             self.column_tiles(at, n, columns)
 
+        def group(at: InsertPoint, position: list[Valid]) -> None:
+            """`run` indices from `position` (the last dim): one DMA if a run."""
+            *outer, first = position
+            places = [[*outer, self.add(at, first, t)] for t in range(run)]
+            rows = [self.read_index(at, indices, *place) for place in places]
+            consecutive: SSAValue | None = None
+            for t in range(1, run):
+                step = self.value(
+                    at,
+                    arith.CmpiOp(
+                        rows[t], self.index_value(self.add(at, rows[0], t)), "eq"
+                    ),
+                )
+                consecutive = (
+                    step
+                    if consecutive is None
+                    else self.value(at, arith.AndIOp(consecutive, step))
+                )
+            assert consecutive is not None
+            whole, single = Block(), Block()
+            copy(InsertPoint.at_end(whole), rows[0], position, run)
+            self.insert(InsertPoint.at_end(whole), scf.YieldOp())
+            for row, place in zip(rows, places, strict=True):
+                copy(InsertPoint.at_end(single), row, place, 1)
+            self.insert(InsertPoint.at_end(single), scf.YieldOp())
+            self.insert(at, scf.IfOp(consecutive, [], [whole], [single]))
+
+        def emit(at: InsertPoint, position: list[Valid]) -> None:
+            depth = len(position)
+            if depth == len(index_shape):
+                copy(at, self.read_index(at, indices, *position), position, 1)
+                return
+            extent = index_shape[depth]
+
+            def body(at: InsertPoint, iv: Valid, _: list[SSAValue]) -> list[SSAValue]:
+                emit(at, [*position, iv])
+                return []
+
+            if depth < len(index_shape) - 1 or run <= 1 or extent < run:
+                self.loop(at, 0, extent, 1, [], body)
+                return
+            whole = extent - extent % run
+
+            def runs(at: InsertPoint, iv: Valid, _: list[SSAValue]) -> list[SSAValue]:
+                group(at, [*position, iv])
+                return []
+
+            self.loop(at, 0, whole, run, [], runs)
+            self.loop(at, whole, extent, 1, [], body)
+
         emit(self.top, [])
 
     def sparse_softmax(self, a: SparseBuffers, out: SSAValue) -> None:
-        """Per row (of a block row): three passes over its stored entries (a
-        `1 x bn` tile of each stored block): the running max, the sum of
-        `exp(v - max)` in entry order, then `exp(v - max) / sum` stored to the
-        result's values. Entries not stored are never read or written."""
+        """Per block row, three passes over its stored blocks, each a whole
+        `bm x bn` UB tile (one DMA in, one out): the row maxima (the
+        elementwise max of the blocks, then one row reduction), the sums of `exp(v - max)`
+        block by block in entry order (the reference's order, so exact), then
+        `exp(v - max) / sum` stored to the block's values. Entries not stored
+        are never read or written; the entry loops are marked as the entries
+        of one row (`ROW_ENTRIES_ATTR`), so tile-to-hw splits the block rows
+        over the cores."""
         values, results = self.block_values(a), self.block_values_of(out, a)
         (bm, bn), element_type = a.block, a.element_type
         physical = 1 if bn == 1 else _round_up(bn, self.unit)
-        entry_type = TileType(
-            [1, physical], element_type, MemorySpace.UB, valid=[1, bn]
+        block_type = TileType(
+            [bm, physical], element_type, MemorySpace.UB, valid=[bm, bn]
         )
-        stat_type = TileType([1, 1], f32, MemorySpace.UB)
+        stat_type = TileType([bm, 1], f32, MemorySpace.UB)
 
-        def row(at: InsertPoint, i: Valid, start: SSAValue, end: SSAValue) -> None:
-            def entries(at: InsertPoint, j: Valid) -> SSAValue:
-                return self.to_f32(at, self.load(at, values, [j, i, 0], entry_type))
+        def block_row(at: InsertPoint, br: Valid, _: list[SSAValue]) -> list[SSAValue]:
+            start, end = self.row_range(at, a.offsets, br)
+
+            def block(at: InsertPoint, j: Valid) -> SSAValue:
+                return self.to_f32(at, self.load(at, values, [j, 0, 0], block_type))
 
             def running_max(
                 at: InsertPoint, j: Valid, acc: list[SSAValue]
             ) -> list[SSAValue]:
-                peak = self.value(at, tile.ReduceMaxOp(entries(at, j), 1))
-                return [self.value(at, tile.MaxOp(acc[0], peak))]
+                loaded = self.load(at, values, [j, 0, 0], block_type)
+                return [self.value(at, tile.MaxOp(acc[0], loaded))]
 
-            lowest = self.constant(float("-inf"), f32)
-            init = self.value(at, tile.FillOp(lowest, stat_type))
-            (peak,) = self.loop(at, start, end, 1, [init], running_max)
+            # The elementwise max of the row's blocks in their own type, then
+            # one row reduction: exact (a max rounds nothing, in any order),
+            # one `bm x bn` reduction per block row instead of one per block.
+            lowest = self.constant(float("-inf"), element_type)
+            init = self.value(at, tile.FillOp(lowest, block_type))
+            (most,) = self.entries(at, start, end, [init], running_max)
+            peak = self.value(at, tile.ReduceMaxOp(self.to_f32(at, most), 1))
 
             def shifted(at: InsertPoint, j: Valid) -> SSAValue:
                 return self.value(
-                    at, tile.ExpOp(self.value(at, tile.SubOp(entries(at, j), peak)))
+                    at, tile.ExpOp(self.value(at, tile.SubOp(block(at, j), peak)))
                 )
 
             def running_sum(
@@ -459,30 +536,115 @@ class SparseNest(LoopBuilder):
                 part = self.value(at, tile.ReduceSumOp(shifted(at, j), 1))
                 return [self.value(at, tile.AddOp(acc[0], part))]
 
-            (total,) = self.loop(
-                at, start, end, 1, [self.zeros(at, stat_type, [])], running_sum
-            )
+            zeros = self.zeros(at, stat_type, [])
+            (total,) = self.entries(at, start, end, [zeros], running_sum)
 
             def write(at: InsertPoint, j: Valid, _: list[SSAValue]) -> list[SSAValue]:
                 share = self.value(at, tile.DivOp(shifted(at, j), total))
                 self.store(
-                    at, self.cast_to(at, share, element_type), results, [j, i, 0]
+                    at, self.cast_to(at, share, element_type), results, [j, 0, 0]
                 )
                 return []
 
-            self.loop(at, start, end, 1, [], write)
-
-        def block_row(at: InsertPoint, br: Valid, _: list[SSAValue]) -> list[SSAValue]:
-            start, end = self.row_range(at, a.offsets, br)
-
-            def each(at: InsertPoint, i: Valid, _: list[SSAValue]) -> list[SSAValue]:
-                row(at, i, start, end)
-                return []
-
-            self.loop(at, 0, bm, 1, [], each)
+            self.entries(at, start, end, [], write)
             return []
 
         self.loop(self.top, 0, a.shape[0] // bm, 1, [], block_row)
+
+    def csr_softmax(self, a: SparseBuffers, out: SSAValue, window: int) -> None:
+        """CSR softmax per row: the max and the quotients over windows of
+        `window` entries (a `1 x window` tile, one DMA each way), the last
+        `len mod window` entries one by one; the sum of `exp(v - max)` entry by
+        entry in entry order (the reference's order: a window's row reduction
+        would round differently)."""
+        element_type = a.element_type
+        nnz = self.value(self.top, memref.DimOp(a.values, self.constant(0)))
+        values = self.expand(a.values, [[0, 1]], [1, nnz])
+        results = self.expand(out, [[0, 1]], [1, nnz])
+        entry_type = TileType([1, 1], element_type, MemorySpace.UB)
+        window_type = TileType(
+            [1, _round_up(window, self.unit)],
+            element_type,
+            MemorySpace.UB,
+            valid=[1, window],
+        )
+        stat_type = TileType([1, 1], f32, MemorySpace.UB)
+
+        def row(at: InsertPoint, i: Valid, _: list[SSAValue]) -> list[SSAValue]:
+            start, end = self.row_range(at, a.offsets, i)
+            length = self.value(at, arith.SubiOp(end, start))
+            width = self.constant(window)
+            whole = self.value(
+                at, arith.MuliOp(self.value(at, arith.DivUIOp(length, width)), width)
+            )
+            full = self.value(at, arith.AddiOp(start, whole))
+
+            def load(at: InsertPoint, j: Valid, tile_type: TileType) -> SSAValue:
+                return self.to_f32(at, self.load(at, values, [0, j], tile_type))
+
+            def running_max(tile_type: TileType) -> Callable[..., list[SSAValue]]:
+                def body(
+                    at: InsertPoint, j: Valid, acc: list[SSAValue]
+                ) -> list[SSAValue]:
+                    peak = self.value(at, tile.ReduceMaxOp(load(at, j, tile_type), 1))
+                    return [self.value(at, tile.MaxOp(acc[0], peak))]
+
+                return body
+
+            lowest = self.constant(float("-inf"), f32)
+            init = self.value(at, tile.FillOp(lowest, stat_type))
+            (most,) = self.entries(
+                at, start, full, [init], running_max(window_type), window
+            )
+            (peak,) = self.entries(at, full, end, [most], running_max(entry_type))
+
+            def shifted(at: InsertPoint, j: Valid, tile_type: TileType) -> SSAValue:
+                difference = self.value(at, tile.SubOp(load(at, j, tile_type), peak))
+                return self.value(at, tile.ExpOp(difference))
+
+            def running_sum(
+                at: InsertPoint, j: Valid, acc: list[SSAValue]
+            ) -> list[SSAValue]:
+                part = self.value(at, tile.ReduceSumOp(shifted(at, j, entry_type), 1))
+                return [self.value(at, tile.AddOp(acc[0], part))]
+
+            zeros = self.zeros(at, stat_type, [])
+            (total,) = self.entries(at, start, end, [zeros], running_sum)
+
+            def write(tile_type: TileType) -> Callable[..., list[SSAValue]]:
+                def body(
+                    at: InsertPoint, j: Valid, _: list[SSAValue]
+                ) -> list[SSAValue]:
+                    share = self.value(at, tile.DivOp(shifted(at, j, tile_type), total))
+                    self.store(
+                        at, self.cast_to(at, share, element_type), results, [0, j]
+                    )
+                    return []
+
+                return body
+
+            self.entries(at, start, full, [], write(window_type), window)
+            self.entries(at, full, end, [], write(entry_type))
+            return []
+
+        self.loop(self.top, 0, a.shape[0], 1, [], row)
+
+    def entries(
+        self,
+        at: InsertPoint,
+        start: SSAValue,
+        end: SSAValue,
+        iters: list[SSAValue],
+        body: Callable[[InsertPoint, Valid, list[SSAValue]], list[SSAValue]],
+        step: int = 1,
+    ) -> list[SSAValue]:
+        """A loop over the stored entries `[start, end)` of one (block) row,
+        marked `ROW_ENTRIES_ATTR`: what its body stores at its entries lies in
+        that row's range, disjoint from every other row's."""
+        results = self.loop(at, start, end, step, iters, body)
+        loop = _last_loop(at)
+        loop.attributes[ROW_ENTRIES_ATTR] = UnitAttr()
+        return results
 
     def block_values_of(self, values: SSAValue, pattern: SparseBuffers) -> SSAValue:
         """A result's values buffer as `nnz x bm x bn` (the pattern's blocks)."""
@@ -531,7 +693,7 @@ class SparseNest(LoopBuilder):
                 )
                 return []
 
-            self.loop(at, start, end, 1, [], entry)
+            self.entries(at, start, end, [], entry)
             return []
 
         self.loop(self.top, 0, mask.shape[0], 1, [], row)
@@ -583,7 +745,7 @@ class SparseNest(LoopBuilder):
                 self.store(at, scores, out, [j, 0, 0])
                 return []
 
-            self.loop(at, start, end, 1, [], block)
+            self.entries(at, start, end, [], block)
             return []
 
         self.loop(self.top, 0, mask.shape[0] // mask.block[0], 1, [], block_row)

@@ -55,7 +55,7 @@ from pypto_mlir.dialects.tile import (
     StoreOp,
     TileType,
 )
-from pypto_mlir.passes.index_range import MAX_TRIPS_ATTR
+from pypto_mlir.passes.index_range import MAX_TRIPS_ATTR, ROW_ENTRIES_ATTR
 from pypto_mlir.targets import Target, load_target
 from pypto_mlir.targets.resolve import resolve_target
 
@@ -377,6 +377,8 @@ def pipeline_split_loop(
     new_loop.location = loop.location
     rewriter.insert(new_loop, InsertPoint.after(loop))
     loop.operands[1] = main_lb
+    if ROW_ENTRIES_ATTR in loop.attributes:  # still one row's entries
+        new_loop.attributes[ROW_ENTRIES_ATTR] = UnitAttr()
     if isinstance(most := loop.attributes.get(MAX_TRIPS_ATTR), IntegerAttr):
         new_loop.attributes[MAX_TRIPS_ATTR] = IntegerAttr(
             most.value.data // stages, i64

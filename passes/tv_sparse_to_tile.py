@@ -1,4 +1,4 @@
-"""`tv-sparse-to-tile{target=... tile-cols=... bsr-cube=...}`: lower sparse kernels.
+"""`tv-sparse-to-tile{target=... tile-cols=... bsr-cube=... gather-run=... entry-window=...}`: lower sparse kernels.
 
 Runs before `tv-to-tile` (in `pypto-lower`). A function that has sparse tensors
 (arguments or ops) is bufferized and its sparse ops become tile loop nests
@@ -89,6 +89,14 @@ class TvSparseToTilePass(ModulePass):
     bsr_cube: bool = True
     """Multiply block-CSR blocks on the cube (L0C accumulators); false: the
     vector row loop, as CSR."""
+
+    entry_window: int = 8
+    """CSR softmax reads and writes a row's entries in windows of this many
+    (one DMA each), the rest one by one; 1: entry by entry."""
+
+    gather_run: int = 4
+    """A gather moves a run of this many consecutive indices (checked at run
+    time on the scalar unit) as one DMA of that many rows; 1: row by row."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         functions = [
@@ -289,14 +297,28 @@ class SparseFunctionLowering:
                     f"{op.source.type}",
                 )
             element_type = _tensor(op.source).element_type
+            run = self.options.gather_run
+            if run < 1:
+                raise op_error(
+                    op, f"tv-sparse-to-tile: gather-run must be >= 1, got {run}"
+                )
+            indices = _tensor(op.indices).get_shape()
+            run = 1 if indices[-1] < run else run
             cols = self._columns(
-                op, [element_type], _tensor(op.source).get_shape()[1], 2
+                op, [element_type], _tensor(op.source).get_shape()[1], 2, run
             )
             self._nest(builder, cols, element_type).gather(
-                source, self.dense[op.indices], out
+                source, self.dense[op.indices], out, run
+            )
+            how = (
+                f"; {run} consecutive indices (compared on the scalar unit) move "
+                f"as one {run}-row DMA, other groups row by row"
+                if run > 1
+                else " (runs of consecutive indices not merged: gather-run=1 or "
+                "fewer indices than a run)"
             )
             emit_remark(
-                op, f"tv-sparse-to-tile: gather by rows, {_columns(cols)} a tile"
+                op, f"tv-sparse-to-tile: gather by rows, {_columns(cols)} a tile{how}"
             )
             return
         if isinstance(op, tv.ToDenseOp):
@@ -312,12 +334,34 @@ class SparseFunctionLowering:
             return
         if isinstance(op, tv.SparseSoftmaxOp):
             a = self.sparse[op.input]
+            window = self.options.entry_window
+            if window < 1:
+                raise op_error(
+                    op, f"tv-sparse-to-tile: entry-window must be >= 1, got {window}"
+                )
+            if a.block == (1, 1) and window > 1:
+                self._nest(builder, 1, a.element_type).csr_softmax(a, out, window)
+                emit_remark(
+                    op,
+                    "tv-sparse-to-tile: sparse_softmax by rows: the max and the "
+                    f"quotients over windows of {window} entries (one DMA each "
+                    "way), the rest of a row and the sum of exp entry by entry "
+                    "(in entry order)",
+                )
+                return
             self._nest(builder, 1, a.element_type).sparse_softmax(a, out)
+            (bm, bn), gm = a.block, self.target.memories["gm"].alignment
+            cores = (
+                "the block rows split over the cores"
+                if bm * bn * element_bytes(a.element_type) % gm == 0
+                else f"one core (a block is not whole {gm}-byte GM blocks: two "
+                "cores would write one)"
+            )
             emit_remark(
                 op,
-                "tv-sparse-to-tile: sparse_softmax by rows: max, sum of exp and "
-                "the quotients over the stored entries, in three passes "
-                f"({_columns(a.block[1])} a tile)",
+                f"tv-sparse-to-tile: sparse_softmax by {bm}-row blocks: row max, "
+                "sum of exp and the quotients over the stored blocks in three "
+                f"passes, each block one {bm}x{bn} tile; {cores}",
             )
             return
         if isinstance(op, tv.SddmmOp):

@@ -126,7 +126,12 @@ LOWER_STAGES: tuple[Stage, ...] = (
     Stage(
         "tv-sparse-to-tile",
         "tv",  # tile IR for the functions on sparse tensors only
-        (("sparse_tile_cols", "tile_cols"), ("bsr_cube", "bsr_cube")),
+        (
+            ("sparse_tile_cols", "tile_cols"),
+            ("bsr_cube", "bsr_cube"),
+            ("sparse_gather_run", "gather_run"),
+            ("sparse_entry_window", "entry_window"),
+        ),
     ),
     Stage(
         "tv-to-tile",
@@ -182,7 +187,8 @@ class LowerPipeline(PipelinePass):
 
     Runs canonicalize, pypto-set-target, tv-expand-math, tv-schedule (unless
     schedule=false; fuse-siblings, interleave, balance-cores,
-    split-reductions), tv-sparse-to-tile (sparse-tile-cols, bsr-cube), tv-to-tile,
+    split-reductions), tv-sparse-to-tile (sparse-tile-cols, bsr-cube,
+    sparse-gather-run, sparse-entry-window), tv-to-tile,
     tile-peel-tails, tile-pipeline (unless double-buffer=false), tile-to-hw
     (bank-offset, matmul-grid),
     hw-coalesce-dma (unless coalesce-dma=false) and hw-insert-sync; every stage
@@ -293,6 +299,14 @@ class LowerPipeline(PipelinePass):
     bsr_cube: bool = True
     """Multiply block-CSR blocks on the cube, accumulating in L0C
     (tv-sparse-to-tile); false: the vector row loop."""
+
+    sparse_entry_window: int = 8
+    """CSR softmax moves windows of this many entries per DMA
+    (tv-sparse-to-tile entry-window); 1: entry by entry."""
+
+    sparse_gather_run: int = 4
+    """Gathers move runs of this many consecutive indices as one DMA, checked
+    at run time (tv-sparse-to-tile gather-run); 1: row by row."""
 
     start_level: str = "tv"
     """The level of the input: tv, or tile for a module already tiled (a

@@ -20,7 +20,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 
 import pypto_mlir as pto
-from pypto_mlir.check import compare_levels, lower
+from pypto_mlir.check import check_lowering, compare_levels, lower
 from pypto_mlir.interp.sparse import SparseArray
 from pypto_mlir.pipelines import LowerPipeline
 from pypto_mlir.universe import default_context
@@ -323,3 +323,85 @@ def test_drawn_csr_spmm(
     a = sp.csr_array(np.where(mask, rng.standard_normal((rows, cols)), 0.0))
     b = rng.standard_normal((cols, n)).astype(np.float32)
     _check(spmm_module(rows, cols, n, "f32"), [_sparse(a, "f32"), b], "tiny")
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("pattern", ["random", "all_empty", "one_dense_row"])
+def test_bsr_softmax_on_the_simulator(pattern: str, target: str) -> None:
+    """Block-CSR softmax by whole-block tiles, its block rows split over the
+    cores (pypto.row_entries): exact against the tv reference on the
+    simulator, no race between the cores' entry ranges."""
+    rng = _rng("bsr-softmax-hw", pattern, target)
+    blocks = PATTERNS[pattern]((8, 4), rng).toarray() != 0
+    a = sp.bsr_array(
+        np.kron(blocks, rng.standard_normal((16, 16))).astype(np.float32),
+        blocksize=(16, 16),
+    )
+    module = softmax_module(128, 64, "f16", (16, 16))
+    check = check_lowering(
+        module, "f", [_sparse(a, "f16")], pipeline=LowerPipeline(target=target)
+    )
+    for comparison in check.comparisons:
+        assert comparison.ok, comparison.describe()
+        np.testing.assert_array_equal(comparison.actual, comparison.expected)
+    assert "ascend_hw.block_idx" in str(check.lowered)
+
+
+def _gather_module(rows: int, cols: int, index_shape: tuple[int, ...]) -> ModuleOp:
+    shape = "x".join(map(str, index_shape))
+    return _module(
+        f"""
+func.func @f(%x: !tv.tensor<{rows}x{cols}xf16>, %idx: !tv.tensor<{shape}xi32>) -> !tv.tensor<{shape}x{cols}xf16> {{
+  %g = tv.gather %x[%idx] : !tv.tensor<{rows}x{cols}xf16>, !tv.tensor<{shape}xi32> -> !tv.tensor<{shape}x{cols}xf16>
+  func.return %g : !tv.tensor<{shape}x{cols}xf16>
+}}"""
+    )
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("run", [1, 2, 4])
+def test_gather_runs_on_the_simulator(run: int, target: str) -> None:
+    """Runs of consecutive indices (one DMA of `run` rows), groups that are
+    not (rows one by one: a descending pair, a repeat, a gap), a run near the
+    source's last row, and a remainder of n mod run: exact on the simulator,
+    for every gather-run."""
+    idx = np.array(
+        [
+            [0, 1, 2, 3, 9, 8, 7, 6, 5, 5, 6],
+            [30, 31, 33, 34, 10, 11, 12, 13, 1, 2, 3],
+            [45, 46, 47, 48, 20, 21, 22, 23, 46, 47, 49],
+        ],
+        np.int32,
+    )
+    x = _rng("gather-runs").standard_normal((50, 72)).astype(np.float16)
+    check = check_lowering(
+        _gather_module(50, 72, idx.shape),
+        "f",
+        [x, idx],
+        pipeline=LowerPipeline(target=target, sparse_gather_run=run),
+    )
+    for comparison in check.comparisons:
+        assert comparison.ok, comparison.describe()
+        np.testing.assert_array_equal(comparison.actual, x[idx])
+    assert ("scf.if" in str(check.lowered)) == (run > 1)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("window", [1, 4, 8])
+@pytest.mark.parametrize("pattern", ["one_dense_row", "power_law", "full"])
+def test_csr_softmax_windows_on_the_simulator(
+    pattern: str, window: int, target: str
+) -> None:
+    """CSR softmax: the max and the quotients by windows of entries, the sum
+    entry by entry: exact on the simulator for every entry-window."""
+    rng = _rng("csr-softmax-hw", pattern, target)
+    a = PATTERNS[pattern]((12, 21), rng)
+    check = check_lowering(
+        softmax_module(12, 21, "f16"),
+        "f",
+        [_sparse(a, "f16")],
+        pipeline=LowerPipeline(target=target, sparse_entry_window=window),
+    )
+    for comparison in check.comparisons:
+        assert comparison.ok, comparison.describe()
+        np.testing.assert_array_equal(comparison.actual, comparison.expected)

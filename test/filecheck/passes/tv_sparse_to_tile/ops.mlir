@@ -1,12 +1,13 @@
 // spmv is spmm with one column (the vector and the result get a unit dim);
 // to_dense stores zero tiles over each block row then scatters the stored
 // blocks at their column; gather reads each index on the scalar unit and copies
-// the source row it names. Each nest has a remark.
-// RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=ascend910b}' 2>&1 | filecheck %s
+// the source row it names (gather-run=1: runs of consecutive indices are not
+// merged, gather_runs.mlir). Each nest has a remark.
+// RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=ascend910b gather-run=1}' 2>&1 | filecheck %s
 
 // CHECK: remark: tv-sparse-to-tile: tv.spmv by rows, 1 column a tile: per stored entry a gathered row of the rhs multiply-accumulated in f32 in UB
 // CHECK: remark: tv-sparse-to-tile: to_dense by 2-row blocks: zero tiles of 32 columns, then each stored block scattered
-// CHECK: remark: tv-sparse-to-tile: gather by rows, 40 columns a tile
+// CHECK: remark: tv-sparse-to-tile: gather by rows, 40 columns a tile (runs of consecutive indices not merged: gather-run=1 or fewer indices than a run)
 
 // CHECK-LABEL: func.func @spmv(%a_offsets: memref<9xindex>, %a_indices: memref<?xindex>, %a_values: memref<?xf32>, %x: memref<16xf32>, %out: memref<8xf32>)
 // CHECK:   %[[X:.*]] = memref.expand_shape %x {{.*}} : memref<16xf32> into memref<16x1xf32>
