@@ -126,7 +126,11 @@ LOWER_STAGES: tuple[Stage, ...] = (
     Stage(
         "tv-sparse-to-tile",
         "tv",  # tile IR for the functions on sparse tensors only
-        (("sparse_tile_cols", "tile_cols"), ("bsr_cube", "bsr_cube")),
+        (
+            ("sparse_tile_cols", "tile_cols"),
+            ("bsr_cube", "bsr_cube"),
+            ("sparse_fuse_attention", "fuse_attention"),
+        ),
     ),
     Stage(
         "tv-to-tile",
@@ -181,7 +185,8 @@ class LowerPipeline(PipelinePass):
 
     Runs canonicalize, pypto-set-target, tv-expand-math, tv-schedule (unless
     schedule=false; fuse-siblings, interleave, balance-cores,
-    split-reductions), tv-sparse-to-tile (sparse-tile-cols, bsr-cube), tv-to-tile,
+    split-reductions), tv-sparse-to-tile (sparse-tile-cols, bsr-cube,
+    sparse-fuse-attention), tv-to-tile,
     tile-peel-tails, tile-pipeline (unless double-buffer=false), tile-to-hw
     (bank-offset, matmul-grid),
     hw-coalesce-dma (unless coalesce-dma=false) and hw-insert-sync; every stage
@@ -288,6 +293,11 @@ class LowerPipeline(PipelinePass):
     bsr_cube: bool = True
     """Multiply block-CSR blocks on the cube, accumulating in L0C
     (tv-sparse-to-tile); false: the vector row loop."""
+
+    sparse_fuse_attention: bool = True
+    """Lower block-sparse attention (`spmm(sparse_softmax(sddmm(...) [* s]),
+    v)`) as one flash-attention nest per block row (tv-sparse-to-tile's
+    fuse-attention); false: one nest per op through GM temporaries."""
 
     start_level: str = "tv"
     """The level of the input: tv, or tile for a module already tiled (a

@@ -22,6 +22,8 @@ and counts, with the same resources and rates:
   stored entry and column, the row nest's instructions); sparse softmax's steps
   over the stored entries (with the casts of narrow floats, as the dense
   softmax);
+- **the scale** of stored values (`a * s`, spelled `tv.disassemble`, `tv.mul`
+  or `tv.div` by a scalar, `tv.assemble`): its vector steps per stored entry;
 - **GM writes, once**: each returned dense result whole, a returned sparse
   result's stored values (L0C -> GM from the cube, else UB -> GM).
 
@@ -35,7 +37,7 @@ from math import prod
 from typing import Any
 
 import numpy as np
-from xdsl.dialects import func
+from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.traits import SymbolTable
@@ -49,6 +51,7 @@ from pypto_mlir.roofline import (
     Roofline,
     Work,
     bounds_of,
+    vector_steps,
 )
 from pypto_mlir.sim.report import RooflineBound
 from pypto_mlir.targets import Target
@@ -101,6 +104,8 @@ class _Kernel:
         self.values_read: dict[SSAValue, str] = {}
         """Sparse arguments whose values an op reads, and on which path."""
         self.from_cube: set[SSAValue] = set()
+        self.disassembled: dict[SSAValue, SSAValue] = {}
+        """The values of a disassembled sparse tensor, and that tensor."""
 
     def on_cube(self, pattern: SparseArray, dtype: str) -> bool:
         """BSR blocks of whole fractals of a type the cube multiplies."""
@@ -149,6 +154,23 @@ class _Kernel:
                 raise ValueError("the sparse roofline needs a gather's indices")
             self.reads.gather(op.indices, np.arange(indices.shape[0]), "ub")
             self.reads.gather(op.source, np.unique(indices), "ub")
+        elif isinstance(op, arith.ConstantOp):
+            pass  # a scalar (the scale)
+        elif isinstance(op, tv.DisassembleOp):
+            self.disassembled[op.values] = op.input
+        elif isinstance(op, tv.MulOp | tv.DivOp) and op.lhs in self.disassembled:
+            # a scale of the stored values (`a * s`): one step per stored entry
+            source = self.disassembled[op.lhs]
+            self.read_values(source, "ub")
+            elements = self.patterns[source].values.size
+            name, dtype = op.name.removeprefix("tv."), str(_type(op.lhs).element_type)
+            for step in vector_steps(
+                name, not isinstance(op.rhs.type, tv.TensorViewType)
+            ):
+                self.work.vector(step, elements, dtype)
+            self.disassembled[op.result] = source
+        elif isinstance(op, tv.AssembleOp) and op.values in self.disassembled:
+            self.patterns[op.result] = self.patterns[self.disassembled[op.values]]
         elif isinstance(op, func.ReturnOp):
             for value in op.operands:
                 self.write(value)

@@ -1,0 +1,459 @@
+"""Block-sparse attention and the scale of sparse values in `tv-sparse-to-tile`.
+
+Two forms of a function on sparse tensors are lowered here rather than op by op
+(passes/tv_sparse_to_tile.py asks `SparseAttentionPlan`):
+
+- **The scale** `a * s` / `a / s` of a sparse tensor, which the frontend spells
+  `tv.disassemble`, `tv.mul` (or `tv.div`) of the values by a scalar and
+  `tv.assemble` of the same offsets and indices (`ScaleForm`): one nest over the
+  stored blocks, each multiplied (divided) in UB and stored to the values of a
+  result on the operand's pattern.
+- **Block-sparse attention** `spmm(sparse_softmax(sddmm(mask, q, k, transpose_b)
+  [scaled]), v)` with a block-CSR mask whose intermediates nothing else reads
+  (`AttentionChain`): one flash-attention nest per block row over its stored
+  blocks only (`SparseAttentionNest.attention`), so the scores and the
+  probabilities never go to GM:
+
+      for each block row (static: split over the cores):
+          start, end = offsets[br], offsets[br + 1]         (scalar unit)
+          if start < end:
+              Q rows of the block row -> L1 -> L0A (once)
+              block `start`: the statistics start (m, l, acc)
+              for j in start + 1 .. end (run-time bounds):
+                  col = indices[j]; K and V blocks at col * bn -> L1
+                  s = Q @ K^T (cube, L0C -> UB in the scores' type), scaled
+                  m' = max(m, rowmax(s)); p = exp(s - m'); c = exp(m - m')
+                  l = l * c + rowsum(p); acc = acc * c + p(f16) @ V (cube)
+              out rows = acc / l
+          else: zeros (the reference's spmm of an empty row)
+
+  The online-softmax steps are passes/attention_nests.py's (`running_max`,
+  `probabilities_l0`, `product_ub`, `rescale`). The scale is applied to the
+  scores in their own type as the reference does (`tv.mul` rounds to f16); the
+  online softmax reorders the sums of the softmax's denominator and of the
+  product, so the result is within the reference's error bound, not bit-exact.
+
+  The key loop carries the statistics, so `tile-pipeline` leaves it alone
+  (docs/sparse.md); the K and V loads of the next block still overlap this
+  block's vector work: each block's tiles have their own buffers for the
+  iteration (memory planning) and MTE2 waits only for the moves out of L1 of
+  the previous use of its buffer, which come first in the block.
+
+A chain that has the shape but cannot be fused (an intermediate read
+elsewhere, a CSR mask, values the cube does not take, blocks that do not fit)
+keeps its nests (the scale as above) and gets a remark saying why;
+`fuse-attention=false` (`pypto-lower{sparse-fuse-attention=false}`) switches
+the fusion off.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import cast
+
+from xdsl.dialects import arith, memref, scf
+from xdsl.dialects.builtin import MemRefType, f32
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.rewriter import InsertPoint
+
+from pypto_mlir.diagnostics import emit_remark
+from pypto_mlir.dialects import tensor_view as tv
+from pypto_mlir.dialects import tile
+from pypto_mlir.dialects.tile import MemorySpace, TileType, element_bytes, fractal_edge
+from pypto_mlir.targets import Target
+
+from .attention_nests import (
+    probabilities_l0,
+    product_ub,
+    rescale,
+    running_max,
+    to_l0,
+)
+from .located_builder import LocatedBuilder
+from .nest_builder import Valid
+from .sparse_nests import SparseBuffers, SparseNest
+from .tiling_model import column_unit
+
+CUBE_TYPES = ("f16", "bf16")
+"""Element types of the fused nest (both matmuls on the cube)."""
+
+
+# --------------------------------------------------------------------------------------
+# Recognition
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ScaleForm:
+    """`assemble(o, i, values * s)` (or `/ s`) of `disassemble(x) = (o, i,
+    values)`, s a scalar: x scaled, on x's pattern."""
+
+    disassemble: tv.DisassembleOp
+    op: tv.MulOp | tv.DivOp
+    assemble: tv.AssembleOp
+
+    @property
+    def input(self) -> SSAValue:
+        return self.disassemble.input
+
+    @property
+    def scalar(self) -> SSAValue:
+        return self.op.rhs
+
+    @property
+    def ops(self) -> tuple[Operation, ...]:
+        return (self.disassemble, self.op, self.assemble)
+
+
+def _only_use(value: SSAValue, user: Operation) -> bool:
+    uses = list(value.uses)
+    return len(uses) == 1 and uses[0].operation is user
+
+
+def scale_form(op: Operation) -> ScaleForm | None:
+    """`op` as the assemble of a scaled sparse tensor, if it is one."""
+    if not isinstance(op, tv.AssembleOp):
+        return None
+    scaled = op.values.owner
+    if not isinstance(scaled, tv.MulOp | tv.DivOp):
+        return None
+    parts = scaled.lhs.owner
+    if not isinstance(parts, tv.DisassembleOp) or isinstance(
+        scaled.rhs.type, tv.TensorViewType
+    ):
+        return None
+    if op.offsets is not parts.offsets or op.indices is not parts.indices:
+        return None
+    if not (
+        _only_use(parts.offsets, op)
+        and _only_use(parts.indices, op)
+        and _only_use(parts.values, scaled)
+        and _only_use(scaled.result, op)
+    ):
+        return None
+    return ScaleForm(parts, scaled, op)
+
+
+@dataclass(frozen=True)
+class AttentionChain:
+    """`spmm(sparse_softmax(sddmm(...) [scaled]), v)`."""
+
+    sddmm: tv.SddmmOp
+    scale: ScaleForm | None
+    softmax: tv.SparseSoftmaxOp
+    spmm: tv.SpmmOp
+
+    @property
+    def covered(self) -> tuple[Operation, ...]:
+        """The ops lowered with the spmm (the chain's last op)."""
+        scale = () if self.scale is None else self.scale.ops
+        return (self.sddmm, *scale, self.softmax)
+
+    @property
+    def names(self) -> str:
+        scale = [] if self.scale is None else [self.scale.op.name]
+        return ", ".join([self.sddmm.name, *scale, self.softmax.name, self.spmm.name])
+
+
+def attention_chain(op: Operation) -> AttentionChain | None:
+    """The chain ending at `op`, a `tv.spmm`, if it has the shape (whether it
+    can be fused is `_refusal`'s)."""
+    if not isinstance(op, tv.SpmmOp):
+        return None
+    softmax = op.lhs.owner
+    if not isinstance(softmax, tv.SparseSoftmaxOp):
+        return None
+    scores = softmax.input.owner
+    scale = None
+    if isinstance(scores, tv.AssembleOp):
+        scale = scale_form(scores)
+        if scale is None:
+            return None
+        scores = scale.input.owner
+    if not isinstance(scores, tv.SddmmOp):
+        return None
+    return AttentionChain(scores, scale, softmax, op)
+
+
+def _tensor(value: SSAValue) -> tv.TensorViewType:
+    return cast(tv.TensorViewType, value.type)
+
+
+def _refusal(chain: AttentionChain, target: Target) -> str | None:
+    """Why `chain` is not fused (None: it is)."""
+    sddmm, softmax, spmm = chain.sddmm, chain.softmax, chain.spmm
+    scores = chain.scale.assemble.result if chain.scale else sddmm.result
+    for value, user in (
+        (sddmm.result, chain.scale.disassemble if chain.scale else softmax),
+        (scores, softmax),
+        (softmax.result, spmm),
+    ):
+        if not _only_use(value, user):
+            return (
+                "the scores or the probabilities are also read elsewhere or "
+                "returned (the fused nest keeps them on chip)"
+            )
+    encoding = _tensor(sddmm.mask).sparse_encoding
+    assert encoding is not None
+    bm, bn = (int(b) for b in encoding.block_shape)
+    if (bm, bn) == (1, 1):
+        return "the mask is CSR (the fused nest takes block-CSR blocks on the cube)"
+    if sddmm.transpose_b is None:
+        return "the sddmm has no transpose_b (the keys as rows)"
+    types = {
+        str(_tensor(v).element_type)
+        for v in (sddmm.lhs, sddmm.rhs, spmm.rhs, softmax.result, spmm.result)
+    }
+    if len(types) != 1 or not types <= set(CUBE_TYPES):
+        return (
+            f"the values are {', '.join(sorted(types))}: the fused nest takes "
+            "f16 or bf16 operands (both matmuls on the cube)"
+        )
+    element_type = _tensor(sddmm.lhs).element_type
+    edge = fractal_edge(element_type, target)
+    d = _tensor(sddmm.lhs).get_shape()[1]
+    dv = _tensor(spmm.rhs).get_shape()[1]
+    if bm % edge or bn % edge:
+        return f"{bm}x{bn} blocks are not whole {edge}x{edge} fractals"
+    if d % edge or dv % edge:
+        return f"head dims {d}, {dv} are not multiples of the {edge}-element fractal"
+    return _fits(target, bm, bn, d, dv, element_bytes(element_type))
+
+
+def _fits(target: Target, bm: int, bn: int, d: int, dv: int, size: int) -> str | None:
+    """Why one block's tiles do not fit (None: they do): L1 the Q rows, two
+    K and V blocks and the probabilities; L0A Q and P; L0B K and V; L0C the
+    scores and the product in f32; UB what is live at once with the in-place
+    reuse of memory planning: the scores in their type (then P), one f32
+    block (the scores, shifted, their exponent), the product and the
+    accumulator in f32 (rescaled in place) and the row statistics."""
+    needs = {
+        "l1": bm * d * size + 2 * bn * (d + dv) * size + bm * bn * size,
+        "l0a": bm * (d + bn) * size,
+        "l0b": bn * (d + dv) * size,
+        "l0c": bm * (bn + dv) * 4,
+        "ub": bm * bn * (size + 4) + bm * dv * 2 * 4 + 8 * bm * 4,
+    }
+    for memory, count in needs.items():
+        held = cast(int, target.memories[memory].size)
+        if count > held:
+            return (
+                f"{bm}x{bn} blocks with head dims {d}, {dv} do not fit: {memory} "
+                f"of target '{target.name}' holds {held} bytes, a block needs {count}"
+            )
+    return None
+
+
+class SparseAttentionPlan:
+    """The chains and scales of one function's tv ops that this module
+    lowers, each at its last op (the root); the other ops of each are
+    `covered` (lowered with their root). Remarks say which chains are fused
+    and why the others are not."""
+
+    def __init__(self, ops: Sequence[Operation], target: Target, fuse: bool):
+        self.target = target
+        self.chains: dict[Operation, AttentionChain] = {}
+        self.scales: dict[Operation, ScaleForm] = {}
+        self.covered: set[Operation] = set()
+        for op in ops:
+            chain = attention_chain(op) if fuse else None
+            if chain is not None:
+                reason = _refusal(chain, target)
+                if reason is None:
+                    self.chains[op] = chain
+                    self.covered.update(chain.covered)
+                else:
+                    emit_remark(
+                        op,
+                        f"tv-sparse-to-tile: block-sparse attention not fused: {reason}",
+                    )
+        for op in ops:
+            form = scale_form(op)
+            if form is not None and op not in self.covered:
+                self.scales[op] = form
+                self.covered.update(form.ops[:-1])
+
+    def _unit(self, element_type: Attribute) -> int:
+        """The alignment unit of UB tiles of `element_type` (and f32)."""
+        return column_unit([element_type, f32], self.target.memories["ub"].alignment)
+
+    def handles(self, op: Operation) -> bool:
+        return op in self.covered or op in self.chains or op in self.scales
+
+    def emit(
+        self,
+        op: Operation,
+        out: SSAValue,
+        builder: LocatedBuilder,
+        sparse: dict[SSAValue, SparseBuffers],
+        dense: dict[SSAValue, SSAValue],
+    ) -> bool:
+        """Emit the nest of a root `op` (False: not a root of this plan)."""
+        if op in self.scales:
+            form = self.scales[op]
+            a = sparse[form.input]
+            SparseAttentionNest(builder, 1, self._unit(a.element_type)).scale_values(
+                a, form, out
+            )
+            verb = "multiplied" if isinstance(form.op, tv.MulOp) else "divided"
+            emit_remark(
+                op,
+                f"tv-sparse-to-tile: the scale of a sparse tensor ({form.op.name} of "
+                f"its values by a scalar) by {a.block[0]}x{a.block[1]} stored "
+                f"blocks, each {verb} in UB",
+            )
+            return True
+        chain = self.chains.get(op)
+        if chain is None:
+            return False
+        mask = sparse[chain.sddmm.mask]
+        q, k, v = (dense[x] for x in (chain.sddmm.lhs, chain.sddmm.rhs, chain.spmm.rhs))
+        nest = SparseAttentionNest(builder, 1, self._unit(mask.element_type))
+        nest.attention(mask, q, k, v, out, chain.scale)
+        bm, bn = mask.block
+        emit_remark(
+            op,
+            f"tv-sparse-to-tile: fused block-sparse attention ({chain.names}) as one "
+            f"nest per block row of {bm}: per stored {bm}x{bn} block, K^T and V to "
+            "the cube, online softmax in UB; the scores and the probabilities stay "
+            "on chip (no GM temporary); empty block rows store zeros",
+        )
+        return True
+
+
+# --------------------------------------------------------------------------------------
+# The nests
+# --------------------------------------------------------------------------------------
+
+
+def _element_type(buffer: SSAValue) -> Attribute:
+    return cast(MemRefType[Attribute], buffer.type).get_element_type()
+
+
+def _cols(buffer: SSAValue) -> int:
+    return cast(MemRefType[Attribute], buffer.type).get_shape()[1]
+
+
+class SparseAttentionNest(SparseNest):
+    """The scale and the fused attention nests (see the module doc)."""
+
+    def scale_values(self, a: SparseBuffers, form: ScaleForm, out: SSAValue) -> None:
+        """Per stored block of `a`: loaded into UB, multiplied (divided) by the
+        scalar as `tv.mul` (`tv.div`) does, stored to `out`'s block."""
+        values, results = self.block_values(a), self.block_values_of(out, a)
+        (bm, bn), element_type = a.block, a.element_type
+        physical = 1 if bn == 1 else -(-bn // self.unit) * self.unit
+        block_type = TileType(
+            [bm, physical], element_type, MemorySpace.UB, valid=[bm, bn]
+        )
+        nnz = self.value(self.top, memref.DimOp(values, self.constant(0)))
+        kind = tile.MulOp if isinstance(form.op, tv.MulOp) else tile.DivOp
+
+        def block(at: InsertPoint, j: Valid, _: list[SSAValue]) -> list[SSAValue]:
+            loaded = self.load(at, values, [j, 0, 0], block_type)
+            scaled = self.value(at, kind(loaded, form.scalar))
+            self.store(at, scaled, results, [j, 0, 0])
+            return []
+
+        self.loop(self.top, 0, nnz, 1, [], block)
+
+    def attention(
+        self,
+        mask: SparseBuffers,
+        q: SSAValue,
+        k: SSAValue,
+        v: SSAValue,
+        out: SSAValue,
+        scale: ScaleForm | None,
+    ) -> None:
+        """`out = spmm(softmax(sddmm(mask, q, k^T) [scaled]), v)` by block rows
+        (see the module doc)."""
+        bm, element_type = mask.block[0], _element_type(q)
+        d, dv = _cols(q), _cols(v)
+        q_type = TileType([bm, d], element_type, MemorySpace.L1, layout="nz")
+        zero_type = TileType([bm, dv], element_type, MemorySpace.UB)
+
+        def block_row(at: InsertPoint, br: Valid, _: list[SSAValue]) -> list[SSAValue]:
+            start, end = self.row_range(at, mask.offsets, br)
+            row0 = self.scaled(at, br, bm)
+            stored, empty = Block(), Block()
+            here = InsertPoint.at_end(stored)
+            q_l1 = self.load(here, q, [row0, 0], q_type)
+            q_l0 = to_l0(self, here, q_l1, MemorySpace.L0A, False)
+            blocks = _Blocks(self, mask, k, v, q_l0, scale)
+            first = blocks.step(here, start, None)
+            carried = self.loop(
+                here, self.add(here, start, 1), end, 1, first, blocks.step
+            )
+            _, total, acc = carried
+            result = self.value(here, tile.DivOp(acc, total))
+            self.store(here, self.cast_to(here, result, element_type), out, [row0, 0])
+            self.insert(here, scf.YieldOp())
+            here = InsertPoint.at_end(empty)
+            self.store(here, self.zeros(here, zero_type, []), out, [row0, 0])
+            self.insert(here, scf.YieldOp())
+            nonempty = self.value(at, arith.CmpiOp(start, end, "slt"))
+            self.insert(at, scf.IfOp(nonempty, [], [stored], [empty]))
+            return []
+
+        self.loop(self.top, 0, mask.shape[0] // bm, 1, [], block_row)
+
+
+@dataclass
+class _Blocks:
+    """One stored block's step of the fused nest."""
+
+    nest: SparseAttentionNest
+    mask: SparseBuffers
+    k: SSAValue
+    v: SSAValue
+    q_l0: SSAValue
+    scale: ScaleForm | None
+
+    def step(
+        self, at: InsertPoint, j: Valid, carried: list[SSAValue] | None
+    ) -> list[SSAValue]:
+        """Block `j`: the new row max, row sum and accumulator from `carried`
+        (None: the first block starts them)."""
+        nest, (bm, bn) = self.nest, self.mask.block
+        element_type = _element_type(self.k)
+        d, dv = _cols(self.k), _cols(self.v)
+        col0 = nest.scaled(at, nest.read_index(at, self.mask.indices, j), bn)
+        k_type = TileType([bn, d], element_type, MemorySpace.L1, layout="nz")
+        v_type = TileType([bn, dv], element_type, MemorySpace.L1, layout="nz")
+        k_l1 = nest.load(at, self.k, [col0, 0], k_type)
+        v_l1 = nest.load(at, self.v, [col0, 0], v_type)
+        k_l0 = to_l0(nest, at, k_l1, MemorySpace.L0B, True)
+        s_l0c = nest.value(at, tile.MatmulOp(self.q_l0, k_l0))
+        scores = nest.value(
+            at, tile.MoveOp(s_l0c, TileType([bm, bn], element_type, MemorySpace.UB))
+        )
+        if self.scale is not None:  # in the scores' type, as the reference
+            kind = tile.MulOp if isinstance(self.scale.op, tv.MulOp) else tile.DivOp
+            scores = nest.value(at, kind(scores, self.scale.scalar))
+        # The row maximum in the scores' type (exact: the cast changes no value).
+        local = nest.to_f32(at, nest.value(at, tile.ReduceMaxOp(scores, 1)))
+        new_max, correction = running_max(
+            nest, at, local, None if carried is None else carried[0]
+        )
+        shifted = nest.value(at, tile.SubOp(nest.to_f32(at, scores), new_max))
+        exponent = nest.value(at, tile.ExpOp(shifted))
+        local_sum = nest.value(at, tile.ReduceSumOp(exponent, 1))
+        p_l0 = probabilities_l0(nest, at, exponent, element_type, False)
+        v_l0 = to_l0(nest, at, v_l1, MemorySpace.L0B, False)
+        product = product_ub(nest, at, p_l0, v_l0)
+        if carried is None or correction is None:
+            return [new_max, local_sum, product]
+        total = nest.value(
+            at,
+            tile.AddOp(nest.value(at, tile.MulOp(carried[1], correction)), local_sum),
+        )
+        return [new_max, total, rescale(nest, at, carried[2], product, correction)]
+
+
+def scaled_pattern(op: Operation) -> SSAValue | None:
+    """The sparse operand on whose pattern `op`'s result lies, for the
+    assemble of a scale (None otherwise)."""
+    form = scale_form(op)
+    return None if form is None else form.input
