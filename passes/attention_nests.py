@@ -631,25 +631,7 @@ class AttentionNest(NestBuilder):
             self.insert(at, tile.StoreOp(out, target, indices))
 
     def _ones_block(self, at: InsertPoint, valid: int) -> SSAValue:
-        """A bc x ONES block of f16 ones in L0B (filled in UB, moved through
-        L1 in nz), its first `valid` rows valid and the others zero: `p @
-        ones` gives every row sum of `p` over the valid keys in each column."""
-        bc = self.attention.tiling.bc
-        ub = TileType([bc, ONES], f16, MemorySpace.UB, [valid, ONES])
-        filled = self.value(at, tile.FillOp(self.constant(1.0, f16), ub))
-        if valid != bc:
-            filled = self.value(at, tile.PadOp(filled, tile.PadValue.ZERO))
-        pad = cast(TileType, filled.type).pad_value
-        l1 = self.value(
-            at,
-            tile.MoveOp(
-                filled,
-                TileType(
-                    [bc, ONES], f16, MemorySpace.L1, [valid, ONES], tile.Layout.NZ, pad
-                ),
-            ),
-        )
-        return self._to_l0(at, l1, MemorySpace.L0B, False)
+        return ones_l0b(self, at, self.attention.tiling.bc, valid)
 
     def _rotation(self, at: InsertPoint, keys: int) -> SSAValue | None:
         """Where the key blocks of this query block start (in keys): query
@@ -958,6 +940,39 @@ def probabilities_l0(
         ),
     )
     return to_l0(loops, at, p_l1, MemorySpace.L0A, False)
+
+
+def ones_l0b(
+    loops: LoopBuilder,
+    at: InsertPoint,
+    rows: int,
+    valid: int,
+    element_type: Attribute = f16,
+) -> SSAValue:
+    """A rows x ONES block of ones (f16 by default) in L0B (filled in UB,
+    moved through L1 in nz), its first `valid` rows valid and the others
+    zero: `p @ ones` gives every row sum of `p` over the valid keys in each
+    column."""
+    ub = TileType([rows, ONES], element_type, MemorySpace.UB, [valid, ONES])
+    filled = loops.value(at, tile.FillOp(loops.constant(1.0, element_type), ub))
+    if valid != rows:
+        filled = loops.value(at, tile.PadOp(filled, tile.PadValue.ZERO))
+    pad = cast(TileType, filled.type).pad_value
+    l1 = loops.value(
+        at,
+        tile.MoveOp(
+            filled,
+            TileType(
+                [rows, ONES],
+                element_type,
+                MemorySpace.L1,
+                [valid, ONES],
+                tile.Layout.NZ,
+                pad,
+            ),
+        ),
+    )
+    return to_l0(loops, at, l1, MemorySpace.L0B, False)
 
 
 def rescale(

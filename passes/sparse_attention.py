@@ -64,6 +64,9 @@ from pypto_mlir.dialects.tile import MemorySpace, TileType, element_bytes, fract
 from pypto_mlir.targets import Target
 
 from .attention_nests import (
+    F32_MAX,
+    ONES,
+    ones_l0b,
     probabilities_l0,
     product_ub,
     rescale,
@@ -180,8 +183,11 @@ def _tensor(value: SSAValue) -> tv.TensorViewType:
     return cast(tv.TensorViewType, value.type)
 
 
-def _refusal(chain: AttentionChain, target: Target) -> str | None:
-    """Why `chain` is not fused (None: it is)."""
+def _refusal(
+    chain: AttentionChain, target: Target, cube_sum: bool
+) -> tuple[str | None, bool]:
+    """Why `chain` is not fused (None: it is), and whether the row sums are
+    taken on the cube (`cube_sum` asked and their tiles fit)."""
     sddmm, softmax, spmm = chain.sddmm, chain.softmax, chain.spmm
     scores = chain.scale.assemble.result if chain.scale else sddmm.result
     for value, user in (
@@ -193,14 +199,17 @@ def _refusal(chain: AttentionChain, target: Target) -> str | None:
             return (
                 "the scores or the probabilities are also read elsewhere or "
                 "returned (the fused nest keeps them on chip)"
-            )
+            ), False
     encoding = _tensor(sddmm.mask).sparse_encoding
     assert encoding is not None
     bm, bn = (int(b) for b in encoding.block_shape)
     if (bm, bn) == (1, 1):
-        return "the mask is CSR (the fused nest takes block-CSR blocks on the cube)"
+        return (
+            "the mask is CSR (the fused nest takes block-CSR blocks on the cube)",
+            False,
+        )
     if sddmm.transpose_b is None:
-        return "the sddmm has no transpose_b (the keys as rows)"
+        return "the sddmm has no transpose_b (the keys as rows)", False
     types = {
         str(_tensor(v).element_type)
         for v in (sddmm.lhs, sddmm.rhs, spmm.rhs, softmax.result, spmm.result)
@@ -209,31 +218,43 @@ def _refusal(chain: AttentionChain, target: Target) -> str | None:
         return (
             f"the values are {', '.join(sorted(types))}: the fused nest takes "
             "f16 or bf16 operands (both matmuls on the cube)"
-        )
+        ), False
     element_type = _tensor(sddmm.lhs).element_type
     edge = fractal_edge(element_type, target)
     d = _tensor(sddmm.lhs).get_shape()[1]
     dv = _tensor(spmm.rhs).get_shape()[1]
     if bm % edge or bn % edge:
-        return f"{bm}x{bn} blocks are not whole {edge}x{edge} fractals"
+        return f"{bm}x{bn} blocks are not whole {edge}x{edge} fractals", False
     if d % edge or dv % edge:
-        return f"head dims {d}, {dv} are not multiples of the {edge}-element fractal"
-    return _fits(target, bm, bn, d, dv, element_bytes(element_type))
+        return (
+            f"head dims {d}, {dv} are not multiples of the {edge}-element fractal",
+            False,
+        )
+    size = element_bytes(element_type)
+    if cube_sum and _fits(target, bm, bn, d, dv, size, True) is None:
+        return None, True
+    return _fits(target, bm, bn, d, dv, size, False), False
 
 
-def _fits(target: Target, bm: int, bn: int, d: int, dv: int, size: int) -> str | None:
+def _fits(
+    target: Target, bm: int, bn: int, d: int, dv: int, size: int, cube_sum: bool
+) -> str | None:
     """Why one block's tiles do not fit (None: they do): L1 the Q rows, two
     K and V blocks and the probabilities; L0A Q and P; L0B K and V; L0C the
     scores and the product in f32; UB what is live at once with the in-place
     reuse of memory planning: the scores in their type (then P), one f32
     block (the scores, shifted, their exponent), the product and the
-    accumulator in f32 (rescaled in place) and the row statistics."""
+    accumulator in f32 (rescaled in place) and the row statistics; with
+    `cube_sum` also the block of ones (UB, L1, L0B) and the sums of a block
+    and the running ones, ONES wide (L0C, UB)."""
+    ones = bn * ONES * size if cube_sum else 0
+    sums = bm * ONES * 4 if cube_sum else 0
     needs = {
-        "l1": bm * d * size + 2 * bn * (d + dv) * size + bm * bn * size,
+        "l1": bm * d * size + 2 * bn * (d + dv) * size + bm * bn * size + ones,
         "l0a": bm * (d + bn) * size,
-        "l0b": bn * (d + dv) * size,
-        "l0c": bm * (bn + dv) * 4,
-        "ub": bm * bn * (size + 4) + bm * dv * 2 * 4 + 8 * bm * 4,
+        "l0b": bn * (d + dv) * size + ones,
+        "l0c": bm * (bn + dv) * 4 + sums,
+        "ub": bm * bn * (size + 4) + bm * dv * 2 * 4 + 8 * bm * 4 + ones + 2 * sums,
     }
     for memory, count in needs.items():
         held = cast(int, target.memories[memory].size)
@@ -251,17 +272,27 @@ class SparseAttentionPlan:
     `covered` (lowered with their root). Remarks say which chains are fused
     and why the others are not."""
 
-    def __init__(self, ops: Sequence[Operation], target: Target, fuse: bool):
+    def __init__(
+        self,
+        ops: Sequence[Operation],
+        target: Target,
+        fuse: bool,
+        cube_sum: bool = True,
+    ):
         self.target = target
+        self.cube_sum = cube_sum
         self.chains: dict[Operation, AttentionChain] = {}
+        self.cube_sums: dict[Operation, bool] = {}
+        """Per fused chain, whether its row sums are taken on the cube."""
         self.scales: dict[Operation, ScaleForm] = {}
         self.covered: set[Operation] = set()
         for op in ops:
             chain = attention_chain(op) if fuse else None
             if chain is not None:
-                reason = _refusal(chain, target)
+                reason, on_cube = _refusal(chain, target, cube_sum)
                 if reason is None:
                     self.chains[op] = chain
+                    self.cube_sums[op] = on_cube
                     self.covered.update(chain.covered)
                 else:
                     emit_remark(
@@ -310,14 +341,22 @@ class SparseAttentionPlan:
         mask = sparse[chain.sddmm.mask]
         q, k, v = (dense[x] for x in (chain.sddmm.lhs, chain.sddmm.rhs, chain.spmm.rhs))
         nest = SparseAttentionNest(builder, 1, self._unit(mask.element_type))
-        nest.attention(mask, q, k, v, out, chain.scale)
+        on_cube = self.cube_sums[op]
+        nest.attention(mask, q, k, v, out, chain.scale, on_cube)
         bm, bn = mask.block
+        if on_cube:
+            sums = "row sums on the cube (p @ ones)"
+        elif self.cube_sum:
+            sums = "row sums on the vector unit (the cube's block of ones does not fit)"
+        else:
+            sums = "row sums on the vector unit"
         emit_remark(
             op,
             f"tv-sparse-to-tile: fused block-sparse attention ({chain.names}) as one "
             f"nest per block row of {bm}: per stored {bm}x{bn} block, K^T and V to "
-            "the cube, online softmax in UB; the scores and the probabilities stay "
-            "on chip (no GM temporary); empty block rows store zeros",
+            f"the cube, online softmax in UB, {sums}; the scores and the "
+            "probabilities stay on chip (no GM temporary); empty block rows store "
+            "zeros",
         )
         return True
 
@@ -366,28 +405,47 @@ class SparseAttentionNest(SparseNest):
         v: SSAValue,
         out: SSAValue,
         scale: ScaleForm | None,
+        cube_sum: bool,
     ) -> None:
         """`out = spmm(softmax(sddmm(mask, q, k^T) [scaled]), v)` by block rows
-        (see the module doc)."""
-        bm, element_type = mask.block[0], _element_type(q)
+        (see the module doc); with `cube_sum` the row sums of the
+        probabilities are `p @ ones` on the cube (ONES equal columns)."""
+        (bm, bn), element_type = mask.block, _element_type(q)
         d, dv = _cols(q), _cols(v)
         q_type = TileType([bm, d], element_type, MemorySpace.L1, layout="nz")
         zero_type = TileType([bm, dv], element_type, MemorySpace.UB)
+        stat_type = TileType([bm, 1], f32, MemorySpace.UB)
+        sum_type = TileType([bm, ONES if cube_sum else 1], f32, MemorySpace.UB)
 
         def block_row(at: InsertPoint, br: Valid, _: list[SSAValue]) -> list[SSAValue]:
-            start, end = self.row_range(at, mask.offsets, br)
+            # The Q rows (and the ones) before the offsets are read: the loads
+            # overlap the scalar unit's GM reads (an empty block row loads
+            # them for nothing).
             row0 = self.scaled(at, br, bm)
+            q_l1 = self.load(at, q, [row0, 0], q_type)
+            ones = ones_l0b(self, at, bn, bn, element_type) if cube_sum else None
+            start, end = self.row_range(at, mask.offsets, br)
             stored, empty = Block(), Block()
             here = InsertPoint.at_end(stored)
-            q_l1 = self.load(here, q, [row0, 0], q_type)
             q_l0 = to_l0(self, here, q_l1, MemorySpace.L0A, False)
-            blocks = _Blocks(self, mask, k, v, q_l0, scale)
-            first = blocks.step(here, start, None)
-            carried = self.loop(
-                here, self.add(here, start, 1), end, 1, first, blocks.step
-            )
-            _, total, acc = carried
-            result = self.value(here, tile.DivOp(acc, total))
+            blocks = _Blocks(self, mask, k, v, q_l0, scale, ones)
+            # m = lowest finite (the first block's correction exp(m - m') is
+            # 0), l = 0, acc = 0
+            lowest = self.constant(-F32_MAX, f32)
+            first = [
+                self.value(here, tile.FillOp(lowest, stat_type)),
+                self.zeros(here, sum_type, []),
+                self.zeros(here, TileType([bm, dv], f32, MemorySpace.UB), []),
+            ]
+            _, total, acc = self.loop(here, start, end, 1, first, blocks.step)
+            if cube_sum:  # the ONES columns of the sums are equal
+                total = self.value(here, tile.ReduceMaxOp(total, 1))
+            # acc / l as acc * (1 / l): one division per row, then a multiply
+            # (the quotient rounded twice in f32, far below the f16 result's
+            # rounding)
+            one = self.value(here, tile.FillOp(self.constant(1.0, f32), stat_type))
+            inverse = self.value(here, tile.DivOp(one, total))
+            result = self.value(here, tile.MulOp(acc, inverse))
             self.store(here, self.cast_to(here, result, element_type), out, [row0, 0])
             self.insert(here, scf.YieldOp())
             here = InsertPoint.at_end(empty)
@@ -410,12 +468,14 @@ class _Blocks:
     v: SSAValue
     q_l0: SSAValue
     scale: ScaleForm | None
+    ones: SSAValue | None
+    """The block of ones in L0B the cube sums the probabilities with (None:
+    the row sums on the vector unit)."""
 
     def step(
-        self, at: InsertPoint, j: Valid, carried: list[SSAValue] | None
+        self, at: InsertPoint, j: Valid, carried: list[SSAValue]
     ) -> list[SSAValue]:
-        """Block `j`: the new row max, row sum and accumulator from `carried`
-        (None: the first block starts them)."""
+        """Block `j`: the row max, row sum and accumulator after it."""
         nest, (bm, bn) = self.nest, self.mask.block
         element_type = _element_type(self.k)
         d, dv = _cols(self.k), _cols(self.v)
@@ -434,21 +494,18 @@ class _Blocks:
             scores = nest.value(at, kind(scores, self.scale.scalar))
         # The row maximum in the scores' type (exact: the cast changes no value).
         local = nest.to_f32(at, nest.value(at, tile.ReduceMaxOp(scores, 1)))
-        new_max, correction = running_max(
-            nest, at, local, None if carried is None else carried[0]
-        )
+        new_max, correction = running_max(nest, at, local, carried[0])
+        assert correction is not None
         shifted = nest.value(at, tile.SubOp(nest.to_f32(at, scores), new_max))
         exponent = nest.value(at, tile.ExpOp(shifted))
-        local_sum = nest.value(at, tile.ReduceSumOp(exponent, 1))
+        if self.ones is None:
+            local_sum = nest.value(at, tile.ReduceSumOp(exponent, 1))
         p_l0 = probabilities_l0(nest, at, exponent, element_type, False)
+        if self.ones is not None:
+            local_sum = product_ub(nest, at, p_l0, self.ones)
         v_l0 = to_l0(nest, at, v_l1, MemorySpace.L0B, False)
         product = product_ub(nest, at, p_l0, v_l0)
-        if carried is None or correction is None:
-            return [new_max, local_sum, product]
-        total = nest.value(
-            at,
-            tile.AddOp(nest.value(at, tile.MulOp(carried[1], correction)), local_sum),
-        )
+        total = rescale(nest, at, carried[1], local_sum, correction)
         return [new_max, total, rescale(nest, at, carried[2], product, correction)]
 
 

@@ -96,6 +96,10 @@ class TvSparseToTilePass(ModulePass):
     flash-attention nest per block row (passes/sparse_attention.py); false:
     one nest per op, through GM temporaries."""
 
+    attention_cube_sum: bool = True
+    """In the fused attention nest, take the row sums of the probabilities on
+    the cube (`p @ ones`) instead of by row reductions on the vector unit."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         functions = [
             f for f in op.walk() if isinstance(f, func.FuncOp) and _is_sparse(f)
@@ -147,7 +151,12 @@ class SparseFunctionLowering:
                 op.detach()
                 op.erase()
         ops = [o for o in self.block.ops if o.dialect_name() == "tv"]
-        plan = SparseAttentionPlan(ops, self.target, self.options.fuse_attention)
+        plan = SparseAttentionPlan(
+            ops,
+            self.target,
+            self.options.fuse_attention,
+            self.options.attention_cube_sum,
+        )
         self._check([o for o in ops if not plan.handles(o)], return_op, plan)
         self._arguments()
         outputs = self._results(return_op)

@@ -130,6 +130,7 @@ LOWER_STAGES: tuple[Stage, ...] = (
             ("sparse_tile_cols", "tile_cols"),
             ("bsr_cube", "bsr_cube"),
             ("sparse_fuse_attention", "fuse_attention"),
+            ("attention_cube_sum", "attention_cube_sum"),
         ),
     ),
     Stage(
@@ -254,7 +255,8 @@ class LowerPipeline(PipelinePass):
     varying ones (tv-to-tile)."""
 
     attention_cube_sum: bool = True
-    """Row sums of the attention probabilities on the cube when cheaper (tv-to-tile)."""
+    """Row sums of the attention probabilities on the cube when cheaper
+    (tv-to-tile), and in the block-sparse attention nest (tv-sparse-to-tile)."""
 
     attention_scale_multiply: bool = True
     """A power-of-two attention scale as an exact multiply (tv-to-tile)."""

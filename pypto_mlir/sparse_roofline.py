@@ -21,7 +21,9 @@ and counts, with the same resources and rates:
 - **vector**: a CSR product's multiply-adds (a `mul` and an `add` in f32 per
   stored entry and column, the row nest's instructions); sparse softmax's steps
   over the stored entries (with the casts of narrow floats, as the dense
-  softmax);
+  softmax), but for a softmax that only an spmm reads (attention) its
+  quotients on the product's rows with entries instead, as the flash form
+  (passes/sparse_attention.py) takes them;
 - **the scale** of stored values (`a * s`, spelled `tv.disassemble`, `tv.mul`
   or `tv.div` by a scalar, `tv.assemble`): its vector steps per stored entry;
 - **GM writes, once**: each returned dense result whole, a returned sparse
@@ -141,6 +143,10 @@ class _Kernel:
             dtype = str(_type(op.input).element_type)
             self.read_values(op.input, "ub")
             steps = OTHER_STEPS["softmax"]
+            if _normalised_later(op):
+                # attention: the quotients are taken on the product's rows
+                # (`product`), not on every probability
+                steps = tuple(step for step in steps if step != "div")
             if dtype in _NARROW_FLOATS:
                 steps = ("cast", *steps, "cast")
             for step in steps:
@@ -186,6 +192,12 @@ class _Kernel:
         bn = pattern.block[1]
         rows = np.unique(pattern.indices)[:, None] * bn + np.arange(bn)
         self.multiply(pattern.values.size, columns, dtype, cube)
+        softmax = op.lhs.owner
+        if isinstance(softmax, tv.SparseSoftmaxOp) and _normalised_later(softmax):
+            # the flash form divides the rows of the product that have entries
+            bm = pattern.block[0]
+            rows_with_entries = int(np.count_nonzero(np.diff(pattern.offsets))) * bm
+            self.work.vector("div", rows_with_entries * columns, "f32")
         self.read_values(op.lhs, path)
         self.reads.gather(op.rhs, rows.ravel(), path)
         if cube:
@@ -236,6 +248,14 @@ class _Kernel:
             if value in self.values_read:
                 nbytes = pattern.values.size * _bytes(value)
                 self.work.move("gm", self.values_read[value], nbytes)
+
+
+def _normalised_later(softmax: tv.SparseSoftmaxOp) -> bool:
+    """A softmax read only by an spmm (attention): the normalisation can be
+    done on the product's rows instead of on the probabilities, as the fused
+    block-sparse attention nest does (passes/sparse_attention.py)."""
+    uses = list(softmax.result.uses)
+    return len(uses) == 1 and isinstance(uses[0].operation, tv.SpmmOp)
 
 
 def sparse_roofline(
