@@ -916,12 +916,14 @@ def probabilities_l0(
     element_type: Attribute,
     pad: bool,
 ) -> SSAValue:
-    """The probabilities (unnormalised) in `element_type`, in L0A through L1
-    (nz). With `pad` (a partial block) the product sums over the valid keys
+    """The probabilities (unnormalised) in `element_type` (cast unless they
+    are), in L0A through L1 (nz). With `pad` (a partial block) the product sums over the valid keys
     only: the cube reads whole fractals, so the keys past them are zeros in
     both operands (and the rows past the valid ones are defined bytes when
     moved)."""
-    p_ub = loops.value(at, tile.CastOp(exponent, element_type))
+    p_ub = exponent
+    if cast(TileType, exponent.type).element_type != element_type:
+        p_ub = loops.value(at, tile.CastOp(exponent, element_type))
     if pad:
         p_ub = loops.value(at, tile.PadOp(p_ub, tile.PadValue.ZERO))
     p_type = cast(TileType, p_ub.type)

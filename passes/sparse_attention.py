@@ -183,11 +183,21 @@ def _tensor(value: SSAValue) -> tv.TensorViewType:
     return cast(tv.TensorViewType, value.type)
 
 
+@dataclass(frozen=True)
+class NestChoice:
+    """The decisions of a fused nest: the row sums on the cube (`cube_sum`),
+    each block's update after the next block's softmax (`defer`)."""
+
+    cube_sum: bool
+    defer: bool
+
+
 def _refusal(
-    chain: AttentionChain, target: Target, cube_sum: bool
-) -> tuple[str | None, bool]:
-    """Why `chain` is not fused (None: it is), and whether the row sums are
-    taken on the cube (`cube_sum` asked and their tiles fit)."""
+    chain: AttentionChain, target: Target, wanted: NestChoice
+) -> tuple[str | None, NestChoice]:
+    """Why `chain` is not fused (None: it is), and the decisions taken: those
+    `wanted` whose tiles fit, the row sums on the cube first."""
+    none = NestChoice(False, False)
     sddmm, softmax, spmm = chain.sddmm, chain.softmax, chain.spmm
     scores = chain.scale.assemble.result if chain.scale else sddmm.result
     for value, user in (
@@ -199,17 +209,17 @@ def _refusal(
             return (
                 "the scores or the probabilities are also read elsewhere or "
                 "returned (the fused nest keeps them on chip)"
-            ), False
+            ), none
     encoding = _tensor(sddmm.mask).sparse_encoding
     assert encoding is not None
     bm, bn = (int(b) for b in encoding.block_shape)
     if (bm, bn) == (1, 1):
         return (
             "the mask is CSR (the fused nest takes block-CSR blocks on the cube)",
-            False,
+            none,
         )
     if sddmm.transpose_b is None:
-        return "the sddmm has no transpose_b (the keys as rows)", False
+        return "the sddmm has no transpose_b (the keys as rows)", none
     types = {
         str(_tensor(v).element_type)
         for v in (sddmm.lhs, sddmm.rhs, spmm.rhs, softmax.result, spmm.result)
@@ -218,43 +228,56 @@ def _refusal(
         return (
             f"the values are {', '.join(sorted(types))}: the fused nest takes "
             "f16 or bf16 operands (both matmuls on the cube)"
-        ), False
+        ), none
     element_type = _tensor(sddmm.lhs).element_type
     edge = fractal_edge(element_type, target)
     d = _tensor(sddmm.lhs).get_shape()[1]
     dv = _tensor(spmm.rhs).get_shape()[1]
     if bm % edge or bn % edge:
-        return f"{bm}x{bn} blocks are not whole {edge}x{edge} fractals", False
+        return f"{bm}x{bn} blocks are not whole {edge}x{edge} fractals", none
     if d % edge or dv % edge:
         return (
             f"head dims {d}, {dv} are not multiples of the {edge}-element fractal",
-            False,
+            none,
         )
     size = element_bytes(element_type)
-    if cube_sum and _fits(target, bm, bn, d, dv, size, True) is None:
-        return None, True
-    return _fits(target, bm, bn, d, dv, size, False), False
+    reason = None
+    for cube_sum in (True, False) if wanted.cube_sum else (False,):
+        for defer in (True, False) if wanted.defer else (False,):
+            choice = NestChoice(cube_sum, defer)
+            reason = _fits(target, (bm, bn, d, dv), size, choice)
+            if reason is None:
+                return None, choice
+    return reason, none
 
 
 def _fits(
-    target: Target, bm: int, bn: int, d: int, dv: int, size: int, cube_sum: bool
+    target: Target, dims: tuple[int, int, int, int], size: int, choice: NestChoice
 ) -> str | None:
-    """Why one block's tiles do not fit (None: they do): L1 the Q rows, two
-    K and V blocks and the probabilities; L0A Q and P; L0B K and V; L0C the
-    scores and the product in f32; UB what is live at once with the in-place
-    reuse of memory planning: the scores in their type (then P), one f32
-    block (the scores, shifted, their exponent), the product and the
-    accumulator in f32 (rescaled in place) and the row statistics; with
-    `cube_sum` also the block of ones (UB, L1, L0B) and the sums of a block
-    and the running ones, ONES wide (L0C, UB)."""
-    ones = bn * ONES * size if cube_sum else 0
-    sums = bm * ONES * 4 if cube_sum else 0
+    """Why one block's tiles (`dims`: bm, bn, d, dv) do not fit (None: they
+    do): L1 the Q rows, two K and V blocks and the probabilities; L0A Q and P;
+    L0B K and V; L0C the scores and the product in f32; UB what is live at
+    once with the in-place reuse of memory planning: the scores in their type
+    (then P; the next block's take their carried buffer), one f32 block (the
+    scores, shifted, their exponent), the product and the accumulator in f32 (rescaled in place) and
+    the row statistics; with `cube_sum` also the block of ones (UB, L1, L0B)
+    and the sums of a block and the running ones, ONES wide (L0C, UB); with
+    `defer` the previous block's product, sums and correction."""
+    bm, bn, d, dv = dims
+    ones = bn * ONES * size if choice.cube_sum else 0
+    sums = bm * ONES * 4 if choice.cube_sum else 0
+    pending = bm * dv * 4 + max(sums, bm * 4) + bm * 4 if choice.defer else 0
     needs = {
         "l1": bm * d * size + 2 * bn * (d + dv) * size + bm * bn * size + ones,
         "l0a": bm * (d + bn) * size,
         "l0b": bn * (d + dv) * size + ones,
         "l0c": bm * (bn + dv) * 4 + sums,
-        "ub": bm * bn * (size + 4) + bm * dv * 2 * 4 + 8 * bm * 4 + ones + 2 * sums,
+        "ub": bm * bn * (size + 4)
+        + bm * dv * 2 * 4
+        + 8 * bm * 4
+        + ones
+        + 2 * sums
+        + pending,
     }
     for memory, count in needs.items():
         held = cast(int, target.memories[memory].size)
@@ -277,22 +300,22 @@ class SparseAttentionPlan:
         ops: Sequence[Operation],
         target: Target,
         fuse: bool,
-        cube_sum: bool = True,
+        wanted: NestChoice = NestChoice(True, True),
     ):
         self.target = target
-        self.cube_sum = cube_sum
+        self.wanted = wanted
         self.chains: dict[Operation, AttentionChain] = {}
-        self.cube_sums: dict[Operation, bool] = {}
-        """Per fused chain, whether its row sums are taken on the cube."""
+        self.choices: dict[Operation, NestChoice] = {}
+        """Per fused chain, the decisions of its nest."""
         self.scales: dict[Operation, ScaleForm] = {}
         self.covered: set[Operation] = set()
         for op in ops:
             chain = attention_chain(op) if fuse else None
             if chain is not None:
-                reason, on_cube = _refusal(chain, target, cube_sum)
+                reason, choice = _refusal(chain, target, wanted)
                 if reason is None:
                     self.chains[op] = chain
-                    self.cube_sums[op] = on_cube
+                    self.choices[op] = choice
                     self.covered.update(chain.covered)
                 else:
                     emit_remark(
@@ -341,15 +364,22 @@ class SparseAttentionPlan:
         mask = sparse[chain.sddmm.mask]
         q, k, v = (dense[x] for x in (chain.sddmm.lhs, chain.sddmm.rhs, chain.spmm.rhs))
         nest = SparseAttentionNest(builder, 1, self._unit(mask.element_type))
-        on_cube = self.cube_sums[op]
-        nest.attention(mask, q, k, v, out, chain.scale, on_cube)
+        choice = self.choices[op]
+        nest.attention(mask, q, k, v, out, chain.scale, choice)
         bm, bn = mask.block
-        if on_cube:
+        if choice.cube_sum:
             sums = "row sums on the cube (p @ ones)"
-        elif self.cube_sum:
+        elif self.wanted.cube_sum:
             sums = "row sums on the vector unit (the cube's block of ones does not fit)"
         else:
             sums = "row sums on the vector unit"
+        if choice.defer:
+            sums += (
+                "; each block's update of the sums and the accumulator after the "
+                "next block's softmax"
+            )
+        elif self.wanted.defer:
+            sums += "; each block's update right after it (deferred ones do not fit)"
         emit_remark(
             op,
             f"tv-sparse-to-tile: fused block-sparse attention ({chain.names}) as one "
@@ -405,11 +435,13 @@ class SparseAttentionNest(SparseNest):
         v: SSAValue,
         out: SSAValue,
         scale: ScaleForm | None,
-        cube_sum: bool,
+        choice: NestChoice,
     ) -> None:
         """`out = spmm(softmax(sddmm(mask, q, k^T) [scaled]), v)` by block rows
-        (see the module doc); with `cube_sum` the row sums of the
-        probabilities are `p @ ones` on the cube (ONES equal columns)."""
+        (see the module doc), with the decisions of `choice`: the row sums of
+        the probabilities as `p @ ones` on the cube (ONES equal columns), each
+        block's update deferred (`_Blocks.step`)."""
+        cube_sum, defer = choice.cube_sum, choice.defer
         (bm, bn), element_type = mask.block, _element_type(q)
         d, dv = _cols(q), _cols(v)
         q_type = TileType([bm, d], element_type, MemorySpace.L1, layout="nz")
@@ -428,16 +460,30 @@ class SparseAttentionNest(SparseNest):
             stored, empty = Block(), Block()
             here = InsertPoint.at_end(stored)
             q_l0 = to_l0(self, here, q_l1, MemorySpace.L0A, False)
-            blocks = _Blocks(self, mask, k, v, q_l0, scale, ones)
+            blocks = _Blocks(self, mask, k, v, q_l0, scale, ones, defer)
             # m = lowest finite (the first block's correction exp(m - m') is
             # 0), l = 0, acc = 0
             lowest = self.constant(-F32_MAX, f32)
+            acc_type = TileType([bm, dv], f32, MemorySpace.UB)
             first = [
                 self.value(here, tile.FillOp(lowest, stat_type)),
                 self.zeros(here, sum_type, []),
-                self.zeros(here, TileType([bm, dv], f32, MemorySpace.UB), []),
+                self.zeros(here, acc_type, []),
             ]
-            _, total, acc = self.loop(here, start, end, 1, first, blocks.step)
+            if defer:  # nothing to add before the first block
+                first += [
+                    self.zeros(here, sum_type, []),
+                    self.zeros(here, acc_type, []),
+                    self.zeros(here, stat_type, []),
+                ]
+            # The stored blocks but the last, each computing the next one's
+            # scores; then the last.
+            first.append(blocks.scores(here, start))
+            last = self.value(here, arith.SubiOp(end, self.constant(1)))
+            carried = self.loop(here, start, last, 1, first, blocks.prefetching_step)
+            _, total, acc, *pending = blocks.step(here, last, carried)
+            if defer:
+                total, acc = blocks.settle(here, total, acc, pending)
             if cube_sum:  # the ONES columns of the sums are equal
                 total = self.value(here, tile.ReduceMaxOp(total, 1))
             # acc / l as acc * (1 / l): one division per row, then a multiply
@@ -471,42 +517,92 @@ class _Blocks:
     ones: SSAValue | None
     """The block of ones in L0B the cube sums the probabilities with (None:
     the row sums on the vector unit)."""
+    defer: bool
+    """Each block's update of the sum and the accumulator after the next
+    block's softmax (`step`)."""
 
-    def step(
-        self, at: InsertPoint, j: Valid, carried: list[SSAValue]
-    ) -> list[SSAValue]:
-        """Block `j`: the row max, row sum and accumulator after it."""
+    def scores(self, at: InsertPoint, j: Valid) -> SSAValue:
+        """The scores of stored block `j`: its K block (addressed by the
+        column index read on the scalar unit) to L1, transposed to L0B, Q @
+        K^T on the cube, moved to UB in the scores' type."""
         nest, (bm, bn) = self.nest, self.mask.block
-        element_type = _element_type(self.k)
-        d, dv = _cols(self.k), _cols(self.v)
+        element_type, d = _element_type(self.k), _cols(self.k)
         col0 = nest.scaled(at, nest.read_index(at, self.mask.indices, j), bn)
         k_type = TileType([bn, d], element_type, MemorySpace.L1, layout="nz")
-        v_type = TileType([bn, dv], element_type, MemorySpace.L1, layout="nz")
         k_l1 = nest.load(at, self.k, [col0, 0], k_type)
-        v_l1 = nest.load(at, self.v, [col0, 0], v_type)
         k_l0 = to_l0(nest, at, k_l1, MemorySpace.L0B, True)
         s_l0c = nest.value(at, tile.MatmulOp(self.q_l0, k_l0))
-        scores = nest.value(
+        return nest.value(
             at, tile.MoveOp(s_l0c, TileType([bm, bn], element_type, MemorySpace.UB))
         )
+
+    def prefetching_step(
+        self, at: InsertPoint, j: Valid, carried: list[SSAValue]
+    ) -> list[SSAValue]:
+        """`step` of block `j`, computing the next block's scores (carried)
+        between its softmax and its product with V."""
+        return self.step(at, j, carried, self.nest.add(at, j, 1))
+
+    def step(
+        self,
+        at: InsertPoint,
+        j: Valid,
+        carried: list[SSAValue],
+        following: Valid | None = None,
+    ) -> list[SSAValue]:
+        """Block `j` from `carried` (row max, row sum, accumulator, with
+        `defer` the previous block's sums, product and correction still to be
+        added, and this block's scores last): the same after it, and the
+        scores of block `following` when given (computed once this block's
+        softmax has read its own, before its product with V: the cube then
+        runs the next block's Q @ K^T while the vector unit works on this
+        one). With `defer`, the previous block's update of the sum and the
+        accumulator comes after this block's softmax, so that the vector unit
+        (in order) does not wait for the cube's product before it."""
+        nest, bn = self.nest, self.mask.block[1]
+        element_type, dv = _element_type(self.k), _cols(self.v)
+        maximum, total, acc, *pending, scores = carried
+        col0 = nest.scaled(at, nest.read_index(at, self.mask.indices, j), bn)
+        v_type = TileType([bn, dv], element_type, MemorySpace.L1, layout="nz")
+        v_l1 = nest.load(at, self.v, [col0, 0], v_type)
         if self.scale is not None:  # in the scores' type, as the reference
             kind = tile.MulOp if isinstance(self.scale.op, tv.MulOp) else tile.DivOp
             scores = nest.value(at, kind(scores, self.scale.scalar))
         # The row maximum in the scores' type (exact: the cast changes no value).
         local = nest.to_f32(at, nest.value(at, tile.ReduceMaxOp(scores, 1)))
-        new_max, correction = running_max(nest, at, local, carried[0])
+        new_max, correction = running_max(nest, at, local, maximum)
         assert correction is not None
         shifted = nest.value(at, tile.SubOp(nest.to_f32(at, scores), new_max))
         exponent = nest.value(at, tile.ExpOp(shifted))
+        ahead = [] if following is None else [self.scores(at, following)]
         if self.ones is None:
             local_sum = nest.value(at, tile.ReduceSumOp(exponent, 1))
-        p_l0 = probabilities_l0(nest, at, exponent, element_type, False)
+        p_ub = nest.cast_to(at, exponent, element_type)
+        if self.defer:
+            # the previous block's update here: after this block's softmax on
+            # the vector unit, before this block's sums and product are
+            # written (they take the buffers it reads)
+            total, acc = self.settle(at, total, acc, pending)
+        p_l0 = probabilities_l0(nest, at, p_ub, element_type, False)
         if self.ones is not None:
             local_sum = product_ub(nest, at, p_l0, self.ones)
         v_l0 = to_l0(nest, at, v_l1, MemorySpace.L0B, False)
         product = product_ub(nest, at, p_l0, v_l0)
-        total = rescale(nest, at, carried[1], local_sum, correction)
-        return [new_max, total, rescale(nest, at, carried[2], product, correction)]
+        if self.defer:
+            return [new_max, total, acc, local_sum, product, correction, *ahead]
+        total, acc = self.settle(at, total, acc, [local_sum, product, correction])
+        return [new_max, total, acc, *ahead]
+
+    def settle(
+        self, at: InsertPoint, total: SSAValue, acc: SSAValue, pending: list[SSAValue]
+    ) -> tuple[SSAValue, SSAValue]:
+        """The row sum and accumulator with a block's (sums, product,
+        correction) added: l * c + sums, acc * c + product."""
+        sums, product, correction = pending
+        return (
+            rescale(self.nest, at, total, sums, correction),
+            rescale(self.nest, at, acc, product, correction),
+        )
 
 
 def scaled_pattern(op: Operation) -> SSAValue | None:

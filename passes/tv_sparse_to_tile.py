@@ -51,7 +51,7 @@ from pypto_mlir.targets import Target
 from .bufferize import finish_function, memref_type
 from .located_builder import LocatedBuilder
 from .set_target import required_target
-from .sparse_attention import SparseAttentionPlan, scaled_pattern
+from .sparse_attention import NestChoice, SparseAttentionPlan, scaled_pattern
 from .sparse_nests import SparseBuffers, SparseNest
 from .tiling_model import BUFFERING, column_unit
 
@@ -99,6 +99,11 @@ class TvSparseToTilePass(ModulePass):
     attention_cube_sum: bool = True
     """In the fused attention nest, take the row sums of the probabilities on
     the cube (`p @ ones`) instead of by row reductions on the vector unit."""
+
+    attention_defer_update: bool = True
+    """In the fused attention nest, add each block's sums and product to the
+    running ones after the next block's softmax, so that the vector unit does
+    not wait for the cube in between."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         functions = [
@@ -155,7 +160,9 @@ class SparseFunctionLowering:
             ops,
             self.target,
             self.options.fuse_attention,
-            self.options.attention_cube_sum,
+            NestChoice(
+                self.options.attention_cube_sum, self.options.attention_defer_update
+            ),
         )
         self._check([o for o in ops if not plan.handles(o)], return_op, plan)
         self._arguments()

@@ -131,6 +131,7 @@ LOWER_STAGES: tuple[Stage, ...] = (
             ("bsr_cube", "bsr_cube"),
             ("sparse_fuse_attention", "fuse_attention"),
             ("attention_cube_sum", "attention_cube_sum"),
+            ("sparse_attention_defer_update", "attention_defer_update"),
         ),
     ),
     Stage(
@@ -295,6 +296,11 @@ class LowerPipeline(PipelinePass):
     bsr_cube: bool = True
     """Multiply block-CSR blocks on the cube, accumulating in L0C
     (tv-sparse-to-tile); false: the vector row loop."""
+
+    sparse_attention_defer_update: bool = True
+    """In the block-sparse attention nest, each block's update of the sums
+    and the accumulator after the next block's softmax (tv-sparse-to-tile's
+    attention-defer-update)."""
 
     sparse_fuse_attention: bool = True
     """Lower block-sparse attention (`spmm(sparse_softmax(sddmm(...) [* s]),

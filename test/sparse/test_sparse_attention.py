@@ -130,11 +130,15 @@ def test_fused_nest_matches_the_reference(
     assert _allocs(module, target) == 0
 
 
-@pytest.mark.parametrize("option", ["sparse_fuse_attention", "attention_cube_sum"])
+@pytest.mark.parametrize(
+    "option",
+    ["sparse_fuse_attention", "attention_cube_sum", "sparse_attention_defer_update"],
+)
 def test_each_switch_off_matches_the_reference(option: str) -> None:
     """fuse-attention=false: one nest per op (the scale a nest of its own)
     through three GM temporaries; attention-cube-sum=false: the row sums on
-    the vector unit. Both as exact as the default."""
+    the vector unit; attention-defer-update=false: each block's update right
+    after it. All as exact as the default, which says what it does."""
     module = _kernel(384, 64, 64, "mul").module()
     result, remarks = _check(
         module, _inputs(384, 64, 64, "odd_rows"), "ascend910b", **{option: False}
@@ -144,8 +148,13 @@ def test_each_switch_off_matches_the_reference(option: str) -> None:
     if option == "sparse_fuse_attention":
         assert FUSED not in text and "the scale of a sparse tensor" in text
         assert _allocs(module, "ascend910b", sparse_fuse_attention=False) == 3
-    else:
+    elif option == "attention_cube_sum":
         assert "row sums on the vector unit" in text
+    else:
+        assert FUSED in text and "after the next block's softmax" not in text
+    _, default = _check(module, _inputs(384, 64, 64, "odd_rows"), "ascend910b")
+    assert any("row sums on the cube" in r for r in default), default
+    assert any("after the next block's softmax" in r for r in default), default
 
 
 def test_the_scale_alone_lowers() -> None:
