@@ -478,7 +478,7 @@ class SparseAttentionNest(SparseNest):
                 ]
             # The stored blocks but the last, each computing the next one's
             # scores; then the last.
-            first.append(blocks.scores(here, start))
+            first.append(blocks.scores(here, blocks.keys(here, start)))
             last = self.value(here, arith.SubiOp(end, self.constant(1)))
             carried = self.loop(here, start, last, 1, first, blocks.prefetching_step)
             _, total, acc, *pending = blocks.step(here, last, carried)
@@ -521,17 +521,22 @@ class _Blocks:
     """Each block's update of the sum and the accumulator after the next
     block's softmax (`step`)."""
 
-    def scores(self, at: InsertPoint, j: Valid) -> SSAValue:
-        """The scores of stored block `j`: its K block (addressed by the
-        column index read on the scalar unit) to L1, transposed to L0B, Q @
-        K^T on the cube, moved to UB in the scores' type."""
-        nest, (bm, bn) = self.nest, self.mask.block
+    def keys(self, at: InsertPoint, j: Valid) -> SSAValue:
+        """The K block of stored block `j` in L1, addressed by its column
+        index read on the scalar unit."""
+        nest, bn = self.nest, self.mask.block[1]
         element_type, d = _element_type(self.k), _cols(self.k)
         col0 = nest.scaled(at, nest.read_index(at, self.mask.indices, j), bn)
         k_type = TileType([bn, d], element_type, MemorySpace.L1, layout="nz")
-        k_l1 = nest.load(at, self.k, [col0, 0], k_type)
+        return nest.load(at, self.k, [col0, 0], k_type)
+
+    def scores(self, at: InsertPoint, k_l1: SSAValue) -> SSAValue:
+        """The scores of a K block in L1: transposed to L0B, Q @ K^T on the
+        cube, moved to UB in the scores' type."""
+        nest, (bm, bn) = self.nest, self.mask.block
         k_l0 = to_l0(nest, at, k_l1, MemorySpace.L0B, True)
         s_l0c = nest.value(at, tile.MatmulOp(self.q_l0, k_l0))
+        element_type = _element_type(self.k)
         return nest.value(
             at, tile.MoveOp(s_l0c, TileType([bm, bn], element_type, MemorySpace.UB))
         )
@@ -562,6 +567,9 @@ class _Blocks:
         nest, bn = self.nest, self.mask.block[1]
         element_type, dv = _element_type(self.k), _cols(self.v)
         maximum, total, acc, *pending, scores = carried
+        # The next K block is loaded before this V block: with `defer` the
+        # next scores are needed before this block's product.
+        next_keys = None if following is None else self.keys(at, following)
         col0 = nest.scaled(at, nest.read_index(at, self.mask.indices, j), bn)
         v_type = TileType([bn, dv], element_type, MemorySpace.L1, layout="nz")
         v_l1 = nest.load(at, self.v, [col0, 0], v_type)
@@ -574,7 +582,7 @@ class _Blocks:
         assert correction is not None
         shifted = nest.value(at, tile.SubOp(nest.to_f32(at, scores), new_max))
         exponent = nest.value(at, tile.ExpOp(shifted))
-        ahead = [] if following is None else [self.scores(at, following)]
+        ahead = [] if next_keys is None else [self.scores(at, next_keys)]
         if self.ones is None:
             local_sum = nest.value(at, tile.ReduceSumOp(exponent, 1))
         p_ub = nest.cast_to(at, exponent, element_type)

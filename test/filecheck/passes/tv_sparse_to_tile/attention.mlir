@@ -26,8 +26,8 @@
 
 // The remarks come first: the fused chain, then the two refused below.
 // CHECK: attention.mlir:[[# @LINE + 10]]:3: remark: tv-sparse-to-tile: fused block-sparse attention (tv.sddmm, tv.mul, tv.sparse_softmax, tv.spmm) as one nest per block row of 64: per stored 64x64 block, K^T and V to the cube, online softmax in UB, row sums on the cube (p @ ones); each block's update of the sums and the accumulator after the next block's softmax; the scores and the probabilities stay on chip (no GM temporary); empty block rows store zeros
-// CHECK: attention.mlir:[[# @LINE + 90]]:3: remark: tv-sparse-to-tile: block-sparse attention not fused: the scores or the probabilities are also read elsewhere or returned (the fused nest keeps them on chip)
-// CHECK: attention.mlir:[[# @LINE + 97]]:3: remark: tv-sparse-to-tile: block-sparse attention not fused: the mask is CSR (the fused nest takes block-CSR blocks on the cube)
+// CHECK: attention.mlir:[[# @LINE + 92]]:3: remark: tv-sparse-to-tile: block-sparse attention not fused: the scores or the probabilities are also read elsewhere or returned (the fused nest keeps them on chip)
+// CHECK: attention.mlir:[[# @LINE + 99]]:3: remark: tv-sparse-to-tile: block-sparse attention not fused: the mask is CSR (the fused nest takes block-CSR blocks on the cube)
 func.func @attention(%mask: !mask, %q: !tv.tensor<128x64xf16>, %k: !tv.tensor<128x64xf16>, %v: !tv.tensor<128x64xf16>) -> !tv.tensor<128x64xf16> {
   %s = tv.sddmm %mask, %q, %k transpose_b : !mask, !tv.tensor<128x64xf16>, !tv.tensor<128x64xf16> -> !mask
   %o, %i, %vals = tv.disassemble %s : !mask -> !tv.tensor<3xi32>, !tv.tensor<?xi32>, !tv.tensor<?x64x64xf16>
@@ -55,7 +55,11 @@ func.func @attention(%mask: !mask, %q: !tv.tensor<128x64xf16>, %k: !tv.tensor<12
 // CHECK:       tile.matmul %[[QA]]
 // CHECK:       %[[LAST:.*]] = arith.subi %[[END]], %{{.*}} : index
 // CHECK:       %[[M:.*]], %[[L:.*]], %[[A:.*]], %[[PS:.*]], %[[PO:.*]], %[[PC:.*]], %[[S:.*]] = scf.for %[[J:.*]] = %[[START]] to %[[LAST]] step %{{.*}} iter_args(%[[IM:.*]] = %{{.*}}, %[[IL:.*]] = %{{.*}}, %[[IA:.*]] = %{{.*}}, %[[IPS:.*]] = %{{.*}}, %[[IPO:.*]] = %{{.*}}, %[[IPC:.*]] = %{{.*}}, %[[IS:.*]] = %{{.*}}) -> (!tile.tile<64x1xf32, ub>, !tile.tile<64x16xf32, ub>, !tile.tile<64x64xf32, ub>, !tile.tile<64x16xf32, ub>, !tile.tile<64x64xf32, ub>, !tile.tile<64x1xf32, ub>, !tile.tile<64x64xf16, ub>)
+// The next block's K, then this block's V (with the deferred update the next
+// scores are needed before this block's product).
 // CHECK:         %[[NEXT:.*]] = arith.addi %[[J]], %{{.*}} : index
+// CHECK:         memref.load %mask_indices[%[[NEXT]]]
+// CHECK:         %[[K:.*]] = tile.load %k[%{{.*}}, %{{.*}}] : memref<128x64xf16> -> !tile.tile<64x64xf16, l1, layout = nz>
 // CHECK:         %[[COL:.*]] = memref.load %mask_indices[%[[J]]]
 // CHECK:         %[[ROW:.*]] = arith.muli %[[COL]], %{{.*}} : index
 // CHECK:         %[[V:.*]] = tile.load %v[%[[ROW]], %{{.*}}] : memref<128x64xf16> -> !tile.tile<64x64xf16, l1, layout = nz>
@@ -64,8 +68,6 @@ func.func @attention(%mask: !mask, %q: !tv.tensor<128x64xf16>, %k: !tv.tensor<12
 // CHECK:         %[[NEW:.*]] = tile.max %[[IM]], %{{.*}} : !tile.tile<64x1xf32, ub>
 // CHECK:         %[[C:.*]] = tile.exp %{{.*}} : !tile.tile<64x1xf32, ub>
 // CHECK:         %[[E:.*]] = tile.exp %{{.*}} : !tile.tile<64x64xf32, ub>
-// CHECK:         %[[NCOL:.*]] = memref.load %mask_indices[%[[NEXT]]]
-// CHECK:         %[[K:.*]] = tile.load %k[%{{.*}}, %{{.*}}] : memref<128x64xf16> -> !tile.tile<64x64xf16, l1, layout = nz>
 // CHECK:         %[[KT:.*]] = tile.move %[[K]] transpose : {{.*}} -> !tile.tile<64x64xf16, l0b>
 // CHECK:         %[[NS:.*]] = tile.matmul %[[QA]], %[[KT]]
 // CHECK:         %[[NSU:.*]] = tile.move %[[NS]] : !tile.tile<64x64xf32, l0c> -> !tile.tile<64x64xf16, ub>
