@@ -53,7 +53,7 @@ from dataclasses import dataclass
 from typing import cast
 
 from xdsl.dialects import arith, memref, scf
-from xdsl.dialects.builtin import MemRefType, f32
+from xdsl.dialects.builtin import FloatAttr, MemRefType, f32
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 
@@ -186,10 +186,14 @@ def _tensor(value: SSAValue) -> tv.TensorViewType:
 @dataclass(frozen=True)
 class NestChoice:
     """The decisions of a fused nest: the row sums on the cube (`cube_sum`),
-    each block's update after the next block's softmax (`defer`)."""
+    each block's update after the next block's softmax (`defer`), the scores
+    kept in f32 and a constant scale applied in f32 (`f32_scores`: no f16
+    rounding of the scores and no cast, within the reference's error bound,
+    which carries those roundings)."""
 
     cube_sum: bool
     defer: bool
+    f32_scores: bool = False
 
 
 def _refusal(
@@ -242,13 +246,25 @@ def _refusal(
         )
     size = element_bytes(element_type)
     reason = None
+    wide = wanted.f32_scores and (
+        chain.scale is None or _constant(chain.scale.scalar) is not None
+    )
     for cube_sum in (True, False) if wanted.cube_sum else (False,):
         for defer in (True, False) if wanted.defer else (False,):
-            choice = NestChoice(cube_sum, defer)
-            reason = _fits(target, (bm, bn, d, dv), size, choice)
-            if reason is None:
-                return None, choice
+            for f32_scores in (True, False) if wide else (False,):
+                choice = NestChoice(cube_sum, defer, f32_scores)
+                reason = _fits(target, (bm, bn, d, dv), size, choice)
+                if reason is None:
+                    return None, choice
     return reason, none
+
+
+def _constant(value: SSAValue) -> float | None:
+    """The value of a float `arith.constant` (None otherwise)."""
+    owner = value.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, FloatAttr):
+        return owner.value.value.data
+    return None
 
 
 def _fits(
@@ -264,6 +280,7 @@ def _fits(
     and the sums of a block and the running ones, ONES wide (L0C, UB); with
     `defer` the previous block's product, sums and correction."""
     bm, bn, d, dv = dims
+    scores = 4 if choice.f32_scores else size
     ones = bn * ONES * size if choice.cube_sum else 0
     sums = bm * ONES * 4 if choice.cube_sum else 0
     pending = bm * dv * 4 + max(sums, bm * 4) + bm * 4 if choice.defer else 0
@@ -272,7 +289,7 @@ def _fits(
         "l0a": bm * (d + bn) * size,
         "l0b": bn * (d + dv) * size + ones,
         "l0c": bm * (bn + dv) * 4 + sums,
-        "ub": bm * bn * (size + 4)
+        "ub": bm * bn * (scores + 4)
         + bm * dv * 2 * 4
         + 8 * bm * 4
         + ones
@@ -373,6 +390,10 @@ class SparseAttentionPlan:
             sums = "row sums on the vector unit (the cube's block of ones does not fit)"
         else:
             sums = "row sums on the vector unit"
+        if choice.f32_scores:
+            sums += "; the scores kept in f32" + (
+                ", scaled in f32" if chain.scale is not None else ""
+            )
         if choice.defer:
             sums += (
                 "; each block's update of the sums and the accumulator after the "
@@ -460,7 +481,9 @@ class SparseAttentionNest(SparseNest):
             stored, empty = Block(), Block()
             here = InsertPoint.at_end(stored)
             q_l0 = to_l0(self, here, q_l1, MemorySpace.L0A, False)
-            blocks = _Blocks(self, mask, k, v, q_l0, scale, ones, defer)
+            blocks = _Blocks(
+                self, mask, k, v, q_l0, scale, ones, defer, choice.f32_scores
+            )
             # m = lowest finite (the first block's correction exp(m - m') is
             # 0), l = 0, acc = 0
             lowest = self.constant(-F32_MAX, f32)
@@ -520,6 +543,8 @@ class _Blocks:
     defer: bool
     """Each block's update of the sum and the accumulator after the next
     block's softmax (`step`)."""
+    f32_scores: bool
+    """The scores moved to UB in f32, a constant scale applied in f32."""
 
     def keys(self, at: InsertPoint, j: Valid) -> SSAValue:
         """The K block of stored block `j` in L1, addressed by its column
@@ -536,7 +561,7 @@ class _Blocks:
         nest, (bm, bn) = self.nest, self.mask.block
         k_l0 = to_l0(nest, at, k_l1, MemorySpace.L0B, True)
         s_l0c = nest.value(at, tile.MatmulOp(self.q_l0, k_l0))
-        element_type = _element_type(self.k)
+        element_type = f32 if self.f32_scores else _element_type(self.k)
         return nest.value(
             at, tile.MoveOp(s_l0c, TileType([bm, bn], element_type, MemorySpace.UB))
         )
@@ -573,10 +598,17 @@ class _Blocks:
         col0 = nest.scaled(at, nest.read_index(at, self.mask.indices, j), bn)
         v_type = TileType([bn, dv], element_type, MemorySpace.L1, layout="nz")
         v_l1 = nest.load(at, self.v, [col0, 0], v_type)
-        if self.scale is not None:  # in the scores' type, as the reference
+        if self.scale is not None and self.f32_scores:
+            # s * c (s * (1 / c) for s / c) in f32
+            factor = _constant(self.scale.scalar)
+            assert factor is not None
+            if isinstance(self.scale.op, tv.DivOp):
+                factor = 1.0 / factor
+            scores = nest.value(at, tile.MulOp(scores, nest.constant(factor, f32)))
+        elif self.scale is not None:  # in the scores' type, as the reference
             kind = tile.MulOp if isinstance(self.scale.op, tv.MulOp) else tile.DivOp
             scores = nest.value(at, kind(scores, self.scale.scalar))
-        # The row maximum in the scores' type (exact: the cast changes no value).
+        # The row maximum in the scores' type (exact: a cast changes no value).
         local = nest.to_f32(at, nest.value(at, tile.ReduceMaxOp(scores, 1)))
         new_max, correction = running_max(nest, at, local, maximum)
         assert correction is not None

@@ -100,6 +100,11 @@ class TvSparseToTilePass(ModulePass):
     """In the fused attention nest, take the row sums of the probabilities on
     the cube (`p @ ones`) instead of by row reductions on the vector unit."""
 
+    attention_scale_fold: bool = True
+    """In the fused attention nest, keep the scores in f32 and apply a
+    constant scale in f32 (no f16 rounding, no cast: within the reference's
+    error bound); false: the scores in their type, scaled as the reference."""
+
     attention_defer_update: bool = True
     """In the fused attention nest, add each block's sums and product to the
     running ones after the next block's softmax, so that the vector unit does
@@ -161,7 +166,9 @@ class SparseFunctionLowering:
             self.target,
             self.options.fuse_attention,
             NestChoice(
-                self.options.attention_cube_sum, self.options.attention_defer_update
+                self.options.attention_cube_sum,
+                self.options.attention_defer_update,
+                self.options.attention_scale_fold,
             ),
         )
         self._check([o for o in ops if not plan.handles(o)], return_op, plan)

@@ -131,6 +131,7 @@ LOWER_STAGES: tuple[Stage, ...] = (
             ("bsr_cube", "bsr_cube"),
             ("sparse_fuse_attention", "fuse_attention"),
             ("attention_cube_sum", "attention_cube_sum"),
+            ("attention_scale_fold", "attention_scale_fold"),
             ("sparse_attention_defer_update", "attention_defer_update"),
         ),
     ),
@@ -263,7 +264,9 @@ class LowerPipeline(PipelinePass):
     """A power-of-two attention scale as an exact multiply (tv-to-tile)."""
 
     attention_scale_fold: bool = True
-    """Another constant attention scale folded into the exponent (tv-to-tile)."""
+    """Another constant attention scale folded into the exponent (tv-to-tile);
+    the block-sparse attention's scores kept and scaled in f32
+    (tv-sparse-to-tile)."""
 
     epilogue_fusion: bool = True
     """Compute a matmul's elementwise epilogue in its nest (tv-to-tile); false:

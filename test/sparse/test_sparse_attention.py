@@ -132,13 +132,20 @@ def test_fused_nest_matches_the_reference(
 
 @pytest.mark.parametrize(
     "option",
-    ["sparse_fuse_attention", "attention_cube_sum", "sparse_attention_defer_update"],
+    [
+        "sparse_fuse_attention",
+        "attention_cube_sum",
+        "sparse_attention_defer_update",
+        "attention_scale_fold",
+    ],
 )
 def test_each_switch_off_matches_the_reference(option: str) -> None:
     """fuse-attention=false: one nest per op (the scale a nest of its own)
     through three GM temporaries; attention-cube-sum=false: the row sums on
     the vector unit; attention-defer-update=false: each block's update right
-    after it. All as exact as the default, which says what it does."""
+    after it; attention-scale-fold=false: the scores rounded to f16 and
+    scaled in f16 as the reference. All as exact as the default, which says
+    what it does."""
     module = _kernel(384, 64, 64, "mul").module()
     result, remarks = _check(
         module, _inputs(384, 64, 64, "odd_rows"), "ascend910b", **{option: False}
@@ -150,11 +157,15 @@ def test_each_switch_off_matches_the_reference(option: str) -> None:
         assert _allocs(module, "ascend910b", sparse_fuse_attention=False) == 3
     elif option == "attention_cube_sum":
         assert "row sums on the vector unit" in text
+    elif option == "attention_scale_fold":
+        assert FUSED in text and "kept in f32" not in text
     else:
         assert FUSED in text and "after the next block's softmax" not in text
     _, default = _check(module, _inputs(384, 64, 64, "odd_rows"), "ascend910b")
-    assert any("row sums on the cube" in r for r in default), default
-    assert any("after the next block's softmax" in r for r in default), default
+    text = " ".join(default)
+    assert "row sums on the cube" in text, text
+    assert "after the next block's softmax" in text, text
+    assert "the scores kept in f32, scaled in f32" in text, text
 
 
 def test_the_scale_alone_lowers() -> None:

@@ -4,7 +4,7 @@
 // (passes/sparse_attention.py): the Q rows loaded once; a loop of run-time
 // bounds over the stored blocks (the column index read on the scalar unit
 // addresses the K and V blocks), the scores on the cube (the next block's
-// computed during this one's softmax), scaled in f16 as the reference, online
+// computed during this one's softmax), kept and scaled in f32, online
 // softmax (running max, sums on the cube, accumulator rescaled a block later)
 // in ub, P @ V on the cube; an empty block row stores zeros. No GM temporary.
 // RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=ascend910b}' 2>&1 | filecheck %s
@@ -18,6 +18,9 @@
 // each block's update right after its product.
 // RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=ascend910b attention-cube-sum=false}' 2>&1 | filecheck %s --check-prefix=VEC
 // RUN: pypto-opt %s -p 'pypto-lower{target=ascend910b sparse-attention-defer-update=false}' 2>&1 | filecheck %s --check-prefix=NOW
+// attention-scale-fold=false (pypto-lower: attention-scale-fold): the scores
+// moved to ub in f16 and scaled in f16, as the reference rounds them.
+// RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=ascend910b attention-scale-fold=false}' 2>&1 | filecheck %s --check-prefix=F16
 // The fused nest lowers to ascend_hw: the scalar unit reads offsets and indices.
 // RUN: pypto-opt %s -p 'pypto-lower{target=ascend910b}' 2>&1 | filecheck %s --check-prefix=HW
 
@@ -25,9 +28,9 @@
 !csr = !tv.tensor<128x128xf16, #tv.csr<rows = 128, cols = 128, nnz = ?, index = i32>>
 
 // The remarks come first: the fused chain, then the two refused below.
-// CHECK: attention.mlir:[[# @LINE + 10]]:3: remark: tv-sparse-to-tile: fused block-sparse attention (tv.sddmm, tv.mul, tv.sparse_softmax, tv.spmm) as one nest per block row of 64: per stored 64x64 block, K^T and V to the cube, online softmax in UB, row sums on the cube (p @ ones); each block's update of the sums and the accumulator after the next block's softmax; the scores and the probabilities stay on chip (no GM temporary); empty block rows store zeros
-// CHECK: attention.mlir:[[# @LINE + 92]]:3: remark: tv-sparse-to-tile: block-sparse attention not fused: the scores or the probabilities are also read elsewhere or returned (the fused nest keeps them on chip)
-// CHECK: attention.mlir:[[# @LINE + 99]]:3: remark: tv-sparse-to-tile: block-sparse attention not fused: the mask is CSR (the fused nest takes block-CSR blocks on the cube)
+// CHECK: attention.mlir:[[# @LINE + 10]]:3: remark: tv-sparse-to-tile: fused block-sparse attention (tv.sddmm, tv.mul, tv.sparse_softmax, tv.spmm) as one nest per block row of 64: per stored 64x64 block, K^T and V to the cube, online softmax in UB, row sums on the cube (p @ ones); the scores kept in f32, scaled in f32; each block's update of the sums and the accumulator after the next block's softmax; the scores and the probabilities stay on chip (no GM temporary); empty block rows store zeros
+// CHECK: attention.mlir:[[# @LINE + 97]]:3: remark: tv-sparse-to-tile: block-sparse attention not fused: the scores or the probabilities are also read elsewhere or returned (the fused nest keeps them on chip)
+// CHECK: attention.mlir:[[# @LINE + 104]]:3: remark: tv-sparse-to-tile: block-sparse attention not fused: the mask is CSR (the fused nest takes block-CSR blocks on the cube)
 func.func @attention(%mask: !mask, %q: !tv.tensor<128x64xf16>, %k: !tv.tensor<128x64xf16>, %v: !tv.tensor<128x64xf16>) -> !tv.tensor<128x64xf16> {
   %s = tv.sddmm %mask, %q, %k transpose_b : !mask, !tv.tensor<128x64xf16>, !tv.tensor<128x64xf16> -> !mask
   %o, %i, %vals = tv.disassemble %s : !mask -> !tv.tensor<3xi32>, !tv.tensor<?xi32>, !tv.tensor<?x64x64xf16>
@@ -54,7 +57,7 @@ func.func @attention(%mask: !mask, %q: !tv.tensor<128x64xf16>, %k: !tv.tensor<12
 // CHECK:       memref.load %mask_indices[%[[START]]]
 // CHECK:       tile.matmul %[[QA]]
 // CHECK:       %[[LAST:.*]] = arith.subi %[[END]], %{{.*}} : index
-// CHECK:       %[[M:.*]], %[[L:.*]], %[[A:.*]], %[[PS:.*]], %[[PO:.*]], %[[PC:.*]], %[[S:.*]] = scf.for %[[J:.*]] = %[[START]] to %[[LAST]] step %{{.*}} iter_args(%[[IM:.*]] = %{{.*}}, %[[IL:.*]] = %{{.*}}, %[[IA:.*]] = %{{.*}}, %[[IPS:.*]] = %{{.*}}, %[[IPO:.*]] = %{{.*}}, %[[IPC:.*]] = %{{.*}}, %[[IS:.*]] = %{{.*}}) -> (!tile.tile<64x1xf32, ub>, !tile.tile<64x16xf32, ub>, !tile.tile<64x64xf32, ub>, !tile.tile<64x16xf32, ub>, !tile.tile<64x64xf32, ub>, !tile.tile<64x1xf32, ub>, !tile.tile<64x64xf16, ub>)
+// CHECK:       %[[M:.*]], %[[L:.*]], %[[A:.*]], %[[PS:.*]], %[[PO:.*]], %[[PC:.*]], %[[S:.*]] = scf.for %[[J:.*]] = %[[START]] to %[[LAST]] step %{{.*}} iter_args(%[[IM:.*]] = %{{.*}}, %[[IL:.*]] = %{{.*}}, %[[IA:.*]] = %{{.*}}, %[[IPS:.*]] = %{{.*}}, %[[IPO:.*]] = %{{.*}}, %[[IPC:.*]] = %{{.*}}, %[[IS:.*]] = %{{.*}}) -> (!tile.tile<64x1xf32, ub>, !tile.tile<64x16xf32, ub>, !tile.tile<64x64xf32, ub>, !tile.tile<64x16xf32, ub>, !tile.tile<64x64xf32, ub>, !tile.tile<64x1xf32, ub>, !tile.tile<64x64xf32, ub>)
 // The next block's K, then this block's V (with the deferred update the next
 // scores are needed before this block's product).
 // CHECK:         %[[NEXT:.*]] = arith.addi %[[J]], %{{.*}} : index
@@ -63,14 +66,14 @@ func.func @attention(%mask: !mask, %q: !tv.tensor<128x64xf16>, %k: !tv.tensor<12
 // CHECK:         %[[COL:.*]] = memref.load %mask_indices[%[[J]]]
 // CHECK:         %[[ROW:.*]] = arith.muli %[[COL]], %{{.*}} : index
 // CHECK:         %[[V:.*]] = tile.load %v[%[[ROW]], %{{.*}}] : memref<128x64xf16> -> !tile.tile<64x64xf16, l1, layout = nz>
-// CHECK:         %[[SC:.*]] = tile.mul %[[IS]], %c : !tile.tile<64x64xf16, ub>, f16
+// CHECK:         %[[SC:.*]] = tile.mul %[[IS]], %{{.*}} : !tile.tile<64x64xf32, ub>, f32
 // CHECK:         tile.reduce_max %[[SC]], axis = 1
 // CHECK:         %[[NEW:.*]] = tile.max %[[IM]], %{{.*}} : !tile.tile<64x1xf32, ub>
 // CHECK:         %[[C:.*]] = tile.exp %{{.*}} : !tile.tile<64x1xf32, ub>
 // CHECK:         %[[E:.*]] = tile.exp %{{.*}} : !tile.tile<64x64xf32, ub>
 // CHECK:         %[[KT:.*]] = tile.move %[[K]] transpose : {{.*}} -> !tile.tile<64x64xf16, l0b>
 // CHECK:         %[[NS:.*]] = tile.matmul %[[QA]], %[[KT]]
-// CHECK:         %[[NSU:.*]] = tile.move %[[NS]] : !tile.tile<64x64xf32, l0c> -> !tile.tile<64x64xf16, ub>
+// CHECK:         %[[NSU:.*]] = tile.move %[[NS]] : !tile.tile<64x64xf32, l0c> -> !tile.tile<64x64xf32, ub>
 // CHECK:         tile.cast %[[E]] : !tile.tile<64x64xf32, ub> -> !tile.tile<64x64xf16, ub>
 // The previous block's update, after this block's softmax:
 // CHECK:         %[[SUMS:.*]] = tile.add %{{.*}}, %[[IPS]] : !tile.tile<64x16xf32, ub>
@@ -82,7 +85,7 @@ func.func @attention(%mask: !mask, %q: !tv.tensor<128x64xf16>, %k: !tv.tensor<12
 // CHECK:         tile.matmul %[[P]], %[[VB]]
 // CHECK:         scf.yield %[[NEW]], %[[SUMS]], %[[ACC]], %{{.*}}, %{{.*}}, %[[C]], %[[NSU]]
 // The last block, then its update and the quotient.
-// CHECK:       tile.mul %[[S]], %c
+// CHECK:       tile.mul %[[S]], %{{.*}} : !tile.tile<64x64xf32, ub>, f32
 // CHECK:       tile.reduce_max %{{.*}}, axis = 1 : !tile.tile<64x16xf32, ub> -> !tile.tile<64x1xf32, ub>
 // CHECK:       tile.mul %{{.*}}, %{{.*}} : !tile.tile<64x64xf32, ub>, !tile.tile<64x1xf32, ub>
 // CHECK:       tile.store %{{.*}}, %out
@@ -99,11 +102,16 @@ func.func @attention(%mask: !mask, %q: !tv.tensor<128x64xf16>, %k: !tv.tensor<12
 // OFF-REMARK-NOT: fused block-sparse
 // OFF-REMARK: remark: tv-sparse-to-tile: the scale of a sparse tensor
 
-// VEC: remark: tv-sparse-to-tile: fused block-sparse attention {{.*}} online softmax in UB, row sums on the vector unit; each block's update of the sums and the accumulator after the next block's softmax; the scores
+// VEC: remark: tv-sparse-to-tile: fused block-sparse attention {{.*}} online softmax in UB, row sums on the vector unit; the scores kept in f32, scaled in f32; each block's update of the sums and the accumulator after the next block's softmax; the scores
 // VEC-LABEL: func.func @attention(
 // VEC: tile.reduce_sum %{{.*}}, axis = 1 : !tile.tile<64x64xf32, ub> -> !tile.tile<64x1xf32, ub>
 
-// NOW: remark: tv-sparse-to-tile: fused block-sparse attention {{.*}} row sums on the cube (p @ ones); the scores
+// NOW: remark: tv-sparse-to-tile: fused block-sparse attention {{.*}} row sums on the cube (p @ ones); the scores kept in f32, scaled in f32; the scores and
+
+// F16: remark: tv-sparse-to-tile: fused block-sparse attention {{.*}} row sums on the cube (p @ ones); each block's update
+// F16-LABEL: func.func @attention(
+// F16: tile.move %{{.*}} : !tile.tile<64x64xf32, l0c> -> !tile.tile<64x64xf16, ub>
+// F16: tile.mul %{{.*}}, %c : !tile.tile<64x64xf16, ub>, f16
 
 // HW: func.func @attention(
 // HW: ascend_hw.load_scalar %mask_offsets
