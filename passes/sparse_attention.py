@@ -15,29 +15,35 @@ Two forms of a function on sparse tensors are lowered here rather than op by op
   probabilities never go to GM:
 
       for each block row (static: split over the cores):
+          Q rows -> L1 (and the block of ones -> L0B)
           start, end = offsets[br], offsets[br + 1]         (scalar unit)
           if start < end:
-              Q rows of the block row -> L1 -> L0A (once)
-              block `start`: the statistics start (m, l, acc)
-              for j in start + 1 .. end (run-time bounds):
-                  col = indices[j]; K and V blocks at col * bn -> L1
-                  s = Q @ K^T (cube, L0C -> UB in the scores' type), scaled
-                  m' = max(m, rowmax(s)); p = exp(s - m'); c = exp(m - m')
-                  l = l * c + rowsum(p); acc = acc * c + p(f16) @ V (cube)
-              out rows = acc / l
+              Q -> L0A; m = lowest, l = 0, acc = 0; s = scores(start)
+              for j in start .. end - 2 (run-time bounds), then j = end - 1:
+                  K block of indices[j + 1], V block of indices[j] -> L1
+                  s = s * scale; m' = max(m, rowmax(s)); c = exp(m - m')
+                  p = exp(s - m'); s' = scores(j + 1) (cube, carried)
+                  l, acc += the previous block's sums and product, times its c
+                  sums = p @ ones, o = p(f16) @ V (cube)
+              the last block's update; out rows = acc * (1 / l)
           else: zeros (the reference's spmm of an empty row)
 
-  The online-softmax steps are passes/attention_nests.py's (`running_max`,
-  `probabilities_l0`, `product_ub`, `rescale`). The scale is applied to the
-  scores in their own type as the reference does (`tv.mul` rounds to f16); the
-  online softmax reorders the sums of the softmax's denominator and of the
-  product, so the result is within the reference's error bound, not bit-exact.
+  where scores(j) = Q @ K(j)^T on the cube, moved to UB in f32. The
+  online-softmax steps are passes/attention_nests.py's (`running_max`,
+  `probabilities_l0`, `product_ub`, `rescale`, `ones_l0b`). The online
+  softmax reorders the sums of the softmax's denominator and of the product,
+  and the scores are kept and scaled in f32 (the reference rounds them to f16
+  twice), so the result is within the reference's error bound, not bit-exact.
 
-  The key loop carries the statistics, so `tile-pipeline` leaves it alone
-  (docs/sparse.md); the K and V loads of the next block still overlap this
-  block's vector work: each block's tiles have their own buffers for the
-  iteration (memory planning) and MTE2 waits only for the moves out of L1 of
-  the previous use of its buffer, which come first in the block.
+  The decisions (`NestChoice`), each taken when its tiles fit and each
+  switchable: the row sums on the cube (`attention-cube-sum`), each block's
+  update of the sums and the accumulator after the next block's softmax so
+  that the vector unit (in order) does not wait for the cube's product
+  (`attention-defer-update`), the scores in f32 (`attention-scale-fold`; off:
+  in their type, scaled as the reference rounds). The key loop carries the
+  statistics, so `tile-pipeline` leaves it alone (docs/sparse.md); the nest
+  pipelines itself: the next block's K is loaded and its scores computed on
+  the cube while the vector unit works on this block.
 
 A chain that has the shape but cannot be fused (an intermediate read
 elsewhere, a CSR mask, values the cube does not take, blocks that do not fit)
