@@ -13,12 +13,13 @@ Issue 14's benchmark, each kernel lowered by `pypto-lower` and run once:
   and cube utilisation and the GM bandwidth utilisation, next to the article's
   30-40 % compute and < 50 % bandwidth of the naive row loop;
 - block-sparse attention, a BSR mask of 64x64 blocks with 90 % of them empty
-  (the diagonal kept): `softmax(sddmm(mask, q, k.T)) @ v`, **without the scale
-  `* s`** (a dense op in a sparse function is not lowered yet, docs/sparse.md),
-  against dense masked attention of the same shape,
-  `softmax(q @ k.T + mask) @ v` with an additive mask of 0 / -30000, fused by
-  pypto-lower's flash-attention nest: cycles of both, the ratio and the % of
-  each one's roofline; the outputs compared.
+  (the diagonal kept): `softmax(sddmm(mask, q, k.T) * 0.088) @ v` as users
+  write it, fused into one flash-attention nest per block row
+  (passes/sparse_attention.py) and unfused (`sparse-fuse-attention=false`:
+  one nest per op through GM temporaries), against dense masked attention of
+  the same shape, `softmax(q @ k.T * 0.088 + mask) @ v` with an additive mask
+  of 0 / -30000, fused by pypto-lower's flash-attention nest: cycles of each,
+  the ratios and the % of each one's roofline; the outputs compared.
 
 Then each target of issue 14 as met / MISS, with the bound of the run: the
 busiest pipe of any core without its waits (barriers, flags), its share of the
@@ -59,6 +60,8 @@ COLUMNS = 128
 HEAD_DIM = 128
 BLOCK = 64
 EMPTY = 0.9
+SCALE = 0.088
+"""The attention scale as users write it (about 1 / sqrt(128))."""
 ARTICLE = "article, naive row loop: compute 30-40 %, GM bandwidth < 50 %"
 
 
@@ -92,8 +95,8 @@ class Run:
 def simulate(
     module: ModuleOp, inputs: Sequence[Any], sparse: bool, **options: Any
 ) -> Run:
-    """Lower the tv kernel with pypto-lower's defaults and run it once; its
-    roofline (the sparse one from these inputs)."""
+    """Lower the tv kernel with pypto-lower's defaults (but `options`) and
+    run it once; its roofline (the sparse one from these inputs)."""
     function = next(op for op in module.ops if isinstance(op, func.FuncOp))
     name = function.sym_name.data
     bound = (
@@ -212,7 +215,7 @@ def attention(s: int, rng: np.random.Generator) -> tuple[Run, Run]:
         k: pto.Tensor[(s, HEAD_DIM), pto.f16],
         v: pto.Tensor[(s, HEAD_DIM), pto.f16],
     ):
-        return pto.softmax(pto.sddmm(mask, q, k, transpose_b=True)) @ v
+        return pto.softmax(pto.sddmm(mask, q, k, transpose_b=True) * SCALE) @ v
 
     @pto.kernel
     def dense_masked(
@@ -221,7 +224,7 @@ def attention(s: int, rng: np.random.Generator) -> tuple[Run, Run]:
         v: pto.Tensor[(s, HEAD_DIM), pto.f16],
         mask: pto.Tensor[(s, s), pto.f16],
     ):
-        return pto.softmax(q @ k.T + mask, axis=-1) @ v
+        return pto.softmax(q @ k.T * SCALE + mask, axis=-1) @ v
 
     grid = s // BLOCK
     # The diagonal (no empty query row) and random others: 90 % empty.
@@ -236,38 +239,50 @@ def attention(s: int, rng: np.random.Generator) -> tuple[Run, Run]:
     )
     additive = np.where(pattern > 0, 0, -30000).astype(np.float16)
     start = time.perf_counter()
-    sparse = simulate(
-        block_sparse.module(),
-        [(mask.indptr, mask.indices, mask.data.astype(np.float16)), q, k, v],
-        True,
+    arguments = [(mask.indptr, mask.indices, mask.data.astype(np.float16)), q, k, v]
+    sparse = simulate(block_sparse.module(), arguments, True)
+    unfused = simulate(
+        block_sparse.module(), arguments, True, sparse_fuse_attention=False
     )
     dense = simulate(dense_masked.module(), [q, k, v, additive], False)
     fused = any("fused attention" in r for r in dense.remarks)
-    difference = np.abs(
-        sparse.outputs[0].astype(np.float32) - dense.outputs[0].astype(np.float32)
-    ).max()
+    sparse_fused = any("fused block-sparse attention" in r for r in sparse.remarks)
+
+    def differs(run: Run) -> float:
+        return float(
+            np.abs(
+                run.outputs[0].astype(np.float32) - dense.outputs[0].astype(np.float32)
+            ).max()
+        )
+
     stored = int(keep.sum())
     print(
         f"\nblock-sparse attention S={s} d={HEAD_DIM}, {BLOCK}x{BLOCK} blocks, "
         f"{stored} of {grid * grid} stored ({1 - stored / grid**2:.0%} empty), "
-        "no scale (not lowered in a sparse function yet):"
+        f"scaled by {SCALE}:"
     )
-    print(
-        f"  sparse (BSR sddmm, softmax, spmm): {sparse.cycles} cycles, roofline "
-        f"{sparse.bound.cycles:.0f} ({sparse.bound.limit.resource}), "
-        f"{sparse.fraction:.1%} of roofline; {utilisation(sparse)}"
-    )
-    for remark in sparse.remarks:
-        if "tv-sparse-to-tile" in remark:
-            print(f"    {remark.split('remark: ')[-1]}")
+    for label, run in (
+        ("sparse, fused" if sparse_fused else "sparse, NOT fused", sparse),
+        ("sparse, unfused (sparse-fuse-attention=false)", unfused),
+    ):
+        print(
+            f"  {label}: {run.cycles} cycles, roofline {run.bound.cycles:.0f} "
+            f"({run.bound.limit.resource}), {run.fraction:.1%} of roofline; "
+            f"{utilisation(run)}"
+        )
+        for remark in run.remarks:
+            if "tv-sparse-to-tile" in remark:
+                print(f"    {remark.split('remark: ')[-1]}")
     print(
         f"  dense masked ({'flash-fused' if fused else 'NOT fused'}): "
         f"{dense.cycles} cycles, roofline {dense.bound.cycles:.0f} "
         f"({dense.bound.limit.resource}), {dense.fraction:.1%} of roofline"
     )
     print(
-        f"  dense / sparse: {dense.cycles / sparse.cycles:.2f}x; outputs differ by "
-        f"at most {difference:.2e}; {time.perf_counter() - start:.0f}s"
+        f"  dense / sparse fused: {dense.cycles / sparse.cycles:.2f}x; unfused / "
+        f"fused: {unfused.cycles / sparse.cycles:.2f}x; outputs differ from the "
+        f"dense one by at most {differs(sparse):.2e} (fused), "
+        f"{differs(unfused):.2e} (unfused); {time.perf_counter() - start:.0f}s"
     )
     return sparse, dense
 

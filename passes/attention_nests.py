@@ -63,7 +63,7 @@ from pypto_mlir.dialects.tile import MemorySpace, TileType
 from pypto_mlir.targets import Target, cost
 
 from .located_builder import LocatedBuilder
-from .nest_builder import GmBuffers, NestBuilder, Scope, Valid
+from .nest_builder import GmBuffers, LoopBuilder, NestBuilder, Scope, Valid
 from .tv_fusion import (
     MAP_OPS,
     ExtentAnalysis,
@@ -932,14 +932,7 @@ class AttentionNest(NestBuilder):
     def _to_l0(
         self, at: InsertPoint, source: SSAValue, space: MemorySpace, transpose: bool
     ) -> SSAValue:
-        source_type = cast(TileType, source.type)
-        shape, valid = list(source_type.get_shape()), list(source_type.get_valid())
-        if transpose:
-            shape, valid = shape[::-1], valid[::-1]
-        result_type = TileType(
-            shape, source_type.element_type, space, valid, pad=source_type.pad_value
-        )
-        return self.value(at, tile.MoveOp(source, result_type, transpose))
+        return to_l0(self, at, source, space, transpose)
 
     def _key_blocks(self, at: InsertPoint, key: Valid, valid: Valid) -> list[SSAValue]:
         """The K and V blocks of the key block at `key`, in L1 (as stored)."""
@@ -1028,25 +1021,7 @@ class AttentionNest(NestBuilder):
             self.insert(at, tile.StoreOp(out, target, indices))
 
     def _ones_block(self, at: InsertPoint, valid: int) -> SSAValue:
-        """A bc x ONES block of f16 ones in L0B (filled in UB, moved through
-        L1 in nz), its first `valid` rows valid and the others zero: `p @
-        ones` gives every row sum of `p` over the valid keys in each column."""
-        bc = self.attention.tiling.bc
-        ub = TileType([bc, ONES], f16, MemorySpace.UB, [valid, ONES])
-        filled = self.value(at, tile.FillOp(self.constant(1.0, f16), ub))
-        if valid != bc:
-            filled = self.value(at, tile.PadOp(filled, tile.PadValue.ZERO))
-        pad = cast(TileType, filled.type).pad_value
-        l1 = self.value(
-            at,
-            tile.MoveOp(
-                filled,
-                TileType(
-                    [bc, ONES], f16, MemorySpace.L1, [valid, ONES], tile.Layout.NZ, pad
-                ),
-            ),
-        )
-        return self._to_l0(at, l1, MemorySpace.L0B, False)
+        return ones_l0b(self, at, self.attention.tiling.bc, valid)
 
     def _rotation(self, at: InsertPoint, keys: int) -> SSAValue | None:
         """Where the key blocks of this query block start (in keys): query
@@ -1205,17 +1180,9 @@ class AttentionNest(NestBuilder):
             self.scopes.pop()
             local = self.value(at, tile.ReduceMaxOp(s_ub, 1))
             local = self.value(at, tile.MulOp(self.to_storage(at, local, f32), scale))
-        correction = None
-        if carried is None:
-            # A row whose scores so far are all -inf (masked) subtracts the
-            # lowest finite value instead of -inf: its exponents are 0, not NaN.
-            new_max = self.value(at, tile.MaxOp(local, self.constant(-F32_MAX, f32)))
-        else:
-            maximum = carried[0]
-            new_max = self.value(at, tile.MaxOp(maximum, local))
-            correction = self.value(
-                at, tile.ExpOp(self.value(at, tile.SubOp(maximum, new_max)))
-            )
+        new_max, correction = running_max(
+            self, at, local, None if carried is None else carried[0]
+        )
         shifted = self.value(at, tile.SubOp(x, new_max))
         exponent = self.value(at, tile.ExpOp(shifted))
         local_sum = None
@@ -1249,43 +1216,14 @@ class AttentionNest(NestBuilder):
         self, at: InsertPoint, exponent: SSAValue, valid: Valid, element_type: Attribute
     ) -> SSAValue:
         """The probabilities (unnormalised) in `element_type`, in L0A through
-        L1 (nz)."""
+        L1 (nz); padded with zeros past a partial key or query block."""
         group = self.attention
-        p_ub = self.value(at, tile.CastOp(exponent, element_type))
         rows = self.valid[group.rank - 2]
-        if valid != group.tiling.bc or rows != group.tiling.br:
-            # The product sums over the valid keys only: the cube reads whole
-            # fractals, so the keys past them are zeros in both operands (and
-            # the rows past the valid ones are defined bytes when moved).
-            p_ub = self.value(at, tile.PadOp(p_ub, tile.PadValue.ZERO))
-        p_type = cast(TileType, p_ub.type)
-        p_l1 = self.value(
-            at,
-            tile.MoveOp(
-                p_ub,
-                TileType(
-                    p_type.get_shape(),
-                    element_type,
-                    MemorySpace.L1,
-                    p_type.get_valid(),
-                    tile.Layout.NZ,
-                    p_type.pad_value,
-                ),
-            ),
-        )
-        return self._to_l0(at, p_l1, MemorySpace.L0A, False)
+        pad = valid != group.tiling.bc or rows != group.tiling.br
+        return probabilities_l0(self, at, exponent, element_type, pad)
 
     def _product_ub(self, at: InsertPoint, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
-        """lhs @ rhs on the cube, moved to UB in f32."""
-        o_l0c = self.value(at, tile.MatmulOp(lhs, rhs))
-        o_type = cast(TileType, o_l0c.type)
-        return self.value(
-            at,
-            tile.MoveOp(
-                o_l0c,
-                TileType(o_type.get_shape(), f32, MemorySpace.UB, o_type.get_valid()),
-            ),
-        )
+        return product_ub(self, at, lhs, rhs)
 
     def _compute(
         self,
@@ -1308,9 +1246,143 @@ class AttentionNest(NestBuilder):
     def _rescale(
         self, at: InsertPoint, acc: SSAValue, product: SSAValue, correction: SSAValue
     ) -> SSAValue:
-        """acc * correction + product: the accumulator after a key block."""
-        scaled = self.value(at, tile.MulOp(acc, correction))
-        return self.value(at, tile.AddOp(scaled, product))
+        return rescale(self, at, acc, product, correction)
+
+
+# --------------------------------------------------------------------------------------
+# Steps of the online softmax, shared with the block-sparse nest
+# (passes/sparse_attention.py)
+# --------------------------------------------------------------------------------------
+
+
+def to_l0(
+    loops: LoopBuilder,
+    at: InsertPoint,
+    source: SSAValue,
+    space: MemorySpace,
+    transpose: bool,
+) -> SSAValue:
+    """An L1 tile moved to L0A/L0B (transposed: shape and valid reversed)."""
+    source_type = cast(TileType, source.type)
+    shape, valid = list(source_type.get_shape()), list(source_type.get_valid())
+    if transpose:
+        shape, valid = shape[::-1], valid[::-1]
+    result_type = TileType(
+        shape, source_type.element_type, space, valid, pad=source_type.pad_value
+    )
+    return loops.value(at, tile.MoveOp(source, result_type, transpose))
+
+
+def product_ub(
+    loops: LoopBuilder, at: InsertPoint, lhs: SSAValue, rhs: SSAValue
+) -> SSAValue:
+    """lhs @ rhs on the cube, moved to UB in f32."""
+    o_l0c = loops.value(at, tile.MatmulOp(lhs, rhs))
+    o_type = cast(TileType, o_l0c.type)
+    return loops.value(
+        at,
+        tile.MoveOp(
+            o_l0c,
+            TileType(o_type.get_shape(), f32, MemorySpace.UB, o_type.get_valid()),
+        ),
+    )
+
+
+def running_max(
+    loops: LoopBuilder, at: InsertPoint, local: SSAValue, maximum: SSAValue | None
+) -> tuple[SSAValue, SSAValue | None]:
+    """The new row maximum from a block's `local` one and the running
+    `maximum` (None: the first block), and the correction exp(old - new) the
+    sums and the accumulator are scaled by (None first). A row whose scores so
+    far are all -inf (masked) subtracts the lowest finite value instead of
+    -inf: its exponents are 0, not NaN."""
+    if maximum is None:
+        return loops.value(at, tile.MaxOp(local, loops.constant(-F32_MAX, f32))), None
+    new_max = loops.value(at, tile.MaxOp(maximum, local))
+    correction = loops.value(
+        at, tile.ExpOp(loops.value(at, tile.SubOp(maximum, new_max)))
+    )
+    return new_max, correction
+
+
+def probabilities_l0(
+    loops: LoopBuilder,
+    at: InsertPoint,
+    exponent: SSAValue,
+    element_type: Attribute,
+    pad: bool,
+) -> SSAValue:
+    """The probabilities (unnormalised) in `element_type` (cast unless they
+    are), in L0A through L1 (nz). With `pad` (a partial block) the product sums over the valid keys
+    only: the cube reads whole fractals, so the keys past them are zeros in
+    both operands (and the rows past the valid ones are defined bytes when
+    moved)."""
+    p_ub = exponent
+    if cast(TileType, exponent.type).element_type != element_type:
+        p_ub = loops.value(at, tile.CastOp(exponent, element_type))
+    if pad:
+        p_ub = loops.value(at, tile.PadOp(p_ub, tile.PadValue.ZERO))
+    p_type = cast(TileType, p_ub.type)
+    p_l1 = loops.value(
+        at,
+        tile.MoveOp(
+            p_ub,
+            TileType(
+                p_type.get_shape(),
+                element_type,
+                MemorySpace.L1,
+                p_type.get_valid(),
+                tile.Layout.NZ,
+                p_type.pad_value,
+            ),
+        ),
+    )
+    return to_l0(loops, at, p_l1, MemorySpace.L0A, False)
+
+
+def ones_l0b(
+    loops: LoopBuilder,
+    at: InsertPoint,
+    rows: int,
+    valid: int,
+    element_type: Attribute = f16,
+) -> SSAValue:
+    """A rows x ONES block of ones (f16 by default) in L0B (filled in UB,
+    moved through L1 in nz), its first `valid` rows valid and the others
+    zero: `p @ ones` gives every row sum of `p` over the valid keys in each
+    column."""
+    ub = TileType([rows, ONES], element_type, MemorySpace.UB, [valid, ONES])
+    filled = loops.value(at, tile.FillOp(loops.constant(1.0, element_type), ub))
+    if valid != rows:
+        filled = loops.value(at, tile.PadOp(filled, tile.PadValue.ZERO))
+    pad = cast(TileType, filled.type).pad_value
+    l1 = loops.value(
+        at,
+        tile.MoveOp(
+            filled,
+            TileType(
+                [rows, ONES],
+                element_type,
+                MemorySpace.L1,
+                [valid, ONES],
+                tile.Layout.NZ,
+                pad,
+            ),
+        ),
+    )
+    return to_l0(loops, at, l1, MemorySpace.L0B, False)
+
+
+def rescale(
+    loops: LoopBuilder,
+    at: InsertPoint,
+    acc: SSAValue,
+    product: SSAValue,
+    correction: SSAValue,
+) -> SSAValue:
+    """acc * correction + product: the accumulator after a key block."""
+    scaled = loops.value(at, tile.MulOp(acc, correction))
+    return loops.value(at, tile.AddOp(scaled, product))
 
 
 def _constant_scale(op: Operation) -> tuple[float, Attribute] | None:

@@ -51,6 +51,7 @@ from pypto_mlir.targets import Target
 from .bufferize import finish_function, memref_type
 from .located_builder import LocatedBuilder
 from .set_target import required_target
+from .sparse_attention import NestChoice, SparseAttentionPlan, scaled_pattern
 from .sparse_nests import SparseBuffers, SparseNest
 from .tiling_model import BUFFERING, column_unit
 
@@ -97,6 +98,25 @@ class TvSparseToTilePass(ModulePass):
     gather_run: int = 4
     """A gather moves a run of this many consecutive indices (checked at run
     time on the scalar unit) as one DMA of that many rows; 1: row by row."""
+
+    fuse_attention: bool = True
+    """Lower `spmm(sparse_softmax(sddmm(bsr mask, q, k^T) [* s]), v)` as one
+    flash-attention nest per block row (passes/sparse_attention.py); false:
+    one nest per op, through GM temporaries."""
+
+    attention_cube_sum: bool = True
+    """In the fused attention nest, take the row sums of the probabilities on
+    the cube (`p @ ones`) instead of by row reductions on the vector unit."""
+
+    attention_scale_fold: bool = True
+    """In the fused attention nest, keep the scores in f32 and apply a
+    constant scale in f32 (no f16 rounding, no cast: within the reference's
+    error bound); false: the scores in their type, scaled as the reference."""
+
+    attention_defer_update: bool = True
+    """In the fused attention nest, add each block's sums and product to the
+    running ones after the next block's softmax, so that the vector unit does
+    not wait for the cube in between."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         functions = [
@@ -149,19 +169,32 @@ class SparseFunctionLowering:
                 op.detach()
                 op.erase()
         ops = [o for o in self.block.ops if o.dialect_name() == "tv"]
-        self._check(ops, return_op)
+        plan = SparseAttentionPlan(
+            ops,
+            self.target,
+            self.options.fuse_attention,
+            NestChoice(
+                self.options.attention_cube_sum,
+                self.options.attention_defer_update,
+                self.options.attention_scale_fold,
+            ),
+        )
+        self._check([o for o in ops if not plan.handles(o)], return_op, plan)
         self._arguments()
         outputs = self._results(return_op)
         end = InsertPoint.before(return_op)
         temporaries: list[SSAValue] = []
         for op in ops:
+            if op in plan.covered:
+                continue
             builder = LocatedBuilder(end, location=op.location)
             result = op.results[0]
             out = outputs.get(result)
             if out is None:  # read by a later nest only: a GM temporary
                 out = self._temporary(op, builder)
                 temporaries.append(out)
-            self._emit(op, out, builder)
+            if not plan.emit(op, out, builder, self.sparse, self.dense):
+                self._emit(op, out, builder)
             pattern = _pattern_operand(op)
             if pattern is not None:  # a sparse result: values on its operand's pattern
                 operand = self.sparse[pattern]
@@ -189,7 +222,12 @@ class SparseFunctionLowering:
 
     # Checks --------------------------------------------------------------------------
 
-    def _check(self, ops: Sequence[Operation], return_op: func.ReturnOp) -> None:
+    def _check(
+        self,
+        ops: Sequence[Operation],
+        return_op: func.ReturnOp,
+        plan: SparseAttentionPlan,
+    ) -> None:
         for op in ops:
             if not isinstance(op, LOWERED_OPS):
                 what = "sparse op" if isinstance(op, tv.SPARSE_OPS) else "dense op"
@@ -207,6 +245,8 @@ class SparseFunctionLowering:
                 raise op_error(
                     op, "tv-sparse-to-tile lowers tv ops only at the top level"
                 )
+            if plan.handles(op):
+                continue
             if op.dialect_name() != "tv":
                 if any(_is_tensor(v) for v in (*op.operands, *op.results)):
                     raise op_error(
@@ -576,7 +616,7 @@ def _pattern_operand(op: Operation) -> SSAValue | None:
         return op.mask
     if isinstance(op, tv.SparseSoftmaxOp):
         return op.input
-    return None
+    return scaled_pattern(op)
 
 
 def _columns(count: int) -> str:

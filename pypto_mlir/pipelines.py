@@ -131,6 +131,10 @@ LOWER_STAGES: tuple[Stage, ...] = (
             ("bsr_cube", "bsr_cube"),
             ("sparse_gather_run", "gather_run"),
             ("sparse_entry_window", "entry_window"),
+            ("sparse_fuse_attention", "fuse_attention"),
+            ("attention_cube_sum", "attention_cube_sum"),
+            ("attention_scale_fold", "attention_scale_fold"),
+            ("sparse_attention_defer_update", "attention_defer_update"),
         ),
     ),
     Stage(
@@ -188,7 +192,8 @@ class LowerPipeline(PipelinePass):
     Runs canonicalize, pypto-set-target, tv-expand-math, tv-schedule (unless
     schedule=false; fuse-siblings, interleave, balance-cores,
     split-reductions), tv-sparse-to-tile (sparse-tile-cols, bsr-cube,
-    sparse-gather-run, sparse-entry-window), tv-to-tile,
+    sparse-gather-run, sparse-entry-window, sparse-fuse-attention,
+    sparse-attention-defer-update), tv-to-tile,
     tile-peel-tails, tile-pipeline (unless double-buffer=false), tile-to-hw
     (bank-offset, matmul-grid),
     hw-coalesce-dma (unless coalesce-dma=false) and hw-insert-sync; every stage
@@ -256,13 +261,16 @@ class LowerPipeline(PipelinePass):
     varying ones (tv-to-tile)."""
 
     attention_cube_sum: bool = True
-    """Row sums of the attention probabilities on the cube when cheaper (tv-to-tile)."""
+    """Row sums of the attention probabilities on the cube when cheaper
+    (tv-to-tile), and in the block-sparse attention nest (tv-sparse-to-tile)."""
 
     attention_scale_multiply: bool = True
     """A power-of-two attention scale as an exact multiply (tv-to-tile)."""
 
     attention_scale_fold: bool = True
-    """Another constant attention scale folded into the exponent (tv-to-tile)."""
+    """Another constant attention scale folded into the exponent (tv-to-tile);
+    the block-sparse attention's scores kept and scaled in f32
+    (tv-sparse-to-tile)."""
 
     attention_key_split: bool = True
     """Split an attention query block's keys over several cores when the query
@@ -307,6 +315,16 @@ class LowerPipeline(PipelinePass):
     sparse_gather_run: int = 4
     """Gathers move runs of this many consecutive indices as one DMA, checked
     at run time (tv-sparse-to-tile gather-run); 1: row by row."""
+
+    sparse_attention_defer_update: bool = True
+    """In the block-sparse attention nest, each block's update of the sums
+    and the accumulator after the next block's softmax (tv-sparse-to-tile's
+    attention-defer-update)."""
+
+    sparse_fuse_attention: bool = True
+    """Lower block-sparse attention (`spmm(sparse_softmax(sddmm(...) [* s]),
+    v)`) as one flash-attention nest per block row (tv-sparse-to-tile's
+    fuse-attention); false: one nest per op through GM temporaries."""
 
     start_level: str = "tv"
     """The level of the input: tv, or tile for a module already tiled (a

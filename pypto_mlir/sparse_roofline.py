@@ -21,7 +21,11 @@ and counts, with the same resources and rates:
 - **vector**: a CSR product's multiply-adds (a `mul` and an `add` in f32 per
   stored entry and column, the row nest's instructions); sparse softmax's steps
   over the stored entries (with the casts of narrow floats, as the dense
-  softmax);
+  softmax), but for a softmax that only an spmm reads (attention) its
+  quotients on the product's rows with entries instead, as the flash form
+  (passes/sparse_attention.py) takes them;
+- **the scale** of stored values (`a * s`, spelled `tv.disassemble`, `tv.mul`
+  or `tv.div` by a scalar, `tv.assemble`): its vector steps per stored entry;
 - **GM writes, once**: each returned dense result whole, a returned sparse
   result's stored values (L0C -> GM from the cube, else UB -> GM).
 
@@ -35,7 +39,7 @@ from math import prod
 from typing import Any
 
 import numpy as np
-from xdsl.dialects import func
+from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.traits import SymbolTable
@@ -49,6 +53,7 @@ from pypto_mlir.roofline import (
     Roofline,
     Work,
     bounds_of,
+    vector_steps,
 )
 from pypto_mlir.sim.report import RooflineBound
 from pypto_mlir.targets import Target
@@ -101,6 +106,8 @@ class _Kernel:
         self.values_read: dict[SSAValue, str] = {}
         """Sparse arguments whose values an op reads, and on which path."""
         self.from_cube: set[SSAValue] = set()
+        self.disassembled: dict[SSAValue, SSAValue] = {}
+        """The values of a disassembled sparse tensor, and that tensor."""
 
     def on_cube(self, pattern: SparseArray, dtype: str) -> bool:
         """BSR blocks of whole fractals of a type the cube multiplies."""
@@ -136,6 +143,10 @@ class _Kernel:
             dtype = str(_type(op.input).element_type)
             self.read_values(op.input, "ub")
             steps = OTHER_STEPS["softmax"]
+            if _normalised_later(op):
+                # attention: the quotients are taken on the product's rows
+                # (`product`), not on every probability
+                steps = tuple(step for step in steps if step != "div")
             if dtype in _NARROW_FLOATS:
                 steps = ("cast", *steps, "cast")
             for step in steps:
@@ -149,6 +160,23 @@ class _Kernel:
                 raise ValueError("the sparse roofline needs a gather's indices")
             self.reads.gather(op.indices, np.arange(indices.shape[0]), "ub")
             self.reads.gather(op.source, np.unique(indices), "ub")
+        elif isinstance(op, arith.ConstantOp):
+            pass  # a scalar (the scale)
+        elif isinstance(op, tv.DisassembleOp):
+            self.disassembled[op.values] = op.input
+        elif isinstance(op, tv.MulOp | tv.DivOp) and op.lhs in self.disassembled:
+            # a scale of the stored values (`a * s`): one step per stored entry
+            source = self.disassembled[op.lhs]
+            self.read_values(source, "ub")
+            elements = self.patterns[source].values.size
+            name, dtype = op.name.removeprefix("tv."), str(_type(op.lhs).element_type)
+            for step in vector_steps(
+                name, not isinstance(op.rhs.type, tv.TensorViewType)
+            ):
+                self.work.vector(step, elements, dtype)
+            self.disassembled[op.result] = source
+        elif isinstance(op, tv.AssembleOp) and op.values in self.disassembled:
+            self.patterns[op.result] = self.patterns[self.disassembled[op.values]]
         elif isinstance(op, func.ReturnOp):
             for value in op.operands:
                 self.write(value)
@@ -164,6 +192,12 @@ class _Kernel:
         bn = pattern.block[1]
         rows = np.unique(pattern.indices)[:, None] * bn + np.arange(bn)
         self.multiply(pattern.values.size, columns, dtype, cube)
+        softmax = op.lhs.owner
+        if isinstance(softmax, tv.SparseSoftmaxOp) and _normalised_later(softmax):
+            # the flash form divides the rows of the product that have entries
+            bm = pattern.block[0]
+            rows_with_entries = int(np.count_nonzero(np.diff(pattern.offsets))) * bm
+            self.work.vector("div", rows_with_entries * columns, "f32")
         self.read_values(op.lhs, path)
         self.reads.gather(op.rhs, rows.ravel(), path)
         if cube:
@@ -214,6 +248,14 @@ class _Kernel:
             if value in self.values_read:
                 nbytes = pattern.values.size * _bytes(value)
                 self.work.move("gm", self.values_read[value], nbytes)
+
+
+def _normalised_later(softmax: tv.SparseSoftmaxOp) -> bool:
+    """A softmax read only by an spmm (attention): the normalisation can be
+    done on the product's rows instead of on the probabilities, as the fused
+    block-sparse attention nest does (passes/sparse_attention.py)."""
+    uses = list(softmax.result.uses)
+    return len(uses) == 1 and isinstance(uses[0].operation, tv.SpmmOp)
 
 
 def sparse_roofline(

@@ -1,0 +1,658 @@
+"""Block-sparse attention and the scale of sparse values in `tv-sparse-to-tile`.
+
+Two forms of a function on sparse tensors are lowered here rather than op by op
+(passes/tv_sparse_to_tile.py asks `SparseAttentionPlan`):
+
+- **The scale** `a * s` / `a / s` of a sparse tensor, which the frontend spells
+  `tv.disassemble`, `tv.mul` (or `tv.div`) of the values by a scalar and
+  `tv.assemble` of the same offsets and indices (`ScaleForm`): one nest over the
+  stored blocks, each multiplied (divided) in UB and stored to the values of a
+  result on the operand's pattern.
+- **Block-sparse attention** `spmm(sparse_softmax(sddmm(mask, q, k, transpose_b)
+  [scaled]), v)` with a block-CSR mask whose intermediates nothing else reads
+  (`AttentionChain`): one flash-attention nest per block row over its stored
+  blocks only (`SparseAttentionNest.attention`), so the scores and the
+  probabilities never go to GM:
+
+      for each block row (static: split over the cores):
+          Q rows -> L1 (and the block of ones -> L0B)
+          start, end = offsets[br], offsets[br + 1]         (scalar unit)
+          if start < end:
+              Q -> L0A; m = lowest, l = 0, acc = 0; s = scores(start)
+              for j in start .. end - 2 (run-time bounds), then j = end - 1:
+                  K block of indices[j + 1], V block of indices[j] -> L1
+                  s = s * scale; m' = max(m, rowmax(s)); c = exp(m - m')
+                  p = exp(s - m'); s' = scores(j + 1) (cube, carried)
+                  l, acc += the previous block's sums and product, times its c
+                  sums = p @ ones, o = p(f16) @ V (cube)
+              the last block's update; out rows = acc * (1 / l)
+          else: zeros (the reference's spmm of an empty row)
+
+  where scores(j) = Q @ K(j)^T on the cube, moved to UB in f32. The
+  online-softmax steps are passes/attention_nests.py's (`running_max`,
+  `probabilities_l0`, `product_ub`, `rescale`, `ones_l0b`). The online
+  softmax reorders the sums of the softmax's denominator and of the product,
+  and the scores are kept and scaled in f32 (the reference rounds them to f16
+  twice), so the result is within the reference's error bound, not bit-exact.
+
+  The decisions (`NestChoice`), each taken when its tiles fit and each
+  switchable: the row sums on the cube (`attention-cube-sum`), each block's
+  update of the sums and the accumulator after the next block's softmax so
+  that the vector unit (in order) does not wait for the cube's product
+  (`attention-defer-update`), the scores in f32 (`attention-scale-fold`; off:
+  in their type, scaled as the reference rounds). The key loop carries the
+  statistics, so `tile-pipeline` leaves it alone (docs/sparse.md); the nest
+  pipelines itself: the next block's K is loaded and its scores computed on
+  the cube while the vector unit works on this block.
+
+A chain that has the shape but cannot be fused (an intermediate read
+elsewhere, a CSR mask, values the cube does not take, blocks that do not fit)
+keeps its nests (the scale as above) and gets a remark saying why;
+`fuse-attention=false` (`pypto-lower{sparse-fuse-attention=false}`) switches
+the fusion off.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import cast
+
+from xdsl.dialects import arith, memref, scf
+from xdsl.dialects.builtin import FloatAttr, MemRefType, f32
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.rewriter import InsertPoint
+
+from pypto_mlir.diagnostics import emit_remark
+from pypto_mlir.dialects import tensor_view as tv
+from pypto_mlir.dialects import tile
+from pypto_mlir.dialects.tile import MemorySpace, TileType, element_bytes, fractal_edge
+from pypto_mlir.targets import Target
+
+from .attention_nests import (
+    F32_MAX,
+    ONES,
+    ones_l0b,
+    probabilities_l0,
+    product_ub,
+    rescale,
+    running_max,
+    to_l0,
+)
+from .located_builder import LocatedBuilder
+from .nest_builder import Valid
+from .sparse_nests import SparseBuffers, SparseNest
+from .tiling_model import column_unit
+
+CUBE_TYPES = ("f16", "bf16")
+"""Element types of the fused nest (both matmuls on the cube)."""
+
+
+# --------------------------------------------------------------------------------------
+# Recognition
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ScaleForm:
+    """`assemble(o, i, values * s)` (or `/ s`) of `disassemble(x) = (o, i,
+    values)`, s a scalar: x scaled, on x's pattern."""
+
+    disassemble: tv.DisassembleOp
+    op: tv.MulOp | tv.DivOp
+    assemble: tv.AssembleOp
+
+    @property
+    def input(self) -> SSAValue:
+        return self.disassemble.input
+
+    @property
+    def scalar(self) -> SSAValue:
+        return self.op.rhs
+
+    @property
+    def ops(self) -> tuple[Operation, ...]:
+        return (self.disassemble, self.op, self.assemble)
+
+
+def _only_use(value: SSAValue, user: Operation) -> bool:
+    uses = list(value.uses)
+    return len(uses) == 1 and uses[0].operation is user
+
+
+def scale_form(op: Operation) -> ScaleForm | None:
+    """`op` as the assemble of a scaled sparse tensor, if it is one."""
+    if not isinstance(op, tv.AssembleOp):
+        return None
+    scaled = op.values.owner
+    if not isinstance(scaled, tv.MulOp | tv.DivOp):
+        return None
+    parts = scaled.lhs.owner
+    if not isinstance(parts, tv.DisassembleOp) or isinstance(
+        scaled.rhs.type, tv.TensorViewType
+    ):
+        return None
+    if op.offsets is not parts.offsets or op.indices is not parts.indices:
+        return None
+    if not (
+        _only_use(parts.offsets, op)
+        and _only_use(parts.indices, op)
+        and _only_use(parts.values, scaled)
+        and _only_use(scaled.result, op)
+    ):
+        return None
+    return ScaleForm(parts, scaled, op)
+
+
+@dataclass(frozen=True)
+class AttentionChain:
+    """`spmm(sparse_softmax(sddmm(...) [scaled]), v)`."""
+
+    sddmm: tv.SddmmOp
+    scale: ScaleForm | None
+    softmax: tv.SparseSoftmaxOp
+    spmm: tv.SpmmOp
+
+    @property
+    def covered(self) -> tuple[Operation, ...]:
+        """The ops lowered with the spmm (the chain's last op)."""
+        scale = () if self.scale is None else self.scale.ops
+        return (self.sddmm, *scale, self.softmax)
+
+    @property
+    def names(self) -> str:
+        scale = [] if self.scale is None else [self.scale.op.name]
+        return ", ".join([self.sddmm.name, *scale, self.softmax.name, self.spmm.name])
+
+
+def attention_chain(op: Operation) -> AttentionChain | None:
+    """The chain ending at `op`, a `tv.spmm`, if it has the shape (whether it
+    can be fused is `_refusal`'s)."""
+    if not isinstance(op, tv.SpmmOp):
+        return None
+    softmax = op.lhs.owner
+    if not isinstance(softmax, tv.SparseSoftmaxOp):
+        return None
+    scores = softmax.input.owner
+    scale = None
+    if isinstance(scores, tv.AssembleOp):
+        scale = scale_form(scores)
+        if scale is None:
+            return None
+        scores = scale.input.owner
+    if not isinstance(scores, tv.SddmmOp):
+        return None
+    return AttentionChain(scores, scale, softmax, op)
+
+
+def _tensor(value: SSAValue) -> tv.TensorViewType:
+    return cast(tv.TensorViewType, value.type)
+
+
+@dataclass(frozen=True)
+class NestChoice:
+    """The decisions of a fused nest: the row sums on the cube (`cube_sum`),
+    each block's update after the next block's softmax (`defer`), the scores
+    kept in f32 and a constant scale applied in f32 (`f32_scores`: no f16
+    rounding of the scores and no cast, within the reference's error bound,
+    which carries those roundings)."""
+
+    cube_sum: bool
+    defer: bool
+    f32_scores: bool = False
+
+
+def _refusal(
+    chain: AttentionChain, target: Target, wanted: NestChoice
+) -> tuple[str | None, NestChoice]:
+    """Why `chain` is not fused (None: it is), and the decisions taken: those
+    `wanted` whose tiles fit, the row sums on the cube first."""
+    none = NestChoice(False, False)
+    sddmm, softmax, spmm = chain.sddmm, chain.softmax, chain.spmm
+    scores = chain.scale.assemble.result if chain.scale else sddmm.result
+    for value, user in (
+        (sddmm.result, chain.scale.disassemble if chain.scale else softmax),
+        (scores, softmax),
+        (softmax.result, spmm),
+    ):
+        if not _only_use(value, user):
+            return (
+                "the scores or the probabilities are also read elsewhere or "
+                "returned (the fused nest keeps them on chip)"
+            ), none
+    encoding = _tensor(sddmm.mask).sparse_encoding
+    assert encoding is not None
+    bm, bn = (int(b) for b in encoding.block_shape)
+    if (bm, bn) == (1, 1):
+        return (
+            "the mask is CSR (the fused nest takes block-CSR blocks on the cube)",
+            none,
+        )
+    if sddmm.transpose_b is None:
+        return "the sddmm has no transpose_b (the keys as rows)", none
+    types = {
+        str(_tensor(v).element_type)
+        for v in (sddmm.lhs, sddmm.rhs, spmm.rhs, softmax.result, spmm.result)
+    }
+    if len(types) != 1 or not types <= set(CUBE_TYPES):
+        return (
+            f"the values are {', '.join(sorted(types))}: the fused nest takes "
+            "f16 or bf16 operands (both matmuls on the cube)"
+        ), none
+    element_type = _tensor(sddmm.lhs).element_type
+    edge = fractal_edge(element_type, target)
+    d = _tensor(sddmm.lhs).get_shape()[1]
+    dv = _tensor(spmm.rhs).get_shape()[1]
+    if bm % edge or bn % edge:
+        return f"{bm}x{bn} blocks are not whole {edge}x{edge} fractals", none
+    if d % edge or dv % edge:
+        return (
+            f"head dims {d}, {dv} are not multiples of the {edge}-element fractal",
+            none,
+        )
+    size = element_bytes(element_type)
+    reason = None
+    wide = wanted.f32_scores and (
+        chain.scale is None or _constant(chain.scale.scalar) is not None
+    )
+    for cube_sum in (True, False) if wanted.cube_sum else (False,):
+        for defer in (True, False) if wanted.defer else (False,):
+            for f32_scores in (True, False) if wide else (False,):
+                choice = NestChoice(cube_sum, defer, f32_scores)
+                reason = _fits(target, (bm, bn, d, dv), size, choice)
+                if reason is None:
+                    return None, choice
+    return reason, none
+
+
+def _constant(value: SSAValue) -> float | None:
+    """The value of a float `arith.constant` (None otherwise)."""
+    owner = value.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, FloatAttr):
+        return owner.value.value.data
+    return None
+
+
+def _fits(
+    target: Target, dims: tuple[int, int, int, int], size: int, choice: NestChoice
+) -> str | None:
+    """Why one block's tiles (`dims`: bm, bn, d, dv) do not fit (None: they
+    do): L1 the Q rows, two K and V blocks and the probabilities; L0A Q and P;
+    L0B K and V; L0C the scores and the product in f32; UB what is live at
+    once with the in-place reuse of memory planning: the scores in their type
+    (then P; the next block's take their carried buffer), one f32 block (the
+    scores, shifted, their exponent), the product and the accumulator in f32 (rescaled in place) and
+    the row statistics; with `cube_sum` also the block of ones (UB, L1, L0B)
+    and the sums of a block and the running ones, ONES wide (L0C, UB); with
+    `defer` the previous block's product, sums and correction."""
+    bm, bn, d, dv = dims
+    scores = 4 if choice.f32_scores else size
+    ones = bn * ONES * size if choice.cube_sum else 0
+    sums = bm * ONES * 4 if choice.cube_sum else 0
+    pending = bm * dv * 4 + max(sums, bm * 4) + bm * 4 if choice.defer else 0
+    needs = {
+        "l1": bm * d * size + 2 * bn * (d + dv) * size + bm * bn * size + ones,
+        "l0a": bm * (d + bn) * size,
+        "l0b": bn * (d + dv) * size + ones,
+        "l0c": bm * (bn + dv) * 4 + sums,
+        "ub": bm * bn * (scores + 4)
+        + bm * dv * 2 * 4
+        + 8 * bm * 4
+        + ones
+        + 2 * sums
+        + pending,
+    }
+    for memory, count in needs.items():
+        held = cast(int, target.memories[memory].size)
+        if count > held:
+            return (
+                f"{bm}x{bn} blocks with head dims {d}, {dv} do not fit: {memory} "
+                f"of target '{target.name}' holds {held} bytes, a block needs {count}"
+            )
+    return None
+
+
+class SparseAttentionPlan:
+    """The chains and scales of one function's tv ops that this module
+    lowers, each at its last op (the root); the other ops of each are
+    `covered` (lowered with their root). Remarks say which chains are fused
+    and why the others are not."""
+
+    def __init__(
+        self,
+        ops: Sequence[Operation],
+        target: Target,
+        fuse: bool,
+        wanted: NestChoice = NestChoice(True, True),
+    ):
+        self.target = target
+        self.wanted = wanted
+        self.chains: dict[Operation, AttentionChain] = {}
+        self.choices: dict[Operation, NestChoice] = {}
+        """Per fused chain, the decisions of its nest."""
+        self.scales: dict[Operation, ScaleForm] = {}
+        self.covered: set[Operation] = set()
+        for op in ops:
+            chain = attention_chain(op) if fuse else None
+            if chain is not None:
+                reason, choice = _refusal(chain, target, wanted)
+                if reason is None:
+                    self.chains[op] = chain
+                    self.choices[op] = choice
+                    self.covered.update(chain.covered)
+                else:
+                    emit_remark(
+                        op,
+                        f"tv-sparse-to-tile: block-sparse attention not fused: {reason}",
+                    )
+        for op in ops:
+            form = scale_form(op)
+            if form is not None and op not in self.covered:
+                self.scales[op] = form
+                self.covered.update(form.ops[:-1])
+
+    def _unit(self, element_type: Attribute) -> int:
+        """The alignment unit of UB tiles of `element_type` (and f32)."""
+        return column_unit([element_type, f32], self.target.memories["ub"].alignment)
+
+    def handles(self, op: Operation) -> bool:
+        return op in self.covered or op in self.chains or op in self.scales
+
+    def emit(
+        self,
+        op: Operation,
+        out: SSAValue,
+        builder: LocatedBuilder,
+        sparse: dict[SSAValue, SparseBuffers],
+        dense: dict[SSAValue, SSAValue],
+    ) -> bool:
+        """Emit the nest of a root `op` (False: not a root of this plan)."""
+        if op in self.scales:
+            form = self.scales[op]
+            a = sparse[form.input]
+            SparseAttentionNest(builder, 1, self._unit(a.element_type)).scale_values(
+                a, form, out
+            )
+            verb = "multiplied" if isinstance(form.op, tv.MulOp) else "divided"
+            emit_remark(
+                op,
+                f"tv-sparse-to-tile: the scale of a sparse tensor ({form.op.name} of "
+                f"its values by a scalar) by {a.block[0]}x{a.block[1]} stored "
+                f"blocks, each {verb} in UB",
+            )
+            return True
+        chain = self.chains.get(op)
+        if chain is None:
+            return False
+        mask = sparse[chain.sddmm.mask]
+        q, k, v = (dense[x] for x in (chain.sddmm.lhs, chain.sddmm.rhs, chain.spmm.rhs))
+        nest = SparseAttentionNest(builder, 1, self._unit(mask.element_type))
+        choice = self.choices[op]
+        nest.attention(mask, q, k, v, out, chain.scale, choice)
+        bm, bn = mask.block
+        if choice.cube_sum:
+            sums = "row sums on the cube (p @ ones)"
+        elif self.wanted.cube_sum:
+            sums = "row sums on the vector unit (the cube's block of ones does not fit)"
+        else:
+            sums = "row sums on the vector unit"
+        if choice.f32_scores:
+            sums += "; the scores kept in f32" + (
+                ", scaled in f32" if chain.scale is not None else ""
+            )
+        if choice.defer:
+            sums += (
+                "; each block's update of the sums and the accumulator after the "
+                "next block's softmax"
+            )
+        elif self.wanted.defer:
+            sums += "; each block's update right after it (deferred ones do not fit)"
+        emit_remark(
+            op,
+            f"tv-sparse-to-tile: fused block-sparse attention ({chain.names}) as one "
+            f"nest per block row of {bm}: per stored {bm}x{bn} block, K^T and V to "
+            f"the cube, online softmax in UB, {sums}; the scores and the "
+            "probabilities stay on chip (no GM temporary); empty block rows store "
+            "zeros",
+        )
+        return True
+
+
+# --------------------------------------------------------------------------------------
+# The nests
+# --------------------------------------------------------------------------------------
+
+
+def _element_type(buffer: SSAValue) -> Attribute:
+    return cast(MemRefType[Attribute], buffer.type).get_element_type()
+
+
+def _cols(buffer: SSAValue) -> int:
+    return cast(MemRefType[Attribute], buffer.type).get_shape()[1]
+
+
+class SparseAttentionNest(SparseNest):
+    """The scale and the fused attention nests (see the module doc)."""
+
+    def scale_values(self, a: SparseBuffers, form: ScaleForm, out: SSAValue) -> None:
+        """Per stored block of `a`: loaded into UB, multiplied (divided) by the
+        scalar as `tv.mul` (`tv.div`) does, stored to `out`'s block."""
+        values, results = self.block_values(a), self.block_values_of(out, a)
+        (bm, bn), element_type = a.block, a.element_type
+        physical = 1 if bn == 1 else -(-bn // self.unit) * self.unit
+        block_type = TileType(
+            [bm, physical], element_type, MemorySpace.UB, valid=[bm, bn]
+        )
+        nnz = self.value(self.top, memref.DimOp(values, self.constant(0)))
+        kind = tile.MulOp if isinstance(form.op, tv.MulOp) else tile.DivOp
+
+        def block(at: InsertPoint, j: Valid, _: list[SSAValue]) -> list[SSAValue]:
+            loaded = self.load(at, values, [j, 0, 0], block_type)
+            scaled = self.value(at, kind(loaded, form.scalar))
+            self.store(at, scaled, results, [j, 0, 0])
+            return []
+
+        self.loop(self.top, 0, nnz, 1, [], block)
+
+    def attention(
+        self,
+        mask: SparseBuffers,
+        q: SSAValue,
+        k: SSAValue,
+        v: SSAValue,
+        out: SSAValue,
+        scale: ScaleForm | None,
+        choice: NestChoice,
+    ) -> None:
+        """`out = spmm(softmax(sddmm(mask, q, k^T) [scaled]), v)` by block rows
+        (see the module doc), with the decisions of `choice`: the row sums of
+        the probabilities as `p @ ones` on the cube (ONES equal columns), each
+        block's update deferred (`_Blocks.step`)."""
+        cube_sum, defer = choice.cube_sum, choice.defer
+        (bm, bn), element_type = mask.block, _element_type(q)
+        d, dv = _cols(q), _cols(v)
+        q_type = TileType([bm, d], element_type, MemorySpace.L1, layout="nz")
+        zero_type = TileType([bm, dv], element_type, MemorySpace.UB)
+        stat_type = TileType([bm, 1], f32, MemorySpace.UB)
+        sum_type = TileType([bm, ONES if cube_sum else 1], f32, MemorySpace.UB)
+
+        def block_row(at: InsertPoint, br: Valid, _: list[SSAValue]) -> list[SSAValue]:
+            # The Q rows (and the ones) before the offsets are read: the loads
+            # overlap the scalar unit's GM reads (an empty block row loads
+            # them for nothing).
+            row0 = self.scaled(at, br, bm)
+            q_l1 = self.load(at, q, [row0, 0], q_type)
+            ones = ones_l0b(self, at, bn, bn, element_type) if cube_sum else None
+            start, end = self.row_range(at, mask.offsets, br)
+            stored, empty = Block(), Block()
+            here = InsertPoint.at_end(stored)
+            q_l0 = to_l0(self, here, q_l1, MemorySpace.L0A, False)
+            blocks = _Blocks(
+                self, mask, k, v, q_l0, scale, ones, defer, choice.f32_scores
+            )
+            # m = lowest finite (the first block's correction exp(m - m') is
+            # 0), l = 0, acc = 0
+            lowest = self.constant(-F32_MAX, f32)
+            acc_type = TileType([bm, dv], f32, MemorySpace.UB)
+            first = [
+                self.value(here, tile.FillOp(lowest, stat_type)),
+                self.zeros(here, sum_type, []),
+                self.zeros(here, acc_type, []),
+            ]
+            if defer:  # nothing to add before the first block
+                first += [
+                    self.zeros(here, sum_type, []),
+                    self.zeros(here, acc_type, []),
+                    self.zeros(here, stat_type, []),
+                ]
+            # The stored blocks but the last, each computing the next one's
+            # scores; then the last.
+            first.append(blocks.scores(here, blocks.keys(here, start)))
+            last = self.value(here, arith.SubiOp(end, self.constant(1)))
+            carried = self.loop(here, start, last, 1, first, blocks.prefetching_step)
+            _, total, acc, *pending = blocks.step(here, last, carried)
+            if defer:
+                total, acc = blocks.settle(here, total, acc, pending)
+            if cube_sum:  # the ONES columns of the sums are equal
+                total = self.value(here, tile.ReduceMaxOp(total, 1))
+            # acc / l as acc * (1 / l): one division per row, then a multiply
+            # (the quotient rounded twice in f32, far below the f16 result's
+            # rounding)
+            one = self.value(here, tile.FillOp(self.constant(1.0, f32), stat_type))
+            inverse = self.value(here, tile.DivOp(one, total))
+            result = self.value(here, tile.MulOp(acc, inverse))
+            self.store(here, self.cast_to(here, result, element_type), out, [row0, 0])
+            self.insert(here, scf.YieldOp())
+            here = InsertPoint.at_end(empty)
+            self.store(here, self.zeros(here, zero_type, []), out, [row0, 0])
+            self.insert(here, scf.YieldOp())
+            nonempty = self.value(at, arith.CmpiOp(start, end, "slt"))
+            self.insert(at, scf.IfOp(nonempty, [], [stored], [empty]))
+            return []
+
+        self.loop(self.top, 0, mask.shape[0] // bm, 1, [], block_row)
+
+
+@dataclass
+class _Blocks:
+    """One stored block's step of the fused nest."""
+
+    nest: SparseAttentionNest
+    mask: SparseBuffers
+    k: SSAValue
+    v: SSAValue
+    q_l0: SSAValue
+    scale: ScaleForm | None
+    ones: SSAValue | None
+    """The block of ones in L0B the cube sums the probabilities with (None:
+    the row sums on the vector unit)."""
+    defer: bool
+    """Each block's update of the sum and the accumulator after the next
+    block's softmax (`step`)."""
+    f32_scores: bool
+    """The scores moved to UB in f32, a constant scale applied in f32."""
+
+    def keys(self, at: InsertPoint, j: Valid) -> SSAValue:
+        """The K block of stored block `j` in L1, addressed by its column
+        index read on the scalar unit."""
+        nest, bn = self.nest, self.mask.block[1]
+        element_type, d = _element_type(self.k), _cols(self.k)
+        col0 = nest.scaled(at, nest.read_index(at, self.mask.indices, j), bn)
+        k_type = TileType([bn, d], element_type, MemorySpace.L1, layout="nz")
+        return nest.load(at, self.k, [col0, 0], k_type)
+
+    def scores(self, at: InsertPoint, k_l1: SSAValue) -> SSAValue:
+        """The scores of a K block in L1: transposed to L0B, Q @ K^T on the
+        cube, moved to UB in the scores' type."""
+        nest, (bm, bn) = self.nest, self.mask.block
+        k_l0 = to_l0(nest, at, k_l1, MemorySpace.L0B, True)
+        s_l0c = nest.value(at, tile.MatmulOp(self.q_l0, k_l0))
+        element_type = f32 if self.f32_scores else _element_type(self.k)
+        return nest.value(
+            at, tile.MoveOp(s_l0c, TileType([bm, bn], element_type, MemorySpace.UB))
+        )
+
+    def prefetching_step(
+        self, at: InsertPoint, j: Valid, carried: list[SSAValue]
+    ) -> list[SSAValue]:
+        """`step` of block `j`, computing the next block's scores (carried)
+        between its softmax and its product with V."""
+        return self.step(at, j, carried, self.nest.add(at, j, 1))
+
+    def step(
+        self,
+        at: InsertPoint,
+        j: Valid,
+        carried: list[SSAValue],
+        following: Valid | None = None,
+    ) -> list[SSAValue]:
+        """Block `j` from `carried` (row max, row sum, accumulator, with
+        `defer` the previous block's sums, product and correction still to be
+        added, and this block's scores last): the same after it, and the
+        scores of block `following` when given (computed once this block's
+        softmax has read its own, before its product with V: the cube then
+        runs the next block's Q @ K^T while the vector unit works on this
+        one). With `defer`, the previous block's update of the sum and the
+        accumulator comes after this block's softmax, so that the vector unit
+        (in order) does not wait for the cube's product before it."""
+        nest, bn = self.nest, self.mask.block[1]
+        element_type, dv = _element_type(self.k), _cols(self.v)
+        maximum, total, acc, *pending, scores = carried
+        # The next K block is loaded before this V block: with `defer` the
+        # next scores are needed before this block's product.
+        next_keys = None if following is None else self.keys(at, following)
+        col0 = nest.scaled(at, nest.read_index(at, self.mask.indices, j), bn)
+        v_type = TileType([bn, dv], element_type, MemorySpace.L1, layout="nz")
+        v_l1 = nest.load(at, self.v, [col0, 0], v_type)
+        if self.scale is not None and self.f32_scores:
+            # s * c (s * (1 / c) for s / c) in f32
+            factor = _constant(self.scale.scalar)
+            assert factor is not None
+            if isinstance(self.scale.op, tv.DivOp):
+                factor = 1.0 / factor
+            scores = nest.value(at, tile.MulOp(scores, nest.constant(factor, f32)))
+        elif self.scale is not None:  # in the scores' type, as the reference
+            kind = tile.MulOp if isinstance(self.scale.op, tv.MulOp) else tile.DivOp
+            scores = nest.value(at, kind(scores, self.scale.scalar))
+        # The row maximum in the scores' type (exact: a cast changes no value).
+        local = nest.to_f32(at, nest.value(at, tile.ReduceMaxOp(scores, 1)))
+        new_max, correction = running_max(nest, at, local, maximum)
+        assert correction is not None
+        shifted = nest.value(at, tile.SubOp(nest.to_f32(at, scores), new_max))
+        exponent = nest.value(at, tile.ExpOp(shifted))
+        ahead = [] if next_keys is None else [self.scores(at, next_keys)]
+        if self.ones is None:
+            local_sum = nest.value(at, tile.ReduceSumOp(exponent, 1))
+        p_ub = nest.cast_to(at, exponent, element_type)
+        if self.defer:
+            # the previous block's update here: after this block's softmax on
+            # the vector unit, before this block's sums and product are
+            # written (they take the buffers it reads)
+            total, acc = self.settle(at, total, acc, pending)
+        p_l0 = probabilities_l0(nest, at, p_ub, element_type, False)
+        if self.ones is not None:
+            local_sum = product_ub(nest, at, p_l0, self.ones)
+        v_l0 = to_l0(nest, at, v_l1, MemorySpace.L0B, False)
+        product = product_ub(nest, at, p_l0, v_l0)
+        if self.defer:
+            return [new_max, total, acc, local_sum, product, correction, *ahead]
+        total, acc = self.settle(at, total, acc, [local_sum, product, correction])
+        return [new_max, total, acc, *ahead]
+
+    def settle(
+        self, at: InsertPoint, total: SSAValue, acc: SSAValue, pending: list[SSAValue]
+    ) -> tuple[SSAValue, SSAValue]:
+        """The row sum and accumulator with a block's (sums, product,
+        correction) added: l * c + sums, acc * c + product."""
+        sums, product, correction = pending
+        return (
+            rescale(self.nest, at, total, sums, correction),
+            rescale(self.nest, at, acc, product, correction),
+        )
+
+
+def scaled_pattern(op: Operation) -> SSAValue | None:
+    """The sparse operand on whose pattern `op`'s result lies, for the
+    assemble of a scale (None otherwise)."""
+    form = scale_form(op)
+    return None if form is None else form.input
