@@ -187,6 +187,13 @@ def test_empty_and_inconsistent_spaces(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(SpaceError, match="inconsistent search space"):
         build_space(module, "g", target, pipeline, only=["max-cores"])
 
+    def unnumbered(context, item):  # two dimensions of one field, no nest named
+        return [Dimension(item.name, (0, 1), 0), Dimension(item.name, (0, 2), 0)]
+
+    monkeypatch.setitem(space_module._PROVIDERS, "max_cores", unnumbered)
+    with pytest.raises(SpaceError, match="do not each name a nest"):
+        build_space(module, "g", target, pipeline, only=["max-cores"])
+
 
 def test_a_candidate_that_does_not_lower_is_recorded_and_skipped(
     monkeypatch: pytest.MonkeyPatch,
