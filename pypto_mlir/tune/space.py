@@ -267,9 +267,14 @@ def _sparse_tile_cols(
         return "no sparse op with a dense operand"
     widest = max(widths)
     values = sorted({1 << i for i in range(3, widest.bit_length())} | {widest})
-    return probed_dimension(
+    probed = probed_dimension(
         context, item, values, f"{len(values)} widths probed, up to {widest}"
     )
+    if probed is None:
+        return None
+    # 0 (the widest tile that fits) next to the widest kept, which seeds the search
+    kept = tuple(v for v in probed.values if v != probed.default)
+    return dataclasses.replace(probed, values=(*kept, probed.default), ranked=kept[-1:])
 
 
 register_dimension("tile_sizes", _tile_sizes)

@@ -399,7 +399,7 @@ def test_a_sparse_kernel_tunes_its_row_tile_width() -> None:
         only=["sparse-tile-cols", "bsr-cube"],
     )
     (cols,) = space.dimensions  # bsr-cube: no effect on a CSR kernel
-    assert cols.values == (0, 16, 32, 64) and cols.default == 0
+    assert cols.values == (16, 32, 64, 0) and cols.default == 0
     assert space.pruned == {
         "bsr-cube: no effect on the tile IR": 1,
         "sparse-tile-cols: alignment": 1,  # 8 columns: under tiny's 16-element unit
