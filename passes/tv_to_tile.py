@@ -157,6 +157,11 @@ class TvToTilePass(ModulePass):
     """M0,N0,K0, M1,N1,M0,N0,K0 or M1,N1,K1,M0,N0,K0 of matmul nests; empty:
     chosen from the target."""
 
+    nest_tile_sizes: tuple[int, ...] = ()
+    """NEST,ROWS,COLS triples: the tile sizes of vector nest NEST alone (0-based,
+    in the order this pass tiles the module's vector nests), as pypto-tune sets
+    them per nest; they take precedence over tile-sizes for that nest."""
+
     max_cores: int = 0
     """The cores tile-to-hw spreads the nests over (0: all of the target's);
     the matmul model sizes blocks for them."""
@@ -237,10 +242,48 @@ class TvToTilePass(ModulePass):
                 "tv-to-tile: matmul-tile-sizes takes M0,N0,K0, M1,N1,M0,N0,K0 or "
                 f"M1,N1,K1,M0,N0,K0, got {','.join(map(str, self.matmul_tile_sizes))}",
             )
+        per_nest = _nest_sizes(op, self.nest_tile_sizes)
+        nests = NestCount()
         for function in list(op.walk()):
             if isinstance(function, func.FuncOp) and _uses_tensors(function):
-                FunctionLowering(function, target, self).run()
+                FunctionLowering(function, target, self, per_nest, nests).run()
+        beyond = sorted(n for n in per_nest if n >= nests.vector)
+        if beyond:
+            raise op_error(
+                op,
+                f"tv-to-tile: nest-tile-sizes names vector nest {beyond[0]} but the "
+                f"module has {nests.vector} vector nest(s)",
+            )
         op.attributes[TARGET_ATTR] = StringAttr(target_name)
+
+
+@dataclass
+class NestCount:
+    """The vector nests tiled so far in the module: the next one's number in
+    `nest-tile-sizes`."""
+
+    vector: int = 0
+
+
+def _nest_sizes(op: ModuleOp, flat: Sequence[int]) -> dict[int, tuple[int, int]]:
+    """`nest-tile-sizes` as {nest: (ROWS, COLS)}, checked."""
+    shown = ",".join(map(str, flat))
+    if len(flat) % 3 or any(v < 0 for v in flat[::3]):
+        raise op_error(
+            op,
+            "tv-to-tile: nest-tile-sizes takes NEST,ROWS,COLS triples (NEST >= 0), "
+            f"got {shown}",
+        )
+    sizes: dict[int, tuple[int, int]] = {}
+    for nest, rows, cols in zip(flat[::3], flat[1::3], flat[2::3], strict=True):
+        if rows <= 0 or cols <= 0 or nest in sizes:
+            raise op_error(
+                op,
+                "tv-to-tile: nest-tile-sizes takes positive ROWS,COLS, each nest "
+                f"once, got {shown}",
+            )
+        sizes[nest] = (rows, cols)
+    return sizes
 
 
 def _uses_tensors(function: func.FuncOp) -> bool:
@@ -257,12 +300,22 @@ def _uses_tensors(function: func.FuncOp) -> bool:
 class FunctionLowering:
     """Tiles one function (see the module doc)."""
 
-    def __init__(self, function: func.FuncOp, target: Target, options: TvToTilePass):
+    def __init__(
+        self,
+        function: func.FuncOp,
+        target: Target,
+        options: TvToTilePass,
+        nest_sizes: dict[int, tuple[int, int]] | None = None,
+        nests: NestCount | None = None,
+    ):
         if not function.body.blocks:
             raise op_error(function, "tv-to-tile cannot tile a function declaration")
         self.function = function
         self.target = target
         self.options = options
+        self.nest_sizes = nest_sizes or {}
+        """`nest-tile-sizes`, by vector nest number."""
+        self.nests = nests or NestCount()
         self.block = function.body.block
         self.extents = ExtentAnalysis()
         self.gm = GmBuffers()
@@ -709,10 +762,26 @@ class FunctionLowering:
         )
 
     def _emit_vector(self, group: Group, cursor: LocatedBuilder) -> None:
-        tiling, resident, request, buffering, balanced = self._vector_choice(group)
-        hoist, placed = self._hoist_invariants(
-            group, tiling, resident, self.options.tile_sizes
-        )
+        nest = self.nests.vector
+        self.nests.vector += 1
+        explicit: Sequence[int] = self.options.tile_sizes
+        source = ""
+        if nest in self.nest_sizes:
+            explicit = self.nest_sizes[nest]
+            source = (
+                f"; tile sizes from the tuner (nest-tile-sizes, vector nest {nest})"
+            )
+        try:
+            choice = self._vector_choice(group, explicit)
+        except TilingError as error:
+            if not source:
+                raise
+            raise TilingError(
+                f"nest-tile-sizes of vector nest {nest}: {error}"
+            ) from error
+        tiling, resident, request, buffering, balanced = choice
+        record_request(request)
+        hoist, placed = self._hoist_invariants(group, tiling, resident, explicit)
         VectorNest(group, self.extents, self.gm, cursor, self._sum_lanes).emit(
             tiling, resident, hoist
         )
@@ -721,18 +790,18 @@ class FunctionLowering:
             group.root,
             self._vector_remark(group, tiling, resident, peak, buffering)
             + balanced
-            + placed,
+            + placed
+            + source,
         )
 
     def _vector_choice(
-        self, group: Group
+        self, group: Group, explicit: Sequence[int]
     ) -> tuple[VectorTiling, bool, VectorRequest, int, str]:
-        """The tiling of `group`'s vector nest (`tile-sizes`, or the largest
+        """The tiling of `group`'s vector nest (`explicit` sizes, or the largest
         that fits UB, balanced over the cores by cost): tiling, residency,
         request, buffering and the remark's words on the balance."""
         ub_size = self.target.memories["ub"].size
         assert ub_size is not None
-        explicit = self.options.tile_sizes
         choice: tuple[VectorTiling, bool, VectorRequest] | None = None
         candidates = (
             [True, False]
@@ -787,7 +856,6 @@ class FunctionLowering:
                     f"'{self.target.name}' holds {ub_size} bytes"
                 )
         tiling, resident, request = choice
-        record_request(request)
         balanced = ""
         cores = balance_cores(group)
         if cores and not explicit:
@@ -1066,7 +1134,7 @@ class FunctionLowering:
         if op.result not in self.gm.source:
             self.gm.source[op.result] = stand_in.memref
         _, row_group = self._split_groups(group)
-        row_tiling = self._vector_choice(row_group)[0]
+        row_tiling = self._vector_choice(row_group, self.options.tile_sizes)[0]
         for planned, before in zip(
             (self.gm.source, self.gm.targets), saved, strict=True
         ):

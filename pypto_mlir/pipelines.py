@@ -143,6 +143,7 @@ LOWER_STAGES: tuple[Stage, ...] = (
         (
             ("tile_sizes", "tile_sizes"),
             ("matmul_tile_sizes", "matmul_tile_sizes"),
+            ("nest_tile_sizes", "nest_tile_sizes"),
             ("max_cores", "max_cores"),
             ("matmul_panels", "matmul_panels"),
             ("matmul_split_k", "matmul_split_k"),
@@ -212,6 +213,10 @@ class LowerPipeline(PipelinePass):
 
     matmul_tile_sizes: tuple[int, ...] = ()
     """M0,N0,K0 or M1,N1,M0,N0,K0 of matmul nests (tv-to-tile); empty: chosen."""
+
+    nest_tile_sizes: tuple[int, ...] = ()
+    """NEST,ROWS,COLS triples: one vector nest's tile sizes (tv-to-tile), as
+    pypto-tune sets them; they take precedence over tile-sizes."""
 
     max_cores: int = 0
     """Use at most this many cores (tile-to-hw); 0: all cores of the target."""

@@ -313,28 +313,21 @@ def random_inputs(
     return values
 
 
-RANDOM_DENSITY = 0.3
-"""The share of the entries (blocks) of a random sparse argument that is stored."""
-
-
 def _random_sparse(spec: ArgumentSpec, rng: np.random.Generator) -> Any:
-    """A random CSR/BSR tensor: each entry (block) stored with probability
-    `RANDOM_DENSITY`, values drawn as for a dense argument."""
-    from pypto_mlir.interp.sparse import SparseArray, values_shape
+    """A random CSR/BSR tensor (`interp.sparse.random_sparse`), values drawn as
+    for a dense argument."""
+    from pypto_mlir.interp.sparse import random_sparse
 
     sparse_type = cast(tv.TensorViewType, spec.type)
     encoding = sparse_type.sparse_encoding
     assert encoding is not None and spec.shape is not None
     block = tuple(encoding.block_shape)
-    grid = (spec.shape[0] // block[0], spec.shape[1] // block[1])
-    stored = rng.random(grid) < RANDOM_DENSITY
-    index_dtype = numpy_dtype(encoding.index_type)
-    offsets = np.concatenate(([0], np.cumsum(stored.sum(axis=1)))).astype(index_dtype)
-    indices = np.nonzero(stored)[1].astype(index_dtype)
-    shape = values_shape(int(indices.shape[0]), block)
-    values = _round_to_element(rng.uniform(*RANDOM_FLOAT_RANGE, shape), spec)
-    return SparseArray(
-        (spec.shape[0], spec.shape[1]), (block[0], block[1]), offsets, indices, values
+    return random_sparse(
+        (spec.shape[0], spec.shape[1]),
+        (block[0], block[1]),
+        numpy_dtype(encoding.index_type),
+        rng,
+        lambda shape: _round_to_element(rng.uniform(*RANDOM_FLOAT_RANGE, shape), spec),
     )
 
 

@@ -19,7 +19,7 @@ and sums in f32, one rounding to the element type at the end.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -75,6 +75,29 @@ class SparseArray:
             self.indices,
             values.reshape(self.values.shape),
         )
+
+
+RANDOM_DENSITY = 0.3
+"""The share of the entries (blocks) of a random sparse tensor that is stored
+(`pypto-run --random`, the auto-tuner's inputs)."""
+
+
+def random_sparse(
+    shape: tuple[int, int],
+    block: tuple[int, int],
+    index_dtype: np.dtype,
+    rng: np.random.Generator,
+    draw_values: Callable[[tuple[int, ...]], np.ndarray],
+) -> SparseArray:
+    """A random CSR/BSR tensor: each entry (block) stored with probability
+    `RANDOM_DENSITY`, then its values from `draw_values(values shape)`; the
+    draws from `rng` in that order, so a seed gives the same tensor anywhere."""
+    grid = (shape[0] // block[0], shape[1] // block[1])
+    stored = rng.random(grid) < RANDOM_DENSITY
+    offsets = np.concatenate(([0], np.cumsum(stored.sum(axis=1)))).astype(index_dtype)
+    indices = np.nonzero(stored)[1].astype(index_dtype)
+    values = draw_values(values_shape(int(indices.shape[0]), block))
+    return SparseArray(shape, block, offsets, indices, values)
 
 
 def values_shape(nnz: int, block: Sequence[int]) -> tuple[int, ...]:

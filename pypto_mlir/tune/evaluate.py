@@ -76,22 +76,42 @@ def materialize(target: TargetFiles) -> str:
 
 
 def random_arguments(function: func.FuncOp, seed: int) -> list[Any]:
-    """Inputs for a tv function: floats uniform in [-1, 1], small integers."""
+    """Inputs for a tv function: floats uniform in [-1, 1], small integers; a
+    sparse tensor as `pypto-run --random` draws it (`random_sparse`)."""
     from pypto_mlir.dialects import tensor_view as tv
     from pypto_mlir.interp.gm_memref import poison_array
-    from pypto_mlir.numerics import round_to_bf16
+    from pypto_mlir.interp.sparse import random_sparse
+    from pypto_mlir.numerics import numpy_dtype, round_to_bf16
 
     rng = np.random.default_rng(seed)
+
+    def floats(shape: tuple[int, ...], element_type: Any, dtype: np.dtype) -> Any:
+        array = rng.uniform(-1.0, 1.0, shape)
+        if str(element_type) == "bf16":
+            array = round_to_bf16(array.astype(np.float32))
+        return array.astype(dtype)
+
     values: list[Any] = []
     for arg_type in function.function_type.inputs.data:
         if isinstance(arg_type, tv.TensorViewType):
             shape = tuple(arg_type.get_shape())
             like = poison_array(shape, arg_type.element_type)
-            if like.dtype.kind == "f":
-                array = rng.uniform(-1.0, 1.0, shape)
-                if str(arg_type.element_type) == "bf16":
-                    array = round_to_bf16(array.astype(np.float32))
-                values.append(array.astype(like.dtype))
+            encoding = arg_type.sparse_encoding
+            if encoding is not None:
+                block = tuple(encoding.block_shape)
+                values.append(
+                    random_sparse(
+                        (shape[0], shape[1]),
+                        (block[0], block[1]),
+                        numpy_dtype(encoding.index_type),
+                        rng,
+                        lambda s, t=arg_type, d=like.dtype: floats(
+                            s, t.element_type, d
+                        ),
+                    )
+                )
+            elif like.dtype.kind == "f":
+                values.append(floats(shape, arg_type.element_type, like.dtype))
             else:
                 values.append(rng.integers(-4, 5, shape).astype(like.dtype))
         elif isinstance(arg_type, IntegerType | IndexType):
@@ -114,7 +134,7 @@ def lower_candidate(module: ModuleOp, target: str, options: dict[str, Any]) -> M
 
 def evaluate(task: Task) -> Outcome:
     """Measure `task` (see the module docstring)."""
-    from pypto_mlir.check import result_buffers
+    from pypto_mlir.check import lowered_arguments, result_buffers
     from pypto_mlir.diagnostics import DiagnosticError
     from pypto_mlir.interp.ascend_hw import run_hw_function
     from pypto_mlir.targets import load_target
@@ -138,7 +158,7 @@ def evaluate(task: Task) -> Outcome:
         run = run_hw_function(
             lowered,
             task.entry,
-            [*arguments, *result_buffers(function)],
+            [*lowered_arguments(function, arguments), *result_buffers(function)],
             load_target(target_name),
         )
         cycles = int(run.report.cycles)

@@ -81,7 +81,7 @@ def to_dict(result: TuneResult) -> dict[str, Any]:
         "space": {
             "size": result.space.size,
             "dimensions": {
-                d.name: {"values": len(d.values), "source": d.source}
+                d.label: {"values": len(d.values), "source": d.source}
                 for d in result.space.dimensions
             },
             "pruned": result.space.pruned,

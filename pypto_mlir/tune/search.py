@@ -32,9 +32,9 @@ class LocalSearch:
     def _seeds(self) -> list[Config]:
         default = self.space.default()
         seeds = [default]
-        for dimension in self.space.dimensions:
+        for index, dimension in enumerate(self.space.dimensions):
             for value in dimension.ranked:
-                seeds.append(self.space.with_value(default, dimension.name, value))
+                seeds.append(self.space.with_value(default, index, value))
         return seeds
 
     def next_batch(

@@ -61,6 +61,15 @@ class Dimension:
     """Values the cost model expects to be best, best first (search seeds)."""
     source: str = ""
     """Where the values come from, for the report."""
+    nest: int | None = None
+    """For `nest_tile_sizes`: the vector nest this dimension sizes (its values
+    (ROWS, COLS), () for the model's); the field's value gathers them."""
+
+    @property
+    def label(self) -> str:
+        """The option as pypto-lower spells it, `[nest]` for a per-nest one."""
+        suffix = f"[{self.nest}]" if self.nest is not None else ""
+        return _display(self.name) + suffix
 
 
 @dataclass
@@ -73,6 +82,8 @@ class SpaceContext:
     target: Target
     pipeline: LowerPipeline
     requests: list[VectorRequest | MatmulRequest]
+    baseline: str
+    """The kernel's tile IR with the default options."""
     pruned: Counter[str] = field(default_factory=Counter[str])
 
     def vector_requests(self) -> list[VectorRequest]:
@@ -82,8 +93,11 @@ class SpaceContext:
         return [r for r in self.requests if isinstance(r, MatmulRequest)]
 
 
-Provider = Callable[[SpaceContext, dataclasses.Field[Any]], Dimension | None]
-"""A field's dimension for this kernel, or None when it has no choice."""
+Provider = Callable[
+    [SpaceContext, dataclasses.Field[Any]], Dimension | Sequence[Dimension] | str | None
+]
+"""A field's dimension(s) for this kernel (several for a per-nest field), or
+why it has none (a text, or None: no choice for this kernel)."""
 
 _PROVIDERS: dict[str, Provider] = {}
 
@@ -103,26 +117,55 @@ def bool_dimension(context: SpaceContext, item: dataclasses.Field[Any]) -> Dimen
     return Dimension(item.name, (default, not default), default, source="switch")
 
 
-def _tile_sizes(
-    context: SpaceContext, item: dataclasses.Field[Any]
-) -> Dimension | None:
-    ub = context.target.memories["ub"].size
-    assert ub is not None
-    sizes, pruned = vector_size_candidates(context.vector_requests(), ub)
-    for reason, count in sorted(pruned.items()):
-        context.pruned[f"tile-sizes: {reason}"] += count
-    if not sizes:
-        return None
+def _vector_sizes(
+    sizes: list[tuple[int, int]],
+    name: str,
+    source: str,
+    nest: int | None = None,
+) -> Dimension:
     # smallest to largest, then the model's own choice (the largest that fits,
     # or a smaller one for the cores): its neighbour is the largest tile
     ordered = sorted(sizes, key=lambda rc: (rc[0] * rc[1], rc[1]))
     return Dimension(
-        item.name,
-        (*ordered, ()),
-        (),
-        ranked=tuple(sizes[:2]),
-        source=f"tiling model, {len(context.vector_requests())} vector nest(s)",
+        name, (*ordered, ()), (), ranked=tuple(sizes[:2]), source=source, nest=nest
     )
+
+
+def _tile_sizes(
+    context: SpaceContext, item: dataclasses.Field[Any]
+) -> Dimension | str | None:
+    requests = context.vector_requests()
+    if len(requests) > 1:
+        return f"{len(requests)} vector nests: sized per nest by nest-tile-sizes"
+    ub = context.target.memories["ub"].size
+    assert ub is not None
+    sizes, pruned = vector_size_candidates(requests, ub)
+    for reason, count in sorted(pruned.items()):
+        context.pruned[f"tile-sizes: {reason}"] += count
+    if not sizes:
+        return None
+    return _vector_sizes(sizes, item.name, "tiling model, 1 vector nest")
+
+
+def _nest_tile_sizes(
+    context: SpaceContext, item: dataclasses.Field[Any]
+) -> list[Dimension] | str | None:
+    """One dimension per vector nest (two or more; one nest is `tile-sizes`),
+    its sizes enumerated and pruned for that nest's request alone."""
+    requests = context.vector_requests()
+    if len(requests) < 2:
+        return "one vector nest or none: tile-sizes sizes it" if requests else None
+    ub = context.target.memories["ub"].size
+    assert ub is not None
+    dimensions: list[Dimension] = []
+    for nest, request in enumerate(requests):
+        sizes, pruned = vector_size_candidates([request], ub)
+        for reason, count in sorted(pruned.items()):
+            context.pruned[f"nest-tile-sizes[{nest}]: {reason}"] += count
+        if sizes:
+            source = f"tiling model, vector nest {nest}"
+            dimensions.append(_vector_sizes(sizes, item.name, source, nest))
+    return dimensions or None
 
 
 def _matmul_tile_sizes(
@@ -152,7 +195,91 @@ def _max_cores(context: SpaceContext, item: dataclasses.Field[Any]) -> Dimension
     return Dimension(item.name, (*counts, 0), 0, source=f"1..{cores} cores")
 
 
+def probed_dimension(
+    context: SpaceContext,
+    item: dataclasses.Field[Any],
+    values: Sequence[Value],
+    source: str,
+) -> Dimension | None:
+    """A dimension of field `item`: its default and those of `values` that the
+    passes take and that tile the kernel differently from the default and from
+    each other, found by lowering to tile IR with each (a value refused is
+    pruned as `capacity` when it does not fit, `alignment` when it breaks the
+    alignment, `refused` otherwise). None when no value is left. How an int or
+    float decision without a model of its own (a block size, a threshold) gets
+    a provider."""
+    from pypto_mlir.check import lower
+    from pypto_mlir.diagnostics import DiagnosticError
+
+    default = getattr(context.pipeline, item.name)
+    seen = {context.baseline}
+    kept: list[Value] = []
+    for value in values:
+        if value == default or value in kept:
+            continue
+        changed = dataclasses.replace(context.pipeline, **{item.name: value})
+        try:
+            with diagnostic_handler(lambda _: None):
+                text = module_text(lower(context.module, "tile", changed))
+        except DiagnosticError as error:
+            message = error.diagnostic.message
+            reason = (
+                "capacity"
+                if "does not fit" in message or "holds" in message
+                else "alignment"
+                if "multiple" in message or "alignment" in message
+                else "refused"
+            )
+            context.pruned[f"{_display(item.name)}: {reason}"] += 1
+            continue
+        if text in seen:
+            context.pruned[f"{_display(item.name)}: same tiling"] += 1
+            continue
+        seen.add(text)
+        kept.append(value)
+    if not kept:
+        return None
+    ordered = sorted([default, *kept])
+    return Dimension(item.name, tuple(ordered), default, source=source)
+
+
+def _sparse_tile_cols(
+    context: SpaceContext, item: dataclasses.Field[Any]
+) -> Dimension | str | None:
+    """Powers of two up to the widest dense operand of a sparse op, and that
+    width, probed (`probed_dimension`): tv-sparse-to-tile refuses a row tile
+    that does not fit its nest's UB (double-buffered) or breaks the alignment."""
+    from pypto_mlir.dialects import tensor_view as tv
+
+    widths = [
+        t.get_shape()[-1]
+        for op in context.module.walk()
+        if any(
+            isinstance(v.type, tv.TensorViewType) and v.type.is_sparse
+            for v in (*op.operands, *op.results)
+        )
+        for v in (*op.operands, *op.results)
+        if isinstance(t := v.type, tv.TensorViewType)
+        and not t.is_sparse
+        and t.get_shape()[-1] > 0
+    ]
+    if not widths:
+        return "no sparse op with a dense operand"
+    widest = max(widths)
+    values = sorted({1 << i for i in range(3, widest.bit_length())} | {widest})
+    probed = probed_dimension(
+        context, item, values, f"{len(values)} widths probed, up to {widest}"
+    )
+    if probed is None:
+        return None
+    # 0 (the widest tile that fits) next to the widest kept, which seeds the search
+    kept = tuple(v for v in probed.values if v != probed.default)
+    return dataclasses.replace(probed, values=(*kept, probed.default), ranked=kept[-1:])
+
+
 register_dimension("tile_sizes", _tile_sizes)
+register_dimension("sparse_tile_cols", _sparse_tile_cols)
+register_dimension("nest_tile_sizes", _nest_tile_sizes)
 register_dimension("matmul_tile_sizes", _matmul_tile_sizes)
 register_dimension("max_cores", _max_cores)
 
@@ -177,12 +304,17 @@ class SearchSpace:
         return tuple(d.default for d in self.dimensions)
 
     def options(self, config: Config) -> dict[str, Value]:
-        """The pipeline fields `config` sets away from their defaults."""
-        return {
-            d.name: v
-            for d, v in zip(self.dimensions, config, strict=True)
-            if v != d.default
-        }
+        """The pipeline fields `config` sets away from their defaults (per-nest
+        dimensions gathered into NEST,ROWS,COLS triples)."""
+        options: dict[str, Value] = {}
+        for d, v in zip(self.dimensions, config, strict=True):
+            if v == d.default:
+                continue
+            if d.nest is None:
+                options[d.name] = v
+            else:
+                options[d.name] = (*options.get(d.name, ()), d.nest, *v)
+        return options
 
     def neighbours(self, config: Config) -> Iterator[Config]:
         """Configurations one step away along one dimension."""
@@ -197,8 +329,8 @@ class SearchSpace:
                         *config[index + 1 :],
                     )
 
-    def with_value(self, config: Config, name: str, value: Value) -> Config:
-        index = next(i for i, d in enumerate(self.dimensions) if d.name == name)
+    def with_value(self, config: Config, index: int, value: Value) -> Config:
+        """`config` with dimension `index` set to `value`."""
         return (*config[:index], value, *config[index + 1 :])
 
     def sample(self, rng: random.Random) -> Config:
@@ -211,8 +343,7 @@ class SearchSpace:
 
     def describe(self) -> list[str]:
         lines = [
-            f"{_display(d.name)}: {len(d.values)} values ({d.source})"
-            for d in self.dimensions
+            f"{d.label}: {len(d.values)} values ({d.source})" for d in self.dimensions
         ]
         lines.append(f"{self.size} configurations")
         for reason, count in sorted(self.pruned.items()):
@@ -251,7 +382,7 @@ def build_space(
         )
     with recording_requests() as requests, diagnostic_handler(lambda _: None):
         baseline = module_text(lower(module, "tile", pipeline))
-    context = SpaceContext(module, entry, target, pipeline, list(requests))
+    context = SpaceContext(module, entry, target, pipeline, list(requests), baseline)
     dimensions: list[Dimension] = []
     untuned: list[str] = []
     for item in fields:
@@ -263,17 +394,22 @@ def build_space(
         if provider is None:
             untuned.append(f"{_display(item.name)} (no provider registered)")
             continue
-        dimension = provider(context, item)
-        if dimension is None:
-            untuned.append(f"{_display(item.name)} (no choice for this kernel)")
+        provided = provider(context, item)
+        if provided is None or isinstance(provided, str):
+            why = provided or "no choice for this kernel"
+            untuned.append(f"{_display(item.name)} ({why})")
             continue
-        _check(dimension, names)
-        if dimension.source == "switch" and _no_effect(
-            module, pipeline, item.name, baseline
+        found = [provided] if isinstance(provided, Dimension) else list(provided)
+        for dimension in found:
+            _check(dimension, names, len(found))
+        if (
+            len(found) == 1
+            and found[0].source == "switch"
+            and _no_effect(module, pipeline, item.name, baseline)
         ):
             context.pruned[f"{_display(item.name)}: no effect on the tile IR"] += 1
             continue
-        dimensions.append(dimension)
+        dimensions += found
     space = SearchSpace(
         tuple(dimensions), dict(sorted(context.pruned.items())), tuple(untuned)
     )
@@ -315,25 +451,31 @@ def _no_effect(
         return False
 
 
-def _check(dimension: Dimension, names: set[str]) -> None:
-    """A provider's dimension must name a field and hold its default once."""
+def _check(dimension: Dimension, names: set[str], count: int) -> None:
+    """A provider's dimension must name a field and hold its default once; of
+    `count` dimensions for one field, each sizes a nest of its own."""
     if dimension.name not in names:
         raise SpaceError(
             f"inconsistent search space: dimension '{_display(dimension.name)}' is "
             "not an option of pypto-lower"
         )
+    if count > 1 and dimension.nest is None:
+        raise SpaceError(
+            f"inconsistent search space: '{_display(dimension.name)}' has "
+            f"{count} dimensions but they do not each name a nest"
+        )
     if dimension.values.count(dimension.default) != 1:
         raise SpaceError(
-            f"inconsistent search space: the values of '{_display(dimension.name)}' "
+            f"inconsistent search space: the values of '{dimension.label}' "
             "must contain its default exactly once"
         )
     if len(set(map(repr, dimension.values))) != len(dimension.values):
         raise SpaceError(
-            f"inconsistent search space: '{_display(dimension.name)}' repeats a value"
+            f"inconsistent search space: '{dimension.label}' repeats a value"
         )
     stray = [v for v in dimension.ranked if v not in dimension.values]
     if stray:
         raise SpaceError(
-            f"inconsistent search space: '{_display(dimension.name)}' ranks "
+            f"inconsistent search space: '{dimension.label}' ranks "
             f"{stray[0]!r}, which is not one of its values"
         )

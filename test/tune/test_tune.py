@@ -44,6 +44,23 @@ func.func @g(%a: !tv.tensor<64x64xf16>, %b: !tv.tensor<64x64xf16>) -> !tv.tensor
 }
 """
 
+TWO_NESTS = """\
+func.func @h(%x: !tv.tensor<64x1024xf16>, %a: !tv.tensor<32x64xf16>) -> (!tv.tensor<64x1024xf16>, !tv.tensor<32x64xf16>) {
+  %y = tv.exp %x : !tv.tensor<64x1024xf16>
+  %b = tv.abs %a : !tv.tensor<32x64xf16>
+  func.return %y, %b : !tv.tensor<64x1024xf16>, !tv.tensor<32x64xf16>
+}
+"""
+
+CSR = "!tv.tensor<64x64xf16, #tv.csr<rows = 64, cols = 64, nnz = ?, index = i32>>"
+
+SPMM = f"""\
+func.func @spmm(%a: {CSR}, %b: !tv.tensor<64x128xf16>) -> !tv.tensor<64x128xf16> {{
+  %c = tv.spmm %a, %b : {CSR}, !tv.tensor<64x128xf16> -> !tv.tensor<64x128xf16>
+  func.return %c : !tv.tensor<64x128xf16>
+}}
+"""
+
 
 def parse(text: str):
     return Parser(default_context(), text).parse_module()
@@ -168,6 +185,13 @@ def test_empty_and_inconsistent_spaces(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setitem(space_module._PROVIDERS, "max_cores", bad)
     with pytest.raises(SpaceError, match="inconsistent search space"):
+        build_space(module, "g", target, pipeline, only=["max-cores"])
+
+    def unnumbered(context, item):  # two dimensions of one field, no nest named
+        return [Dimension(item.name, (0, 1), 0), Dimension(item.name, (0, 2), 0)]
+
+    monkeypatch.setitem(space_module._PROVIDERS, "max_cores", unnumbered)
+    with pytest.raises(SpaceError, match="do not each name a nest"):
         build_space(module, "g", target, pipeline, only=["max-cores"])
 
 
@@ -336,3 +360,77 @@ def test_kernel_tune_and_autotune() -> None:
     result = scaled.tune(x, budget=2, jobs=1, backend=backend)
     assert len(result.candidates) == 2
     assert dataclasses.asdict(result.default)["options"] == {}
+
+
+def test_a_two_nest_kernel_has_a_tile_size_dimension_per_nest() -> None:
+    """Each vector nest gets its own sizes (`nest-tile-sizes`), pruned for that
+    nest alone; the pipeline-wide tile-sizes is then not tuned. The sizes the
+    tuner sets reach tv-to-tile: every candidate lowers and runs."""
+    module = parse(TWO_NESTS)
+    space = build_space(module, "h", load_target("tiny"), LowerPipeline(target="tiny"))
+    per_nest = [d for d in space.dimensions if d.name == "nest_tile_sizes"]
+    assert [d.label for d in per_nest] == ["nest-tile-sizes[0]", "nest-tile-sizes[1]"]
+    assert all(d.default == () and () in d.values for d in per_nest)
+    assert per_nest[0].values != per_nest[1].values  # sized for each nest's extents
+    assert space.pruned["nest-tile-sizes[0]: capacity"] > 0
+    assert any(u.startswith("tile-sizes (2 vector nests") for u in space.untuned)
+    config = list(space.default())
+    for d in per_nest:
+        config[space.dimensions.index(d)] = d.values[0]
+    first, second = (d.values[0] for d in per_nest)
+    assert space.options(tuple(config)) == {"nest_tile_sizes": (0, *first, 1, *second)}
+    result = _tune(module, LocalExecutor(1), budget=3, only=["nest-tile-sizes"])
+    assert all(c.cycles is not None for c in result.candidates), result.candidates
+    assert {c.options.get("nest_tile_sizes", ())[:1] for c in result.candidates} >= {
+        (),
+        (0,),
+    }
+
+
+def test_a_sparse_kernel_tunes_its_row_tile_width() -> None:
+    """sparse-tile-cols: widths tv-sparse-to-tile takes (probed), the default 0
+    among them; the evaluator draws CSR inputs as `pypto-run --random` does."""
+    module = parse(SPMM)
+    space = build_space(
+        module,
+        "spmm",
+        load_target("tiny"),
+        LowerPipeline(target="tiny"),
+        only=["sparse-tile-cols", "bsr-cube"],
+    )
+    (cols,) = space.dimensions  # bsr-cube: no effect on a CSR kernel
+    assert cols.values == (16, 32, 64, 0) and cols.default == 0
+    assert space.pruned == {
+        "bsr-cube: no effect on the tile IR": 1,
+        "sparse-tile-cols: alignment": 1,  # 8 columns: under tiny's 16-element unit
+        "sparse-tile-cols: capacity": 1,  # 128 columns
+    }
+    result = _tune(module, LocalExecutor(1), budget=3, only=["sparse-tile-cols"])
+    assert all(c.cycles is not None for c in result.candidates), result.candidates
+    assert result.check.startswith("ok")
+
+
+def test_an_int_field_gets_a_probed_provider(monkeypatch: pytest.MonkeyPatch) -> None:
+    """How a new int or float option is made tunable (docs/tuning.md): values
+    the passes refuse or that change nothing are pruned, the default kept."""
+    module = parse(SPMM)
+
+    def widths(context, item):
+        return space_module.probed_dimension(
+            context, item, (0, 16, 17, 96, 128, 4096), "probed"
+        )
+
+    monkeypatch.setitem(space_module._PROVIDERS, "sparse_tile_cols", widths)
+    space = build_space(
+        module,
+        "spmm",
+        load_target("tiny"),
+        LowerPipeline(target="tiny"),
+        only=["sparse-tile-cols"],
+    )
+    assert space.dimensions[0].values == (0, 16)
+    assert space.pruned == {
+        "sparse-tile-cols: alignment": 1,  # 17
+        "sparse-tile-cols: capacity": 2,  # 128, 4096
+        "sparse-tile-cols: same tiling": 1,  # 96: what 0 chooses
+    }
