@@ -34,6 +34,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     MemRefType,
     ModuleOp,
+    StridedLayoutAttr,
     StringAttr,
     bf16,
     f16,
@@ -50,8 +51,10 @@ from pypto_mlir.targets import Target
 
 from .bufferize import finish_function, memref_type
 from .located_builder import LocatedBuilder
+from .nest_builder import Valid, memref_strides
 from .set_target import required_target
 from .sparse_nests import SparseBuffers, SparseNest
+from .sparse_outline import outline
 from .tiling_model import BUFFERING, column_unit
 
 LOWERED_OPS: tuple[type[Operation], ...] = (
@@ -62,7 +65,16 @@ LOWERED_OPS: tuple[type[Operation], ...] = (
     tv.SddmmOp,
     tv.SparseSoftmaxOp,
 )
-"""The sparse ops this pass lowers; the other `tv.SPARSE_OPS` are refused."""
+"""The sparse ops this pass lowers to nests."""
+
+_SPARSE_SIDE: tuple[type[Operation], ...] = (
+    *LOWERED_OPS,
+    tv.AssembleOp,
+    tv.DisassembleOp,
+)
+"""The ops that stay in the sparse function: nests and the buffers of
+assembled and disassembled tensors. The other `tv.SPARSE_OPS` are refused;
+dense ops are outlined for tv-to-tile (passes/sparse_outline.py)."""
 
 CUBE_TYPES = (f16, bf16)
 """Block-CSR values the cube path takes (16-bit: whole fractals of a block)."""
@@ -132,6 +144,11 @@ class SparseFunctionLowering:
         self.options = options
         self.dense: dict[SSAValue, SSAValue] = {}
         self.sparse: dict[SSAValue, SparseBuffers] = {}
+        self.entries: dict[SSAValue, SparseBuffers] = {}
+        """The values buffers (memrefs) and the sparse tensor they hold the
+        stored values of."""
+        self.parts: dict[SSAValue, tuple[SparseBuffers, str]] = {}
+        """The offsets and indices results of a tv.disassemble."""
 
     def run(self) -> None:
         return_op = self.block.last_op
@@ -146,13 +163,27 @@ class SparseFunctionLowering:
         outputs = self._results(return_op)
         end = InsertPoint.before(return_op)
         temporaries: list[SSAValue] = []
-        for op in ops:
+        written: set[SSAValue] = set()
+        run: list[Operation] = []  # consecutive dense ops, outlined together
+        for op in [*ops, return_op]:
+            if op is not return_op and not isinstance(op, _SPARSE_SIDE):
+                run.append(op)
+                continue
+            if run:
+                written |= self._outline(run, outputs, temporaries, end)
+                run = []
+            if op is return_op:
+                break
+            if isinstance(op, tv.DisassembleOp | tv.AssembleOp):
+                self._buffers_of(op)
+                continue
             builder = LocatedBuilder(end, location=op.location)
             result = op.results[0]
             out = outputs.get(result)
             if out is None:  # read by a later nest only: a GM temporary
                 out = self._temporary(op, builder)
                 temporaries.append(out)
+            written.add(result)
             self._emit(op, out, builder)
             pattern = _pattern_operand(op)
             if pattern is not None:  # a sparse result: values on its operand's pattern
@@ -162,10 +193,22 @@ class SparseFunctionLowering:
                 )
             else:
                 self.dense[result] = out
+        for value in outputs:
+            if value not in written:
+                raise op_error(
+                    return_op,
+                    "tv-sparse-to-tile: a function on sparse tensors returns a value "
+                    "no op computes (an argument's buffers)",
+                )
         for buffer in temporaries:
             LocatedBuilder.before(return_op).insert(memref.DeallocOp.get(buffer))
         scalars = [v for v in return_op.arguments if not _is_tensor(v)]
-        finish_function(self.function, return_op, scalars, ops)
+        finish_function(
+            self.function,
+            return_op,
+            scalars,
+            [o for o in ops if o.parent is self.block],
+        )
 
     def _temporary(self, op: Operation, builder: LocatedBuilder) -> SSAValue:
         """A GM buffer for `op`'s result: its dense shape, or for a sparse result
@@ -179,18 +222,224 @@ class SparseFunctionLowering:
         values_type = sparse_memref_types(result_type)[2]
         return builder.value(memref.AllocOp([nnz], [], values_type))
 
+    def _buffers_of(self, op: tv.DisassembleOp | tv.AssembleOp) -> None:
+        """The buffers of a disassembled sparse tensor (its values a dense 1-d
+        tensor), or of one assembled from a tensor's index arrays and values."""
+        if isinstance(op, tv.DisassembleOp):
+            a = self.sparse[op.input]
+            self.parts[op.offsets] = (a, "offsets")
+            self.parts[op.indices] = (a, "indices")
+            self.dense[op.values] = a.values
+            self.entries[a.values] = a
+            return
+        offsets, indices = self.parts.get(op.offsets), self.parts.get(op.indices)
+        if (
+            offsets is None
+            or indices is None
+            or offsets[0] is not indices[0]
+            or (offsets[1], indices[1]) != ("offsets", "indices")
+        ):
+            raise op_error(
+                op,
+                "tv-sparse-to-tile lowers a tv.assemble of the offsets and indices "
+                "of one disassembled sparse tensor only (the values may be "
+                "computed)",
+            )
+        a = offsets[0]
+        self.sparse[op.result] = SparseBuffers(
+            a.offsets, a.indices, self.dense[op.values], a.shape, a.block
+        )
+
+    def _outline(
+        self,
+        run: Sequence[Operation],
+        outputs: dict[SSAValue, SSAValue],
+        temporaries: list[SSAValue],
+        end: InsertPoint,
+    ) -> set[SSAValue]:
+        """Move the dense ops `run` into a function tv-to-tile tiles
+        (passes/sparse_outline.py); their results read later go to the output
+        they are returned as (or assembled into), else to a GM temporary.
+        Returns the outputs written."""
+        builder = LocatedBuilder(end, location=run[0].location)
+        inside = set(run)
+        pattern = self._entry_pattern(run)
+        destinations: dict[SSAValue, SSAValue] = {}
+        written: set[SSAValue] = set()
+        for op in run:
+            for result in op.results:
+                users = [u.operation for u in result.uses]
+                if all(u in inside for u in users):
+                    continue
+                if not _is_tensor(result):
+                    raise op_error(
+                        op,
+                        f"tv-sparse-to-tile: the scalar result of '{op.name}' is "
+                        "read by sparse ops",
+                    )
+                returned = [result] if result in outputs else []
+                returned += [
+                    u.result
+                    for u in users
+                    if isinstance(u, tv.AssembleOp) and u.result in outputs
+                ]
+                if returned:
+                    destination = outputs[returned[0]]
+                    written.update(returned)
+                else:
+                    destination = self._dense_temporary(op, result, run, builder)
+                    temporaries.append(destination)
+                destinations[result] = destination
+                self.dense[result] = destination
+                if pattern is not None:
+                    self.entries[destination] = pattern
+        if pattern is None:
+            outline(run, self._dense_buffer, destinations, self.function, builder)
+            what = "on GM buffers of the sparse nests"
+        else:
+            self._outline_entries(run, pattern, destinations, builder)
+            what = (
+                "per stored entry (one entry a tile, the rows split over the cores): "
+                "a stored value's count is known at run time only"
+            )
+        emit_remark(
+            run[0],
+            f"tv-sparse-to-tile: {len(run)} dense op{'s' if len(run) > 1 else ''} "
+            f"outlined for tv-to-tile, {what}",
+        )
+        return written
+
+    def _entry_pattern(self, run: Sequence[Operation]) -> SparseBuffers | None:
+        """The sparse tensor whose stored values the dense ops `run` map (every
+        tensor `? x ...`, read from its values), None for other dense ops."""
+        for op in run:
+            for value in op.operands:
+                if value in self.parts:
+                    self._dense_buffer(op, value)  # refused
+        tensors = [v for o in run for v in (*o.operands, *o.results) if _is_tensor(v)]
+        if not tensors or any(
+            _tensor(v).get_shape()[0] != DYNAMIC_INDEX
+            or DYNAMIC_INDEX in _tensor(v).get_shape()[1:]
+            for v in tensors
+        ):
+            return None
+        patterns = [
+            self.entries[self.dense[v]]
+            for v in tensors
+            if v in self.dense and self.dense[v] in self.entries
+        ]
+        if not patterns:
+            raise op_error(
+                run[0],
+                "tv-sparse-to-tile: a dense op on a tensor whose size is known at "
+                "run time only maps the values of a sparse tensor only",
+            )
+        return patterns[0]
+
+    def _outline_entries(
+        self,
+        run: Sequence[Operation],
+        a: SparseBuffers,
+        destinations: dict[SSAValue, SSAValue],
+        builder: LocatedBuilder,
+    ) -> None:
+        """The dense ops on values as a function of one stored entry, called
+        per entry of each (block) row: `? x ...` buffers seen `1 x ...` at the
+        entry (sizes static, as ascend_hw needs)."""
+
+        def one(value_type: tv.TensorViewType) -> tv.TensorViewType:
+            return tv.TensorViewType(
+                value_type.element_type, [1, *value_type.get_shape()[1:]]
+            )
+
+        nest = SparseNest(builder, 1, 1)
+
+        def block_row(at: InsertPoint, row: Valid, _: list[SSAValue]) -> list[SSAValue]:
+            start, end = nest.row_range(at, a.offsets, row)
+
+            def entry(at: InsertPoint, p: Valid, _: list[SSAValue]) -> list[SSAValue]:
+                inner = LocatedBuilder(at, location=builder.location)
+                views: dict[SSAValue, SSAValue] = {}
+
+                def view(buffer: SSAValue) -> SSAValue:
+                    if buffer not in views:
+                        views[buffer] = _entry_view(inner, buffer, nest.index_value(p))
+                    return views[buffer]
+
+                outline(
+                    run,
+                    lambda op, value: view(self._dense_buffer(op, value)),
+                    {r: view(d) for r, d in destinations.items()},
+                    self.function,
+                    inner,
+                    one,
+                )
+                return []
+
+            nest.loop(at, start, end, 1, [], entry)
+            return []
+
+        nest.loop(nest.top, 0, a.shape[0] // a.block[0], 1, [], block_row)
+
+    def _dense_buffer(self, op: Operation, value: SSAValue) -> SSAValue:
+        """The GM memref of a dense tensor a dense op reads."""
+        if value in self.parts:
+            raise op_error(
+                op,
+                "tv-sparse-to-tile: dense ops on the index arrays of a sparse tensor "
+                "are not lowered (its values may be computed)",
+            )
+        return self.dense[value]
+
+    def _dense_temporary(
+        self,
+        op: Operation,
+        value: SSAValue,
+        run: Sequence[Operation],
+        builder: LocatedBuilder,
+    ) -> SSAValue:
+        """A GM buffer for a dense result; a size known at run time only is
+        that of an input of the same shape (the values of a sparse tensor)."""
+        value_type = _tensor(value)
+        dynamic: list[SSAValue] = []
+        if DYNAMIC_INDEX in value_type.get_shape():
+            inputs = [
+                v
+                for o in run
+                for v in o.operands
+                if v in self.dense and _tensor(v).get_shape() == value_type.get_shape()
+            ]
+            if not inputs:
+                raise op_error(
+                    op,
+                    "tv-sparse-to-tile: the size of this result is known at run "
+                    "time only and no input has its shape",
+                )
+            buffer = self.dense[inputs[0]]
+            for dim, size in enumerate(value_type.get_shape()):
+                if size == DYNAMIC_INDEX:
+                    index = builder.value(
+                        arith.ConstantOp(IntegerAttr(dim, IndexType()))
+                    )
+                    dynamic.append(builder.value(memref.DimOp(buffer, index)))
+        return builder.value(memref.AllocOp(dynamic, [], memref_type(value_type)))
+
     # Checks --------------------------------------------------------------------------
 
     def _check(self, ops: Sequence[Operation], return_op: func.ReturnOp) -> None:
         for op in ops:
-            if not isinstance(op, LOWERED_OPS):
-                what = "sparse op" if isinstance(op, tv.SPARSE_OPS) else "dense op"
+            if isinstance(op, tv.SPARSE_OPS) and not isinstance(op, _SPARSE_SIDE):
                 raise op_error(
                     op,
-                    f"tv-sparse-to-tile cannot lower the {what} '{op.name}' yet: a "
-                    "function with sparse tensors may hold only tv.spmm, tv.spmv, "
-                    "tv.sddmm, tv.sparse_softmax, tv.to_dense and tv.gather "
+                    f"tv-sparse-to-tile cannot lower the sparse op '{op.name}' yet "
                     "(docs/sparse.md)",
+                )
+            if not isinstance(op, tv.SPARSE_OPS) and any(
+                _is_tensor(v) and _tensor(v).is_sparse
+                for v in (*op.operands, *op.results)
+            ):
+                raise op_error(
+                    op, f"tv-sparse-to-tile cannot lower '{op.name}' on a sparse tensor"
                 )
         for op in self.function.walk():
             if op is self.function or op is return_op:
@@ -205,6 +454,8 @@ class SparseFunctionLowering:
                         op, f"tv-sparse-to-tile cannot lower '{op.name}' on tensors"
                     )
                 continue
+            if not isinstance(op, LOWERED_OPS):
+                continue  # dense ops: tv-to-tile checks them
             for value in (*op.operands, *op.results):
                 if (
                     DYNAMIC_INDEX in _tensor(value).get_shape()
@@ -523,6 +774,27 @@ def sparse_memref_types(
         MemRefType(IndexType(), offsets.get_shape()),
         MemRefType(IndexType(), [DYNAMIC_INDEX]),
         MemRefType(values.element_type, [DYNAMIC_INDEX, *values.get_shape()[1:]]),
+    )
+
+
+def _entry_view(builder: LocatedBuilder, buffer: SSAValue, entry: SSAValue) -> SSAValue:
+    """`buffer[entry]` of a `? x ...` values buffer, seen `1 x ...`."""
+    buffer_type = cast(MemRefType[Attribute], buffer.type)
+    shape = buffer_type.get_shape()
+    strides = memref_strides(MemRefType(buffer_type.element_type, [1, *shape[1:]]))
+    result_type = MemRefType(
+        buffer_type.element_type,
+        [1, *shape[1:]],
+        StridedLayoutAttr(strides, None),
+    )
+    return builder.value(
+        memref.SubviewOp.get(
+            buffer,
+            [entry, *[0] * (len(shape) - 1)],
+            [1, *shape[1:]],
+            [1] * len(shape),
+            result_type,
+        )
     )
 
 

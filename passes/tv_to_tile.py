@@ -95,6 +95,7 @@ from .matmul_model import (
 from .matmul_nests import MatmulNest
 from .nest_builder import GmBuffers, i64_array_attr, memref_strides, reassociation_attr
 from .set_target import required_target
+from .sparse_outline import calls_outlined, inline_outlined
 from .tiling_candidates import record_request
 from .tiling_model import (
     BUFFERING,
@@ -230,8 +231,13 @@ class TvToTilePass(ModulePass):
                 f"M1,N1,K1,M0,N0,K0, got {','.join(map(str, self.matmul_tile_sizes))}",
             )
         for function in list(op.walk()):
-            if isinstance(function, func.FuncOp) and _uses_tensors(function):
+            if (
+                isinstance(function, func.FuncOp)
+                and _uses_tensors(function)
+                and not calls_outlined(function)
+            ):
                 FunctionLowering(function, target, self).run()
+        inline_outlined(op)  # dense ops of sparse functions (passes/sparse_outline.py)
         op.attributes[TARGET_ATTR] = StringAttr(target_name)
 
 
