@@ -22,12 +22,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from xdsl.dialects import arith, func, memref
+from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import (
     FunctionType,
+    IntegerAttr,
     ModuleOp,
     UnitAttr,
     UnrealizedConversionCastOp,
+    i1,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -40,6 +42,22 @@ from .located_builder import LocatedBuilder
 
 OUTLINED_ATTR = "pypto.outlined"
 """On an outlined dense function and on the calls of it."""
+
+DISTRIBUTE_ATTR = "pypto.distribute"
+"""On a top-level `scf.if` between whole nests (the dense fallback's run-time
+choice): after inlining, its condition moves into each nest's loop body."""
+
+_UNGUARDED = (
+    arith.ConstantOp,
+    memref.AllocOp,
+    memref.DeallocOp,
+    memref.DimOp,
+    memref.SubviewOp,
+    memref.ExpandShapeOp,
+    memref.CollapseShapeOp,
+)
+"""Ops a distributed branch runs whatever the condition: they compute nothing
+on the chip (index constants, GM buffers and views)."""
 
 
 def _is_tensor(value: SSAValue) -> bool:
@@ -217,6 +235,68 @@ def inline_outlined(module: ModuleOp) -> None:
     for callee in callees.values():
         callee.detach()
         callee.erase()
+    for branch in [
+        o
+        for o in module.walk()
+        if isinstance(o, scf.IfOp) and DISTRIBUTE_ATTR in o.attributes
+    ]:
+        distribute(branch)
+
+
+def distribute(branch: scf.IfOp) -> None:
+    """`if c {A} else {B}` between nests becomes A and B one after the other,
+    each top-level loop's body guarded by `c` (B's by `not c`), so that the
+    loops stay at the top of the function, where tile-to-hw splits them over
+    the cores (passes/multicore_split.py). Other ops with effects are guarded
+    one by one; constants, GM buffers and views are not."""
+    before = LocatedBuilder(InsertPoint.before(branch), location=branch.location)
+    true = before.value(arith.ConstantOp(IntegerAttr(1, i1)))
+    negated = before.value(arith.XOrIOp(branch.cond, true))
+    for region, condition in (
+        (branch.true_region, branch.cond),
+        (branch.false_region, negated),
+    ):
+        for op in list(region.block.ops):
+            if isinstance(op, scf.YieldOp):
+                continue
+            op.detach()
+            before.insert(op)
+            if isinstance(op, scf.ForOp):
+                _guard_body(op, condition)
+            elif not isinstance(op, _UNGUARDED) and not isinstance(
+                op, arith.__dict__.get("ConstantOp", ())
+            ):
+                if op.dialect_name() == "arith" or op.results:
+                    continue  # index arithmetic (its values feed the guarded ops)
+                guard = scf.IfOp(condition, [], Region(Block()))
+                before.insert(guard)
+                op.detach()
+                guard.true_region.block.add_op(op)
+                guard.true_region.block.add_op(scf.YieldOp())
+    branch.detach()
+    branch.erase()
+
+
+def _guard_body(loop: scf.ForOp, condition: SSAValue) -> None:
+    """The loop's body runs under `condition`; otherwise it carries its
+    values unchanged."""
+    body = loop.body.block
+    yield_op = body.last_op
+    assert isinstance(yield_op, scf.YieldOp)
+    carried = list(body.args[1:])
+    then_block, else_block = Block(), Block()
+    for op in list(body.ops):
+        op.detach()
+        then_block.add_op(op)
+    else_block.add_op(scf.YieldOp(*carried))
+    guard = scf.IfOp(
+        condition,
+        [v.type for v in carried],
+        Region(then_block),
+        Region(else_block),
+    )
+    body.add_op(guard)
+    body.add_op(scf.YieldOp(*guard.results))
 
 
 def _cast_source(value: SSAValue) -> SSAValue:

@@ -22,12 +22,13 @@ lowering yet). Every nest gets a remark with its tile and why.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import cast
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, memref
+from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     IndexType,
@@ -36,11 +37,12 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     StridedLayoutAttr,
     StringAttr,
+    UnitAttr,
     bf16,
     f16,
     f32,
 )
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
 
@@ -53,8 +55,9 @@ from .bufferize import finish_function, memref_type
 from .located_builder import LocatedBuilder
 from .nest_builder import Valid, memref_strides
 from .set_target import required_target
+from .sparse_fallback import FallbackCosts, spmm_fallback_costs
 from .sparse_nests import SparseBuffers, SparseNest
-from .sparse_outline import outline
+from .sparse_outline import DISTRIBUTE_ATTR, outline
 from .tiling_model import BUFFERING, column_unit
 
 LOWERED_OPS: tuple[type[Operation], ...] = (
@@ -102,6 +105,15 @@ class TvSparseToTilePass(ModulePass):
     """Multiply block-CSR blocks on the cube (L0C accumulators); false: the
     vector row loop, as CSR."""
 
+    dense_fallback: bool = True
+    """CSR spmm: branch at run time on nnz to `to_dense` and the dense matmul
+    when the cost model estimates it faster (passes/sparse_fallback.py); false:
+    the row nest only."""
+
+    dense_density: float = 0.0
+    """The density (nnz / entries) from which the dense fallback runs; 0: the
+    cost model's threshold."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         functions = [
             f for f in op.walk() if isinstance(f, func.FuncOp) and _is_sparse(f)
@@ -112,6 +124,12 @@ class TvSparseToTilePass(ModulePass):
         if self.tile_cols < 0:
             raise op_error(
                 op, f"tv-sparse-to-tile: tile-cols must be >= 0, got {self.tile_cols}"
+            )
+        if not 0 <= self.dense_density <= 1:
+            raise op_error(
+                op,
+                "tv-sparse-to-tile: dense-density must be in [0, 1], got "
+                f"{self.dense_density}",
             )
         for function in functions:
             SparseFunctionLowering(function, target, self).run()
@@ -593,13 +611,126 @@ class SparseFunctionLowering:
             return
         # value, gathered row (T and f32), product and accumulator (f32), result
         cols = self._columns(op, [a.element_type, f32], n, 5)
-        self._nest(builder, cols, a.element_type).spmm_rows(a, b, out)
+        rows_builder = builder
+        if reason == "csr" and isinstance(op, tv.SpmmOp):
+            rows_builder = self._dense_fallback(op, a, b, out, cols, builder)
+        self._nest(rows_builder, cols, a.element_type).spmm_rows(a, b, out)
         emit_remark(
             op,
             f"tv-sparse-to-tile: {op.name} by rows, {_columns(cols)} a tile: per "
             f"stored entry a gathered row of the rhs multiply-accumulated in f32 "
             f"in UB{'' if reason == 'csr' else f' ({reason})'}",
         )
+
+    def _dense_fallback(
+        self,
+        op: tv.SpmmOp,
+        a: SparseBuffers,
+        b: SSAValue,
+        out: SSAValue,
+        cols: int,
+        builder: LocatedBuilder,
+    ) -> LocatedBuilder:
+        """When the cost model finds a count of stored entries from which
+        `to_dense` and the dense matmul are faster, branch on `nnz` (the last
+        row offset) between them and the row nest; returns where the row nest
+        goes (docs/sparse.md, *The dense fallback*)."""
+        m, k = a.shape
+        if not self.options.dense_fallback:
+            return builder
+        element_type = a.element_type
+        if element_type not in CUBE_TYPES:
+            emit_remark(
+                op,
+                f"tv-sparse-to-tile: no dense fallback for {element_type} values "
+                "(the cube takes f16/bf16)",
+            )
+            return builder
+        dense_cols = self._columns(op, [element_type], k, 2)
+        costs = self.fallback_costs(op, cols)
+        modelled = costs.threshold() if costs is not None else None
+        if self.options.dense_density > 0:
+            threshold = math.ceil(self.options.dense_density * m * k)
+            why = f"dense-density {self.options.dense_density:g}"
+        else:
+            threshold = modelled
+            why = "the cost model's"
+        estimate = (
+            "no matmul tiling fits" if costs is None else costs.text(modelled or 0)
+        )
+        model_text = "never" if modelled is None else f"from nnz = {modelled}"
+        if threshold is None or threshold > m * k:
+            emit_remark(
+                op,
+                f"tv-sparse-to-tile: no dense fallback: the row nest is estimated "
+                f"no slower at any nnz ({estimate}; dense {model_text})",
+            )
+            return builder
+        emit_remark(
+            op,
+            f"tv-sparse-to-tile: dense fallback when nnz >= {threshold} (density "
+            f"{threshold / (m * k):.4%}, {why}; the model's: {model_text}): "
+            f"to_dense into a GM temporary and the dense matmul, else the row "
+            f"nest; estimated {estimate}",
+        )
+        nnz = builder.value(memref.LoadOp.get(a.offsets, [self._index(builder, m)]))
+        condition = builder.value(
+            arith.CmpiOp(nnz, self._index(builder, threshold), "sge")
+        )
+        then_block, else_block = Block(), Block()
+        branch = builder.insert(
+            scf.IfOp(condition, [], Region(then_block), Region(else_block))
+        )
+        branch.attributes[DISTRIBUTE_ATTR] = UnitAttr()
+        for block in (then_block, else_block):
+            block.add_op(scf.YieldOp())
+        dense = LocatedBuilder(
+            InsertPoint.before(then_block.last_op), location=builder.location
+        )
+        dense_type = MemRefType(element_type, [m, k])
+        buffer = dense.value(memref.AllocOp([], [], dense_type))
+        self._nest(dense, dense_cols, element_type).to_dense(a, buffer)
+        tensors = Block(
+            arg_types=[
+                tv.TensorViewType(element_type, [m, k]),
+                _tensor(op.rhs),
+            ]
+        )
+        product = tv.MatmulOp(tensors.args[0], tensors.args[1])
+        product.location = op.location
+        tensors.add_op(product)
+        sources = {tensors.args[0]: buffer, tensors.args[1]: b}
+        outline(
+            [product],
+            lambda _, value: sources[value],
+            {product.result: out},
+            self.function,
+            dense,
+        )
+        dense.insert(memref.DeallocOp.get(buffer))
+        return LocatedBuilder(
+            InsertPoint.before(else_block.last_op), location=builder.location
+        )
+
+    def fallback_costs(self, op: tv.SpmmOp, cols: int = 0) -> FallbackCosts | None:
+        """The cost model's estimates of CSR spmm `op` by the row nest (row
+        tiles of `cols`, else those the nest takes) and by the dense fallback."""
+        (m, k), (_, n) = _tensor(op.lhs).get_shape(), _tensor(op.rhs).get_shape()
+        element_type = _tensor(op.lhs).element_type
+        cols = cols or self._columns(op, [element_type, f32], n, 5)
+        return spmm_fallback_costs(
+            self.target,
+            (m, k, n),
+            str(element_type),
+            element_bytes(element_type),
+            cols,
+            self._columns(op, [element_type], k, 2),
+            fractal_edge(element_type, self.target),
+        )
+
+    @staticmethod
+    def _index(builder: LocatedBuilder, value: int) -> SSAValue:
+        return builder.value(arith.ConstantOp(IntegerAttr(value, IndexType())))
 
     def _sddmm(self, op: tv.SddmmOp, out: SSAValue, builder: LocatedBuilder) -> None:
         mask, q, k = self.sparse[op.mask], self.dense[op.lhs], self.dense[op.rhs]
@@ -762,6 +893,31 @@ class SparseFunctionLowering:
                 f"fit: {memory} of target '{self.target.name}' holds {max(most, 0)}",
             )
         return min(wanted, n)
+
+
+def model_densities(module: ModuleOp, target: Target) -> list[float | None]:
+    """Per CSR spmm of a cube type in `module`, the density from which the cost
+    model takes the dense fallback (None: never); the tuner's candidates of
+    `sparse_dense_density` lie around it."""
+    found: list[float | None] = []
+    for function in module.walk():
+        if not isinstance(function, func.FuncOp) or not function.body.blocks:
+            continue
+        lowering = SparseFunctionLowering(function, target, TvSparseToTilePass())
+        for op in function.walk():
+            if not isinstance(op, tv.SpmmOp):
+                continue
+            a = _tensor(op.lhs)
+            encoding = a.sparse_encoding
+            if encoding is None or tuple(encoding.block_shape) != (1, 1):
+                continue
+            if a.element_type not in CUBE_TYPES:
+                continue
+            costs = lowering.fallback_costs(op)
+            threshold = costs.threshold() if costs is not None else None
+            rows, cols = a.get_shape()
+            found.append(None if threshold is None else threshold / (rows * cols))
+    return found
 
 
 def sparse_memref_types(

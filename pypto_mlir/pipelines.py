@@ -126,7 +126,12 @@ LOWER_STAGES: tuple[Stage, ...] = (
     Stage(
         "tv-sparse-to-tile",
         "tv",  # tile IR for the functions on sparse tensors only
-        (("sparse_tile_cols", "tile_cols"), ("bsr_cube", "bsr_cube")),
+        (
+            ("sparse_tile_cols", "tile_cols"),
+            ("bsr_cube", "bsr_cube"),
+            ("sparse_dense_fallback", "dense_fallback"),
+            ("sparse_dense_density", "dense_density"),
+        ),
     ),
     Stage(
         "tv-to-tile",
@@ -181,7 +186,8 @@ class LowerPipeline(PipelinePass):
 
     Runs canonicalize, pypto-set-target, tv-expand-math, tv-schedule (unless
     schedule=false; fuse-siblings, interleave, balance-cores,
-    split-reductions), tv-sparse-to-tile (sparse-tile-cols, bsr-cube), tv-to-tile,
+    split-reductions), tv-sparse-to-tile (sparse-tile-cols, bsr-cube,
+    sparse-dense-fallback, sparse-dense-density), tv-to-tile,
     tile-peel-tails, tile-pipeline (unless double-buffer=false), tile-to-hw
     (bank-offset, matmul-grid),
     hw-coalesce-dma (unless coalesce-dma=false) and hw-insert-sync; every stage
@@ -288,6 +294,15 @@ class LowerPipeline(PipelinePass):
     bsr_cube: bool = True
     """Multiply block-CSR blocks on the cube, accumulating in L0C
     (tv-sparse-to-tile); false: the vector row loop."""
+
+    sparse_dense_fallback: bool = True
+    """CSR spmm branches at run time on nnz to to_dense and the dense matmul
+    when the cost model estimates it faster (tv-sparse-to-tile); false: the
+    row nest only."""
+
+    sparse_dense_density: float = 0.0
+    """The density from which CSR spmm takes the dense fallback
+    (tv-sparse-to-tile's dense-density); 0: the cost model's threshold."""
 
     start_level: str = "tv"
     """The level of the input: tv, or tile for a module already tiled (a
