@@ -39,6 +39,7 @@ from pypto_mlir.diagnostics import op_error
 from pypto_mlir.dialects import tensor_view as tv
 
 from .located_builder import LocatedBuilder
+from .multicore_split import INTERLEAVE_ATTR
 
 OUTLINED_ATTR = "pypto.outlined"
 """On an outlined dense function and on the calls of it."""
@@ -252,9 +253,17 @@ def distribute(branch: scf.IfOp) -> None:
     before = LocatedBuilder(InsertPoint.before(branch), location=branch.location)
     true = before.value(arith.ConstantOp(IntegerAttr(1, i1)))
     negated = before.value(arith.XOrIOp(branch.cond, true))
+    # B's loops share a sync_all phase with A's first ones (independent GM):
+    # each is split over all the cores, one after the other, as tv-schedule's
+    # interleaving asks, not the later ones left to the last core.
+    function = branch.parent_op()
+    while function is not None and not isinstance(function, func.FuncOp):
+        function = function.parent_op()
+    assert function is not None
+    function.attributes[INTERLEAVE_ATTR] = UnitAttr()
     for region, condition in (
-        (branch.true_region, branch.cond),
         (branch.false_region, negated),
+        (branch.true_region, branch.cond),
     ):
         for op in list(region.block.ops):
             if isinstance(op, scf.YieldOp):

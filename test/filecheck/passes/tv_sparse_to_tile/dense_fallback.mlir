@@ -1,7 +1,8 @@
 // The dense fallback of CSR spmm: the cost model gives the count of stored
 // entries from which to_dense and the dense matmul are estimated faster; the
 // kernel reads nnz (the last row offset) and branches (scf.if, distributed
-// into the nests' loops by tv-to-tile so that they stay split over the cores).
+// into the nests' loops by tv-to-tile, the row nest's first, each loop split
+// over all the cores: pypto.interleave_groups).
 // On ascend910b the model finds none (the to_dense scatter costs more per
 // entry than the row nest); f32 values have none (the cube takes f16/bf16).
 // RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=tiny}' 2>&1 | filecheck %s
@@ -43,13 +44,14 @@
 // NEVER-NOT: scf.if
 
 // TILED: func.func @small(
+// TILED-SAME: attributes {pypto.interleave_groups}
 // TILED:   %[[DENSE:.*]] = arith.cmpi sge
 // TILED:   %[[SPARSE:.*]] = arith.xori %[[DENSE]], %{{.*}} : i1
 // TILED:   scf.for
-// TILED-NEXT: scf.if %[[DENSE]] {
-// TILED:   tile.matmul
+// TILED:     scf.if %[[SPARSE]] {
 // TILED:   scf.for
-// TILED-NEXT: scf.if %[[SPARSE]] {
+// TILED:     scf.if %[[DENSE]] {
+// TILED:   tile.matmul
 // TILED-NOT: pypto.distribute
 // TILED: func.func @wide(
 // TILED-NOT: func.func @small__dense0
