@@ -1,9 +1,9 @@
 """The dense fallback of CSR spmm (docs/sparse.md, *The dense fallback*): both
 paths of the run-time branch on nnz, on the tile interpreter and the simulator,
-both targets, against the tv reference. Exact: the products of f16 values are
-exact in f32, the column indices are sorted, so the cube's K order adds the
-stored terms in the row nest's entry order, and the zeros of the densified
-matrix add nothing."""
+both targets, against the tv reference. The row nest is exact (the reference's
+entry order); the fallback's cube matmul sums K in its own order, so it is
+checked within tv.spmm's error bound (1 f16 ulp off in 17 of 131072 elements
+at 1024 deep, bench/bench_sparse.py)."""
 
 from __future__ import annotations
 
@@ -58,7 +58,8 @@ def test_both_paths_are_exact(target: str, path: str, pattern: str) -> None:
         lowered = lower(module, level, LowerPipeline(target=target, **PATHS[path]))
         for comparison in compare_levels(module, lowered, "f", [a, b]):
             assert comparison.ok, comparison.describe()
-            np.testing.assert_array_equal(comparison.actual, comparison.expected)
+            if path == "rows":
+                np.testing.assert_array_equal(comparison.actual, comparison.expected)
 
 
 def test_the_tuner_searches_around_the_model_threshold() -> None:
