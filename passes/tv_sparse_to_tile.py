@@ -45,6 +45,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
+from xdsl.utils.exceptions import DiagnosticException
 
 from pypto_mlir.diagnostics import emit_remark, op_error
 from pypto_mlir.dialects import tensor_view as tv
@@ -913,7 +914,10 @@ def model_densities(module: ModuleOp, target: Target) -> list[float | None]:
                 continue
             if a.element_type not in CUBE_TYPES:
                 continue
-            costs = lowering.fallback_costs(op)
+            try:
+                costs = lowering.fallback_costs(op)
+            except DiagnosticException:  # no tile fits: the lowering reports it
+                continue
             threshold = costs.threshold() if costs is not None else None
             rows, cols = a.get_shape()
             found.append(None if threshold is None else threshold / (rows * cols))

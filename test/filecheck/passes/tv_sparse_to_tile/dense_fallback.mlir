@@ -11,6 +11,8 @@
 // RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=ascend910b}' 2>&1 | filecheck %s --check-prefix=NEVER
 // RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=tiny},tv-to-tile' 2>&1 | filecheck %s --check-prefix=TILED
 // RUN: not pypto-opt %s -p 'tv-sparse-to-tile{target=tiny dense-density=2.0}' 2>&1 | filecheck %s --check-prefix=RANGE
+// RUN: pypto-opt %s -p 'pypto-lower{target=tiny sparse-dense-density=0.5}' 2>&1 | filecheck %s --check-prefix=OVERRIDE
+// RUN: pypto-opt %s -p 'pypto-lower{target=tiny sparse-dense-fallback=false}' 2>&1 | filecheck %s --check-prefix=OFF
 
 // CHECK: remark: tv-sparse-to-tile: dense fallback when nnz >= 9 (density 0.2197%, the cost model's; the model's: from nnz = 9): to_dense into a GM temporary and the dense matmul, else the row nest; estimated row nest 19800 + 1392.69 x nnz cycles, to_dense and matmul 24189 + 878.19 x nnz (matmul 4453)
 // CHECK: remark: tv-sparse-to-tile: tv.spmm by rows
