@@ -19,7 +19,11 @@ Then each target of issue 14 as met / MISS, with the bound of the run: the
 busiest pipe of any core without its waits (barriers, flags), its share of the
 run and the instruction that takes most of it.
 
-    .venv/bin/python bench/bench_sparse.py          # M=1024, S=1024 (about 1 minute)
+Then the dense fallback of CSR spmm (1024x1024 x 1024x128 f16) at 0.1, 1, 10
+and 50 % density: the row nest, the fallback forced and the kernel's run-time
+choice, with the cost model's estimates (docs/sparse.md, *The dense fallback*).
+
+    .venv/bin/python bench/bench_sparse.py          # M=1024, S=1024 (about 20 minutes: the 50 % sweep)
     .venv/bin/python bench/bench_sparse.py --large  # issue shapes M=4096, S=4096
 """
 
