@@ -48,17 +48,9 @@ DISTRIBUTE_ATTR = "pypto.distribute"
 """On a top-level `scf.if` between whole nests (the dense fallback's run-time
 choice): after inlining, its condition moves into each nest's loop body."""
 
-_UNGUARDED = (
-    arith.ConstantOp,
-    memref.AllocOp,
-    memref.DeallocOp,
-    memref.DimOp,
-    memref.SubviewOp,
-    memref.ExpandShapeOp,
-    memref.CollapseShapeOp,
-)
-"""Ops a distributed branch runs whatever the condition: they compute nothing
-on the chip (index constants, GM buffers and views)."""
+_UNGUARDED = (memref.DeallocOp,)
+"""Ops without results a distributed branch runs whatever the condition (the
+GM temporary's release)."""
 
 
 def _is_tensor(value: SSAValue) -> bool:
@@ -248,8 +240,10 @@ def distribute(branch: scf.IfOp) -> None:
     """`if c {A} else {B}` between nests becomes A and B one after the other,
     each top-level loop's body guarded by `c` (B's by `not c`), so that the
     loops stay at the top of the function, where tile-to-hw splits them over
-    the cores (passes/multicore_split.py). Other ops with effects are guarded
-    one by one; constants, GM buffers and views are not."""
+    the cores (passes/multicore_split.py). Other ops without results (stores)
+    are guarded one by one; ops with results (constants, index arithmetic,
+    GM buffers and views, a tile a loop starts from) run either way: they
+    write no GM."""
     before = LocatedBuilder(InsertPoint.before(branch), location=branch.location)
     true = before.value(arith.ConstantOp(IntegerAttr(1, i1)))
     negated = before.value(arith.XOrIOp(branch.cond, true))
@@ -272,11 +266,7 @@ def distribute(branch: scf.IfOp) -> None:
             before.insert(op)
             if isinstance(op, scf.ForOp):
                 _guard_body(op, condition)
-            elif not isinstance(op, _UNGUARDED) and not isinstance(
-                op, arith.__dict__.get("ConstantOp", ())
-            ):
-                if op.dialect_name() == "arith" or op.results:
-                    continue  # index arithmetic (its values feed the guarded ops)
+            elif not isinstance(op, _UNGUARDED) and not op.results:
                 guard = scf.IfOp(condition, [], Region(Block()))
                 before.insert(guard)
                 op.detach()
