@@ -25,7 +25,11 @@ Then each target of issue 14 as met / MISS, with the bound of the run: the
 busiest pipe of any core without its waits (barriers, flags), its share of the
 run and the instruction that takes most of it.
 
-    .venv/bin/python bench/bench_sparse.py          # M=1024, S=1024 (about 1.5 minutes)
+Then the dense fallback of CSR spmm (1024x1024 x 1024x128 f16) at 0.1, 1, 10
+% density (and 50 % with --large): the row nest, the fallback forced and the kernel's run-time
+choice, with the cost model's estimates (docs/sparse.md, *The dense fallback*).
+
+    .venv/bin/python bench/bench_sparse.py          # M=1024, S=1024 (a few minutes)
     .venv/bin/python bench/bench_sparse.py --large  # issue shapes M=4096, S=4096
 """
 
@@ -43,10 +47,15 @@ from xdsl.dialects.builtin import ModuleOp
 import pypto_mlir as pto
 from pypto_mlir.check import lower, lowered_arguments, result_buffers
 from pypto_mlir.diagnostics import diagnostic_handler
+from pypto_mlir.dialects import tensor_view as tv
 from pypto_mlir.interp.ascend_hw import run_hw_function
 from pypto_mlir.interp.gm_memref import poison_array
 from pypto_mlir.interp.sparse import SparseArray
 from pypto_mlir.interp.tensor_view import run_tv_function
+from pypto_mlir.passes.tv_sparse_to_tile import (
+    SparseFunctionLowering,
+    TvSparseToTilePass,
+)
 from pypto_mlir.pipelines import LowerPipeline
 from pypto_mlir.roofline import Roofline, roofline
 from pypto_mlir.sim.access import Pipe
@@ -408,6 +417,100 @@ def target(name: str, got: float, wanted: float, text: str, run: Run) -> None:
     print(line)
 
 
+def f16_ulps(got: np.ndarray, expected: np.ndarray) -> str:
+    """How far f16 `got` is from `expected`: the elements that differ and the
+    most f16 ulps between them (scipy sums each row in f32, the cube in its
+    own K order)."""
+    order = [
+        np.where(x.view(np.int16) < 0, -(x.view(np.int16) & 0x7FFF), x.view(np.int16))
+        for x in (got.astype(np.float16), expected.astype(np.float16))
+    ]
+    ulps = np.abs(order[0].astype(np.int64) - order[1].astype(np.int64))
+    return (
+        f"differs from scipy in {int((ulps > 0).sum())} of {ulps.size} elements, "
+        f"by at most {int(ulps.max())} f16 ulp(s)"
+    )
+
+
+SWEEP = (0.001, 0.01, 0.1)
+"""Densities of the dense-fallback sweep; --large adds 50 % (about 15
+minutes of simulation on its own)."""
+
+
+def fallback_sweep(
+    m: int, rng: np.random.Generator, densities: Sequence[float] = SWEEP
+) -> None:
+    """SpMM CSR m x m x 128 f16 at each of `densities`: the row nest
+    (`sparse-dense-fallback=false`), the dense fallback forced
+    (`sparse-dense-density` tiny: to_dense then the cube matmul) and the
+    kernel's own run-time choice (pypto-lower's defaults), each with the cost
+    model's estimate; the outputs compared with scipy."""
+
+    @pto.kernel
+    def csr_spmm(a: pto.CSR[(m, m), pto.f16], b: pto.Tensor[(m, COLUMNS), pto.f16]):
+        return a @ b
+
+    module = csr_spmm.module()
+    function = next(op for op in module.ops if isinstance(op, func.FuncOp))
+    lowering = SparseFunctionLowering(function.clone(), CHIP, TvSparseToTilePass())
+    spmm_op = next(op for op in function.walk() if isinstance(op, tv.SpmmOp))
+    costs = lowering.fallback_costs(spmm_op)
+    assert costs is not None
+    threshold = costs.threshold()
+    print(
+        f"\ndense fallback of SpMM CSR {m}x{m} x {m}x{COLUMNS} f16 ({TARGET}): the "
+        f"model's threshold: {'none' if threshold is None else f'nnz >= {threshold}'}"
+        f"; {costs.text(threshold or 0)}"
+    )
+    paths = {
+        "row nest": {"sparse_dense_fallback": False},
+        "fallback": {"sparse_dense_density": 1e-9},
+        "choice": {},
+    }
+    for density in densities:
+        a = sp.random_array((m, m), density=density, format="csr", rng=rng)
+        a.data = a.data.astype(np.float16).astype(np.float32)
+        b = rng.standard_normal((m, COLUMNS)).astype(np.float16)
+        inputs = [(a.indptr, a.indices, a.data.astype(np.float16)), b]
+        expected = (a @ b.astype(np.float32)).astype(np.float16)
+        cycles: dict[str, int] = {}
+        texts: dict[str, str] = {}
+        for name, options in paths.items():
+            with diagnostic_handler(lambda d: None):
+                lowered = lower(
+                    module, "ascend_hw", LowerPipeline(target=TARGET, **options)
+                )
+            text = str(lowered)
+            same = next((k for k, t in texts.items() if t == text), None)
+            if same is not None:  # the same kernel: the same (deterministic) run
+                cycles[name] = cycles[same]
+                continue
+            texts[name] = text
+            outputs = result_buffers(function)
+            run = run_hw_function(
+                lowered,
+                function.sym_name.data,
+                [*lowered_arguments(function, inputs), *outputs],
+                CHIP,
+            )
+            cycles[name] = run.report.cycles
+            if not np.array_equal(run.outputs[-1], expected):
+                print(f"  {name}: {f16_ulps(run.outputs[-1], expected)}")
+        sparse_model = costs.sparse + costs.sparse_per_entry * a.nnz
+        dense_model = costs.dense + costs.dense_per_entry * a.nnz
+        faster = min(("row nest", "fallback"), key=lambda k: cycles[k])
+        chose = (
+            "fallback" if threshold is not None and a.nnz >= threshold else "row nest"
+        )
+        print(
+            f"  {density:6.1%} ({a.nnz:6d} entries): row nest {cycles['row nest']:8d} "
+            f"(model {sparse_model:8.0f}), fallback {cycles['fallback']:8d} "
+            f"(model {dense_model:8.0f}), choice {cycles['choice']:8d} = {chose} "
+            f"({'right' if chose == faster else 'WRONG'}: {faster} is faster, "
+            f"{max(cycles['row nest'], cycles['fallback']) / min(cycles['row nest'], cycles['fallback']):.2f}x)"
+        )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -419,6 +522,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     single_ops(size, np.random.default_rng(1))
     csr = spmm(size, rng)
     sparse, dense = attention(size, rng)
+    fallback_sweep(1024, rng, (*SWEEP, 0.5) if args.large else SWEEP)
     shapes = "" if args.large else " (scaled down: --large for the issue's 4096)"
     print(f"\ntargets (issue 14, ascend910b){shapes}:")
     target("SpMM CSR % of roofline", csr.fraction, 0.70, "70%", csr)

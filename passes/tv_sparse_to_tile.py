@@ -22,26 +22,30 @@ lowering yet). Every nest gets a remark with its tile and why.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import cast
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, memref
+from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     IndexType,
     IntegerAttr,
     MemRefType,
     ModuleOp,
+    StridedLayoutAttr,
     StringAttr,
+    UnitAttr,
     bf16,
     f16,
     f32,
 )
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
+from xdsl.utils.exceptions import DiagnosticException
 
 from pypto_mlir.diagnostics import emit_remark, op_error
 from pypto_mlir.dialects import tensor_view as tv
@@ -50,9 +54,12 @@ from pypto_mlir.targets import Target
 
 from .bufferize import finish_function, memref_type
 from .located_builder import LocatedBuilder
+from .nest_builder import Valid, memref_strides
 from .set_target import required_target
 from .sparse_attention import NestChoice, SparseAttentionPlan, scaled_pattern
+from .sparse_fallback import FallbackCosts, spmm_fallback_costs
 from .sparse_nests import SparseBuffers, SparseNest
+from .sparse_outline import DISTRIBUTE_ATTR, outline
 from .tiling_model import BUFFERING, column_unit
 
 LOWERED_OPS: tuple[type[Operation], ...] = (
@@ -63,7 +70,16 @@ LOWERED_OPS: tuple[type[Operation], ...] = (
     tv.SddmmOp,
     tv.SparseSoftmaxOp,
 )
-"""The sparse ops this pass lowers; the other `tv.SPARSE_OPS` are refused."""
+"""The sparse ops this pass lowers to nests."""
+
+_SPARSE_SIDE: tuple[type[Operation], ...] = (
+    *LOWERED_OPS,
+    tv.AssembleOp,
+    tv.DisassembleOp,
+)
+"""The ops that stay in the sparse function: nests and the buffers of
+assembled and disassembled tensors. The other `tv.SPARSE_OPS` are refused;
+dense ops are outlined for tv-to-tile (passes/sparse_outline.py)."""
 
 CUBE_TYPES = (f16, bf16)
 """Block-CSR values the cube path takes (16-bit: whole fractals of a block)."""
@@ -118,6 +134,15 @@ class TvSparseToTilePass(ModulePass):
     running ones after the next block's softmax, so that the vector unit does
     not wait for the cube in between."""
 
+    dense_fallback: bool = True
+    """CSR spmm: branch at run time on nnz to `to_dense` and the dense matmul
+    when the cost model estimates it faster (passes/sparse_fallback.py); false:
+    the row nest only."""
+
+    dense_density: float = 0.0
+    """The density (nnz / entries) from which the dense fallback runs; 0: the
+    cost model's threshold."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         functions = [
             f for f in op.walk() if isinstance(f, func.FuncOp) and _is_sparse(f)
@@ -128,6 +153,12 @@ class TvSparseToTilePass(ModulePass):
         if self.tile_cols < 0:
             raise op_error(
                 op, f"tv-sparse-to-tile: tile-cols must be >= 0, got {self.tile_cols}"
+            )
+        if not 0 <= self.dense_density <= 1:
+            raise op_error(
+                op,
+                "tv-sparse-to-tile: dense-density must be in [0, 1], got "
+                f"{self.dense_density}",
             )
         for function in functions:
             SparseFunctionLowering(function, target, self).run()
@@ -160,6 +191,11 @@ class SparseFunctionLowering:
         self.options = options
         self.dense: dict[SSAValue, SSAValue] = {}
         self.sparse: dict[SSAValue, SparseBuffers] = {}
+        self.entries: dict[SSAValue, SparseBuffers] = {}
+        """The values buffers (memrefs) and the sparse tensor they hold the
+        stored values of."""
+        self.parts: dict[SSAValue, tuple[SparseBuffers, str]] = {}
+        """The offsets and indices results of a tv.disassemble."""
 
     def run(self) -> None:
         return_op = self.block.last_op
@@ -184,8 +220,27 @@ class SparseFunctionLowering:
         outputs = self._results(return_op)
         end = InsertPoint.before(return_op)
         temporaries: list[SSAValue] = []
-        for op in ops:
-            if op in plan.covered:
+        written: set[SSAValue] = set()
+        run: list[Operation] = []  # consecutive dense ops, outlined together
+        for op in [*ops, return_op]:
+            if op is not return_op and op in plan.covered:
+                continue  # lowered with the root of its chain (sparse_attention.py)
+            if (
+                op is not return_op
+                and not plan.handles(op)
+                and not isinstance(op, _SPARSE_SIDE)
+            ):
+                run.append(op)
+                continue
+            if run:
+                written |= self._outline(run, outputs, temporaries, end)
+                run = []
+            if op is return_op:
+                break
+            if isinstance(op, tv.DisassembleOp | tv.AssembleOp) and not plan.handles(
+                op
+            ):
+                self._buffers_of(op)
                 continue
             builder = LocatedBuilder(end, location=op.location)
             result = op.results[0]
@@ -193,6 +248,7 @@ class SparseFunctionLowering:
             if out is None:  # read by a later nest only: a GM temporary
                 out = self._temporary(op, builder)
                 temporaries.append(out)
+            written.add(result)
             if not plan.emit(op, out, builder, self.sparse, self.dense):
                 self._emit(op, out, builder)
             pattern = _pattern_operand(op)
@@ -203,10 +259,22 @@ class SparseFunctionLowering:
                 )
             else:
                 self.dense[result] = out
+        for value in outputs:
+            if value not in written:
+                raise op_error(
+                    return_op,
+                    "tv-sparse-to-tile: a function on sparse tensors returns a value "
+                    "no op computes (an argument's buffers)",
+                )
         for buffer in temporaries:
             LocatedBuilder.before(return_op).insert(memref.DeallocOp.get(buffer))
         scalars = [v for v in return_op.arguments if not _is_tensor(v)]
-        finish_function(self.function, return_op, scalars, ops)
+        finish_function(
+            self.function,
+            return_op,
+            scalars,
+            [o for o in ops if o.parent is self.block],
+        )
 
     def _temporary(self, op: Operation, builder: LocatedBuilder) -> SSAValue:
         """A GM buffer for `op`'s result: its dense shape, or for a sparse result
@@ -220,6 +288,208 @@ class SparseFunctionLowering:
         values_type = sparse_memref_types(result_type)[2]
         return builder.value(memref.AllocOp([nnz], [], values_type))
 
+    def _buffers_of(self, op: tv.DisassembleOp | tv.AssembleOp) -> None:
+        """The buffers of a disassembled sparse tensor (its values a dense 1-d
+        tensor), or of one assembled from a tensor's index arrays and values."""
+        if isinstance(op, tv.DisassembleOp):
+            a = self.sparse[op.input]
+            self.parts[op.offsets] = (a, "offsets")
+            self.parts[op.indices] = (a, "indices")
+            self.dense[op.values] = a.values
+            self.entries[a.values] = a
+            return
+        offsets, indices = self.parts.get(op.offsets), self.parts.get(op.indices)
+        if (
+            offsets is None
+            or indices is None
+            or offsets[0] is not indices[0]
+            or (offsets[1], indices[1]) != ("offsets", "indices")
+        ):
+            raise op_error(
+                op,
+                "tv-sparse-to-tile lowers a tv.assemble of the offsets and indices "
+                "of one disassembled sparse tensor only (the values may be "
+                "computed)",
+            )
+        a = offsets[0]
+        self.sparse[op.result] = SparseBuffers(
+            a.offsets, a.indices, self.dense[op.values], a.shape, a.block
+        )
+
+    def _outline(
+        self,
+        run: Sequence[Operation],
+        outputs: dict[SSAValue, SSAValue],
+        temporaries: list[SSAValue],
+        end: InsertPoint,
+    ) -> set[SSAValue]:
+        """Move the dense ops `run` into a function tv-to-tile tiles
+        (passes/sparse_outline.py); their results read later go to the output
+        they are returned as (or assembled into), else to a GM temporary.
+        Returns the outputs written."""
+        builder = LocatedBuilder(end, location=run[0].location)
+        inside = set(run)
+        pattern = self._entry_pattern(run)
+        destinations: dict[SSAValue, SSAValue] = {}
+        written: set[SSAValue] = set()
+        for op in run:
+            for result in op.results:
+                users = [u.operation for u in result.uses]
+                if all(u in inside for u in users):
+                    continue
+                if not _is_tensor(result):
+                    raise op_error(
+                        op,
+                        f"tv-sparse-to-tile: the scalar result of '{op.name}' is "
+                        "read by sparse ops",
+                    )
+                returned = [result] if result in outputs else []
+                returned += [
+                    u.result
+                    for u in users
+                    if isinstance(u, tv.AssembleOp) and u.result in outputs
+                ]
+                if returned:
+                    destination = outputs[returned[0]]
+                    written.update(returned)
+                else:
+                    destination = self._dense_temporary(op, result, run, builder)
+                    temporaries.append(destination)
+                destinations[result] = destination
+                self.dense[result] = destination
+                if pattern is not None:
+                    self.entries[destination] = pattern
+        if pattern is None:
+            outline(run, self._dense_buffer, destinations, self.function, builder)
+            what = "on GM buffers of the sparse nests"
+        else:
+            self._outline_entries(run, pattern, destinations, builder)
+            what = (
+                "per stored entry (one entry a tile, the rows split over the cores): "
+                "a stored value's count is known at run time only"
+            )
+        emit_remark(
+            run[0],
+            f"tv-sparse-to-tile: {len(run)} dense op{'s' if len(run) > 1 else ''} "
+            f"outlined for tv-to-tile, {what}",
+        )
+        return written
+
+    def _entry_pattern(self, run: Sequence[Operation]) -> SparseBuffers | None:
+        """The sparse tensor whose stored values the dense ops `run` map (every
+        tensor `? x ...`, read from its values), None for other dense ops."""
+        for op in run:
+            for value in op.operands:
+                if value in self.parts:
+                    self._dense_buffer(op, value)  # refused
+        tensors = [v for o in run for v in (*o.operands, *o.results) if _is_tensor(v)]
+        if not tensors or any(
+            _tensor(v).get_shape()[0] != DYNAMIC_INDEX
+            or DYNAMIC_INDEX in _tensor(v).get_shape()[1:]
+            for v in tensors
+        ):
+            return None
+        patterns = [
+            self.entries[self.dense[v]]
+            for v in tensors
+            if v in self.dense and self.dense[v] in self.entries
+        ]
+        if not patterns:
+            raise op_error(
+                run[0],
+                "tv-sparse-to-tile: a dense op on a tensor whose size is known at "
+                "run time only maps the values of a sparse tensor only",
+            )
+        return patterns[0]
+
+    def _outline_entries(
+        self,
+        run: Sequence[Operation],
+        a: SparseBuffers,
+        destinations: dict[SSAValue, SSAValue],
+        builder: LocatedBuilder,
+    ) -> None:
+        """The dense ops on values as a function of one stored entry, called
+        per entry of each (block) row: `? x ...` buffers seen `1 x ...` at the
+        entry (sizes static, as ascend_hw needs)."""
+
+        def one(value_type: tv.TensorViewType) -> tv.TensorViewType:
+            return tv.TensorViewType(
+                value_type.element_type, [1, *value_type.get_shape()[1:]]
+            )
+
+        nest = SparseNest(builder, 1, 1)
+
+        def block_row(at: InsertPoint, row: Valid, _: list[SSAValue]) -> list[SSAValue]:
+            start, end = nest.row_range(at, a.offsets, row)
+
+            def entry(at: InsertPoint, p: Valid, _: list[SSAValue]) -> list[SSAValue]:
+                inner = LocatedBuilder(at, location=builder.location)
+                views: dict[SSAValue, SSAValue] = {}
+
+                def view(buffer: SSAValue) -> SSAValue:
+                    if buffer not in views:
+                        views[buffer] = _entry_view(inner, buffer, nest.index_value(p))
+                    return views[buffer]
+
+                outline(
+                    run,
+                    lambda op, value: view(self._dense_buffer(op, value)),
+                    {r: view(d) for r, d in destinations.items()},
+                    self.function,
+                    inner,
+                    one,
+                )
+                return []
+
+            nest.loop(at, start, end, 1, [], entry)
+            return []
+
+        nest.loop(nest.top, 0, a.shape[0] // a.block[0], 1, [], block_row)
+
+    def _dense_buffer(self, op: Operation, value: SSAValue) -> SSAValue:
+        """The GM memref of a dense tensor a dense op reads."""
+        if value in self.parts:
+            raise op_error(
+                op,
+                "tv-sparse-to-tile: dense ops on the index arrays of a sparse tensor "
+                "are not lowered (its values may be computed)",
+            )
+        return self.dense[value]
+
+    def _dense_temporary(
+        self,
+        op: Operation,
+        value: SSAValue,
+        run: Sequence[Operation],
+        builder: LocatedBuilder,
+    ) -> SSAValue:
+        """A GM buffer for a dense result; a size known at run time only is
+        that of an input of the same shape (the values of a sparse tensor)."""
+        value_type = _tensor(value)
+        dynamic: list[SSAValue] = []
+        if DYNAMIC_INDEX in value_type.get_shape():
+            inputs = [
+                v
+                for o in run
+                for v in o.operands
+                if v in self.dense and _tensor(v).get_shape() == value_type.get_shape()
+            ]
+            if not inputs:
+                raise op_error(
+                    op,
+                    "tv-sparse-to-tile: the size of this result is known at run "
+                    "time only and no input has its shape",
+                )
+            buffer = self.dense[inputs[0]]
+            for dim, size in enumerate(value_type.get_shape()):
+                if size == DYNAMIC_INDEX:
+                    index = builder.value(
+                        arith.ConstantOp(IntegerAttr(dim, IndexType()))
+                    )
+                    dynamic.append(builder.value(memref.DimOp(buffer, index)))
+        return builder.value(memref.AllocOp(dynamic, [], memref_type(value_type)))
+
     # Checks --------------------------------------------------------------------------
 
     def _check(
@@ -229,14 +499,18 @@ class SparseFunctionLowering:
         plan: SparseAttentionPlan,
     ) -> None:
         for op in ops:
-            if not isinstance(op, LOWERED_OPS):
-                what = "sparse op" if isinstance(op, tv.SPARSE_OPS) else "dense op"
+            if isinstance(op, tv.SPARSE_OPS) and not isinstance(op, _SPARSE_SIDE):
                 raise op_error(
                     op,
-                    f"tv-sparse-to-tile cannot lower the {what} '{op.name}' yet: a "
-                    "function with sparse tensors may hold only tv.spmm, tv.spmv, "
-                    "tv.sddmm, tv.sparse_softmax, tv.to_dense and tv.gather "
+                    f"tv-sparse-to-tile cannot lower the sparse op '{op.name}' yet "
                     "(docs/sparse.md)",
+                )
+            if not isinstance(op, tv.SPARSE_OPS) and any(
+                _is_tensor(v) and _tensor(v).is_sparse
+                for v in (*op.operands, *op.results)
+            ):
+                raise op_error(
+                    op, f"tv-sparse-to-tile cannot lower '{op.name}' on a sparse tensor"
                 )
         for op in self.function.walk():
             if op is self.function or op is return_op:
@@ -253,6 +527,8 @@ class SparseFunctionLowering:
                         op, f"tv-sparse-to-tile cannot lower '{op.name}' on tensors"
                     )
                 continue
+            if not isinstance(op, LOWERED_OPS):
+                continue  # dense ops: tv-to-tile checks them
             for value in (*op.operands, *op.results):
                 if (
                     DYNAMIC_INDEX in _tensor(value).get_shape()
@@ -426,13 +702,126 @@ class SparseFunctionLowering:
             return
         # value, gathered row (T and f32), product and accumulator (f32), result
         cols = self._columns(op, [a.element_type, f32], n, 5)
-        self._nest(builder, cols, a.element_type).spmm_rows(a, b, out)
+        rows_builder = builder
+        if reason == "csr" and isinstance(op, tv.SpmmOp):
+            rows_builder = self._dense_fallback(op, a, b, out, cols, builder)
+        self._nest(rows_builder, cols, a.element_type).spmm_rows(a, b, out)
         emit_remark(
             op,
             f"tv-sparse-to-tile: {op.name} by rows, {_columns(cols)} a tile: per "
             f"stored entry a gathered row of the rhs multiply-accumulated in f32 "
             f"in UB{'' if reason == 'csr' else f' ({reason})'}",
         )
+
+    def _dense_fallback(
+        self,
+        op: tv.SpmmOp,
+        a: SparseBuffers,
+        b: SSAValue,
+        out: SSAValue,
+        cols: int,
+        builder: LocatedBuilder,
+    ) -> LocatedBuilder:
+        """When the cost model finds a count of stored entries from which
+        `to_dense` and the dense matmul are faster, branch on `nnz` (the last
+        row offset) between them and the row nest; returns where the row nest
+        goes (docs/sparse.md, *The dense fallback*)."""
+        m, k = a.shape
+        if not self.options.dense_fallback:
+            return builder
+        element_type = a.element_type
+        if element_type not in CUBE_TYPES:
+            emit_remark(
+                op,
+                f"tv-sparse-to-tile: no dense fallback for {element_type} values "
+                "(the cube takes f16/bf16)",
+            )
+            return builder
+        dense_cols = self._columns(op, [element_type], k, 2)
+        costs = self.fallback_costs(op, cols)
+        modelled = costs.threshold() if costs is not None else None
+        if self.options.dense_density > 0:
+            threshold = math.ceil(self.options.dense_density * m * k)
+            why = f"dense-density {self.options.dense_density:g}"
+        else:
+            threshold = modelled
+            why = "the cost model's"
+        estimate = (
+            "no matmul tiling fits" if costs is None else costs.text(modelled or 0)
+        )
+        model_text = "never" if modelled is None else f"from nnz = {modelled}"
+        if threshold is None or threshold > m * k:
+            emit_remark(
+                op,
+                f"tv-sparse-to-tile: no dense fallback: the row nest is estimated "
+                f"no slower at any nnz ({estimate}; dense {model_text})",
+            )
+            return builder
+        emit_remark(
+            op,
+            f"tv-sparse-to-tile: dense fallback when nnz >= {threshold} (density "
+            f"{threshold / (m * k):.4%}, {why}; the model's: {model_text}): "
+            f"to_dense into a GM temporary and the dense matmul, else the row "
+            f"nest; estimated {estimate}",
+        )
+        nnz = builder.value(memref.LoadOp.get(a.offsets, [self._index(builder, m)]))
+        condition = builder.value(
+            arith.CmpiOp(nnz, self._index(builder, threshold), "sge")
+        )
+        then_block, else_block = Block(), Block()
+        branch = builder.insert(
+            scf.IfOp(condition, [], Region(then_block), Region(else_block))
+        )
+        branch.attributes[DISTRIBUTE_ATTR] = UnitAttr()
+        for block in (then_block, else_block):
+            block.add_op(scf.YieldOp())
+        dense = LocatedBuilder(
+            InsertPoint.before(then_block.last_op), location=builder.location
+        )
+        dense_type = MemRefType(element_type, [m, k])
+        buffer = dense.value(memref.AllocOp([], [], dense_type))
+        self._nest(dense, dense_cols, element_type).to_dense(a, buffer)
+        tensors = Block(
+            arg_types=[
+                tv.TensorViewType(element_type, [m, k]),
+                _tensor(op.rhs),
+            ]
+        )
+        product = tv.MatmulOp(tensors.args[0], tensors.args[1])
+        product.location = op.location
+        tensors.add_op(product)
+        sources = {tensors.args[0]: buffer, tensors.args[1]: b}
+        outline(
+            [product],
+            lambda _, value: sources[value],
+            {product.result: out},
+            self.function,
+            dense,
+        )
+        dense.insert(memref.DeallocOp.get(buffer))
+        return LocatedBuilder(
+            InsertPoint.before(else_block.last_op), location=builder.location
+        )
+
+    def fallback_costs(self, op: tv.SpmmOp, cols: int = 0) -> FallbackCosts | None:
+        """The cost model's estimates of CSR spmm `op` by the row nest (row
+        tiles of `cols`, else those the nest takes) and by the dense fallback."""
+        (m, k), (_, n) = _tensor(op.lhs).get_shape(), _tensor(op.rhs).get_shape()
+        element_type = _tensor(op.lhs).element_type
+        cols = cols or self._columns(op, [element_type, f32], n, 5)
+        return spmm_fallback_costs(
+            self.target,
+            (m, k, n),
+            str(element_type),
+            element_bytes(element_type),
+            cols,
+            self._columns(op, [element_type], k, 2),
+            fractal_edge(element_type, self.target),
+        )
+
+    @staticmethod
+    def _index(builder: LocatedBuilder, value: int) -> SSAValue:
+        return builder.value(arith.ConstantOp(IntegerAttr(value, IndexType())))
 
     def _sddmm(self, op: tv.SddmmOp, out: SSAValue, builder: LocatedBuilder) -> None:
         mask, q, k = self.sparse[op.mask], self.dense[op.lhs], self.dense[op.rhs]
@@ -597,6 +986,34 @@ class SparseFunctionLowering:
         return min(wanted, n)
 
 
+def model_densities(module: ModuleOp, target: Target) -> list[float | None]:
+    """Per CSR spmm of a cube type in `module`, the density from which the cost
+    model takes the dense fallback (None: never); the tuner's candidates of
+    `sparse_dense_density` lie around it."""
+    found: list[float | None] = []
+    for function in module.walk():
+        if not isinstance(function, func.FuncOp) or not function.body.blocks:
+            continue
+        lowering = SparseFunctionLowering(function, target, TvSparseToTilePass())
+        for op in function.walk():
+            if not isinstance(op, tv.SpmmOp):
+                continue
+            a = _tensor(op.lhs)
+            encoding = a.sparse_encoding
+            if encoding is None or tuple(encoding.block_shape) != (1, 1):
+                continue
+            if a.element_type not in CUBE_TYPES:
+                continue
+            try:
+                costs = lowering.fallback_costs(op)
+            except DiagnosticException:  # no tile fits: the lowering reports it
+                continue
+            threshold = costs.threshold() if costs is not None else None
+            rows, cols = a.get_shape()
+            found.append(None if threshold is None else threshold / (rows * cols))
+    return found
+
+
 def sparse_memref_types(
     sparse_type: tv.TensorViewType,
 ) -> tuple[MemRefType[Attribute], ...]:
@@ -607,6 +1024,27 @@ def sparse_memref_types(
         MemRefType(IndexType(), offsets.get_shape()),
         MemRefType(IndexType(), [DYNAMIC_INDEX]),
         MemRefType(values.element_type, [DYNAMIC_INDEX, *values.get_shape()[1:]]),
+    )
+
+
+def _entry_view(builder: LocatedBuilder, buffer: SSAValue, entry: SSAValue) -> SSAValue:
+    """`buffer[entry]` of a `? x ...` values buffer, seen `1 x ...`."""
+    buffer_type = cast(MemRefType[Attribute], buffer.type)
+    shape = buffer_type.get_shape()
+    strides = memref_strides(MemRefType(buffer_type.element_type, [1, *shape[1:]]))
+    result_type = MemRefType(
+        buffer_type.element_type,
+        [1, *shape[1:]],
+        StridedLayoutAttr(strides, None),
+    )
+    return builder.value(
+        memref.SubviewOp.get(
+            buffer,
+            [entry, *[0] * (len(shape) - 1)],
+            [1, *shape[1:]],
+            [1] * len(shape),
+            result_type,
+        )
     )
 
 

@@ -98,6 +98,7 @@ from .matmul_model import (
 from .matmul_nests import MatmulNest
 from .nest_builder import GmBuffers, i64_array_attr, memref_strides, reassociation_attr
 from .set_target import required_target
+from .sparse_outline import calls_outlined, inline_outlined
 from .tiling_candidates import record_request
 from .tiling_model import (
     BUFFERING,
@@ -245,7 +246,11 @@ class TvToTilePass(ModulePass):
         per_nest = _nest_sizes(op, self.nest_tile_sizes)
         nests = NestCount()
         for function in list(op.walk()):
-            if isinstance(function, func.FuncOp) and _uses_tensors(function):
+            if (
+                isinstance(function, func.FuncOp)
+                and _uses_tensors(function)
+                and not calls_outlined(function)
+            ):
                 FunctionLowering(function, target, self, per_nest, nests).run()
         beyond = sorted(n for n in per_nest if n >= nests.vector)
         if beyond:
@@ -254,6 +259,7 @@ class TvToTilePass(ModulePass):
                 f"tv-to-tile: nest-tile-sizes names vector nest {beyond[0]} but the "
                 f"module has {nests.vector} vector nest(s)",
             )
+        inline_outlined(op)  # dense ops of sparse functions (passes/sparse_outline.py)
         op.attributes[TARGET_ATTR] = StringAttr(target_name)
 
 

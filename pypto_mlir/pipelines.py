@@ -135,6 +135,8 @@ LOWER_STAGES: tuple[Stage, ...] = (
             ("attention_cube_sum", "attention_cube_sum"),
             ("attention_scale_fold", "attention_scale_fold"),
             ("sparse_attention_defer_update", "attention_defer_update"),
+            ("sparse_dense_fallback", "dense_fallback"),
+            ("sparse_dense_density", "dense_density"),
         ),
     ),
     Stage(
@@ -194,7 +196,8 @@ class LowerPipeline(PipelinePass):
     schedule=false; fuse-siblings, interleave, balance-cores,
     split-reductions), tv-sparse-to-tile (sparse-tile-cols, bsr-cube,
     sparse-gather-run, sparse-entry-window, sparse-fuse-attention,
-    sparse-attention-defer-update), tv-to-tile,
+    sparse-attention-defer-update, sparse-dense-fallback,
+    sparse-dense-density), tv-to-tile,
     tile-peel-tails, tile-pipeline (unless double-buffer=false), tile-to-hw
     (bank-offset, matmul-grid),
     hw-coalesce-dma (unless coalesce-dma=false) and hw-insert-sync; every stage
@@ -330,6 +333,15 @@ class LowerPipeline(PipelinePass):
     """Lower block-sparse attention (`spmm(sparse_softmax(sddmm(...) [* s]),
     v)`) as one flash-attention nest per block row (tv-sparse-to-tile's
     fuse-attention); false: one nest per op through GM temporaries."""
+
+    sparse_dense_fallback: bool = True
+    """CSR spmm branches at run time on nnz to to_dense and the dense matmul
+    when the cost model estimates it faster (tv-sparse-to-tile); false: the
+    row nest only."""
+
+    sparse_dense_density: float = 0.0
+    """The density from which CSR spmm takes the dense fallback
+    (tv-sparse-to-tile's dense-density); 0: the cost model's threshold."""
 
     start_level: str = "tv"
     """The level of the input: tv, or tile for a module already tiled (a

@@ -29,6 +29,7 @@ from pypto_mlir.passes.tiling_candidates import (
     vector_size_candidates,
 )
 from pypto_mlir.passes.tiling_model import VectorRequest
+from pypto_mlir.passes.tv_sparse_to_tile import model_densities
 from pypto_mlir.pipelines import LowerPipeline
 from pypto_mlir.targets import Target
 from pypto_mlir.tune.key import module_text
@@ -277,11 +278,40 @@ def _sparse_tile_cols(
     return dataclasses.replace(probed, values=(*kept, probed.default), ranked=kept[-1:])
 
 
+def _sparse_dense_density(
+    context: SpaceContext, item: dataclasses.Field[Any]
+) -> Dimension | None:
+    """Densities around the cost model's threshold of the dense fallback of
+    CSR spmm (tv-sparse-to-tile; 0 is the model's own); the decades from
+    0.1 % to 50 % where the model finds none."""
+    densities = model_densities(context.module, context.target)
+    if not densities:
+        return None
+    modelled = min((d for d in densities if d is not None), default=None)
+    if modelled is None:
+        around = [0.001, 0.01, 0.1, 0.5]
+    else:
+        around = [modelled * f for f in (0.25, 0.5, 2.0, 4.0)]
+    values = sorted({round(min(d, 1.0), 6) for d in around if d > 0})
+    return Dimension(
+        item.name,
+        (0.0, *values),
+        0.0,
+        source="cost model's dense-fallback density "
+        + (
+            "(none: dense never estimated faster)"
+            if modelled is None
+            else f"{modelled:.4%}"
+        ),
+    )
+
+
 register_dimension("tile_sizes", _tile_sizes)
 register_dimension("sparse_tile_cols", _sparse_tile_cols)
 register_dimension("nest_tile_sizes", _nest_tile_sizes)
 register_dimension("matmul_tile_sizes", _matmul_tile_sizes)
 register_dimension("max_cores", _max_cores)
+register_dimension("sparse_dense_density", _sparse_dense_density)
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 // CSR spmm: a sparse argument becomes offsets, indices and values memrefs; the
 // row loop reads each row's range with memref.load, loops over its entries at
 // run time, gathers the row of %b at the column index and accumulates in f32.
-// RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=tiny tile-cols=16}' 2>&1 | filecheck %s
+// RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=tiny tile-cols=16 dense-fallback=false}' 2>&1 | filecheck %s
 // RUN: not pypto-opt %s -p 'tv-sparse-to-tile{target=tiny tile-cols=12}' 2>&1 | filecheck %s --check-prefix=ALIGN
 
 // CHECK: remark: tv-sparse-to-tile: tv.spmm by rows, 16 columns a tile: per stored entry a gathered row of the rhs multiply-accumulated in f32 in UB

@@ -1,0 +1,57 @@
+// Dense ops beside sparse ones: tv-sparse-to-tile moves each run of dense ops
+// into a dense function (pypto.outlined) called at its place, bridging GM
+// buffers and tensors with unrealized casts; ops on the stored values of a
+// sparse tensor (a * s: disassemble, mul, assemble) are called per stored entry
+// on 1-element views. tv-to-tile tiles the outlined functions and inlines them.
+// RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=ascend910b}' 2>&1 | filecheck %s
+// RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=ascend910b},tv-to-tile' 2>&1 | filecheck %s --check-prefix=TILED
+
+// CHECK: remark: tv-sparse-to-tile: 1 dense op outlined for tv-to-tile, per stored entry (one entry a tile, the rows split over the cores): a stored value's count is known at run time only
+// CHECK: remark: tv-sparse-to-tile: tv.spmm by rows
+// CHECK: remark: tv-sparse-to-tile: 2 dense ops outlined for tv-to-tile, on GM buffers of the sparse nests
+// CHECK: func.func @f(%a_offsets: memref<9xindex>, %a_indices: memref<?xindex>, %a_values: memref<?xf16>, %b: memref<16x32xf16>, %c: memref<8x32xf16>, %out: memref<8x32xf16>)
+// CHECK:   %[[SCALED:.*]] = memref.alloc(%{{.*}}) : memref<?xf16>
+// CHECK:   scf.for %[[ROW:.*]] = %{{.*}} to %{{.*}} step
+// CHECK:     scf.for %[[P:.*]] = %{{.*}} to %{{.*}} step
+// CHECK:       %[[TO:.*]] = memref.subview %[[SCALED]][%[[P]]] [1] [1]
+// CHECK:       %[[FROM:.*]] = memref.subview %a_values[%[[P]]] [1] [1]
+// CHECK:       %[[T:.*]] = builtin.unrealized_conversion_cast %[[FROM]] : memref<1xf16, strided<[1], offset: ?>> to !tv.tensor<1xf16>
+// CHECK:       %[[R:.*]] = func.call @f__dense0(%[[T]]) {pypto.outlined} : (!tv.tensor<1xf16>) -> !tv.tensor<1xf16>
+// CHECK:       %[[M:.*]] = builtin.unrealized_conversion_cast %[[R]]
+// CHECK:       "memref.copy"(%[[M]], %[[TO]])
+// CHECK:   %[[PRODUCT:.*]] = memref.alloc() : memref<8x32xf16>
+// CHECK:   memref.expand_shape %[[SCALED]]
+// CHECK:   %[[P0:.*]] = builtin.unrealized_conversion_cast %[[PRODUCT]] : memref<8x32xf16> to !tv.tensor<8x32xf16>
+// CHECK:   %[[C:.*]] = builtin.unrealized_conversion_cast %c : memref<8x32xf16> to !tv.tensor<8x32xf16>
+// CHECK:   %[[Y:.*]] = func.call @f__dense1(%[[P0]], %[[C]]) {pypto.outlined}
+// CHECK:   %[[YM:.*]] = builtin.unrealized_conversion_cast %[[Y]] : !tv.tensor<8x32xf16> to memref<8x32xf16>
+// CHECK:   "memref.copy"(%[[YM]], %out)
+// CHECK:   memref.dealloc %[[SCALED]]
+// CHECK:   memref.dealloc %[[PRODUCT]]
+// CHECK: func.func @f__dense0(%{{.*}}: !tv.tensor<1xf16>) -> !tv.tensor<1xf16> attributes {pypto.outlined}
+// CHECK:   arith.constant 5.000000e-01 : f16
+// CHECK:   tv.mul %{{.*}}, %{{.*}} : !tv.tensor<1xf16>, f16 -> !tv.tensor<1xf16>
+// CHECK: func.func @f__dense1(%{{.*}}: !tv.tensor<8x32xf16>, %c: !tv.tensor<8x32xf16>) -> !tv.tensor<8x32xf16> attributes {pypto.outlined}
+// CHECK:   tv.add
+// CHECK:   tv.relu
+
+// TILED: remark: tiled tv.add, tv.relu as one loop nest over 8x32
+// TILED: func.func @f(
+// TILED-NOT: func.call
+// TILED-NOT: unrealized_conversion_cast
+// TILED-NOT: memref.copy
+// TILED: tile.mul %{{.*}}, %{{.*}} : !tile.tile<{{.*}}>, f16
+// TILED: tile.relu
+// TILED: tile.store %{{.*}}, %out
+// TILED-NOT: func.func
+
+func.func @f(%a: !tv.tensor<8x16xf16, #tv.csr<rows = 8, cols = 16, nnz = ?, index = i32>>, %b: !tv.tensor<16x32xf16>, %c: !tv.tensor<8x32xf16>) -> !tv.tensor<8x32xf16> {
+  %0, %1, %2 = tv.disassemble %a : !tv.tensor<8x16xf16, #tv.csr<rows = 8, cols = 16, nnz = ?, index = i32>> -> !tv.tensor<9xi32>, !tv.tensor<?xi32>, !tv.tensor<?xf16>
+  %3 = arith.constant 5.000000e-01 : f16
+  %4 = tv.mul %2, %3 : !tv.tensor<?xf16>, f16 -> !tv.tensor<?xf16>
+  %5 = tv.assemble %0, %1, %4 : !tv.tensor<9xi32>, !tv.tensor<?xi32>, !tv.tensor<?xf16> -> !tv.tensor<8x16xf16, #tv.csr<rows = 8, cols = 16, nnz = ?, index = i32>>
+  %6 = tv.spmm %5, %b : !tv.tensor<8x16xf16, #tv.csr<rows = 8, cols = 16, nnz = ?, index = i32>>, !tv.tensor<16x32xf16> -> !tv.tensor<8x32xf16>
+  %7 = tv.add %6, %c : !tv.tensor<8x32xf16>
+  %8 = tv.relu %7 : !tv.tensor<8x32xf16>
+  func.return %8 : !tv.tensor<8x32xf16>
+}
