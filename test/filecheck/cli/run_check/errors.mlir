@@ -32,7 +32,7 @@ func.func @f(%x: !tv.tensor<37x45xf16>) -> !tv.tensor<37x45xf16> {
 // VALUE-NEXT: {{ +}}^~~~~~~~~~
 // VALUE-NEXT: exit=1
 
-// UNKNOWN:    <pass-pipeline>:1:13: error: pass 'pypto-lower' has no option 'bogus' (its options: target, tile-sizes, matmul-tile-sizes, max-cores
+// UNKNOWN:    <pass-pipeline>:1:13: error: pass 'pypto-lower' has no option 'bogus' (its options: target, tile-sizes, matmul-tile-sizes,
 // UNKNOWN:    exit=1
 
 // TWICE:      pypto-run: error: give the target with --target or in --lower-options, not both

@@ -1,8 +1,8 @@
 // Dense ops beside sparse ones: tv-sparse-to-tile moves each run of dense ops
 // into a dense function (pypto.outlined) called at its place, bridging GM
 // buffers and tensors with unrealized casts; ops on the stored values of a
-// sparse tensor (a * s: disassemble, mul, assemble) are called per stored entry
-// on 1-element views. tv-to-tile tiles the outlined functions and inlines them.
+// sparse tensor (a + s: disassemble, add, assemble; a plain scale a * s is
+// sparse_attention.py's scale nest) are called per stored entry on 1-element views. tv-to-tile tiles the outlined functions and inlines them.
 // RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=ascend910b}' 2>&1 | filecheck %s
 // RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=ascend910b},tv-to-tile' 2>&1 | filecheck %s --check-prefix=TILED
 
@@ -30,7 +30,7 @@
 // CHECK:   memref.dealloc %[[PRODUCT]]
 // CHECK: func.func @f__dense0(%{{.*}}: !tv.tensor<1xf16>) -> !tv.tensor<1xf16> attributes {pypto.outlined}
 // CHECK:   arith.constant 5.000000e-01 : f16
-// CHECK:   tv.mul %{{.*}}, %{{.*}} : !tv.tensor<1xf16>, f16 -> !tv.tensor<1xf16>
+// CHECK:   tv.add %{{.*}}, %{{.*}} : !tv.tensor<1xf16>, f16 -> !tv.tensor<1xf16>
 // CHECK: func.func @f__dense1(%{{.*}}: !tv.tensor<8x32xf16>, %c: !tv.tensor<8x32xf16>) -> !tv.tensor<8x32xf16> attributes {pypto.outlined}
 // CHECK:   tv.add
 // CHECK:   tv.relu
@@ -40,7 +40,7 @@
 // TILED-NOT: func.call
 // TILED-NOT: unrealized_conversion_cast
 // TILED-NOT: memref.copy
-// TILED: tile.mul %{{.*}}, %{{.*}} : !tile.tile<{{.*}}>, f16
+// TILED: tile.add %{{.*}}, %{{.*}} : !tile.tile<{{.*}}>, f16
 // TILED: tile.relu
 // TILED: tile.store %{{.*}}, %out
 // TILED-NOT: func.func
@@ -48,7 +48,7 @@
 func.func @f(%a: !tv.tensor<8x16xf16, #tv.csr<rows = 8, cols = 16, nnz = ?, index = i32>>, %b: !tv.tensor<16x32xf16>, %c: !tv.tensor<8x32xf16>) -> !tv.tensor<8x32xf16> {
   %0, %1, %2 = tv.disassemble %a : !tv.tensor<8x16xf16, #tv.csr<rows = 8, cols = 16, nnz = ?, index = i32>> -> !tv.tensor<9xi32>, !tv.tensor<?xi32>, !tv.tensor<?xf16>
   %3 = arith.constant 5.000000e-01 : f16
-  %4 = tv.mul %2, %3 : !tv.tensor<?xf16>, f16 -> !tv.tensor<?xf16>
+  %4 = tv.add %2, %3 : !tv.tensor<?xf16>, f16 -> !tv.tensor<?xf16>
   %5 = tv.assemble %0, %1, %4 : !tv.tensor<9xi32>, !tv.tensor<?xi32>, !tv.tensor<?xf16> -> !tv.tensor<8x16xf16, #tv.csr<rows = 8, cols = 16, nnz = ?, index = i32>>
   %6 = tv.spmm %5, %b : !tv.tensor<8x16xf16, #tv.csr<rows = 8, cols = 16, nnz = ?, index = i32>>, !tv.tensor<16x32xf16> -> !tv.tensor<8x32xf16>
   %7 = tv.add %6, %c : !tv.tensor<8x32xf16>
