@@ -68,7 +68,7 @@ def test_the_tuner_searches_around_the_model_threshold() -> None:
     (density,) = model_densities(module, target)
     assert density is not None and 0 < density < 1
     pipeline = LowerPipeline(target="tiny")
-    context = SpaceContext(module, "f", target, pipeline, [])
+    context = SpaceContext(module, "f", target, pipeline, [], baseline="")
     field = next(
         f
         for f in LowerPipeline.__dataclass_fields__.values()
