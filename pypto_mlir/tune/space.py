@@ -22,6 +22,7 @@ from typing import Any
 from xdsl.dialects.builtin import ModuleOp
 
 from pypto_mlir.diagnostics import diagnostic_handler
+from pypto_mlir.dialects import tensor_view as tv
 from pypto_mlir.passes.matmul_model import MatmulRequest
 from pypto_mlir.passes.tiling_candidates import (
     matmul_size_candidates,
@@ -250,7 +251,6 @@ def _sparse_tile_cols(
     """Powers of two up to the widest dense operand of a sparse op, and that
     width, probed (`probed_dimension`): tv-sparse-to-tile refuses a row tile
     that does not fit its nest's UB (double-buffered) or breaks the alignment."""
-    from pypto_mlir.dialects import tensor_view as tv
 
     widths = [
         t.get_shape()[-1]
@@ -306,12 +306,33 @@ def _sparse_dense_density(
     )
 
 
+def _sparse_sizes(op_type: type, values: tuple[int, ...], what: str) -> Provider:
+    """A provider of an int option of tv-sparse-to-tile's nests of `op_type`:
+    `values` probed (`probed_dimension`) when the kernel has such an op."""
+
+    def provider(
+        context: SpaceContext, item: dataclasses.Field[Any]
+    ) -> Dimension | str | None:
+        if not any(isinstance(op, op_type) for op in context.module.walk()):
+            return f"no {op_type.name}"
+        return probed_dimension(context, item, values, f"{what} {values} probed")
+
+    return provider
+
+
 register_dimension("tile_sizes", _tile_sizes)
 register_dimension("sparse_tile_cols", _sparse_tile_cols)
 register_dimension("nest_tile_sizes", _nest_tile_sizes)
 register_dimension("matmul_tile_sizes", _matmul_tile_sizes)
 register_dimension("max_cores", _max_cores)
 register_dimension("sparse_dense_density", _sparse_dense_density)
+register_dimension(
+    "sparse_gather_run", _sparse_sizes(tv.GatherOp, (1, 2, 4, 8), "run lengths")
+)
+register_dimension(
+    "sparse_entry_window",
+    _sparse_sizes(tv.SparseSoftmaxOp, (1, 4, 8, 16), "entry windows"),
+)
 
 
 @dataclass(frozen=True)

@@ -434,3 +434,26 @@ def test_an_int_field_gets_a_probed_provider(monkeypatch: pytest.MonkeyPatch) ->
         "sparse-tile-cols: capacity": 2,  # 128, 4096
         "sparse-tile-cols: same tiling": 1,  # 96: what 0 chooses
     }
+
+
+GATHER = """\
+func.func @g(%x: !tv.tensor<50x40xf16>, %idx: !tv.tensor<3x10xi32>) -> !tv.tensor<3x10x40xf16> {
+  %g = tv.gather %x[%idx] : !tv.tensor<50x40xf16>, !tv.tensor<3x10xi32> -> !tv.tensor<3x10x40xf16>
+  func.return %g : !tv.tensor<3x10x40xf16>
+}
+"""
+
+
+def test_a_gather_tunes_its_run_length() -> None:
+    """sparse-gather-run: run lengths probed for a kernel with a gather, the
+    default 4 among them; a kernel without one says why it is not tuned."""
+    space = build_space(
+        parse(GATHER),
+        "g",
+        load_target("tiny"),
+        LowerPipeline(target="tiny"),
+        only=["sparse-gather-run", "sparse-entry-window", "double-buffer"],
+    )
+    runs = next(d for d in space.dimensions if d.name == "sparse_gather_run")
+    assert runs.default == 4 and set(runs.values) == {1, 2, 4, 8}
+    assert "sparse-entry-window (no tv.sparse_softmax)" in space.untuned
