@@ -64,6 +64,11 @@ class MatmulTiling:
     read different chunks of it, so each chunk misses the L2 once and the
     other cores hit it later (`matmul_nests`; tv-to-tile's `matmul-l2-order`)."""
 
+    unroll_k: bool = False
+    """The K chunks of a block are unrolled, each loaded one chunk ahead
+    (`matmul_nests`; tv-to-tile's `matmul-unroll-k`): no loop entry or exit
+    between a block's chunks for the sync to wait at."""
+
     def __post_init__(self) -> None:
         if self.k1 == 0:
             object.__setattr__(self, "k1", self.k0)
@@ -107,6 +112,9 @@ class MatmulRequest:
     l2_order: bool = False
     """Consider staggering the K chunks of the blocks for the L2 (tv-to-tile's
     `matmul-l2-order`; `MatmulTiling.l2_order`)."""
+    unroll_k: bool = False
+    """Unroll the K chunks of a block when there are few (tv-to-tile's
+    `matmul-unroll-k`; `MatmulTiling.unroll_k`, `with_unrolled_k`)."""
     prologue: Callable[[int, int, int], int] | None = None
     """Peak UB bytes of the operand prologues (`matmul_fusion`) on a block
     m0 x n0 chunk k1 deep, when there are any."""
@@ -301,6 +309,31 @@ def _l2_order_applies(target: Target, request: MatmulRequest, k1: int) -> bool:
     if not r.l2_order or target.l2 is None or r.k is None:
         return False
     return r.k % k1 == 0 and r.k // k1 > 1
+
+
+MAX_UNROLLED_CHUNKS = 32
+"""At most this many K chunks in a block's unrolled K loop (`with_unrolled_k`):
+the count bounds the code size."""
+
+
+def with_unrolled_k(
+    target: Target, request: MatmulRequest, tiling: MatmulTiling
+) -> MatmulTiling:
+    """`tiling` with its K chunks unrolled (`MatmulTiling.unroll_k`) when the
+    request allows it, K is static with 2 to MAX_UNROLLED_CHUNKS chunks, two
+    chunks fit L1 (each is loaded one chunk ahead), and the nest is a plain
+    one (a panel nest is unrolled already; a K split's ranges keep their
+    loop)."""
+    r, t = request, tiling
+    if not r.unroll_k or r.k is None or t.panel or t.split > 1:
+        return t
+    if not 2 <= -(-r.k // t.k1) <= MAX_UNROLLED_CHUNKS:
+        return t
+    l1 = target.memories["l1"].size
+    assert l1 is not None
+    if 2 * matmul_footprint(target, r, t)["l1"] > l1:
+        return t
+    return replace(t, unroll_k=True)
 
 
 MAX_K_SPLITS = 8
@@ -643,6 +676,8 @@ def matmul_choice_text(
             f"; K chunks in order (estimated {estimate.cycles(staggered):.0f} "
             "cycles staggered for the l2)"
         )
+    if tiling.unroll_k:
+        text += f"; K loop unrolled ({-(-(r.k or 0) // tiling.k1)} chunks)"
     if tiling.panel:
         text += (
             f"; A panel {tiling.m1}x{r.k} kept in l1 across a core's blocks of a "

@@ -14,7 +14,7 @@ MATMUL group of passes/tv_fusion.py, its elementwise epilogue included.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -42,6 +42,15 @@ class Segment:
     factor: int
     full: bool
     """Every base block of the range is whole (its valid extent is the step)."""
+
+
+_Blocks = tuple[list[tuple[SSAValue, Valid]], list[tuple[SSAValue, Valid]]]
+"""The (offset, valid extent) of the base row blocks and base column blocks
+of an L1 block."""
+
+_LoadedChunk = tuple[SSAValue, int, tuple[list[SSAValue], int, list[SSAValue]]]
+"""A K chunk's offset, valid depth and L1 tiles (A tiles or panels, the
+chunk's offset in them, B tiles), as `MatmulNest._k_chunk` takes them."""
 
 
 class MatmulNest(VectorNest):
@@ -359,6 +368,10 @@ class MatmulNest(VectorNest):
                 list(flat[a * width : (a + 1) * width]) for a in range(len(row_blocks))
             ]
 
+        if tiling.unroll_k:
+            assert isinstance(k_extent, int), "an unrolled K loop needs a static K"
+            blocks = (row_blocks, col_blocks)
+            return self._k_unrolled(at, op, tiling, blocks, k_extent, pad, offset)
         result = chunk(at, 0, self.tail(at, k_extent, 0, k1, True), None)
         if isinstance(k_extent, int) and k_extent <= k1:
             return result
@@ -386,6 +399,63 @@ class MatmulNest(VectorNest):
         ):
             result = chunk(at, full_end, k_extent - full_end, result)
         return result
+
+    def _k_unrolled(
+        self,
+        at: InsertPoint,
+        op: tv.MatmulOp,
+        tiling: MatmulTiling,
+        blocks: _Blocks,
+        k_extent: int,
+        pad: bool,
+        offset: Callable[[InsertPoint, Valid], SSAValue],
+    ) -> list[list[SSAValue]]:
+        """The K chunks unrolled (`MatmulTiling.unroll_k`), each chunk's A and B
+        tiles loaded one chunk ahead of the previous chunk's cube steps, as the
+        panel nest loads B: with no loop between the chunks, hw-insert-sync
+        orders each load after the moves of the chunk two back only (at a loop's
+        entry and exit it waits for all of the loop's moves, which stalls MTE2
+        at every block)."""
+        ta = op.transpose_a is not None
+        k1 = tiling.k1
+
+        def load(chunk: int) -> _LoadedChunk:
+            start = offset(at, chunk * k1)
+            valid = min(k1, k_extent - chunk * k1)
+            lhs = [
+                self._operand_l1(
+                    at, op.lhs, ta, row, (start, valid), tiling.m0, k1, pad, True
+                )
+                for row in blocks[0]
+            ]
+            rhs = self._rhs_chunk(at, op, tiling, blocks[1], start, valid, pad)
+            return start, valid, (lhs, 0, rhs)
+
+        return self._chunks_ahead(at, op, tiling, blocks, -(-k_extent // k1), pad, load)
+
+    def _chunks_ahead(
+        self,
+        at: InsertPoint,
+        op: tv.MatmulOp,
+        tiling: MatmulTiling,
+        blocks: _Blocks,
+        chunks: int,
+        pad: bool,
+        load: Callable[[int], _LoadedChunk],
+    ) -> list[list[SSAValue]]:
+        """`chunks` K chunks unrolled, chunk c + 1 loaded (`load`) before the
+        cube steps of chunk c, so that its load overlaps them."""
+        accumulators: list[list[SSAValue]] | None = None
+        ahead = load(0)
+        for chunk in range(chunks):
+            start, valid, loaded = ahead
+            if chunk + 1 < chunks:
+                ahead = load(chunk + 1)
+            accumulators = self._k_chunk(
+                at, op, tiling, *blocks, start, valid, pad, accumulators, loaded
+            )
+        assert accumulators is not None
+        return accumulators
 
     def _l2_shift(
         self,
@@ -555,34 +625,15 @@ class MatmulNest(VectorNest):
         pad = k_extent % tiling.k0 != 0
         chunks = -(-k_extent // k1)
 
-        def load(chunk: int) -> list[SSAValue]:
+        def load(chunk: int) -> _LoadedChunk:
             offset = chunk * k1
             valid = min(k1, k_extent - offset)
-            return self._rhs_chunk(
-                at, op, tiling, col_blocks, self.constant(offset), valid, pad
-            )
+            start = self.constant(offset)
+            rhs = self._rhs_chunk(at, op, tiling, col_blocks, start, valid, pad)
+            return start, valid, (panels, offset, rhs)
 
-        accumulators: list[list[SSAValue]] | None = None
-        ahead = load(0)
-        for chunk in range(chunks):
-            rhs = ahead
-            if chunk + 1 < chunks:
-                ahead = load(chunk + 1)
-            offset = chunk * k1
-            accumulators = self._k_chunk(
-                at,
-                op,
-                tiling,
-                row_blocks,
-                col_blocks,
-                self.constant(offset),
-                min(k1, k_extent - offset),
-                pad,
-                accumulators,
-                (panels, offset, rhs),
-            )
-        assert accumulators is not None
-        return accumulators
+        blocks = (row_blocks, col_blocks)
+        return self._chunks_ahead(at, op, tiling, blocks, chunks, pad, load)
 
     def _operand_l1(
         self,
