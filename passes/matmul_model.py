@@ -62,7 +62,9 @@ class MatmulTiling:
     """The K chunks of L1 block (i, j) run from chunk (i + j) mod chunks on,
     wrapping around: cores that share an A row or a B column at the same time
     read different chunks of it, so each chunk misses the L2 once and the
-    other cores hit it later (`matmul_nests`; tv-to-tile's `matmul-l2-order`)."""
+    other cores hit it later (`matmul_nests`; tv-to-tile's `matmul-l2-order`).
+    With a panel, from chunk i mod chunks (the panel serves the row's
+    blocks), the panel loaded chunk by chunk in that order."""
 
     unroll_k: bool = False
     """The K chunks of a block are unrolled, each loaded one chunk ahead
@@ -291,9 +293,14 @@ def _matmul_candidates(
                         # Every halving of K: a long K needs shallow chunks
                         # for two of them to fit L1 (double buffering).
                         for k1 in _depths(round_up(k, f), k0, r.k is not None, 16):
+                            staggers = _l2_order_applies(target, r, k1)
                             for panel in _panel_choices(r, k1, fa * m0, fb * n0):
                                 yield MatmulTiling(m0, n0, k0, fa, fb, k1, panel)
-                            if _l2_order_applies(target, r, k1):
+                                if panel and staggers:
+                                    yield MatmulTiling(
+                                        m0, n0, k0, fa, fb, k1, True, l2_order=True
+                                    )
+                            if staggers:
                                 yield MatmulTiling(
                                     m0, n0, k0, fa, fb, k1, l2_order=True
                                 )
@@ -500,6 +507,10 @@ class _CycleEstimate:
         # DMA per base row block, not overlapped with its first block), then
         # runs that row's blocks (multicore_split's grid decides which).
         panel_cycles, panel_wire = self.dma(("gm", "l1"), t.m0, k * e, k * e)
+        if t.l2_order:
+            # A staggered panel is loaded chunk by chunk, rotated by its row.
+            cycles, wire = self.dma(("gm", "l1"), t.m0, t.k1 * e, k * e)
+            panel_cycles, panel_wire = chunks * cycles, chunks * wire
         row_cores, column_cores = core_split(rows, columns, max(1, r.cores), True)
         core_rows = -(-rows // row_cores)
         core_columns = -(-columns // column_cores)
@@ -665,9 +676,14 @@ def matmul_choice_text(
         )
     if tiling.l2_order:
         chunks = (r.k or 0) // tiling.k1
+        order = (
+            f"block row i starts at chunk i mod {chunks}, its panel loaded chunk "
+            "by chunk in that order"
+            if tiling.panel
+            else f"block (i, j) starts at chunk (i + j) mod {chunks}"
+        )
         text += (
-            f"; K chunks staggered for the l2: block (i, j) starts at chunk "
-            f"(i + j) mod {chunks} (estimated "
+            f"; K chunks staggered for the l2: {order} (estimated "
             f"{estimate.cycles(replace(tiling, l2_order=False)):.0f} cycles in order)"
         )
     elif tiling.split == 1 and _l2_order_applies(target, r, tiling.k1):

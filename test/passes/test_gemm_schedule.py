@@ -125,6 +125,21 @@ def test_l2_order_numerics(shape: tuple[int, int, int]) -> None:
     assert off and not any("staggered" in r for r in off), off
 
 
+STAGGERED_PANEL_SHAPES = [(1024, 1024, 1000), (896, 1024, 1024)]
+"""(M, K, N) for which the model keeps A panels loaded chunk by chunk in a
+rotated order on ascend910b: an N tail, M a multiple of the block rows."""
+
+
+@pytest.mark.parametrize("shape", STAGGERED_PANEL_SHAPES)
+def test_staggered_panel_numerics(shape: tuple[int, int, int]) -> None:
+    on = _run("ascend910b", *shape)
+    assert any("block row i starts at chunk i mod" in r for r in on), on
+    assert any("A panel" in r for r in on), on
+    off = _run("ascend910b", *shape, l2_order=False)
+    assert off and not any("staggered" in r for r in off), off
+    assert any("A panel" in r for r in off), off
+
+
 UNROLL_SHAPES = {
     "ascend910b": [(200, 1024, 520), (64, 1000, 256), (384, 2048, 256)],
     "tiny": [(48, 200, 40), (33, 256, 31)],
