@@ -522,12 +522,20 @@ def _plan_phase(
                 "(tile-to-hw matmul-grid)",
             )
     if not inner or outer.units < cores:
-        n_outer, n_inner = _grid(
-            outer.units,
-            inner[0].units if inner else 1,
-            cores,
-            matmul_grid and bool(inner) and _has_matmul(outer),
-        )
+        columns = inner[0].units if inner else 1
+        n_outer, n_inner = _grid(outer.units, columns, cores)
+        if matmul_grid and inner and _has_matmul(outer):
+            plain = -(-outer.units // n_outer)
+            n_outer, n_inner = _grid(outer.units, columns, cores, True)
+            rows = -(-outer.units // n_outer)
+            if rows < plain:
+                emit_remark(
+                    outer.loops[0],
+                    f"matmul block rows {outer.units} x columns {columns} split "
+                    f"over a {n_outer}x{n_inner} grid of cores: {rows} block "
+                    f"row(s) a core instead of {plain}, the same blocks a core "
+                    "(tile-to-hw matmul-grid)",
+                )
     if n_outer * n_inner <= 1:
         return None
     return _PhasePlan(outer, inner, n_outer, n_inner)
