@@ -292,7 +292,7 @@ def _matmul_candidates(
                     for k0 in _depths(deepest, f):
                         # Every halving of K: a long K needs shallow chunks
                         # for two of them to fit L1 (double buffering).
-                        for k1 in _depths(round_up(k, f), k0, r.k is not None, 16):
+                        for k1 in _chunk_depths(r, round_up(k, f), k0):
                             staggers = _l2_order_applies(target, r, k1)
                             for panel in _panel_choices(r, k1, fa * m0, fb * n0):
                                 yield MatmulTiling(m0, n0, k0, fa, fb, k1, panel)
@@ -380,6 +380,22 @@ def _panel_choices(
     if -(-r.k // k1) > MAX_PANEL_CHUNKS:
         return (False,)
     return (False, True)
+
+
+def _chunk_depths(request: MatmulRequest, deepest: int, k0: int) -> list[int]:
+    """L1 chunk depths worth trying: every halving of K (`_depths`), and the
+    multiples of `k0` by powers of two that cut a static K into whole chunks
+    (K = 6144 halves to 384 and 192 only: 256 reads 512-byte rows of A, the
+    GM granule, where 192 reads rows of 384 bytes that pay for 512)."""
+    depths = _depths(deepest, k0, request.k is not None, 16)
+    if request.k is None:
+        return depths
+    depth = k0
+    while depth <= deepest:
+        if request.k % depth == 0 and depth not in depths:
+            depths.append(depth)
+        depth *= 2
+    return sorted(depths)
 
 
 def _depths(deepest: int, unit: int, deeper: bool = True, count: int = 4) -> list[int]:

@@ -212,6 +212,15 @@ def test_panel_refused(target: str) -> None:
             assert tiling.fa == 1 or m % tiling.m1 == 0 or tiling.m1 >= m, tiling
 
 
+def test_chunk_depths_of_whole_granule_rows() -> None:
+    """K = 6144 halves to chunks 384 and 192 deep only; a 256-deep chunk (A rows
+    of 512 bytes, the GM granule, where 192 reads rows of 384 that pay for 512)
+    cuts it into whole chunks, is tried and taken."""
+    chip = load_target("ascend910b")
+    tiling = auto_matmul_tiling(chip, _request("ascend910b", 6144, 6144, 6144))
+    assert tiling is not None and tiling.k1 == 256, tiling
+
+
 def test_unroll_k_refused() -> None:
     """No unrolled K without `unroll_k`, for a `?` K, one chunk, too many
     chunks, a panel or a K split, or two chunks that do not fit L1."""
