@@ -3,12 +3,14 @@
 For N x N x N f16 GEMMs and the FFN example (128x768x3072: x @ W1 -> swish ->
 @ W2) on the simulated ascend910b, side by side: cycles with all the matmul
 decisions off (`matmul-panels=false matmul-split-k=false matmul-l2-order=false
-matmul-grid=false`: A loaded per L1 block, K never split, every block's K
-chunks in order, block rows split over the cores by rows alone), with
+matmul-unroll-k=false matmul-grid=false`: A loaded per L1 block, K never split,
+every block's K chunks in order and in a loop, block rows split over the cores
+by rows alone), with
 each one alone switched off, and with all on (the tiling model may keep A
 panels in L1 across a core's blocks of a row, split K over the cores with a
-combine phase, and stagger the blocks' K chunks so that cores sharing an A row
-or a B column hit the L2); the ratio, the fraction of `pypto_mlir.roofline`
+combine phase, stagger the blocks' K chunks so that cores sharing an A row
+or a B column hit the L2, also with a panel, and unroll the K chunks so that
+no loop boundary stalls the loads); the ratio, the fraction of `pypto_mlir.roofline`
 reached, the busiest pipe, the L2 hit rate and the cores used; then issue 13's
 targets, and where one is missed what bounds it, computed from the run: the
 busiest core's MTE2 time split into transfer at the GM -> L1 path's rate, the
@@ -19,6 +21,7 @@ accumulator block.
 
     .venv/bin/python bench/bench_gemm.py            # 1024^3, 2048^3, ffn (~1 min)
     .venv/bin/python bench/bench_gemm.py --large    # also 4096^3 and 6144^3 (long)
+    .venv/bin/python bench/bench_gemm.py --sizes 6144 --quick   # all off, all on
 """
 
 from __future__ import annotations
@@ -64,6 +67,7 @@ DECISIONS = {
     "matmul_panels": "A panel",
     "matmul_split_k": "K split in",
     "matmul_l2_order": "K chunks staggered",
+    "matmul_unroll_k": "K loop unrolled",
     "matmul_grid": "grid of cores",
 }
 """The LowerPipeline options of the matmul schedule, each shown off alone, and
@@ -145,24 +149,36 @@ def _why(n: int, run: Run) -> str:
 def _ceiling(n: int) -> str:
     """The best fraction of the cube any schedule reaches that reloads A and B
     for each accumulator block: the block m x n whose f32 accumulators fit L0C
-    with the least GM -> L1 transfer per MAC (bursts and start-up ignored)."""
-    l0c = CHIP.memories["l0c"].size
-    assert l0c is not None
+    with the least GM -> L1 time per MAC, counting the transfer at the path's
+    rate in whole GM granules and its per-burst overhead (one burst per row of
+    an A chunk k1 deep, the deepest power of two of which two chunks of A and
+    B fit L1, and one per K row of B); DMA start-ups ignored."""
+    l0c, l1 = CHIP.memories["l0c"].size, CHIP.memories["l1"].size
+    assert l0c is not None and l1 is not None
     edge = CHIP.cube.fractal_m
-    rate = CHIP.dma_path("gm", "l1").bytes_per_cycle
-    best = (0.0, 0, 0)
+    path = CHIP.dma_path("gm", "l1")
+    best = (0.0, 0, 0, 0)
     for rows in range(edge, n + 1, edge):
         columns = min(n, l0c // (4 * rows) // edge * edge)
         if columns < edge:
             break
-        load = (rows + columns) * 2 / rate  # cycles per K element
+        depth = edge
+        while 2 * 2 * (rows + columns) * 2 * depth <= l1 and 2 * depth <= n:
+            depth *= 2
+        # per K element: A's bytes and B's row in whole granules at the path's
+        # rate, A's bursts (a row per chunk) and B's (a burst per K row)
+        b_row = -(-columns * 2 // path.granule) * path.granule
+        load = (rows * 2 + b_row) / path.bytes_per_cycle + path.burst_overhead * (
+            rows / depth + 1
+        )
         cube = mmad_cycles(CHIP, rows, columns, 16, "f16") / 16
-        best = max(best, (min(1.0, cube / load), rows, columns))
-    fraction, rows, columns = best
+        best = max(best, (min(1.0, cube / load), rows, columns, depth))
+    fraction, rows, columns, depth = best
     return (
         f"an accumulator block that fits L0C loads at best {rows}x{columns} "
-        f"operands per K step, so a schedule reloading A and B per block "
-        f"reaches at most {fraction:.0%} of the cube"
+        f"operands per K step ({depth}-deep A chunks, {path.burst_overhead} "
+        f"cycles a burst), so a schedule reloading A and B per block reaches at "
+        f"most {fraction:.0%} of the cube"
     )
 
 
@@ -171,12 +187,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--large", action="store_true", help="also 4096^3 and 6144^3 (minutes)"
     )
+    parser.add_argument(
+        "--sizes",
+        help="comma-separated N to run instead (no ffn), e.g. 6144",
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="all off and all on only (no decision alone off)",
+    )
     args = parser.parse_args(argv)
     sizes = SIZES + (LARGE if args.large else ())
+    if args.sizes:
+        sizes = tuple(int(size) for size in args.sizes.split(","))
     print(
         f"GEMM N^3 f16 on {TARGET}: matmul decisions all off (matmul-panels=false "
-        "matmul-split-k=false matmul-l2-order=false matmul-grid=false), each "
-        "alone off, all on"
+        "matmul-split-k=false matmul-l2-order=false matmul-unroll-k=false "
+        "matmul-grid=false), each alone off, all on"
     )
     names = [d.removeprefix("matmul_").replace("_", "-") for d in DECISIONS]
     header = (
@@ -191,11 +218,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     cases: list[tuple[str, Callable[..., Run]]] = [
         (str(n), partial(simulate, n)) for n in sizes
     ]
-    cases.append(("ffn", simulate_ffn))
+    if not args.sizes:
+        cases.append(("ffn", simulate_ffn))
     for label, run in cases:
         off, on = run(False), run(True)
         alone = [
-            run(True, decision) if taken in on.remarks else on
+            run(True, decision) if taken in on.remarks and not args.quick else on
             for decision, taken in DECISIONS.items()
         ]
         if label != "ffn":

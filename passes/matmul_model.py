@@ -62,7 +62,14 @@ class MatmulTiling:
     """The K chunks of L1 block (i, j) run from chunk (i + j) mod chunks on,
     wrapping around: cores that share an A row or a B column at the same time
     read different chunks of it, so each chunk misses the L2 once and the
-    other cores hit it later (`matmul_nests`; tv-to-tile's `matmul-l2-order`)."""
+    other cores hit it later (`matmul_nests`; tv-to-tile's `matmul-l2-order`).
+    With a panel, from chunk i mod chunks (the panel serves the row's
+    blocks), the panel loaded chunk by chunk in that order."""
+
+    unroll_k: bool = False
+    """The K chunks of a block are unrolled, each loaded one chunk ahead
+    (`matmul_nests`; tv-to-tile's `matmul-unroll-k`): no loop entry or exit
+    between a block's chunks for the sync to wait at."""
 
     def __post_init__(self) -> None:
         if self.k1 == 0:
@@ -107,6 +114,9 @@ class MatmulRequest:
     l2_order: bool = False
     """Consider staggering the K chunks of the blocks for the L2 (tv-to-tile's
     `matmul-l2-order`; `MatmulTiling.l2_order`)."""
+    unroll_k: bool = False
+    """Unroll the K chunks of a block when there are few (tv-to-tile's
+    `matmul-unroll-k`; `MatmulTiling.unroll_k`, `with_unrolled_k`)."""
     prologue: Callable[[int, int, int], int] | None = None
     """Peak UB bytes of the operand prologues (`matmul_fusion`) on a block
     m0 x n0 chunk k1 deep, when there are any."""
@@ -282,10 +292,15 @@ def _matmul_candidates(
                     for k0 in _depths(deepest, f):
                         # Every halving of K: a long K needs shallow chunks
                         # for two of them to fit L1 (double buffering).
-                        for k1 in _depths(round_up(k, f), k0, r.k is not None, 16):
+                        for k1 in _chunk_depths(r, round_up(k, f), k0):
+                            staggers = _l2_order_applies(target, r, k1)
                             for panel in _panel_choices(r, k1, fa * m0, fb * n0):
                                 yield MatmulTiling(m0, n0, k0, fa, fb, k1, panel)
-                            if _l2_order_applies(target, r, k1):
+                                if panel and staggers:
+                                    yield MatmulTiling(
+                                        m0, n0, k0, fa, fb, k1, True, l2_order=True
+                                    )
+                            if staggers:
                                 yield MatmulTiling(
                                     m0, n0, k0, fa, fb, k1, l2_order=True
                                 )
@@ -301,6 +316,31 @@ def _l2_order_applies(target: Target, request: MatmulRequest, k1: int) -> bool:
     if not r.l2_order or target.l2 is None or r.k is None:
         return False
     return r.k % k1 == 0 and r.k // k1 > 1
+
+
+MAX_UNROLLED_CHUNKS = 32
+"""At most this many K chunks in a block's unrolled K loop (`with_unrolled_k`):
+the count bounds the code size."""
+
+
+def with_unrolled_k(
+    target: Target, request: MatmulRequest, tiling: MatmulTiling
+) -> MatmulTiling:
+    """`tiling` with its K chunks unrolled (`MatmulTiling.unroll_k`) when the
+    request allows it, K is static with 2 to MAX_UNROLLED_CHUNKS chunks, two
+    chunks fit L1 (each is loaded one chunk ahead), and the nest is a plain
+    one (a panel nest is unrolled already; a K split's ranges keep their
+    loop)."""
+    r, t = request, tiling
+    if not r.unroll_k or r.k is None or t.panel or t.split > 1:
+        return t
+    if not 2 <= -(-r.k // t.k1) <= MAX_UNROLLED_CHUNKS:
+        return t
+    l1 = target.memories["l1"].size
+    assert l1 is not None
+    if 2 * matmul_footprint(target, r, t)["l1"] > l1:
+        return t
+    return replace(t, unroll_k=True)
 
 
 MAX_K_SPLITS = 8
@@ -340,6 +380,22 @@ def _panel_choices(
     if -(-r.k // k1) > MAX_PANEL_CHUNKS:
         return (False,)
     return (False, True)
+
+
+def _chunk_depths(request: MatmulRequest, deepest: int, k0: int) -> list[int]:
+    """L1 chunk depths worth trying: every halving of K (`_depths`), and the
+    multiples of `k0` by powers of two that cut a static K into whole chunks
+    (K = 6144 halves to 384 and 192 only: 256 reads 512-byte rows of A, the
+    GM granule, where 192 reads rows of 384 bytes that pay for 512)."""
+    depths = _depths(deepest, k0, request.k is not None, 16)
+    if request.k is None:
+        return depths
+    depth = k0
+    while depth <= deepest:
+        if request.k % depth == 0 and depth not in depths:
+            depths.append(depth)
+        depth *= 2
+    return sorted(depths)
 
 
 def _depths(deepest: int, unit: int, deeper: bool = True, count: int = 4) -> list[int]:
@@ -467,6 +523,10 @@ class _CycleEstimate:
         # DMA per base row block, not overlapped with its first block), then
         # runs that row's blocks (multicore_split's grid decides which).
         panel_cycles, panel_wire = self.dma(("gm", "l1"), t.m0, k * e, k * e)
+        if t.l2_order:
+            # A staggered panel is loaded chunk by chunk, rotated by its row.
+            cycles, wire = self.dma(("gm", "l1"), t.m0, t.k1 * e, k * e)
+            panel_cycles, panel_wire = chunks * cycles, chunks * wire
         row_cores, column_cores = core_split(rows, columns, max(1, r.cores), True)
         core_rows = -(-rows // row_cores)
         core_columns = -(-columns // column_cores)
@@ -696,9 +756,14 @@ def matmul_choice_text(
         )
     if tiling.l2_order:
         chunks = (r.k or 0) // tiling.k1
+        order = (
+            f"block row i starts at chunk i mod {chunks}, its panel loaded chunk "
+            "by chunk in that order"
+            if tiling.panel
+            else f"block (i, j) starts at chunk (i + j) mod {chunks}"
+        )
         text += (
-            f"; K chunks staggered for the l2: block (i, j) starts at chunk "
-            f"(i + j) mod {chunks} (estimated "
+            f"; K chunks staggered for the l2: {order} (estimated "
             f"{estimate.cycles(replace(tiling, l2_order=False)):.0f} cycles in order)"
         )
     elif tiling.split == 1 and _l2_order_applies(target, r, tiling.k1):
@@ -707,6 +772,8 @@ def matmul_choice_text(
             f"; K chunks in order (estimated {estimate.cycles(staggered):.0f} "
             "cycles staggered for the l2)"
         )
+    if tiling.unroll_k:
+        text += f"; K loop unrolled ({-(-(r.k or 0) // tiling.k1)} chunks)"
     if tiling.panel:
         text += (
             f"; A panel {tiling.m1}x{r.k} kept in l1 across a core's blocks of a "

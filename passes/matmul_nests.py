@@ -14,7 +14,7 @@ MATMUL group of passes/tv_fusion.py, its elementwise epilogue included.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -42,6 +42,20 @@ class Segment:
     factor: int
     full: bool
     """Every base block of the range is whole (its valid extent is the step)."""
+
+
+_Blocks = tuple[list[tuple[SSAValue, Valid]], list[tuple[SSAValue, Valid]]]
+"""The (offset, valid extent) of the base row blocks and base column blocks
+of an L1 block."""
+
+_Panels = tuple[SSAValue | None, list[list[SSAValue]]]
+"""An L1 block row's A panels: the K offset a staggered panel starts at (None
+when it is in order) and per panel tile (one for all of K, else one per K
+chunk) the tiles of the base row blocks."""
+
+_LoadedChunk = tuple[SSAValue, int, tuple[list[SSAValue], int, list[SSAValue]]]
+"""A K chunk's offset, valid depth and L1 tiles (A tiles or panels, the
+chunk's offset in them, B tiles), as `MatmulNest._k_chunk` takes them."""
 
 
 class MatmulNest(VectorNest):
@@ -255,9 +269,8 @@ class MatmulNest(VectorNest):
         def col_body(c2: InsertPoint, j: Valid, _: list[SSAValue]) -> list[SSAValue]:
             col_blocks = self._base_blocks(c2, j, n, tiling.n0, n_segment)
             if panels is not None:
-                accumulators = self._k_panel(
-                    c2, op, tiling, panels, row_blocks, col_blocks
-                )
+                blocks = (row_blocks, col_blocks)
+                accumulators = self._k_panel(c2, op, tiling, panels, blocks)
             else:
                 accumulators = self._k_loop(c2, op, tiling, row_blocks, col_blocks)
             for a, row in enumerate(row_blocks):
@@ -359,6 +372,10 @@ class MatmulNest(VectorNest):
                 list(flat[a * width : (a + 1) * width]) for a in range(len(row_blocks))
             ]
 
+        if tiling.unroll_k:
+            assert isinstance(k_extent, int), "an unrolled K loop needs a static K"
+            blocks = (row_blocks, col_blocks)
+            return self._k_unrolled(at, op, tiling, blocks, k_extent, pad, offset)
         result = chunk(at, 0, self.tail(at, k_extent, 0, k1, True), None)
         if isinstance(k_extent, int) and k_extent <= k1:
             return result
@@ -387,28 +404,82 @@ class MatmulNest(VectorNest):
             result = chunk(at, full_end, k_extent - full_end, result)
         return result
 
+    def _k_unrolled(
+        self,
+        at: InsertPoint,
+        op: tv.MatmulOp,
+        tiling: MatmulTiling,
+        blocks: _Blocks,
+        k_extent: int,
+        pad: bool,
+        offset: Callable[[InsertPoint, Valid], SSAValue],
+    ) -> list[list[SSAValue]]:
+        """The K chunks unrolled (`MatmulTiling.unroll_k`), each chunk's A and B
+        tiles loaded one chunk ahead of the previous chunk's cube steps, as the
+        panel nest loads B: with no loop between the chunks, hw-insert-sync
+        orders each load after the moves of the chunk two back only (at a loop's
+        entry and exit it waits for all of the loop's moves, which stalls MTE2
+        at every block)."""
+        ta = op.transpose_a is not None
+        k1 = tiling.k1
+
+        def load(chunk: int) -> _LoadedChunk:
+            start = offset(at, chunk * k1)
+            valid = min(k1, k_extent - chunk * k1)
+            lhs = [
+                self._operand_l1(
+                    at, op.lhs, ta, row, (start, valid), tiling.m0, k1, pad, True
+                )
+                for row in blocks[0]
+            ]
+            rhs = self._rhs_chunk(at, op, tiling, blocks[1], start, valid, pad)
+            return start, valid, (lhs, 0, rhs)
+
+        return self._chunks_ahead(at, op, tiling, blocks, -(-k_extent // k1), pad, load)
+
+    def _chunks_ahead(
+        self,
+        at: InsertPoint,
+        op: tv.MatmulOp,
+        tiling: MatmulTiling,
+        blocks: _Blocks,
+        chunks: int,
+        pad: bool,
+        load: Callable[[int], _LoadedChunk],
+    ) -> list[list[SSAValue]]:
+        """`chunks` K chunks unrolled, chunk c + 1 loaded (`load`) before the
+        cube steps of chunk c, so that its load overlaps them."""
+        accumulators: list[list[SSAValue]] | None = None
+        ahead = load(0)
+        for chunk in range(chunks):
+            start, valid, loaded = ahead
+            if chunk + 1 < chunks:
+                ahead = load(chunk + 1)
+            accumulators = self._k_chunk(
+                at, op, tiling, *blocks, start, valid, pad, accumulators, loaded
+            )
+        assert accumulators is not None
+        return accumulators
+
     def _l2_shift(
         self,
         at: InsertPoint,
         tiling: MatmulTiling,
         k_extent: Extent,
         row_blocks: list[tuple[SSAValue, Valid]],
-        col_blocks: list[tuple[SSAValue, Valid]],
+        col_blocks: list[tuple[SSAValue, Valid]] | None,
     ) -> SSAValue:
         """The K offset the L1 block at (i, j) starts at with staggered chunks
-        (`MatmulTiling.l2_order`): ((i / m1 + j / n1) mod chunks) * k1."""
+        (`MatmulTiling.l2_order`): ((i / m1 + j / n1) mod chunks) * k1, or
+        without `col_blocks` (an A panel's row) (i / m1 mod chunks) * k1."""
         assert isinstance(k_extent, int) and k_extent % tiling.k1 == 0
         row = self.value(at, arith.DivUIOp(row_blocks[0][0], self.constant(tiling.m1)))
-        column = self.value(
-            at, arith.DivUIOp(col_blocks[0][0], self.constant(tiling.n1))
-        )
-        chunk = self.value(
-            at,
-            arith.RemUIOp(
-                self.value(at, arith.AddiOp(row, column)),
-                self.constant(k_extent // tiling.k1),
-            ),
-        )
+        if col_blocks is not None:
+            column = self.value(
+                at, arith.DivUIOp(col_blocks[0][0], self.constant(tiling.n1))
+            )
+            row = self.value(at, arith.AddiOp(row, column))
+        chunk = self.value(at, arith.RemUIOp(row, self.constant(k_extent // tiling.k1)))
         return self.value(at, arith.MuliOp(chunk, self.constant(tiling.k1)))
 
     def _k_chunk(
@@ -520,69 +591,96 @@ class MatmulNest(VectorNest):
         op: tv.MatmulOp,
         tiling: MatmulTiling,
         row_blocks: list[tuple[SSAValue, Valid]],
-    ) -> list[SSAValue]:
+    ) -> _Panels:
         """The A panels of an L1 block row: per base row block, all of K (whole
         chunks, zero-padded past K) in one L1 tile, loaded once for the row's
-        blocks (the tiling model's `panel`)."""
+        blocks (the tiling model's `panel`). Staggered (`l2_order`), one tile
+        per K chunk instead, in the row's rotated order (`_l2_shift`), so that
+        the cores running other rows read other chunks of B at the same time."""
         k_extent = self.extents.of(op.lhs)[-1]
         assert isinstance(k_extent, int), "an A panel needs a static K"
+        if tiling.l2_order:
+            shift = self._l2_shift(at, tiling, k_extent, row_blocks, None)
+            chunks = []
+            for chunk in range(k_extent // tiling.k1):
+                start = self._rotated(at, shift, chunk * tiling.k1, k_extent)
+                k_block = (start, tiling.k1)
+                chunks.append(
+                    [
+                        self._operand_l1(
+                            at,
+                            op.lhs,
+                            False,
+                            row,
+                            k_block,
+                            tiling.m0,
+                            tiling.k1,
+                            False,
+                            True,
+                        )
+                        for row in row_blocks
+                    ]
+                )
+            return shift, chunks
         depth = -(-k_extent // tiling.k1) * tiling.k1
         pad = k_extent % tiling.k0 != 0 or depth != k_extent
         zero = self.constant(0)
-        return [
-            self._operand_l1(
-                at, op.lhs, False, row, (zero, k_extent), tiling.m0, depth, pad, True
-            )
-            for row in row_blocks
+        return None, [
+            [
+                self._operand_l1(
+                    at,
+                    op.lhs,
+                    False,
+                    row,
+                    (zero, k_extent),
+                    tiling.m0,
+                    depth,
+                    pad,
+                    True,
+                )
+                for row in row_blocks
+            ]
         ]
+
+    def _rotated(
+        self, at: InsertPoint, shift: SSAValue, offset: int, k_extent: int
+    ) -> SSAValue:
+        """(shift + offset) mod K: a chunk's K offset in a rotated order."""
+        total = self.value(at, arith.AddiOp(shift, self.constant(offset)))
+        return self.value(at, arith.RemUIOp(total, self.constant(k_extent)))
 
     def _k_panel(
         self,
         at: InsertPoint,
         op: tv.MatmulOp,
         tiling: MatmulTiling,
-        panels: list[SSAValue],
-        row_blocks: list[tuple[SSAValue, Valid]],
-        col_blocks: list[tuple[SSAValue, Valid]],
+        panels: _Panels,
+        blocks: _Blocks,
     ) -> list[list[SSAValue]]:
         """Accumulate over K from the row's A panels: the K chunks unrolled (the
         moves take static windows of the panels), each chunk's B tiles loaded
         one chunk ahead, so that two chunks of B are live and the next one's load
-        overlaps this one's cube steps."""
+        overlaps this one's cube steps. A staggered panel's chunk c is K chunk
+        (shift + c) mod chunks, and so is the B chunk loaded with it."""
         k_extent = self.extents.of(op.lhs)[-1]
         assert isinstance(k_extent, int)
         k1 = tiling.k1
         pad = k_extent % tiling.k0 != 0
         chunks = -(-k_extent // k1)
+        shift, tiles = panels
 
-        def load(chunk: int) -> list[SSAValue]:
+        def load(chunk: int) -> _LoadedChunk:
             offset = chunk * k1
             valid = min(k1, k_extent - offset)
-            return self._rhs_chunk(
-                at, op, tiling, col_blocks, self.constant(offset), valid, pad
-            )
+            if shift is None:
+                start, lhs, base = self.constant(offset), tiles[0], offset
+            else:
+                start = self._rotated(at, shift, offset, k_extent)
+                lhs, base = tiles[chunk], 0
+            rhs = self._rhs_chunk(at, op, tiling, blocks[1], start, valid, pad)
+            return start, valid, (lhs, base, rhs)
 
-        accumulators: list[list[SSAValue]] | None = None
-        ahead = load(0)
-        for chunk in range(chunks):
-            rhs = ahead
-            if chunk + 1 < chunks:
-                ahead = load(chunk + 1)
-            offset = chunk * k1
-            accumulators = self._k_chunk(
-                at,
-                op,
-                tiling,
-                row_blocks,
-                col_blocks,
-                self.constant(offset),
-                min(k1, k_extent - offset),
-                pad,
-                accumulators,
-                (panels, offset, rhs),
-            )
-        assert accumulators is not None
-        return accumulators
+        return self._chunks_ahead(at, op, tiling, blocks, chunks, pad, load)
 
     def _operand_l1(
         self,

@@ -130,6 +130,9 @@ class _Group:
     """The lifetimes of the members, as computed (`_iteration_wide` widens each)."""
     members: list[SSAValue] = field(default_factory=list[SSAValue])
     offset: int = -1
+    exact: list[Interval] = field(default_factory=list[Interval])
+    """The lifetimes as computed, while `intervals` holds widened ones
+    (`_place`): `_farthest` measures distances in time with these."""
     lifetime: _Lifetime = field(init=False, repr=False, compare=False)
     """`intervals` merged, for `meets`."""
 
@@ -567,9 +570,9 @@ def _farthest(
         return -1
     lo = np.array([g.offset for g in placed], dtype=np.int64)
     hi = lo + np.array([_round_up(g.size, alignment) for g in placed], dtype=np.int64)
-    ends = np.array([g.end() for g in placed])
-    starts = np.array([g.start() for g in placed])
-    first, last = group.start(), group.end()
+    ends = np.array([_span(g)[1] for g in placed])
+    starts = np.array([_span(g)[0] for g in placed])
+    first, last = _span(group)
     distance = np.maximum(first - ends, starts - last).astype(np.float64)
     candidates = np.unique(np.concatenate(([0], [b for _, b in busy], hi)))
     candidates = candidates[candidates + group.size <= ceiling]
@@ -586,6 +589,14 @@ def _farthest(
     )
     score = np.where(shared, distance[None, :], np.inf).min(axis=1)
     return int(candidates[int(np.argmax(score))])
+
+
+def _span(group: _Group) -> Interval:
+    """The first and last point of `group`'s exact lifetimes: two values of one
+    loop body both live through the whole body once widened, but the one read
+    last is released last, so a later load should take the other's bytes."""
+    intervals = group.exact or group.intervals
+    return min(lo for lo, _ in intervals), max(hi for _, hi in intervals)
 
 
 def _first_fit(
@@ -648,6 +659,8 @@ def _place(
             for far in (True, False)
         ] + choices
     exact = [g.intervals for g in groups]
+    for group in groups:
+        group.exact = group.intervals
     best: tuple[int, list[int]] | None = None
     for intervals in (_iteration_wide(exact, live), exact):
         for group, lifetime in zip(groups, intervals, strict=True):

@@ -525,22 +525,27 @@ def core_split(
     estimates a core's blocks with it."""
     if outer >= cores:
         if matmul and outer % cores:
-            n_outer, n_inner = _grid(outer, inner, cores)
+            n_outer, n_inner = _grid(outer, inner, cores, matmul)
             if -(-outer // n_outer) * -(-inner // n_inner) < -(-outer // cores) * inner:
                 return n_outer, n_inner
         return cores, 1
-    return _grid(outer, inner, cores)
+    return _grid(outer, inner, cores, matmul)
 
 
-def _grid(outer: int, inner: int, cores: int) -> tuple[int, int]:
+def _grid(outer: int, inner: int, cores: int, matmul: bool = False) -> tuple[int, int]:
     """Cores along the outer and inner loops: the least work per core (in units),
-    then the fewest cores."""
-    best = (outer * inner, 1, 1, 1)
+    then the fewest cores; for matmul block loops (`matmul`) then the fewest
+    block rows per core (8 x 4 blocks on 16 cores: one row and two columns
+    each, not two rows and one column: a core's blocks of one row share its A
+    panel, or its A chunks in the L2), else the fewest cores along the outer
+    loop."""
+    best = (outer * inner, 1, 0, 1, 1)
     for n_outer in range(1, min(outer, cores) + 1):
         for n_inner in range(1, min(inner, cores // n_outer) + 1):
             load = -(-outer // n_outer) * -(-inner // n_inner)
-            best = min(best, (load, n_outer * n_inner, n_outer, n_inner))
-    return best[2], best[3]
+            rows = -(-outer // n_outer) if matmul else 0
+            best = min(best, (load, n_outer * n_inner, rows, n_outer, n_inner))
+    return best[3], best[4]
 
 
 @dataclass
@@ -598,7 +603,20 @@ def _plan_phase(
                 "(tile-to-hw matmul-grid)",
             )
     if not inner or outer.units < cores:
-        n_outer, n_inner = _grid(outer.units, inner[0].units if inner else 1, cores)
+        columns = inner[0].units if inner else 1
+        n_outer, n_inner = _grid(outer.units, columns, cores)
+        if matmul_grid and inner and _has_matmul(outer):
+            plain = -(-outer.units // n_outer)
+            n_outer, n_inner = _grid(outer.units, columns, cores, True)
+            rows = -(-outer.units // n_outer)
+            if rows < plain:
+                emit_remark(
+                    outer.loops[0],
+                    f"matmul block rows {outer.units} x columns {columns} split "
+                    f"over a {n_outer}x{n_inner} grid of cores: {rows} block "
+                    f"row(s) a core instead of {plain}, the same blocks a core "
+                    "(tile-to-hw matmul-grid)",
+                )
     if n_outer * n_inner <= 1:
         return None
     return _PhasePlan(outer, inner, n_outer, n_inner)
@@ -608,8 +626,11 @@ def _matmul_rows(split: _Split, cores: int) -> bool:
     """Whether the loops are matmul block rows that the cores do not divide
     evenly: a grid over rows and columns may then give the busiest core fewer
     blocks (`core_split`)."""
-    if split.units % cores == 0:
-        return False
+    return split.units % cores != 0 and _has_matmul(split)
+
+
+def _has_matmul(split: _Split) -> bool:
+    """Whether the split's loops run matmuls (their units are block rows)."""
     return any(
         isinstance(op, tile.MatmulOp) for loop in split.loops for op in loop.walk()
     )

@@ -94,6 +94,7 @@ from .matmul_model import (
     matmul_fits,
     prologue_nest_cycles,
     row_nest_cycles,
+    with_unrolled_k,
 )
 from .matmul_nests import MatmulNest
 from .nest_builder import GmBuffers, i64_array_attr, memref_strides, reassociation_attr
@@ -175,6 +176,12 @@ class TvToTilePass(ModulePass):
     """Let the matmul model split K over the cores when M x N has too few
     blocks (a matmul without epilogue or batch; f32 partial sums in a GM
     workspace, added by a combine nest); false: never."""
+
+    matmul_unroll_k: bool = True
+    """Unroll the K chunks of a matmul block (static K, 2 to 32 chunks, auto
+    tiles without a panel or K split), each chunk loaded one ahead: no loop
+    entry or exit inside a block, where the sync waits for all of a loop's L0
+    moves before the next load; false: a loop over the chunks."""
 
     matmul_l2_order: bool = True
     """Let the matmul model stagger the K chunks of the blocks (block (i, j)
@@ -1018,6 +1025,7 @@ class FunctionLowering:
             and group.members == [op]
             and group.rank == 2,
             l2_order=self.options.matmul_l2_order,
+            unroll_k=self.options.matmul_unroll_k,
             whole_rows=bool(group.reduced),
         )
         record_request(request)
@@ -1071,7 +1079,7 @@ class FunctionLowering:
                     f"{request.fractal}x{request.fractal} fractal per operand does not fit "
                     "l0a/l0b/l0c/l1 (and the epilogue in ub)"
                 )
-            tiling = found
+            tiling = with_unrolled_k(self.target, request, found)
         tiling = _effective(tiling, request)
         if group.prologues and not self.options.matmul_tile_sizes:
 

@@ -150,6 +150,7 @@ LOWER_STAGES: tuple[Stage, ...] = (
             ("matmul_panels", "matmul_panels"),
             ("matmul_split_k", "matmul_split_k"),
             ("matmul_l2_order", "matmul_l2_order"),
+            ("matmul_unroll_k", "matmul_unroll_k"),
             ("attention_fusion", "attention_fusion"),
             ("late_invariants", "late_invariants"),
             ("attention_cube_sum", "attention_cube_sum"),
@@ -233,6 +234,10 @@ class LowerPipeline(PipelinePass):
     matmul_l2_order: bool = True
     """Stagger matmul blocks' K chunks so that cores sharing a panel hit the
     L2 (tv-to-tile)."""
+
+    matmul_unroll_k: bool = True
+    """Unroll the K chunks of a matmul block, each loaded one chunk ahead
+    (tv-to-tile)."""
 
     schedule: bool = True
     """Schedule the tv ops into fused groups and phases (tv-schedule); false: one

@@ -1,7 +1,7 @@
 """The matmul schedule of issue 13 end to end, on `ascend910b` and `tiny`: A
 panels kept in L1 across a core's blocks (tv-to-tile's `matmul-panels`), K
-split over the cores with a combine phase (`matmul-split-k`) and K chunks
-staggered for the L2 (`matmul-l2-order`).
+split over the cores with a combine phase (`matmul-split-k`), K chunks
+staggered for the L2 (`matmul-l2-order`) and unrolled (`matmul-unroll-k`).
 
 Every shape is lowered by pypto-lower with the decision on and off, run on the
 simulator and compared with the tv reference (`check_lowering`); with it on,
@@ -12,6 +12,8 @@ block of several base blocks; a split: an epilogue, K not whole chunks).
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -24,6 +26,7 @@ from pypto_mlir.passes.matmul_model import (
     MatmulTiling,
     auto_matmul_tiling,
     matmul_footprint,
+    with_unrolled_k,
 )
 from pypto_mlir.passes.multicore_split import core_split
 from pypto_mlir.pipelines import LowerPipeline
@@ -60,6 +63,7 @@ def _run(
     panels: bool = True,
     split: bool = True,
     l2_order: bool = True,
+    unroll_k: bool = True,
 ) -> list[str]:
     module = parse_chunk(
         default_context(), SourceChunk(GEMM.format(m=m, k=k, n=n), 1), "gemm.mlir"
@@ -78,6 +82,7 @@ def _run(
                 matmul_panels=panels,
                 matmul_split_k=split,
                 matmul_l2_order=l2_order,
+                matmul_unroll_k=unroll_k,
             ),
         )
     for comparison in check.comparisons:
@@ -118,6 +123,40 @@ def test_l2_order_numerics(shape: tuple[int, int, int]) -> None:
     assert any("K chunks staggered for the l2" in r for r in on), on
     off = _run("ascend910b", *shape, panels=False, split=False, l2_order=False)
     assert off and not any("staggered" in r for r in off), off
+
+
+STAGGERED_PANEL_SHAPES = [(1024, 1024, 1000), (896, 1024, 1024)]
+"""(M, K, N) for which the model keeps A panels loaded chunk by chunk in a
+rotated order on ascend910b: an N tail, M a multiple of the block rows."""
+
+
+@pytest.mark.parametrize("shape", STAGGERED_PANEL_SHAPES)
+def test_staggered_panel_numerics(shape: tuple[int, int, int]) -> None:
+    on = _run("ascend910b", *shape)
+    assert any("block row i starts at chunk i mod" in r for r in on), on
+    assert any("A panel" in r for r in on), on
+    off = _run("ascend910b", *shape, l2_order=False)
+    assert off and not any("staggered" in r for r in off), off
+    assert any("A panel" in r for r in off), off
+
+
+UNROLL_SHAPES = {
+    "ascend910b": [(200, 1024, 520), (64, 1000, 256), (384, 2048, 256)],
+    "tiny": [(48, 200, 40), (33, 256, 31)],
+}
+"""(M, K, N) whose blocks' K chunks are unrolled (panels and K split off): M
+and N tails, a partial last chunk (K = 1000, 200), staggered chunks."""
+
+
+@pytest.mark.parametrize(
+    ("target", "shape"),
+    [(t, s) for t, shapes in UNROLL_SHAPES.items() for s in shapes],
+)
+def test_unroll_k_numerics(target: str, shape: tuple[int, int, int]) -> None:
+    on = _run(target, *shape, panels=False, split=False)
+    assert any("K loop unrolled" in r for r in on), on
+    off = _run(target, *shape, panels=False, split=False, unroll_k=False)
+    assert off and not any("unrolled" in r for r in off), off
 
 
 def test_l2_order_refused() -> None:
@@ -173,6 +212,34 @@ def test_panel_refused(target: str) -> None:
             assert tiling.fa == 1 or m % tiling.m1 == 0 or tiling.m1 >= m, tiling
 
 
+def test_chunk_depths_of_whole_granule_rows() -> None:
+    """K = 6144 halves to chunks 384 and 192 deep only; a 256-deep chunk (A rows
+    of 512 bytes, the GM granule, where 192 reads rows of 384 that pay for 512)
+    cuts it into whole chunks, is tried and taken."""
+    chip = load_target("ascend910b")
+    tiling = auto_matmul_tiling(chip, _request("ascend910b", 6144, 6144, 6144))
+    assert tiling is not None and tiling.k1 == 256, tiling
+
+
+def test_unroll_k_refused() -> None:
+    """No unrolled K without `unroll_k`, for a `?` K, one chunk, too many
+    chunks, a panel or a K split, or two chunks that do not fit L1."""
+    chip = load_target("ascend910b")
+    plain = MatmulTiling(128, 256, 64, 1, 1, 256)
+    request = _request("ascend910b", 1024, 2048, 1024, unroll_k=True)
+    assert with_unrolled_k(chip, request, plain).unroll_k
+    for refused, tiling in (
+        (replace(request, unroll_k=False), plain),
+        (replace(request, k=None), plain),
+        (replace(request, k=256), plain),
+        (replace(request, k=256 * 33), plain),
+        (request, replace(plain, panel=True)),
+        (request, replace(plain, split=2)),
+        (request, replace(plain, k1=512)),  # 384 KiB a chunk
+    ):
+        assert not with_unrolled_k(chip, refused, tiling).unroll_k, (refused, tiling)
+
+
 def test_panel_footprint() -> None:
     """A panel nest holds the panel once and two B chunks in L1."""
     chip = load_target("ascend910b")
@@ -189,6 +256,11 @@ def test_matmul_block_grid() -> None:
     assert core_split(32, 16, 24) == (24, 1)
     assert core_split(48, 24, 24, True) == (24, 1)  # even: rows alone
     assert core_split(5, 4, 2, True) == (1, 2)
+    # 8 x 4 blocks on 24 cores: 2 blocks a core either way; a matmul takes one
+    # block row and two columns a core (its A panel loaded once), other
+    # nests the fewest cores along the outer loop.
+    assert core_split(8, 4, 24, True) == (8, 2)
+    assert core_split(8, 4, 24) == (4, 4)
 
 
 def test_matmul_block_grid_numerics() -> None:

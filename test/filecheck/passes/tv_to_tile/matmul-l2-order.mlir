@@ -6,8 +6,10 @@
 // order, or when staggering could apply but the model keeps the chunks in order,
 // the estimate staggered. With matmul-l2-order=false every block starts at K = 0.
 // Refused (chunks in order, no remark about it): a target without an L2 (tiny),
-// a K that is not whole chunks, a dynamic K.
-// RUN: pypto-opt %s -p 'tv-to-tile{target=ascend910b}' --split-input-file 2>/dev/null | filecheck %s
+// a K that is not whole chunks, a dynamic K. The K loop is kept a loop here
+// (matmul-unroll-k=false) to show the rotated offsets in it; unrolled:
+// matmul-unroll-k.mlir.
+// RUN: pypto-opt %s -p 'tv-to-tile{target=ascend910b matmul-unroll-k=false}' --split-input-file 2>/dev/null | filecheck %s
 // RUN: pypto-opt %s -p 'tv-to-tile{target=ascend910b}' --split-input-file --verify-diagnostics -o /dev/null
 // RUN: pypto-opt %s -p 'tv-to-tile{target=ascend910b matmul-l2-order=false}' --split-input-file 2>&1 | filecheck %s --check-prefix=OFF
 // RUN: pypto-opt %s -p 'tv-to-tile{target=tiny}' --split-input-file 2>&1 | filecheck %s --check-prefix=TINY
