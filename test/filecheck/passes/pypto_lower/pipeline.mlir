@@ -51,4 +51,5 @@ func.func @add(%x: !tv.tensor<20x40xf32>, %y: !tv.tensor<20x40xf32>) -> !tv.tens
 // HELP-NEXT:     target: str = ''
 // HELP-NEXT:     tile-sizes: tuple[int, ...] = ()
 // HELP-NEXT:     matmul-tile-sizes: tuple[int, ...] = ()
+// HELP-NEXT:     nest-tile-sizes: tuple[int, ...] = ()
 // HELP-NEXT:     max-cores: int = 0
