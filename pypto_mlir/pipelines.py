@@ -126,7 +126,12 @@ LOWER_STAGES: tuple[Stage, ...] = (
     Stage(
         "tv-sparse-to-tile",
         "tv",  # tile IR for the functions on sparse tensors only
-        (("sparse_tile_cols", "tile_cols"), ("bsr_cube", "bsr_cube")),
+        (
+            ("sparse_tile_cols", "tile_cols"),
+            ("bsr_cube", "bsr_cube"),
+            ("sparse_index_prefetch", "index_prefetch"),
+            ("sparse_nnz_balance", "nnz_balance"),
+        ),
     ),
     Stage(
         "tv-to-tile",
@@ -288,6 +293,14 @@ class LowerPipeline(PipelinePass):
     bsr_cube: bool = True
     """Multiply block-CSR blocks on the cube, accumulating in L0C
     (tv-sparse-to-tile); false: the vector row loop."""
+
+    sparse_index_prefetch: bool = True
+    """CSR spmm/spmv read column indices and values in windows into ub
+    (tv-sparse-to-tile's index-prefetch); false: each from GM."""
+
+    sparse_nnz_balance: bool = True
+    """CSR spmm/spmv split rows over the cores by stored entries
+    (tv-sparse-to-tile's nnz-balance); false: by row count."""
 
     start_level: str = "tv"
     """The level of the input: tv, or tile for a module already tiled (a
