@@ -3,10 +3,14 @@ simulated ascend910b (prints, no asserts).
 
 Issue 14's benchmark, each kernel lowered by `pypto-lower` and run once:
 
-- SpMM CSR M x M at 1 % density times M x 128 f16: cycles, % of the sparse
-  roofline (pypto_mlir/sparse_roofline.py, from the run's pattern), the vector
-  and cube utilisation and the GM bandwidth utilisation, next to the article's
-  30-40 % compute and < 50 % bandwidth of the naive row loop;
+- SpMM CSR M x M at 1 % density times M x 128 f16, a uniform and a power-law
+  pattern: cycles, % of the sparse roofline (pypto_mlir/sparse_roofline.py,
+  from the run's pattern), the vector and cube utilisation and the GM
+  bandwidth utilisation, next to the article's 30-40 % compute and < 50 %
+  bandwidth of the naive row loop; index prefetch off vs on
+  (`sparse-index-prefetch`) and the core balance (the busiest core's cycles
+  against the mean) with the rows split by stored entries and by count
+  (`sparse-nnz-balance`);
 - block-sparse attention, a BSR mask of 64x64 blocks with 90 % of them empty
   (the diagonal kept): `softmax(sddmm(mask, q, k.T)) @ v`, **without the scale
   `* s`** (a dense op in a sparse function is not lowered yet, docs/sparse.md),
@@ -67,9 +71,11 @@ class Run:
         return self.bound.cycles / self.cycles
 
 
-def simulate(module: ModuleOp, inputs: Sequence[Any], sparse: bool) -> Run:
-    """Lower the tv kernel with pypto-lower's defaults and run it once; its
-    roofline (the sparse one from these inputs)."""
+def simulate(
+    module: ModuleOp, inputs: Sequence[Any], sparse: bool, **options: Any
+) -> Run:
+    """Lower the tv kernel with pypto-lower's defaults (but `options`) and run
+    it once; its roofline (the sparse one from these inputs)."""
     function = next(op for op in module.ops if isinstance(op, func.FuncOp))
     name = function.sym_name.data
     bound = (
@@ -79,7 +85,7 @@ def simulate(module: ModuleOp, inputs: Sequence[Any], sparse: bool) -> Run:
     )
     remarks: list[str] = []
     with diagnostic_handler(lambda d: remarks.append(str(d))):
-        lowered = lower(module, "ascend_hw", LowerPipeline(target=TARGET))
+        lowered = lower(module, "ascend_hw", LowerPipeline(target=TARGET, **options))
     outputs = result_buffers(function)
     arguments = [*lowered_arguments(function, inputs), *outputs]
     run = run_hw_function(lowered, name, arguments, CHIP)
@@ -132,32 +138,82 @@ def utilisation(run: Run) -> str:
     )
 
 
-def spmm(m: int, rng: np.random.Generator) -> Run:
+def power_law(m: int, rng: np.random.Generator) -> sp.csr_array:
+    """An m x m matrix at DENSITY with Zipf-like row lengths (a few rows hold
+    most entries, many are short or empty)."""
+    weights = 1.0 / np.arange(1, m + 1) ** 1.1
+    lengths = np.minimum(np.floor(weights / weights.sum() * DENSITY * m * m), m)
+    lengths = rng.permutation(lengths.astype(np.int64))
+    rows = np.repeat(np.arange(m), lengths)
+    cols = np.concatenate([np.sort(rng.choice(m, n, replace=False)) for n in lengths])
+    values = rng.uniform(-1, 1, rows.size).astype(np.float16).astype(np.float32)
+    return sp.csr_array((values, (rows, cols)), shape=(m, m))
+
+
+def balance(run: Run) -> str:
+    """The busiest core's time against the mean over the cores that ran."""
+    times = np.array([core.cycles for core in run.report.cores], dtype=np.float64)
+    return (
+        f"busiest core {times.max():.0f} cycles = {times.max() / times.mean():.2f}x "
+        f"the mean {times.mean():.0f} of {times.size} cores"
+    )
+
+
+def spmm(
+    m: int, rng: np.random.Generator, pattern: str = "uniform"
+) -> tuple[Run, float]:
+    """SpMM with pypto-lower's defaults, then index prefetch off and the
+    nnz-balanced split off (the same pattern): cycles, ratios, core balance.
+    Returns the default run and prefetch off / on."""
+
     @pto.kernel
     def csr_spmm(a: pto.CSR[(m, m), pto.f16], b: pto.Tensor[(m, COLUMNS), pto.f16]):
         return a @ b
 
-    a = sp.random_array(
-        (m, m), density=DENSITY, format="csr", dtype=np.float32, rng=rng
-    )
-    a.data = a.data.astype(np.float16).astype(np.float32)
+    if pattern == "uniform":
+        a = sp.random_array(
+            (m, m), density=DENSITY, format="csr", dtype=np.float32, rng=rng
+        )
+        a.data = a.data.astype(np.float16).astype(np.float32)
+    else:
+        a = power_law(m, rng)
     b = rng.standard_normal((m, COLUMNS)).astype(np.float16)
-    run = simulate(
-        csr_spmm.module(), [(a.indptr, a.indices, a.data.astype(np.float16)), b], True
-    )
+    inputs = [(a.indptr, a.indices, a.data.astype(np.float16)), b]
     expected = (a @ b.astype(np.float32)).astype(np.float16)
-    same = np.array_equal(run.outputs[0], expected)
+    runs = {
+        name: simulate(csr_spmm.module(), inputs, True, **options)
+        for name, options in (
+            ("default", {}),
+            ("prefetch off", {"sparse_index_prefetch": False}),
+            ("balance off", {"sparse_nnz_balance": False}),
+        )
+    }
+    run = runs["default"]
+    same = all(np.array_equal(r.outputs[0], expected) for r in runs.values())
+    longest = int(np.diff(a.indptr).max())
     print(
-        f"SpMM CSR {m}x{m} at {DENSITY:.0%} ({a.nnz} entries) x {m}x{COLUMNS} f16: "
-        f"{run.cycles} cycles, roofline {run.bound.cycles:.0f} "
-        f"({run.bound.limit.resource}), {run.fraction:.1%} of roofline; "
-        f"numerics {'exact (scipy)' if same else 'MISMATCH'}"
+        f"SpMM CSR {m}x{m} {pattern} at {DENSITY:.0%} ({a.nnz} entries, longest row "
+        f"{longest}) x {m}x{COLUMNS} f16: {run.cycles} cycles, roofline "
+        f"{run.bound.cycles:.0f} ({run.bound.limit.resource}), {run.fraction:.1%} of "
+        f"roofline; numerics {'exact (scipy), all runs' if same else 'MISMATCH'}"
     )
     print(f"  utilisation: {utilisation(run)}  [{ARTICLE}]")
+    off = runs["prefetch off"]
+    print(
+        f"  index prefetch off / on: {off.cycles} / {run.cycles} cycles = "
+        f"{off.cycles / run.cycles:.2f}x"
+    )
+    even = runs["balance off"]
+    print(f"  core balance, split by stored entries: {balance(run)}")
+    print(
+        f"  core balance, split by row count (nnz-balance=false, {even.cycles} "
+        f"cycles): {balance(even)}"
+    )
+    print(f"  bound: {busiest(run)}")
     for remark in run.remarks:
         if "tv-sparse-to-tile" in remark:
             print(f"    {remark.split('remark: ')[-1]}")
-    return run
+    return run, off.cycles / run.cycles
 
 
 def attention(s: int, rng: np.random.Generator) -> tuple[Run, Run]:
@@ -245,14 +301,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     size = 4096 if args.large else 1024
     rng = np.random.default_rng(0)
-    csr = spmm(size, rng)
+    csr, ratio = spmm(size, rng)
+    skewed, _ = spmm(size, rng, "power-law")
     sparse, dense = attention(size, rng)
     shapes = "" if args.large else " (scaled down: --large for the issue's 4096)"
     print(f"\ntargets (issue 14, ascend910b){shapes}:")
     target("SpMM CSR % of roofline", csr.fraction, 0.70, "70%", csr)
-    print("  [MISS] SpMM index prefetch on / off >= 1.5x: no prefetch in the nests yet")
-    ratio = dense.cycles / sparse.cycles
-    target("block-sparse / dense masked attention", ratio, 5.0, "5x", sparse)
+    target("SpMM index prefetch on / off", ratio, 1.5, "1.5x", csr)
+    times = np.array([core.cycles for core in skewed.report.cores], np.float64)
+    spread = times.max() / times.mean()
+    line = f"power-law SpMM busiest core within 10 % of the mean (got {spread:.2f}x)"
+    print(f"  [{'met ' if spread <= 1.10 else 'MISS'}] {line}")
+    speedup = dense.cycles / sparse.cycles
+    target("block-sparse / dense masked attention", speedup, 5.0, "5x", sparse)
     target("block-sparse attention % of roofline", sparse.fraction, 0.50, "50%", sparse)
     return 0
 

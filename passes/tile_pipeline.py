@@ -77,8 +77,11 @@ def _constant(value: SSAValue) -> int | None:
     return None
 
 
-def _pipelinable(loop: scf.ForOp) -> str | None:
-    """Why `loop` cannot be pipelined, or None when it can."""
+def _pipelinable(loop: scf.ForOp, nested: bool = False) -> str | None:
+    """Why `loop` cannot be pipelined, or None when it can. With `nested` (a
+    loop of run-time bounds) its body may hold loops, which run in the middle
+    phase: a CSR row's loops over its entries, after the loads of the row's
+    index windows (docs/sparse.md)."""
     body = loop.body.block
     ops = list(body.ops)[:-1]
     if not any(isinstance(op, LoadOp) for op in ops):
@@ -86,7 +89,9 @@ def _pipelinable(loop: scf.ForOp) -> str | None:
     carried = set(body.args[1:])
     if any(operand in carried for op in _phases(body)[0] for operand in op.operands):
         return "its loads depend on the values it carries"
-    if any(op.regions for op in ops):
+    if any(op.regions for op in ops) and not (
+        nested and all(isinstance(op, scf.ForOp) for op in ops if op.regions)
+    ):
         return "its body has nested regions"
     if any(_moves_outer_l1_tile(op, ops) for op in ops):
         # A matmul's A panel (passes/matmul_nests.py): the copies' moves of it
@@ -96,10 +101,11 @@ def _pipelinable(loop: scf.ForOp) -> str | None:
         if not op.results and not isinstance(op, StoreOp):
             return f"'{op.name}' has effects the pass does not model"
     # Scalar reads (CSR offsets and indices, docs/sparse.md) move with the loads.
-    loaded = {op.source for op in ops if isinstance(op, LoadOp)} | {
-        op.memref for op in ops if isinstance(op, memref.LoadOp)
+    every = [nested for op in ops for nested in op.walk()]
+    loaded = {op.source for op in every if isinstance(op, LoadOp)} | {
+        op.memref for op in every if isinstance(op, memref.LoadOp)
     }
-    stored = {op.dest for op in ops if isinstance(op, StoreOp)}
+    stored = {op.dest for op in every if isinstance(op, StoreOp)}
     if loaded & stored:
         return "it loads from and stores to the same GM tensor"
     return None
@@ -157,6 +163,11 @@ def _stage_bytes(body: Block, stages: int) -> dict[str, int]:
     for (copy, op), n in position.items():
         if isinstance(op, MatmulOp) and op.acc is not None:
             continue  # accumulates in its accumulator's buffer
+        for nested in op.walk():  # a nested loop's tiles: live while it runs
+            for result in nested.results if nested is not op else ():
+                if isinstance(result.type, TileType):
+                    space = str(result.type.memory_space)
+                    intervals.append((space, result.type.byte_size(), n, n))
         for result in op.results:
             if not isinstance(result.type, TileType):
                 continue
@@ -341,17 +352,18 @@ def pipeline_split_loop(
     rewriter: PatternRewriter | None = None,
     any_bounds: bool = False,
 ) -> None:
-    """Unroll by `stages` in phases a loop without carried values whose bounds
-    are only known at run time (a core's chunk after tile-to-hw's multi-core
-    split). The `trips mod stages` first iterations stay in `loop`, which then
-    ends where the unrolled loop starts: they run first, while the pipeline
-    fills, rather than after it drains. `clones` gets every copy's value map.
+    """Unroll by `stages` in phases a loop whose bounds are only known at run
+    time (a core's chunk after tile-to-hw's multi-core split). The `trips mod
+    stages` first iterations stay in `loop`, which then ends where the
+    unrolled loop starts: they run first, while the pipeline fills, rather
+    than after it drains; what they carry (a row's accumulator) the unrolled
+    loop takes on. `clones` gets every copy's value map.
     A core's chunk is a whole number of steps, never empty backwards; with
     `any_bounds` (a CSR row's entries) the trips are `max(0, ceil((ub - lb) /
     step))`."""
     rewriter = PatternRewriter(loop) if rewriter is None else rewriter
     step = _constant(loop.step)
-    assert step is not None and not loop.iter_args
+    assert step is not None
     before = InsertPoint.before(loop)
 
     def emit(op: Operation) -> SSAValue:
@@ -371,11 +383,23 @@ def pipeline_split_loop(
     stages_value = _index_constant(rewriter, stages, loop.lb, before)
     rest = emit(arith.RemUIOp(trips, stages_value))
     main_lb = emit(arith.AddiOp(loop.lb, emit(arith.MuliOp(rest, loop.step))))
-    new_body = _unrolled_body(rewriter, loop.body.block, stages, step, clones)
+    body = loop.body.block
+    first = len(clones)
+    new_body = _unrolled_body(rewriter, body, stages, step, clones)
+    if loop.iter_args:  # the remainder's results carry on into the unrolled loop
+        new_body.last_op.operands = _mapped(  # type: ignore[union-attr]
+            body.last_op.operands,  # type: ignore[union-attr]
+            clones[first + stages - 1],
+        )
     new_step = _index_constant(rewriter, step * stages, loop.lb, before)
-    new_loop = scf.ForOp(main_lb, loop.ub, new_step, [], new_body)
+    users = [(use.operation, use.index) for r in loop.results for use in r.uses]
+    new_loop = scf.ForOp(main_lb, loop.ub, new_step, list(loop.results), new_body)
     new_loop.location = loop.location
     rewriter.insert(new_loop, InsertPoint.after(loop))
+    for (user, index), old in zip(
+        users, [user.operands[index] for user, index in users], strict=True
+    ):
+        user.operands[index] = new_loop.results[list(loop.results).index(old)]
     loop.operands[1] = main_lb
     if isinstance(most := loop.attributes.get(MAX_TRIPS_ATTR), IntegerAttr):
         new_loop.attributes[MAX_TRIPS_ATTR] = IntegerAttr(
@@ -488,7 +512,7 @@ class PipelineLoop(RewritePattern):
             PIPELINE_PROLOGUE_ATTR in loop.attributes
             or step is None
             or step <= 0
-            or _pipelinable(loop) is not None
+            or _pipelinable(loop, nested=True) is not None
             or any(
                 isinstance(r.type, TileType) and r.type.num_dynamic_valid()
                 for op in loop.body.block.ops
@@ -497,13 +521,6 @@ class PipelineLoop(RewritePattern):
         ):
             # Tails of a dynamic shape (tv-to-tile's loops to a memref.dim):
             # counts tile-to-hw cannot make static; left as they were.
-            return
-        if loop.iter_args:
-            emit_remark(
-                loop,
-                "tile-pipeline: not pipelined: it carries values and its bounds "
-                "are only known at run time",
-            )
             return
         fitting, reason = _fitting_stages(loop.body.block, self.stages, self.target)
         if fitting < 2:
@@ -562,4 +579,8 @@ class TilePipelinePass(ModulePass):
         cores = min(target.cores, self.max_cores or target.cores)
         pattern = PipelineLoop(self.stages, target, cores, self.runtime_bounds)
         # Each loop once, as found: the loops a rewrite makes are not visited.
-        PatternRewriteWalker(pattern, apply_recursively=False).rewrite_module(op)
+        # Inner loops first, so that an outer loop unrolled around them (a
+        # CSR row around its entries) copies them pipelined.
+        PatternRewriteWalker(
+            pattern, apply_recursively=False, walk_regions_first=True
+        ).rewrite_module(op)
