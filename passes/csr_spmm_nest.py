@@ -16,10 +16,11 @@ on the scalar unit and DMAs every value as a 1x1 tile. This nest
   row computes.
 - **nnz-balanced core split** (`cores` > 1): a static loop over the cores
   (tile-to-hw gives each core one trip) in which each core finds its rows
-  from the offsets: the first row whose offset reaches `c * nnz / cores`, by a
-  binary search of `ceil(log2(rows + 1))` unrolled steps on the scalar unit.
-  Each core then runs a loop of run-time bounds over its rows, so each gets
-  about `nnz / cores` entries. The offsets are loaded into ub once per core
+  from the offsets: the first row whose middle reaches `c / cores` of the
+  work (entries plus `ROW_COST` a row), by a binary search of
+  `bit_length(rows) + 1` unrolled steps on the scalar unit. Each core then
+  runs a loop of run-time bounds over its rows, so each gets about `nnz /
+  cores` entries (a row is never divided: its sum keeps the entry order). The offsets are loaded into ub once per core
   when they fit (`offsets_in_ub`), so the search and the row ranges are ub
   reads, not GM round trips.
 
@@ -67,6 +68,10 @@ class SpmmPlan:
     """A core's first row is a multiple of this: cores never write one GM
     block (`memories.gm.alignment`) of the result together."""
 
+
+ROW_COST = 3
+"""A row's fixed work in entries, for the core split: its two window DMAs
+and its store against an entry's one gather DMA."""
 
 WINDOW = 64
 """Entries of a prefetched window: 256 bytes of i32 indices (a row of 1 %
@@ -242,19 +247,44 @@ class CsrSpmmNest(SparseNest):
         nnz: SSAValue,
         rows: int,
     ) -> SSAValue:
-        """The first row whose offset is at least `c * nnz / cores` (a row of
-        `rows + 1` offsets, nondecreasing, the last one `nnz`): a binary
-        search of unrolled steps on the scalar unit; rounded up to the
-        plan's granule (at most `rows`)."""
+        """The first row of core `c`: the first row whose middle (in work:
+        entries plus `ROW_COST` per row) reaches `c / cores` of the work
+        (`rows + 1` offsets, nondecreasing, the last one `nnz`): a binary
+        search of unrolled steps on the scalar unit; rounded up to the plan's
+        granule (at most `rows`)."""
         if isinstance(c, int) and c == 0:
             return self.constant(0)
-        share = self.value(at, arith.MuliOp(self.index_value(c), nnz))
-        wanted = self.value(at, arith.DivUIOp(share, self.constant(plan.cores)))
+        # Work is entries + ROW_COST per row; the targets are twice the
+        # c-th share, so that a row goes to the core its middle falls in.
+        work = self.value(at, arith.AddiOp(nnz, self.constant(ROW_COST * rows)))
+        share = self.value(at, arith.MuliOp(self.index_value(c), work))
+        twice = self.value(at, arith.MuliOp(share, self.constant(2)))
+        wanted = self.value(at, arith.DivUIOp(twice, self.constant(plan.cores)))
         lo, hi = self.constant(0), self.constant(rows)
         for _ in range(max(1, rows.bit_length() + 1)):
             total = self.value(at, arith.AddiOp(lo, hi))
             mid = self.value(at, arith.DivUIOp(total, self.constant(2)))
-            reaches = self.value(at, arith.CmpiOp(offset(at, mid), wanted, "sge"))
+            after = _min(
+                self,
+                at,
+                self.value(at, arith.AddiOp(mid, self.constant(1))),
+                self.constant(rows),
+            )
+            ends = self.value(at, arith.AddiOp(offset(at, mid), offset(at, after)))
+            rows_work = self.value(
+                at,
+                arith.MuliOp(
+                    self.value(at, arith.AddiOp(mid, mid)), self.constant(ROW_COST)
+                ),
+            )
+            middle = self.value(
+                at,
+                arith.AddiOp(
+                    ends,
+                    self.value(at, arith.AddiOp(rows_work, self.constant(ROW_COST))),
+                ),
+            )
+            reaches = self.value(at, arith.CmpiOp(middle, wanted, "sge"))
             hi = self.value(at, arith.SelectOp(reaches, mid, hi))
             after = self.value(at, arith.AddiOp(mid, self.constant(1)))
             lo = self.value(at, arith.SelectOp(reaches, lo, after))

@@ -1,7 +1,8 @@
 // CSR spmm with index prefetch and the nnz-balanced core split (the defaults):
 // a static loop over the cores (pypto.core_loop: tile-to-hw gives each core one
 // trip), the offsets loaded into ub once per core, each core's first and last
-// row found by a binary search of ub reads for c * nnz / cores, then an scf.if
+// row found by a binary search of ub reads for the row whose middle reaches
+// c / cores of the work (entries + 3 per row), then an scf.if
 // on nnz >= 64: per row the window of 64 column indices (i32) and values from
 // min(start, nnz - 64) loaded into ub, the values cast to f32 once, each entry
 // taken out with tile.extract; a row longer than a window loads the next ones
@@ -16,7 +17,8 @@
 // CHECK:   %[[NNZ:.*]] = memref.dim %a_indices
 // CHECK:   scf.for %[[CORE:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
 // CHECK:     %[[TABLE:.*]] = tile.load %a_offsets[%{{.*}}] : memref<9xi32> -> !tile.tile<16xi32, ub, valid = [9]>
-// CHECK:     arith.muli %[[CORE]], %[[NNZ]]
+// CHECK:     arith.addi %[[NNZ]], %{{.*}}
+// CHECK:     arith.muli %[[CORE]], %{{.*}}
 // CHECK:     tile.extract %[[TABLE]][%{{.*}}] : !tile.tile<16xi32, ub, valid = [9]> -> index
 // CHECK:     %[[ENOUGH:.*]] = arith.cmpi sge, %[[NNZ]], %{{.*}}
 // CHECK:     scf.if %[[ENOUGH]] {
