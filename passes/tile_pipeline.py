@@ -352,18 +352,17 @@ def pipeline_split_loop(
     rewriter: PatternRewriter | None = None,
     any_bounds: bool = False,
 ) -> None:
-    """Unroll by `stages` in phases a loop whose bounds are only known at run
-    time (a core's chunk after tile-to-hw's multi-core split). The `trips mod
-    stages` first iterations stay in `loop`, which then ends where the
-    unrolled loop starts: they run first, while the pipeline fills, rather
-    than after it drains; what they carry (a row's accumulator) the unrolled
-    loop takes on. `clones` gets every copy's value map.
+    """Unroll by `stages` in phases a loop without carried values whose bounds
+    are only known at run time (a core's chunk after tile-to-hw's multi-core
+    split). The `trips mod stages` first iterations stay in `loop`, which then
+    ends where the unrolled loop starts: they run first, while the pipeline
+    fills, rather than after it drains. `clones` gets every copy's value map.
     A core's chunk is a whole number of steps, never empty backwards; with
     `any_bounds` (a CSR row's entries) the trips are `max(0, ceil((ub - lb) /
     step))`."""
     rewriter = PatternRewriter(loop) if rewriter is None else rewriter
     step = _constant(loop.step)
-    assert step is not None
+    assert step is not None and not loop.iter_args
     before = InsertPoint.before(loop)
 
     def emit(op: Operation) -> SSAValue:
@@ -383,23 +382,11 @@ def pipeline_split_loop(
     stages_value = _index_constant(rewriter, stages, loop.lb, before)
     rest = emit(arith.RemUIOp(trips, stages_value))
     main_lb = emit(arith.AddiOp(loop.lb, emit(arith.MuliOp(rest, loop.step))))
-    body = loop.body.block
-    first = len(clones)
-    new_body = _unrolled_body(rewriter, body, stages, step, clones)
-    if loop.iter_args:  # the remainder's results carry on into the unrolled loop
-        new_body.last_op.operands = _mapped(  # type: ignore[union-attr]
-            body.last_op.operands,  # type: ignore[union-attr]
-            clones[first + stages - 1],
-        )
+    new_body = _unrolled_body(rewriter, loop.body.block, stages, step, clones)
     new_step = _index_constant(rewriter, step * stages, loop.lb, before)
-    users = [(use.operation, use.index) for r in loop.results for use in r.uses]
-    new_loop = scf.ForOp(main_lb, loop.ub, new_step, list(loop.results), new_body)
+    new_loop = scf.ForOp(main_lb, loop.ub, new_step, [], new_body)
     new_loop.location = loop.location
     rewriter.insert(new_loop, InsertPoint.after(loop))
-    for (user, index), old in zip(
-        users, [user.operands[index] for user, index in users], strict=True
-    ):
-        user.operands[index] = new_loop.results[list(loop.results).index(old)]
     loop.operands[1] = main_lb
     if isinstance(most := loop.attributes.get(MAX_TRIPS_ATTR), IntegerAttr):
         new_loop.attributes[MAX_TRIPS_ATTR] = IntegerAttr(
@@ -522,6 +509,16 @@ class PipelineLoop(RewritePattern):
             # Tails of a dynamic shape (tv-to-tile's loops to a memref.dim):
             # counts tile-to-hw cannot make static; left as they were.
             return
+        if loop.iter_args:
+            # Measured: unrolling a row's accumulation (sparse softmax's max
+            # and sum, spmm's entries) costs more in remainder loops and
+            # flags than its overlap gains (docs/tile_pipeline.md).
+            emit_remark(
+                loop,
+                "tile-pipeline: not pipelined: it carries values and its bounds "
+                "are only known at run time",
+            )
+            return
         fitting, reason = _fitting_stages(loop.body.block, self.stages, self.target)
         if fitting < 2:
             emit_remark(loop, f"tile-pipeline: not pipelined: {reason}")
@@ -579,8 +576,4 @@ class TilePipelinePass(ModulePass):
         cores = min(target.cores, self.max_cores or target.cores)
         pattern = PipelineLoop(self.stages, target, cores, self.runtime_bounds)
         # Each loop once, as found: the loops a rewrite makes are not visited.
-        # Inner loops first, so that an outer loop unrolled around them (a
-        # CSR row around its entries) copies them pipelined.
-        PatternRewriteWalker(
-            pattern, apply_recursively=False, walk_regions_first=True
-        ).rewrite_module(op)
+        PatternRewriteWalker(pattern, apply_recursively=False).rewrite_module(op)

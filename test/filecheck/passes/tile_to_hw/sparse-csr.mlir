@@ -3,35 +3,30 @@
 // indices read on the scalar unit (`memref.load` -> `load_scalar`), the row loop
 // split over the cores, the loop over a row's entries kept as a loop of
 // run-time bounds, the row of B gathered by a DMA at the address read, and the
-// flags of hw-insert-sync around the scalar reads. @spmm and @spmv_prefetch
-// (SPMM) without
-// tile-pipeline's pipelining of loops of run-time bounds (which unrolls its
-// accumulating entry loop, test/filecheck/passes/tile_pipeline/runtime-bounds.mlir),
-// so that one copy of each instruction shows.
+// flags of hw-insert-sync around the scalar reads.
 // RUN: pypto-opt %s --split-input-file -p 'pypto-lower{start-level=tile target=ascend910b}' | filecheck %s
-// RUN: pypto-opt %s --split-input-file -p 'pypto-lower{start-level=tile target=ascend910b pipeline-runtime-bounds=false}' | filecheck %s --check-prefix=SPMM
 
 // spmm: out[r, :] = sum over the entries p of row r of val[p] * b[idx[p], :].
-// SPMM-LABEL: func.func @spmm
-// SPMM-SAME: attributes {ascend_hw.block_dim = 8 : i64}
-// SPMM:      %[[CORE:.*]] = ascend_hw.block_idx
-// SPMM:      scf.for %r = %[[CORE]] to %{{.*}} step %c1 {
-// SPMM:        %start = ascend_hw.load_scalar %off[%r] : memref<9xindex> -> index
-// SPMM:        %end = ascend_hw.load_scalar %off[%r1] : memref<9xindex> -> index
-// SPMM:        ascend_hw.vdup %zero -> %[[ACC:.*]] : f32
-// SPMM:        scf.for %p = %start to %end step %c1 {
-// SPMM-NEXT:     %col = ascend_hw.load_scalar %idx[%p] : memref<?xindex> -> index
-// SPMM-NEXT:     %v = ascend_hw.load_scalar %val[%p] : memref<?xf32> -> f32
-// SPMM-NEXT:     ascend_hw.wait_flag v -> mte2, 0
-// SPMM-NEXT:     ascend_hw.dma_load %b[%col, %c0] -> %[[ROW:.*]] {bursts = 1 : i64, burst_bytes = 256 : i64} : memref<16x64xf32>
-// SPMM-NEXT:     ascend_hw.set_flag mte2 -> v, 0
-// SPMM-NEXT:     ascend_hw.wait_flag mte2 -> v, 0
-// SPMM-NEXT:     ascend_hw.vmuls %[[ROW]], %v -> %[[ROW]]
-// SPMM-NEXT:     ascend_hw.vadd %[[ACC]], %[[ROW]] -> %[[ACC]]
-// SPMM-NEXT:     ascend_hw.set_flag v -> mte2, 0
-// SPMM-NEXT:   }
-// SPMM:        ascend_hw.dma_store %[[ACC]] -> %out[%r, %c0]
-// SPMM:      } {pypto.max_trips = 1 : i64}
+// CHECK-LABEL: func.func @spmm
+// CHECK-SAME: attributes {ascend_hw.block_dim = 8 : i64}
+// CHECK:      %[[CORE:.*]] = ascend_hw.block_idx
+// CHECK:      scf.for %r = %[[CORE]] to %{{.*}} step %c1 {
+// CHECK:        %start = ascend_hw.load_scalar %off[%r] : memref<9xindex> -> index
+// CHECK:        %end = ascend_hw.load_scalar %off[%r1] : memref<9xindex> -> index
+// CHECK:        ascend_hw.vdup %zero -> %[[ACC:.*]] : f32
+// CHECK:        scf.for %p = %start to %end step %c1 {
+// CHECK-NEXT:     %col = ascend_hw.load_scalar %idx[%p] : memref<?xindex> -> index
+// CHECK-NEXT:     %v = ascend_hw.load_scalar %val[%p] : memref<?xf32> -> f32
+// CHECK-NEXT:     ascend_hw.wait_flag v -> mte2, 0
+// CHECK-NEXT:     ascend_hw.dma_load %b[%col, %c0] -> %[[ROW:.*]] {bursts = 1 : i64, burst_bytes = 256 : i64} : memref<16x64xf32>
+// CHECK-NEXT:     ascend_hw.set_flag mte2 -> v, 0
+// CHECK-NEXT:     ascend_hw.wait_flag mte2 -> v, 0
+// CHECK-NEXT:     ascend_hw.vmuls %[[ROW]], %v -> %[[ROW]]
+// CHECK-NEXT:     ascend_hw.vadd %[[ACC]], %[[ROW]] -> %[[ACC]]
+// CHECK-NEXT:     ascend_hw.set_flag v -> mte2, 0
+// CHECK-NEXT:   }
+// CHECK:        ascend_hw.dma_store %[[ACC]] -> %out[%r, %c0]
+// CHECK:      } {pypto.max_trips = 1 : i64}
 func.func @spmm(%off: memref<9xindex>, %idx: memref<?xindex>, %val: memref<?xf32>, %b: memref<16x64xf32>, %out: memref<8x64xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -61,20 +56,20 @@ func.func @spmm(%off: memref<9xindex>, %idx: memref<?xindex>, %val: memref<?xf32
 // and taken out with tile.extract: a scalar read of ub after the DMA that
 // wrote it, ordered by an mte2 -> s flag, and the next chunk's DMA after the
 // last read of this one by an s -> mte2 flag.
-// SPMM-LABEL: func.func @spmv_prefetch
-// SPMM:      ascend_hw.set_flag s -> mte2, 0
-// SPMM:      scf.for %q = %start to %end step %c8 {
-// SPMM-NEXT:   ascend_hw.wait_flag s -> mte2, 0
-// SPMM-NEXT:   ascend_hw.dma_load %idx[%q] -> %[[IDS:.*]] {bursts = 1 : i64, burst_bytes = 32 : i64} : memref<?xi32> -> !ascend_hw.buf<8xi32, ub>
-// SPMM-NEXT:   ascend_hw.set_flag mte2 -> s, 0
-// SPMM:        ascend_hw.wait_flag mte2 -> s, 0
-// SPMM-NEXT:   scf.for %j = %c0 to %count step %c1 {
-// SPMM-NEXT:     %col = ascend_hw.load_scalar %[[IDS]][%j] : !ascend_hw.buf<8xi32, ub> -> index
-// SPMM:          ascend_hw.dma_load %x[%col] -> %{{.*}} {bursts = 1 : i64, burst_bytes = 4 : i64} : memref<24xf32>
-// SPMM:        ascend_hw.set_flag v -> mte2, 1
-// SPMM-NEXT:   }
-// SPMM-NEXT:   ascend_hw.set_flag s -> mte2, 0
-// SPMM-NEXT: }
+// CHECK-LABEL: func.func @spmv_prefetch
+// CHECK:      ascend_hw.set_flag s -> mte2, 0
+// CHECK:      scf.for %q = %start to %end step %c8 {
+// CHECK-NEXT:   ascend_hw.wait_flag s -> mte2, 0
+// CHECK-NEXT:   ascend_hw.dma_load %idx[%q] -> %[[IDS:.*]] {bursts = 1 : i64, burst_bytes = 32 : i64} : memref<?xi32> -> !ascend_hw.buf<8xi32, ub>
+// CHECK-NEXT:   ascend_hw.set_flag mte2 -> s, 0
+// CHECK:        ascend_hw.wait_flag mte2 -> s, 0
+// CHECK-NEXT:   scf.for %j = %c0 to %count step %c1 {
+// CHECK-NEXT:     %col = ascend_hw.load_scalar %[[IDS]][%j] : !ascend_hw.buf<8xi32, ub> -> index
+// CHECK:          ascend_hw.dma_load %x[%col] -> %{{.*}} {bursts = 1 : i64, burst_bytes = 4 : i64} : memref<24xf32>
+// CHECK:        ascend_hw.set_flag v -> mte2, 1
+// CHECK-NEXT:   }
+// CHECK-NEXT:   ascend_hw.set_flag s -> mte2, 0
+// CHECK-NEXT: }
 func.func @spmv_prefetch(%off: memref<17xindex>, %idx: memref<?xi32>, %val: memref<?xf32>, %x: memref<24xf32>, %y: memref<16xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
