@@ -8,10 +8,14 @@ Issue 14's benchmark, each kernel lowered by `pypto-lower` and run once:
   gather): a table of cycles, % of the sparse roofline, the busiest pipe and
   the numerics against the tv reference; then the gather of runs with
   `sparse-gather-run=1` against the default;
-- SpMM CSR M x M at 1 % density times M x 128 f16: cycles, % of the sparse
-  roofline (pypto_mlir/sparse_roofline.py, from the run's pattern), the vector
-  and cube utilisation and the GM bandwidth utilisation, next to the article's
-  30-40 % compute and < 50 % bandwidth of the naive row loop;
+- SpMM CSR M x M at 1 % density times M x 128 f16, a uniform and a power-law
+  pattern: cycles, % of the sparse roofline (pypto_mlir/sparse_roofline.py,
+  from the run's pattern), the vector and cube utilisation and the GM
+  bandwidth utilisation, next to the article's 30-40 % compute and < 50 %
+  bandwidth of the naive row loop; index prefetch off vs on
+  (`sparse-index-prefetch`) and the core balance (the busiest core's cycles
+  against the mean) with the rows split by stored entries and by count
+  (`sparse-nnz-balance`);
 - block-sparse attention, a BSR mask of 64x64 blocks with 90 % of them empty
   (the diagonal kept): `softmax(sddmm(mask, q, k.T) * 0.088) @ v` as users
   write it, fused into one flash-attention nest per block row
@@ -52,6 +56,7 @@ from pypto_mlir.interp.ascend_hw import run_hw_function
 from pypto_mlir.interp.gm_memref import poison_array
 from pypto_mlir.interp.sparse import SparseArray
 from pypto_mlir.interp.tensor_view import run_tv_function
+from pypto_mlir.passes.csr_spmm_nest import ROW_COST
 from pypto_mlir.passes.tv_sparse_to_tile import (
     SparseFunctionLowering,
     TvSparseToTilePass,
@@ -188,32 +193,88 @@ def utilisation(run: Run) -> str:
     )
 
 
-def spmm(m: int, rng: np.random.Generator) -> Run:
+def power_law(m: int, rng: np.random.Generator) -> sp.csr_array:
+    """An m x m matrix at DENSITY with Zipf-like row lengths (a few rows hold
+    most entries, many are short or empty)."""
+    weights = 1.0 / np.arange(1, m + 1) ** 1.1
+    lengths = np.minimum(np.floor(weights / weights.sum() * DENSITY * m * m), m)
+    lengths = rng.permutation(lengths.astype(np.int64))
+    rows = np.repeat(np.arange(m), lengths)
+    cols = np.concatenate([np.sort(rng.choice(m, n, replace=False)) for n in lengths])
+    values = rng.uniform(-1, 1, rows.size).astype(np.float16).astype(np.float32)
+    return sp.csr_array((values, (rows, cols)), shape=(m, m))
+
+
+def balance(run: Run) -> str:
+    """The busiest core's time against the mean over the cores that ran."""
+    times = np.array([core.cycles for core in run.report.cores], dtype=np.float64)
+    return (
+        f"busiest core {times.max():.0f} cycles = {times.max() / times.mean():.2f}x "
+        f"the mean {times.mean():.0f} of {times.size} cores"
+    )
+
+
+def spmm(
+    m: int, rng: np.random.Generator, pattern: str = "uniform"
+) -> tuple[Run, float]:
+    """SpMM with pypto-lower's defaults, then index prefetch off and the
+    nnz-balanced split off (the same pattern): cycles, ratios, core balance.
+    Returns the default run and prefetch off / on."""
+
     @pto.kernel
     def csr_spmm(a: pto.CSR[(m, m), pto.f16], b: pto.Tensor[(m, COLUMNS), pto.f16]):
         return a @ b
 
-    a = sp.random_array(
-        (m, m), density=DENSITY, format="csr", dtype=np.float32, rng=rng
-    )
-    a.data = a.data.astype(np.float16).astype(np.float32)
+    if pattern == "uniform":
+        a = sp.random_array(
+            (m, m), density=DENSITY, format="csr", dtype=np.float32, rng=rng
+        )
+        a.data = a.data.astype(np.float16).astype(np.float32)
+    else:
+        a = power_law(m, rng)
     b = rng.standard_normal((m, COLUMNS)).astype(np.float16)
-    run = simulate(
-        csr_spmm.module(), [(a.indptr, a.indices, a.data.astype(np.float16)), b], True
-    )
+    index = (a.indptr.astype(np.int32), a.indices.astype(np.int32))
+    inputs = [(*index, a.data.astype(np.float16)), b]
     expected = (a @ b.astype(np.float32)).astype(np.float16)
-    same = np.array_equal(run.outputs[0], expected)
+    runs = {
+        name: simulate(csr_spmm.module(), inputs, True, **options)
+        for name, options in (
+            ("default", {}),
+            ("prefetch off", {"sparse_index_prefetch": False}),
+            ("balance off", {"sparse_nnz_balance": False}),
+        )
+    }
+    run = runs["default"]
+    same = all(np.array_equal(r.outputs[0], expected) for r in runs.values())
+    longest = int(np.diff(a.indptr).max())
     print(
-        f"SpMM CSR {m}x{m} at {DENSITY:.0%} ({a.nnz} entries) x {m}x{COLUMNS} f16: "
-        f"{run.cycles} cycles, roofline {run.bound.cycles:.0f} "
-        f"({run.bound.limit.resource}), {run.fraction:.1%} of roofline; "
-        f"numerics {'exact (scipy)' if same else 'MISMATCH'}"
+        f"SpMM CSR {m}x{m} {pattern} at {DENSITY:.0%} ({a.nnz} entries, longest row "
+        f"{longest}) x {m}x{COLUMNS} f16: {run.cycles} cycles, roofline "
+        f"{run.bound.cycles:.0f} ({run.bound.limit.resource}), {run.fraction:.1%} of "
+        f"roofline; numerics {'exact (scipy), all runs' if same else 'MISMATCH'}"
     )
     print(f"  utilisation: {utilisation(run)}  [{ARTICLE}]")
+    off = runs["prefetch off"]
+    print(
+        f"  index prefetch off / on: {off.cycles} / {run.cycles} cycles = "
+        f"{off.cycles / run.cycles:.2f}x"
+    )
+    even = runs["balance off"]
+    share = (a.nnz + ROW_COST * m) / CHIP.cores
+    print(
+        f"  core balance, split by stored entries: {balance(run)}; a row is never "
+        f"divided (its sum keeps the entry order), and the longest row alone is "
+        f"{(longest + ROW_COST) / share:.2f}x the mean share of work"
+    )
+    print(
+        f"  core balance, split by row count (nnz-balance=false, {even.cycles} "
+        f"cycles): {balance(even)}"
+    )
+    print(f"  bound: {busiest(run)}")
     for remark in run.remarks:
         if "tv-sparse-to-tile" in remark:
             print(f"    {remark.split('remark: ')[-1]}")
-    return run
+    return run, off.cycles / run.cycles
 
 
 def attention(s: int, rng: np.random.Generator) -> tuple[Run, Run]:
@@ -520,15 +581,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     size = 4096 if args.large else 1024
     rng = np.random.default_rng(0)
     single_ops(size, np.random.default_rng(1))
-    csr = spmm(size, rng)
+    csr, ratio = spmm(size, rng)
+    skewed, _ = spmm(size, rng, "power-law")
     sparse, dense = attention(size, rng)
     fallback_sweep(1024, rng, (*SWEEP, 0.5) if args.large else SWEEP)
     shapes = "" if args.large else " (scaled down: --large for the issue's 4096)"
     print(f"\ntargets (issue 14, ascend910b){shapes}:")
     target("SpMM CSR % of roofline", csr.fraction, 0.70, "70%", csr)
-    print("  [MISS] SpMM index prefetch on / off >= 1.5x: no prefetch in the nests yet")
-    ratio = dense.cycles / sparse.cycles
-    target("block-sparse / dense masked attention", ratio, 5.0, "5x", sparse)
+    target("SpMM index prefetch on / off", ratio, 1.5, "1.5x", csr)
+    times = np.array([core.cycles for core in skewed.report.cores], np.float64)
+    spread = times.max() / times.mean()
+    line = f"power-law SpMM busiest core within 10 % of the mean (got {spread:.2f}x)"
+    print(f"  [{'met ' if spread <= 1.10 else 'MISS'}] {line}")
+    speedup = dense.cycles / sparse.cycles
+    target("block-sparse / dense masked attention", speedup, 5.0, "5x", sparse)
     target("block-sparse attention % of roofline", sparse.fraction, 0.50, "50%", sparse)
     return 0
 

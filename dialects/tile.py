@@ -1683,29 +1683,39 @@ class FoldValidDim(RewritePattern):
 # Scalar reads of a tile (data-dependent addressing, docs/sparse.md)
 # --------------------------------------------------------------------------------------
 
-EXTRACT_ELEMENT_TYPES: tuple[Attribute, ...] = (i16, i32)
-"""Element types `tile.extract` reads: the index tiles of the sparse formats."""
+EXTRACT_ELEMENT_TYPES: tuple[Attribute, ...] = (i16, i32, f16, f32)
+"""Element types `tile.extract` reads: the index tiles of the sparse formats
+(read as an `index`) and value tiles (read as a scalar of their type, the
+operand of a scalar-tile op such as `tile.mul %row, %v`)."""
+
+
+def extract_result_type(element_type: Attribute) -> Attribute:
+    """What `tile.extract` reads an element as: floats as themselves, integers
+    as an `index`."""
+    return element_type if element_type in (f16, f32) else IndexType()
 
 
 @irdl_op_definition
 class ExtractOp(IRDLOperation):
-    """One element of a ub tile of indices, as an `index` (the scalar unit reads it).
+    """One element of a ub tile read by the scalar unit: an integer tile's as a
+    sign-extended `index`, a float tile's as a scalar of its type.
 
         %col = tile.extract %idx[%j] : !tile.tile<64xi32, ub> -> index
+        %v = tile.extract %vals[%j] : !tile.tile<64xf32, ub> -> f32
 
     One index operand per tile dim; the element must lie inside the tile's
-    valid region (the interpreter checks), its value is sign-extended. This is
-    how a kernel reads a prefetched tile of CSR offsets or column indices to
-    compute loop bounds and GM addresses (docs/sparse.md, *The tile level*):
-    only ub tiles, since the scalar unit reads GM and UB only (GM indices are
-    read with `memref.load`).
+    valid region (the interpreter checks). This is how a kernel reads a
+    prefetched tile of CSR offsets or column indices to compute loop bounds and
+    GM addresses, and a prefetched value as the scalar of a `tile.mul`
+    (docs/sparse.md, *The tile level*): only ub tiles, since the scalar unit
+    reads GM and UB only (GM elements are read with `memref.load`).
     """
 
     name = "tile.extract"
 
     source = operand_def(TileType)
     indices = var_operand_def(IndexType())
-    result = result_def(IndexType())
+    result = result_def()
 
     traits = traits_def(Pure())
     assembly_format = (
@@ -1715,7 +1725,11 @@ class ExtractOp(IRDLOperation):
     def __init__(
         self, source: SSAValue | Operation, indices: Sequence[SSAValue | Operation]
     ):
-        super().__init__(operands=[source, indices], result_types=[IndexType()])
+        source_type = _tile_type(SSAValue.get(source))
+        super().__init__(
+            operands=[source, indices],
+            result_types=[extract_result_type(source_type.element_type)],
+        )
 
     def verify_(self) -> None:
         tile = _tile_type(self.source)
@@ -1723,6 +1737,12 @@ class ExtractOp(IRDLOperation):
         _verify_element_type(
             self, "its source", tile.element_type, EXTRACT_ELEMENT_TYPES
         )
+        expected = extract_result_type(tile.element_type)
+        if self.result.type != expected:
+            raise VerifyException(
+                f"reads a {tile.element_type} element as {expected}, not "
+                f"{self.result.type}"
+            )
         rank = tile.get_num_dims()
         if len(self.indices) != rank:
             raise VerifyException(

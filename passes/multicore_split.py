@@ -36,6 +36,13 @@ from pypto_mlir.passes.index_range import (
     loop_trip_count,
 )
 
+CORE_LOOP_ATTR = "pypto.core_loop"
+"""On a loop of one iteration per core whose iterations write disjoint GM
+windows found at run time (the CSR row ranges each core searches for,
+passes/csr_spmm_nest.py): split with one iteration a unit although its stores
+do not move affinely with it. The simulator's race detector checks the bytes
+actually written."""
+
 
 def _tile_ops(op: Operation) -> list[Operation]:
     return [o for o in op.walk() if o.dialect_name() == "tile"]
@@ -382,6 +389,8 @@ def _plan_split(
     cannot. `later` are the ops after them (the terminator, later phases)."""
     ops = list(ops)
     candidates = [op for op in ops if isinstance(op, scf.ForOp) and _tile_ops(op)]
+    if candidates and CORE_LOOP_ATTR in candidates[0].attributes:
+        return _core_loop_split(candidates[0], ops, later, ranges)
     if not candidates or not _is_parallel(candidates[0]):
         return None
     loops = _same_space(candidates, ranges)
@@ -433,6 +442,24 @@ def _plan_split(
     units = -(-trips // granule) + int(separate_tail)
     lb, _, step = bounds
     return _Split(loops, tail, lb, step, trips, granule, units)
+
+
+def _core_loop_split(
+    loop: scf.ForOp,
+    ops: Sequence[Operation],
+    later: Sequence[Operation],
+    ranges: dict[SSAValue, Range],
+) -> _Split | None:
+    """A `CORE_LOOP_ATTR` loop alone (nothing carried, no other tile work, no
+    GM both read and written): one iteration a unit."""
+    bounds = _bounds(loop, ranges)
+    trips = loop_trip_count(loop, ranges)
+    reads, writes = _memrefs([loop])
+    others = [op for op in (*ops, *later) if op is not loop and _tile_ops(op)]
+    if loop.results or reads & writes or others or bounds is None or not trips:
+        return None
+    lb, _, step = bounds
+    return _Split([loop], [], lb, step, trips, 1, trips)
 
 
 def _apply_split(

@@ -77,8 +77,11 @@ def _constant(value: SSAValue) -> int | None:
     return None
 
 
-def _pipelinable(loop: scf.ForOp) -> str | None:
-    """Why `loop` cannot be pipelined, or None when it can."""
+def _pipelinable(loop: scf.ForOp, nested: bool = False) -> str | None:
+    """Why `loop` cannot be pipelined, or None when it can. With `nested` (a
+    loop of run-time bounds) its body may hold loops, which run in the middle
+    phase: a CSR row's loops over its entries, after the loads of the row's
+    index windows (docs/sparse.md)."""
     body = loop.body.block
     ops = list(body.ops)[:-1]
     if not any(isinstance(op, LoadOp) for op in ops):
@@ -86,7 +89,9 @@ def _pipelinable(loop: scf.ForOp) -> str | None:
     carried = set(body.args[1:])
     if any(operand in carried for op in _phases(body)[0] for operand in op.operands):
         return "its loads depend on the values it carries"
-    if any(op.regions for op in ops):
+    if any(op.regions for op in ops) and not (
+        nested and all(isinstance(op, scf.ForOp) for op in ops if op.regions)
+    ):
         return "its body has nested regions"
     if any(_moves_outer_l1_tile(op, ops) for op in ops):
         # A matmul's A panel (passes/matmul_nests.py): the copies' moves of it
@@ -96,10 +101,11 @@ def _pipelinable(loop: scf.ForOp) -> str | None:
         if not op.results and not isinstance(op, StoreOp):
             return f"'{op.name}' has effects the pass does not model"
     # Scalar reads (CSR offsets and indices, docs/sparse.md) move with the loads.
-    loaded = {op.source for op in ops if isinstance(op, LoadOp)} | {
-        op.memref for op in ops if isinstance(op, memref.LoadOp)
+    every = [nested for op in ops for nested in op.walk()]
+    loaded = {op.source for op in every if isinstance(op, LoadOp)} | {
+        op.memref for op in every if isinstance(op, memref.LoadOp)
     }
-    stored = {op.dest for op in ops if isinstance(op, StoreOp)}
+    stored = {op.dest for op in every if isinstance(op, StoreOp)}
     if loaded & stored:
         return "it loads from and stores to the same GM tensor"
     return None
@@ -157,6 +163,11 @@ def _stage_bytes(body: Block, stages: int) -> dict[str, int]:
     for (copy, op), n in position.items():
         if isinstance(op, MatmulOp) and op.acc is not None:
             continue  # accumulates in its accumulator's buffer
+        for nested in op.walk():  # a nested loop's tiles: live while it runs
+            for result in nested.results if nested is not op else ():
+                if isinstance(result.type, TileType):
+                    space = str(result.type.memory_space)
+                    intervals.append((space, result.type.byte_size(), n, n))
         for result in op.results:
             if not isinstance(result.type, TileType):
                 continue
@@ -490,7 +501,7 @@ class PipelineLoop(RewritePattern):
             PIPELINE_PROLOGUE_ATTR in loop.attributes
             or step is None
             or step <= 0
-            or _pipelinable(loop) is not None
+            or _pipelinable(loop, nested=True) is not None
             or any(
                 isinstance(r.type, TileType) and r.type.num_dynamic_valid()
                 for op in loop.body.block.ops
@@ -501,6 +512,9 @@ class PipelineLoop(RewritePattern):
             # counts tile-to-hw cannot make static; left as they were.
             return
         if loop.iter_args:
+            # Measured: unrolling a row's accumulation (sparse softmax's max
+            # and sum, spmm's entries) costs more in remainder loops and
+            # flags than its overlap gains (docs/tile_pipeline.md).
             emit_remark(
                 loop,
                 "tile-pipeline: not pipelined: it carries values and its bounds "

@@ -8,10 +8,11 @@ calling convention extends the dense one (docs/tiling.md, docs/sparse.md):
     func.func @f(%a: !tv.tensor<MxKxf16, #tv.csr<...>>, %b: !tv.tensor<KxNxf16>)
         -> !tv.tensor<MxNxf16>
     becomes
-    func.func @f(%a_offsets: memref<(M+1)xindex>, %a_indices: memref<?xindex>,
+    func.func @f(%a_offsets: memref<(M+1)xi32>, %a_indices: memref<?xi32>,
                  %a_values: memref<?xf16>, %b: memref<KxNxf16>, %out: memref<MxNxf16>)
 
-A sparse argument is its row offsets, column indices (`index`) and values
+A sparse argument is its row offsets, column indices (of the encoding's index
+type, i64 as `index`) and values
 (`memref<? x bm x bn x T>` for block-CSR); a dense tensor is a memref of its
 shape; each tensor result is a trailing memref argument, a sparse result its
 values only. A result read by a later sparse op and not returned goes through a
@@ -41,6 +42,7 @@ from xdsl.dialects.builtin import (
     bf16,
     f16,
     f32,
+    i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
@@ -53,6 +55,7 @@ from pypto_mlir.dialects.tile import TARGET_ATTR, element_bytes, fractal_edge
 from pypto_mlir.targets import Target
 
 from .bufferize import finish_function, memref_type
+from .csr_spmm_nest import CsrSpmmNest, spmm_plan
 from .located_builder import LocatedBuilder
 from .nest_builder import Valid, memref_strides
 from .set_target import required_target
@@ -142,6 +145,14 @@ class TvSparseToTilePass(ModulePass):
     dense_density: float = 0.0
     """The density (nnz / entries) from which the dense fallback runs; 0: the
     cost model's threshold."""
+
+    index_prefetch: bool = True
+    """CSR spmm/spmv read the column indices (i32) and values of a row in
+    windows into ub (double-buffered by tile-pipeline); false: each from GM."""
+
+    nnz_balance: bool = True
+    """CSR spmm/spmv split the rows over the cores by stored entries (each
+    core searches the offsets for its rows at run time); false: by row count."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         functions = [
@@ -705,12 +716,25 @@ class SparseFunctionLowering:
         rows_builder = builder
         if reason == "csr" and isinstance(op, tv.SpmmOp):
             rows_builder = self._dense_fallback(op, a, b, out, cols, builder)
-        self._nest(rows_builder, cols, a.element_type).spmm_rows(a, b, out)
+        if reason == "csr":
+            plan, why = spmm_plan(a, n, self.target, self.options)
+            alignment = self.target.memories["ub"].alignment
+            CsrSpmmNest(
+                rows_builder, cols, column_unit([a.element_type, f32], alignment)
+            ).spmm_csr(a, b, out, plan)
+            emit_remark(
+                op,
+                f"tv-sparse-to-tile: {op.name} by rows, {_columns(cols)} a tile: per "
+                "stored entry a gathered row of the rhs multiply-accumulated in f32 "
+                f"in UB; {why}",
+            )
+            return
+        self._nest(builder, cols, a.element_type).spmm_rows(a, b, out)
         emit_remark(
             op,
             f"tv-sparse-to-tile: {op.name} by rows, {_columns(cols)} a tile: per "
             f"stored entry a gathered row of the rhs multiply-accumulated in f32 "
-            f"in UB{'' if reason == 'csr' else f' ({reason})'}",
+            f"in UB ({reason})",
         )
 
     def _dense_fallback(
@@ -765,6 +789,8 @@ class SparseFunctionLowering:
             f"nest; estimated {estimate}",
         )
         nnz = builder.value(memref.LoadOp.get(a.offsets, [self._index(builder, m)]))
+        if not isinstance(nnz.type, IndexType):  # i32 offsets (the encoding's)
+            nnz = builder.value(arith.IndexCastOp(nnz, IndexType()))
         condition = builder.value(
             arith.CmpiOp(nnz, self._index(builder, threshold), "sge")
         )
@@ -1017,12 +1043,17 @@ def model_densities(module: ModuleOp, target: Target) -> list[float | None]:
 def sparse_memref_types(
     sparse_type: tv.TensorViewType,
 ) -> tuple[MemRefType[Attribute], ...]:
-    """The GM memrefs of a sparse tensor: offsets `(block rows + 1) x index`,
-    indices `? x index`, values `? x T` (`? x bm x bn x T` for block-CSR)."""
+    """The GM memrefs of a sparse tensor: offsets `(block rows + 1) x I`,
+    indices `? x I`, values `? x T` (`? x bm x bn x T` for block-CSR), where
+    `I` is the encoding's index type (i16, i32; i64 as `index`): i32 indices
+    can be DMAed into ub tiles and read with `tile.extract` (docs/sparse.md)."""
     offsets, indices, values = tv.sparse_buffer_types(sparse_type)
+    index_type = offsets.element_type
+    if index_type == i64:
+        index_type = IndexType()
     return (
-        MemRefType(IndexType(), offsets.get_shape()),
-        MemRefType(IndexType(), [DYNAMIC_INDEX]),
+        MemRefType(index_type, offsets.get_shape()),
+        MemRefType(index_type, [DYNAMIC_INDEX]),
         MemRefType(values.element_type, [DYNAMIC_INDEX, *values.get_shape()[1:]]),
     )
 

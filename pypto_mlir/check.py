@@ -35,6 +35,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     ModuleOp,
     bf16,
+    i64,
 )
 from xdsl.interpreters.builtin import scalar_attr
 from xdsl.ir import Attribute
@@ -55,7 +56,7 @@ from pypto_mlir.interp.gm_memref import poison_array
 from pypto_mlir.interp.sparse import SparseArray
 from pypto_mlir.interp.tensor_view import sparse_argument
 from pypto_mlir.interp.tile import gm_interpreter
-from pypto_mlir.numerics import epsilon, round_to_bf16
+from pypto_mlir.numerics import epsilon, numpy_dtype, round_to_bf16
 from pypto_mlir.pipelines import LowerPipeline
 from pypto_mlir.targets import Target, load_target
 from pypto_mlir.targets.resolve import resolve_target
@@ -303,17 +304,25 @@ def compare_runs(
 def lowered_arguments(function: func.FuncOp, inputs: Sequence[Any]) -> list[Any]:
     """The arguments of the lowering of tv `function` for its `inputs`: a
     sparse tensor (a `SparseArray` or an (offsets, indices, values) triple) is
-    its three buffers, the index arrays as int64 (`memref<?xindex>`,
-    docs/sparse.md); bf16 tensors are rounded to bf16 as the reference does."""
+    its three buffers, the index arrays of the encoding's index type (int64
+    for i64: `memref<?xindex>`, docs/sparse.md); bf16 tensors are rounded to
+    bf16 as the reference does."""
     arguments: list[Any] = []
     for value, value_type in zip(
         inputs, function.function_type.inputs.data, strict=True
     ):
         if isinstance(value_type, tv.TensorViewType) and value_type.is_sparse:
             array = sparse_argument(value_type, value)
+            encoding = value_type.sparse_encoding
+            assert encoding is not None
+            index = (
+                np.int64
+                if encoding.index_type == i64
+                else numpy_dtype(encoding.index_type)
+            )
             arguments += [
-                array.offsets.astype(np.int64),
-                array.indices.astype(np.int64),
+                array.offsets.astype(index),
+                array.indices.astype(index),
                 array.values,
             ]
         elif _is_bf16_tensor(value_type):

@@ -137,6 +137,8 @@ LOWER_STAGES: tuple[Stage, ...] = (
             ("sparse_attention_defer_update", "attention_defer_update"),
             ("sparse_dense_fallback", "dense_fallback"),
             ("sparse_dense_density", "dense_density"),
+            ("sparse_index_prefetch", "index_prefetch"),
+            ("sparse_nnz_balance", "nnz_balance"),
         ),
     ),
     Stage(
@@ -347,6 +349,14 @@ class LowerPipeline(PipelinePass):
     sparse_dense_density: float = 0.0
     """The density from which CSR spmm takes the dense fallback
     (tv-sparse-to-tile's dense-density); 0: the cost model's threshold."""
+
+    sparse_index_prefetch: bool = True
+    """CSR spmm/spmv read column indices and values in windows into ub
+    (tv-sparse-to-tile's index-prefetch); false: each from GM."""
+
+    sparse_nnz_balance: bool = True
+    """CSR spmm/spmv split rows over the cores by stored entries
+    (tv-sparse-to-tile's nnz-balance); false: by row count."""
 
     start_level: str = "tv"
     """The level of the input: tv, or tile for a module already tiled (a

@@ -89,7 +89,7 @@ class ExtractStrategy(NoScratch):
         self, op: Operation, em: Emitter, buffer: BufferOf, scratch: list[SSAValue]
     ) -> Sequence[SSAValue]:
         assert isinstance(op, tile.ExtractOp)
-        read = em.emit(hw.LoadScalarOp(buffer(op.source), op.indices))
+        read = em.emit(hw.LoadScalarOp(buffer(op.source), op.indices, op.result.type))
         return [read.results[0]]
 
 

@@ -460,8 +460,10 @@ class TileFunctions(
                 f"tile.extract: index {list(index)} is outside the valid region "
                 f"{list(source.valid)}"
             )
-        value = int(source.data[index])
-        return (scalar_attr(value, IndexType(), interpreter.index_bitwidth),)
+        element = source.data[index]
+        if isinstance(op.result.type, IndexType):
+            return (scalar_attr(int(element), IndexType(), interpreter.index_bitwidth),)
+        return (FloatAttr(float(element), cast(Any, op.result.type)),)
 
 
 # --------------------------------------------------------------------------------------

@@ -9,10 +9,12 @@
 // RUN: pypto-opt %s -p 'pypto-lower{target=tiny bsr-cube=false}' 2>&1 | filecheck %s --check-prefixes=ROWS,HW
 
 // CHECK: remark: tv-sparse-to-tile: tv.spmm of 16x16 blocks on the cube, 32 columns a tile: the stored blocks of a block row accumulate in L0C; empty block rows store zeros
-// CHECK: func.func @bsr(%a_offsets: memref<3xindex>, %a_indices: memref<?xindex>, %a_values: memref<?x16x16xf16>, %b: memref<32x48xf16>, %out: memref<32x48xf16>)
+// CHECK: func.func @bsr(%a_offsets: memref<3xi32>, %a_indices: memref<?xi32>, %a_values: memref<?x16x16xf16>, %b: memref<32x48xf16>, %out: memref<32x48xf16>)
 // CHECK:   scf.for %[[BR:.*]] = %{{.*}} to %{{.*}} step
-// CHECK:     %[[START:.*]] = memref.load %a_offsets[%[[BR]]]
-// CHECK:     %[[END:.*]] = memref.load %a_offsets
+// CHECK:     memref.load %a_offsets[%[[BR]]]
+// CHECK:     %[[START:.*]] = arith.index_cast
+// CHECK:     memref.load %a_offsets
+// CHECK:     %[[END:.*]] = arith.index_cast
 // CHECK:     %[[NONEMPTY:.*]] = arith.cmpi slt, %[[START]], %[[END]] : index
 // CHECK:     scf.if %[[NONEMPTY]] {
 // CHECK:       memref.load %a_indices[%[[START]]]

@@ -13,11 +13,13 @@
 // CHECK: remark: tv-sparse-to-tile: sparse_softmax by 16-row blocks: row max, sum of exp and the quotients over the stored blocks in three passes, each block one 16x16 tile; the block rows split over the cores
 // CHECK: remark: tv-sparse-to-tile: tv.sddmm of 16x16 blocks on the cube, K = 64 in one step: the q rows of a block row are loaded once, only the stored blocks are computed
 
-// CHECK-LABEL: func.func @softmax(%a_offsets: memref<9xindex>, %a_indices: memref<?xindex>, %a_values: memref<?xf16>, %out: memref<?xf16>)
+// CHECK-LABEL: func.func @softmax(%a_offsets: memref<9xi32>, %a_indices: memref<?xi32>, %a_values: memref<?xf16>, %out: memref<?xf16>)
 // CHECK:   %[[RESULT:.*]] = memref.expand_shape %out {{.*}} : memref<?xf16> into memref<?x1x1xf16>
 // CHECK:   scf.for
-// CHECK:     %[[START:.*]] = memref.load %a_offsets
-// CHECK:     %[[END:.*]] = memref.load %a_offsets
+// CHECK:     memref.load %a_offsets
+// CHECK:     %[[START:.*]] = arith.index_cast
+// CHECK:     memref.load %a_offsets
+// CHECK:     %[[END:.*]] = arith.index_cast
 // CHECK:     %[[MOST:.*]] = scf.for %{{.*}} = %[[START]] to %[[END]] {{.*}} -> (!tile.tile<1x1xf16, ub>)
 // CHECK:       tile.max
 // CHECK:     } {pypto.row_entries}
@@ -45,7 +47,7 @@
 // CHECK:       tile.store %{{.*}}, %out[%[[J]], %{{.*}}, %{{.*}}] : !tile.tile<16x16xf32, ub> -> memref<?x16x16xf32>
 // CHECK:     } {pypto.row_entries}
 
-// CHECK-LABEL: func.func @sddmm(%m_offsets: memref<3xindex>, %m_indices: memref<?xindex>, %m_values: memref<?x16x16xf16>, %q: memref<32x64xf16>, %k: memref<32x64xf16>, %out: memref<?x16x16xf16>)
+// CHECK-LABEL: func.func @sddmm(%m_offsets: memref<3xi32>, %m_indices: memref<?xi32>, %m_values: memref<?x16x16xf16>, %q: memref<32x64xf16>, %k: memref<32x64xf16>, %out: memref<?x16x16xf16>)
 // CHECK:   scf.for
 // CHECK:     tile.load %q{{.*}} -> !tile.tile<16x64xf16, l1, layout = nz>
 // CHECK:     %[[A:.*]] = tile.move {{.*}} -> !tile.tile<16x64xf16, l0a>
