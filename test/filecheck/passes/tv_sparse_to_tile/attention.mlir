@@ -42,13 +42,13 @@ func.func @attention(%mask: !mask, %q: !tv.tensor<128x64xf16>, %k: !tv.tensor<12
   func.return %out : !tv.tensor<128x64xf16>
 }
 
-// CHECK-LABEL: func.func @attention(%mask_offsets: memref<3xindex>, %mask_indices: memref<?xindex>, %mask_values: memref<?x64x64xf16>, %q: memref<128x64xf16>, %k: memref<128x64xf16>, %v: memref<128x64xf16>, %out: memref<128x64xf16>)
+// CHECK-LABEL: func.func @attention(%mask_offsets: memref<3xi32>, %mask_indices: memref<?xi32>, %mask_values: memref<?x64x64xf16>, %q: memref<128x64xf16>, %k: memref<128x64xf16>, %v: memref<128x64xf16>, %out: memref<128x64xf16>)
 // CHECK-NOT: memref.alloc
 // CHECK:   scf.for %[[BR:.*]] = %{{.*}} to %{{.*}} step
 // CHECK:     %[[Q:.*]] = tile.load %q[%{{.*}}, %{{.*}}] : memref<128x64xf16> -> !tile.tile<64x64xf16, l1, layout = nz>
 // CHECK:     %[[ONES:.*]] = tile.move %{{.*}} : !tile.tile<64x16xf16, l1, layout = nz> -> !tile.tile<64x16xf16, l0b>
-// CHECK:     %[[START:.*]] = memref.load %mask_offsets[%[[BR]]]
-// CHECK:     %[[END:.*]] = memref.load %mask_offsets
+// CHECK:     %[[START:.*]] = arith.index_cast
+// CHECK:     %[[END:.*]] = arith.index_cast
 // CHECK:     %[[NONEMPTY:.*]] = arith.cmpi slt, %[[START]], %[[END]] : index
 // CHECK:     scf.if %[[NONEMPTY]] {
 // CHECK:       %[[QA:.*]] = tile.move %[[Q]] : {{.*}} -> !tile.tile<64x64xf16, l0a>
@@ -63,7 +63,7 @@ func.func @attention(%mask: !mask, %q: !tv.tensor<128x64xf16>, %k: !tv.tensor<12
 // CHECK:         %[[NEXT:.*]] = arith.addi %[[J]], %{{.*}} : index
 // CHECK:         memref.load %mask_indices[%[[NEXT]]]
 // CHECK:         %[[K:.*]] = tile.load %k[%{{.*}}, %{{.*}}] : memref<128x64xf16> -> !tile.tile<64x64xf16, l1, layout = nz>
-// CHECK:         %[[COL:.*]] = memref.load %mask_indices[%[[J]]]
+// CHECK:         %[[COL:.*]] = arith.index_cast
 // CHECK:         %[[ROW:.*]] = arith.muli %[[COL]], %{{.*}} : index
 // CHECK:         %[[V:.*]] = tile.load %v[%[[ROW]], %{{.*}}] : memref<128x64xf16> -> !tile.tile<64x64xf16, l1, layout = nz>
 // CHECK:         %[[SC:.*]] = tile.mul %[[IS]], %{{.*}} : !tile.tile<64x64xf32, ub>, f32

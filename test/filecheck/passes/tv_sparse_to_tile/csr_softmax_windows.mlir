@@ -12,8 +12,10 @@
 // CHECK:   %[[VALUES:.*]] = memref.expand_shape %a_values {{.*}} into memref<1x?xf16, strided<[1, 1]>>
 // CHECK:   %[[OUT:.*]] = memref.expand_shape %out {{.*}} into memref<1x?xf16, strided<[1, 1]>>
 // CHECK:   scf.for
-// CHECK:     %[[START:.*]] = memref.load %a_offsets
-// CHECK:     %[[END:.*]] = memref.load %a_offsets
+// CHECK:     memref.load %a_offsets
+// CHECK:     %[[START:.*]] = arith.index_cast
+// CHECK:     memref.load %a_offsets
+// CHECK:     %[[END:.*]] = arith.index_cast
 // CHECK:     %[[FULL:.*]] = arith.addi %[[START]], %{{.*}}
 // CHECK:     %[[MOST:.*]] = scf.for %{{.*}} = %[[START]] to %[[FULL]] step %[[EIGHT:.*]] iter_args
 // CHECK:       tile.load %[[VALUES]]{{.*}} -> !tile.tile<1x16xf16, ub, valid = [1, 8]>

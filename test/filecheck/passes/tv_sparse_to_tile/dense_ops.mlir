@@ -9,7 +9,7 @@
 // CHECK: remark: tv-sparse-to-tile: 1 dense op outlined for tv-to-tile, per stored entry (one entry a tile, the rows split over the cores): a stored value's count is known at run time only
 // CHECK: remark: tv-sparse-to-tile: tv.spmm by rows
 // CHECK: remark: tv-sparse-to-tile: 2 dense ops outlined for tv-to-tile, on GM buffers of the sparse nests
-// CHECK: func.func @f(%a_offsets: memref<9xindex>, %a_indices: memref<?xindex>, %a_values: memref<?xf16>, %b: memref<16x32xf16>, %c: memref<8x32xf16>, %out: memref<8x32xf16>)
+// CHECK: func.func @f(%a_offsets: memref<9xi32>, %a_indices: memref<?xi32>, %a_values: memref<?xf16>, %b: memref<16x32xf16>, %c: memref<8x32xf16>, %out: memref<8x32xf16>)
 // CHECK:   %[[SCALED:.*]] = memref.alloc(%{{.*}}) : memref<?xf16>
 // CHECK:   scf.for %[[ROW:.*]] = %{{.*}} to %{{.*}} step
 // CHECK:     scf.for %[[P:.*]] = %{{.*}} to %{{.*}} step

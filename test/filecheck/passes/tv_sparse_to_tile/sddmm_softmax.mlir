@@ -34,7 +34,7 @@
 // CHECK:       tile.store %{{.*}}, %[[RESULT]][%[[J]], %{{.*}}, %{{.*}}]
 // CHECK:     } {pypto.row_entries}
 
-// CHECK-LABEL: func.func @block_softmax(%a_offsets: memref<3xindex>, %a_indices: memref<?xindex>, %a_values: memref<?x16x16xf32>, %out: memref<?x16x16xf32>)
+// CHECK-LABEL: func.func @block_softmax(%a_offsets: memref<3xi32>, %a_indices: memref<?xi32>, %a_values: memref<?x16x16xf32>, %out: memref<?x16x16xf32>)
 // CHECK:     %[[MOST:.*]] = scf.for {{.*}} -> (!tile.tile<16x16xf32, ub>)
 // CHECK:       %[[BLOCK:.*]] = tile.load %a_values[%{{.*}}, %{{.*}}, %{{.*}}] : memref<?x16x16xf32> -> !tile.tile<16x16xf32, ub>
 // CHECK:       tile.max %{{.*}}, %[[BLOCK]] : !tile.tile<16x16xf32, ub>
