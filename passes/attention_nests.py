@@ -38,17 +38,15 @@ block's keys into ranges run as units of their own (flash-decoding: partial
 max, sum and accumulator to GM workspaces, a combine nest after a `sync_all`;
 docs/tiling.md, *The key split*).
 
-The module is over 1,000 lines because the recognition, the block-size
-estimate and the nest share the group's facts and are used together by the
-block-sparse attention nest; the estimate (`_fits` to `split_cycles`) is the
-part to move to a module of its own when that nest is merged.
+The estimate (which blocks fit, the cycles of a key step, the key split) is
+passes/attention_model.py.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import cast
 
 from xdsl.dialects import arith, memref
@@ -60,8 +58,9 @@ from pypto_mlir.diagnostics import emit_remark
 from pypto_mlir.dialects import tensor_view as tv
 from pypto_mlir.dialects import tile
 from pypto_mlir.dialects.tile import MemorySpace, TileType
-from pypto_mlir.targets import Target, cost
+from pypto_mlir.targets import Target
 
+from .attention_model import ONES, STAGES, AttentionTiling, choose_tiling
 from .located_builder import LocatedBuilder
 from .nest_builder import GmBuffers, LoopBuilder, NestBuilder, Scope, Valid
 from .tv_fusion import (
@@ -76,50 +75,8 @@ from .tv_fusion import (
     tensor_users,
 )
 
-ROW_BLOCKS = (128, 64, 32, 16)
-"""Query-block heights tried (multiples of the cube's 16-row fractal)."""
-
-KEY_BLOCKS = (256, 128, 64, 32, 16)
-"""Key-block widths tried."""
-
 F32_MAX = 3.4028234663852886e38
 """The largest finite f32."""
-
-STAGES = 4
-"""Key blocks per loop iteration, their K and V blocks in L1 at once."""
-
-
-@dataclass(frozen=True)
-class AttentionTiling:
-    """The query block (`br` rows) and key block (`bc` keys) of the nest, and
-    whether the row sums of the probabilities are taken on the cube (`p` times
-    a block of ones, `cube_sum`) instead of by a row reduction on the vector
-    unit."""
-
-    br: int
-    bc: int
-    cube_sum: bool = False
-    step: float = 0.0
-    """The estimated cycles of a key step (`step_cycles`), for the remark."""
-    vector_step: float = 0.0
-    """The same with the row sums on the vector unit."""
-    split: int = 1
-    """The key ranges each query block's keys are split into (flash-decoding:
-    each range a unit of work of its own, its partial max, sum and accumulator
-    combined after a `sync_all`); 1: no split."""
-    estimate: float = 0.0
-    """The estimated cycles of the chosen blocks (`choose_tiling`)."""
-    other: float = 0.0
-    """The best estimate of the other choice: without a key split when it is
-    split, with the best key split otherwise (0: none was considered)."""
-    other_split: int = 1
-    """The key ranges of that other choice."""
-    combine_rows: int = 0
-    """With a key split: the rows of a tile of the combine nest."""
-    stat_columns: int = 1
-    """With a key split: the f32 columns a row max or sum is broadcast to
-    in its workspace (one UB alignment unit: the rows of the tile and of the
-    workspace are then contiguous, one DMA burst instead of one per row)."""
 
 
 @dataclass(frozen=True)
@@ -137,11 +94,6 @@ class AttentionOptions:
     key_split: bool = True
     """Let the estimate split the keys of each query block over several cores
     when the query blocks are fewer than the cores (`attention-key-split`)."""
-
-
-ONES = 16
-"""Columns of the block of ones the cube sums the probabilities with (a
-fractal)."""
 
 
 @dataclass(frozen=True)
@@ -376,289 +328,6 @@ def _attention_group(
 
 # --------------------------------------------------------------------------------------
 # Block sizes
-# --------------------------------------------------------------------------------------
-
-
-def _fits(
-    target: Target, br: int, bc: int, d: int, dv: int, cube_sum: bool = False
-) -> bool:
-    """Whether the tiles of one key step fit every on-chip memory (two L1
-    stages of K and V; UB: the scores in f16 and f32 and their exponent (the
-    probability in f16 reuses the scores' buffer), the accumulator and the
-    product, row statistics; with `cube_sum`, the block of ones in L1 and L0B
-    and the row sums in L0C and UB)."""
-
-    def size(name: str) -> int:
-        found = target.memories[name].size
-        assert found is not None
-        return found
-
-    ones = bc * ONES * 2 if cube_sum else 0
-    sums = br * ONES * 4 if cube_sum else 0
-    l0a = br * d * 2 + br * bc * 2
-    # One L0B buffer for K and V: each block is moved right before the matmul
-    # that consumes it (what tile-to-hw allocates); the ones stay.
-    l0b = max(d, dv) * bc * 2 + ones
-    l0c = STAGES * br * bc * 4 + br * dv * 4 + sums
-    l1 = br * d * 2 + STAGES * (bc * d * 2 + bc * dv * 2) + br * bc * 2 + ones
-    ub = br * bc * (2 * STAGES + 4 + 4) + br * dv * 4 * 2 + br * 4 * 8
-    ub += ones + 2 * sums
-    return (
-        l0a <= size("l0a")
-        and l0b <= size("l0b")
-        and l0c <= size("l0c")
-        and l1 <= size("l1")
-        and ub <= size("ub")
-    )
-
-
-def step_cycles(
-    target: Target,
-    br: int,
-    bc: int,
-    d: int,
-    dv: int,
-    cube_sum: bool = False,
-    misses: float = 0.0,
-) -> tuple[float, float, float]:
-    """Estimated cycles of one key step on its busiest pipe, from the target's
-    costs: MTE2 loads the K and V blocks (nd2nz, a burst per row), V runs the
-    step's vector instructions over the scores and the accumulator, MTE3 moves
-    the probabilities to L1 (a strided copy per fractal column). Returns
-    (first loads, step, last work): the loads of the next step overlap this
-    one's work, so a step takes the largest, but the first loads and the last
-    step's work do not overlap anything. `misses`: the share of the later K
-    and V loads that miss the L2 (`key_misses`)."""
-    # The query blocks of a head read the same K and V blocks: after the
-    # first, a load hits in the L2 (when the target has one) and starts after
-    # its hit latency, unless its core is the one that fills the lines.
-    latency = target.dma_path("gm", "l1").latency
-    if target.l2 is not None:
-        hit = target.l2.hit_latency
-        latency = hit + misses * (latency - hit)
-    mte2 = sum(
-        cost.dma_cycles(target, ("gm", "l1"), bc, width * 2)
-        - target.dma_path("gm", "l1").latency
-        + latency
-        for width in (d, dv)
-    )
-    scores = br * bc
-    # (op, repeats, type): a row reduction takes a repeat per row (and per
-    # repeat of a long row), the others cover the elements in whole repeats.
-    row = -(-bc * 2 // target.vector.repeat_bytes)
-    row32 = -(-bc * 4 // target.vector.repeat_bytes)
-    work = [
-        ("div", cost.vector_repeats(target, scores, "f16"), "f16"),
-        ("cast", cost.vector_repeats(target, scores, "f32"), "f32"),
-        ("reduce_max", br * row, "f16"),
-        ("sub", cost.vector_repeats(target, scores, "f32"), "f32"),
-        ("exp", cost.vector_repeats(target, scores, "f32"), "f32"),
-        ("cast", cost.vector_repeats(target, scores, "f32"), "f32"),
-        ("mul", cost.vector_repeats(target, br * dv, "f32"), "f32"),
-        ("add", cost.vector_repeats(target, br * dv, "f32"), "f32"),
-    ]
-    if cube_sum:
-        # The running sums, ONES wide: rescaled and added to (a broadcast).
-        sums = cost.vector_repeats(target, br * ONES, "f32")
-        work += [("mul", sums, "f32"), ("add", sums, "f32")]
-    else:
-        work += [("reduce_sum", br * row32, "f32")]
-    # Each instruction counted with its start-up (the step's instructions wait
-    # for the cube between them, so streams are short).
-    vector = sum(
-        cost.vector_cycles(target, op, repeats, t)
-        + cost.vector_head_cycles(target, op, t)
-        for op, repeats, t in work
-    )
-    mte3 = (bc // 16) * cost.dma_cycles(target, ("ub", "l1"), br, 32)
-    # The chain of one step that nothing of the step overlaps: the start-ups
-    # of its on-chip moves (probabilities to L1, operands to L0, results out
-    # of L0C) between the cube and the vector unit.
-    chain = (
-        sum(
-            target.dma_path(*path).latency
-            for path in (("l1", "l0a"), ("l1", "l0b"), ("l0c", "ub"))
-        )
-        * 2
-        + (bc // 16) * target.dma_path("ub", "l1").latency
-    )
-    first = mte2 - 2 * latency + 2 * target.dma_path("gm", "l1").latency
-    return first, max(mte2, vector + chain, mte3), vector + mte3
-
-
-def choose_tiling(
-    target: Target,
-    cores: int,
-    frame: Sequence[int],
-    d: int,
-    dv: int,
-    cube_sum: bool = True,
-    key_split: bool = True,
-) -> AttentionTiling | None:
-    """The query and key blocks that fit (`_fits`, no larger than the dims
-    need) with the fewest estimated cycles on the busiest core: the rounds of
-    query blocks it runs times the key steps of a block times `step_cycles`
-    (taller query blocks load each K and V block for more rows; more of them
-    spread over more cores); ties go to taller blocks. With `cube_sum`, each
-    block is also estimated with the row sums on the cube, taken when that is
-    cheaper. With `key_split`, when the query blocks are fewer than the cores
-    and all whole, each is also estimated with its keys split into ranges run
-    as units of their own (`key_splits`) plus the combine after them
-    (`split_cycles`)."""
-    batch = math.prod(frame[:-2])
-    rows, keys = frame[-2], frame[-1]
-    stats = target.memories["ub"].alignment // 4
-    stats_ok = stats >= 1
-    best: tuple[tuple[float, int, int, int], AttentionTiling] | None = None
-    best_of: dict[bool, float] = {}
-    """The best estimate without (False) and with (True) a key split."""
-    split_of: dict[bool, int] = {}
-    for br in ROW_BLOCKS:
-        if br >= 2 * max(rows, 16):
-            continue
-        for bc in KEY_BLOCKS:
-            if bc >= 2 * max(keys, 16):
-                continue
-            blocks = batch * -(-rows // br)
-            # A unit's query block is a run-time function of the unit index:
-            # its rows are static only if every block is whole.
-            splits = [1]
-            if key_split and rows % br == 0:
-                splits = key_splits(keys, bc, blocks, cores)
-            misses = key_misses(rows, br, cores)
-            vector_step = step_cycles(target, br, bc, d, dv, misses=misses)[1]
-            for on_cube in (False, True) if cube_sum else (False,):
-                if not _fits(target, br, bc, d, dv, on_cube):
-                    continue
-                fill, step, drain = step_cycles(target, br, bc, d, dv, on_cube, misses)
-                for split in splits:
-                    units = blocks * split
-                    rounds = -(-units // max(cores, 1))
-                    steps = -(-keys // (bc * split))
-                    estimate = rounds * (fill + steps * step + drain)
-                    combine = 0
-                    if split > 1 and stats_ok:
-                        combine = combine_rows(target, cores, blocks, br, dv)
-                        estimate += split_cycles(
-                            target, cores, batch, rows, br, dv, split, stats
-                        )
-                    split_of.setdefault(split > 1, split)
-                    if estimate < best_of.get(split > 1, math.inf):
-                        best_of[split > 1] = estimate
-                        split_of[split > 1] = split
-                    key = (estimate, split, -br, int(not on_cube))
-                    if best is None or key < best[0]:
-                        tiling = AttentionTiling(
-                            br,
-                            bc,
-                            on_cube,
-                            step,
-                            vector_step,
-                            split,
-                            estimate,
-                            combine_rows=combine,
-                            stat_columns=stats,
-                        )
-                        best = (key, tiling)
-    if best is None:
-        return None
-    chosen = best[1]
-    other = best_of.get(chosen.split == 1, 0.0)
-    other_split = split_of.get(chosen.split == 1, 1)
-    return replace(chosen, other=other, other_split=other_split)
-
-
-def key_misses(rows: int, br: int, cores: int) -> float:
-    """The share of a core's K and V loads that miss the L2: the query
-    blocks of one head that run at once (at most one per core) read the same
-    keys, each from another key block on (`AttentionNest._rotation`), so each
-    block is filled by one of them and hit by the others."""
-    return 1 / max(1, min(-(-rows // br), cores))
-
-
-def key_splits(keys: int, bc: int, blocks: int, cores: int) -> list[int]:
-    """The key ranges a query block's keys may be split into: 1, and when the
-    query blocks are fewer than the cores, every count of equal ranges of
-    whole key blocks (static offsets and extents in each unit) that gives at
-    most twice as many units as cores."""
-    found = [1]
-    if blocks >= cores:
-        return found
-    split = 2
-    while blocks * split <= 2 * cores and split * bc <= keys:
-        if keys % (split * bc) == 0:
-            found.append(split)
-        split += 1
-    return found
-
-
-def combine_rows(
-    target: Target, cores: int, tiles_per_row: int, br: int, dv: int
-) -> int:
-    """The rows of a combine tile: a divisor of `br` (a combine tile stays in
-    one query block), halved from `br` while the tiles are fewer than the
-    cores, and until the partial accumulators, the sum and the product fit a
-    half of UB."""
-    ub = target.memories["ub"].size
-    assert ub is not None
-    rows = br
-    while rows % 32 == 0 and (
-        tiles_per_row * (br // rows) < cores or 3 * rows * dv * 4 > ub // 2
-    ):
-        rows //= 2
-    return rows
-
-
-def split_cycles(
-    target: Target,
-    cores: int,
-    batch: int,
-    rows: int,
-    br: int,
-    dv: int,
-    split: int,
-    stats: int,
-) -> float:
-    """Estimated cycles a key split adds: each unit stores its accumulator in
-    f32 and its max and sum instead of the output, a `sync_all`, and the
-    combine (per tile of `combine_rows` rows, on the cores: the partials
-    loaded from the L2 (just written), rescaled and added, the quotient
-    stored)."""
-
-    def hit(path: tuple[str, str], bursts: int, width: int) -> float:
-        latency = target.dma_path(*path).latency
-        if target.l2 is not None:
-            latency = target.l2.hit_latency
-        return cost.dma_cycles(target, path, bursts, width) - (
-            target.dma_path(*path).latency - latency
-        )
-
-    store = (
-        cost.dma_cycles(target, ("ub", "gm"), br, dv * 4)
-        + 2 * cost.dma_cycles(target, ("ub", "gm"), 1, br * stats * 4)
-        - cost.dma_cycles(target, ("ub", "gm"), br, dv * 2)
-    )
-    blocks = batch * -(-rows // br)
-    r = combine_rows(target, cores, blocks, br, dv)
-    tiles = batch * -(-rows // r)
-    loads = split * (
-        hit(("gm", "ub"), r, dv * 4) + 2 * hit(("gm", "ub"), 1, r * stats * 4)
-    )
-    wide = cost.vector_repeats(target, r * dv, "f32")
-    work = [("mul", wide), ("add", wide), ("sub", r), ("exp", r), ("max", r)]
-    vector = split * sum(
-        cost.vector_cycles(target, op, n, "f32")
-        + cost.vector_head_cycles(target, op, "f32")
-        for op, n in work
-    )
-    out = cost.dma_cycles(target, ("ub", "gm"), r, dv * 2)
-    combine = -(-tiles // max(cores, 1)) * (loads + vector + out)
-    units = blocks * split
-    return -(-units // max(cores, 1)) * store + target.sync.all_latency + combine
-
-
-# --------------------------------------------------------------------------------------
-# The nest
 # --------------------------------------------------------------------------------------
 
 

@@ -69,9 +69,9 @@ from pypto_mlir.dialects import tile
 from pypto_mlir.dialects.tile import MemorySpace, TileType, element_bytes, fractal_edge
 from pypto_mlir.targets import Target
 
+from .attention_model import ONES
 from .attention_nests import (
     F32_MAX,
-    ONES,
     ones_l0b,
     probabilities_l0,
     product_ub,

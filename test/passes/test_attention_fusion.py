@@ -23,7 +23,7 @@ from pypto_mlir.diagnostics import diagnostic_handler
 from pypto_mlir.dialects import ascend_hw as hw
 from pypto_mlir.frontend.kernel import Kernel
 from pypto_mlir.interp.ascend_hw import run_hw_function
-from pypto_mlir.passes.attention_nests import choose_tiling
+from pypto_mlir.passes.attention_model import choose_tiling
 from pypto_mlir.pipelines import LowerPipeline
 from pypto_mlir.targets import load_target
 
