@@ -31,13 +31,12 @@ the reference's order, so the result is exact.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from math import gcd
 from typing import Protocol, cast
 
 from xdsl.dialects import arith, memref, scf
-from xdsl.dialects.builtin import MemRefType, UnitAttr, f32, i32
+from xdsl.dialects.builtin import MemRefType, f32, i32
 from xdsl.ir import Attribute, Block, SSAValue
 from xdsl.rewriter import InsertPoint
 
@@ -45,12 +44,9 @@ from pypto_mlir.dialects import tile
 from pypto_mlir.dialects.tile import MemorySpace, TileType, element_bytes
 from pypto_mlir.targets import Target
 
-from .multicore_split import CORE_LOOP_ATTR
+from .balanced_split import Reader, core_loop, core_rows, offsets_in_ub, smaller
 from .nest_builder import Valid
 from .sparse_nests import Column, SparseBuffers, SparseNest
-
-Reader = Callable[[InsertPoint, Valid], SSAValue]
-"""Reads one row offset (an `index`) at a row position."""
 
 
 @dataclass(frozen=True)
@@ -128,11 +124,6 @@ def spmm_plan(
     return SpmmPlan(window, cores, in_ub, granule), "; ".join(notes)
 
 
-def _min(nest: SparseNest, at: InsertPoint, a: SSAValue, b: SSAValue) -> SSAValue:
-    less = nest.value(at, arith.CmpiOp(a, b, "slt"))
-    return nest.value(at, arith.SelectOp(less, a, b))
-
-
 class CsrSpmmNest(SparseNest):
     """Builds the CSR `out = a @ b` row nest of a `SpmmPlan`."""
 
@@ -194,107 +185,16 @@ class CsrSpmmNest(SparseNest):
             return
 
         def core(at: InsertPoint, c: Valid, _: list[SSAValue]) -> list[SSAValue]:
-            offset = gm_offset
+            offset: Reader = gm_offset
             if plan.offsets_in_ub:
-                padded = -(-(rows + 1) // 8) * 8  # whole 32-byte blocks
-                table = self.load(
-                    at,
-                    a.offsets,
-                    [0],
-                    TileType([padded], i32, MemorySpace.UB, valid=[rows + 1]),
-                )
-
-                def offset(at: InsertPoint, row: Valid) -> SSAValue:
-                    return self.value(
-                        at, tile.ExtractOp(table, [self.index_value(row)])
-                    )
-
-            lo = self._first_row(at, offset, c, plan, nnz, rows)
-            last = self.value(
-                at,
-                arith.CmpiOp(
-                    self.index_value(self.add(at, c, 1)),
-                    self.constant(plan.cores),
-                    "eq",
-                ),
-            )
-            hi = self.value(
-                at,
-                arith.SelectOp(
-                    last,
-                    self.constant(rows),
-                    self._first_row(at, offset, self.add(at, c, 1), plan, nnz, rows),
-                ),
+                offset = offsets_in_ub(self, at, a.offsets, rows)
+            lo, hi = core_rows(
+                self, at, offset, c, plan.cores, nnz, rows, ROW_COST, plan.granule
             )
             guarded(at, lo, hi, offset)
             return []
 
-        self.loop(self.top, 0, plan.cores, 1, [], core)
-        loop = (
-            self.top.block.last_op
-            if self.top.insert_before is None
-            else (self.top.insert_before.prev_op)
-        )
-        assert isinstance(loop, scf.ForOp)
-        loop.attributes[CORE_LOOP_ATTR] = UnitAttr()
-
-    def _first_row(
-        self,
-        at: InsertPoint,
-        offset: Reader,
-        c: Valid,
-        plan: SpmmPlan,
-        nnz: SSAValue,
-        rows: int,
-    ) -> SSAValue:
-        """The first row of core `c`: the first row whose middle (in work:
-        entries plus `ROW_COST` per row) reaches `c / cores` of the work
-        (`rows + 1` offsets, nondecreasing, the last one `nnz`): a binary
-        search of unrolled steps on the scalar unit; rounded up to the plan's
-        granule (at most `rows`)."""
-        if isinstance(c, int) and c == 0:
-            return self.constant(0)
-        # Work is entries + ROW_COST per row; the targets are twice the
-        # c-th share, so that a row goes to the core its middle falls in.
-        work = self.value(at, arith.AddiOp(nnz, self.constant(ROW_COST * rows)))
-        share = self.value(at, arith.MuliOp(self.index_value(c), work))
-        twice = self.value(at, arith.MuliOp(share, self.constant(2)))
-        wanted = self.value(at, arith.DivUIOp(twice, self.constant(plan.cores)))
-        lo, hi = self.constant(0), self.constant(rows)
-        for _ in range(max(1, rows.bit_length() + 1)):
-            total = self.value(at, arith.AddiOp(lo, hi))
-            mid = self.value(at, arith.DivUIOp(total, self.constant(2)))
-            after = _min(
-                self,
-                at,
-                self.value(at, arith.AddiOp(mid, self.constant(1))),
-                self.constant(rows),
-            )
-            ends = self.value(at, arith.AddiOp(offset(at, mid), offset(at, after)))
-            rows_work = self.value(
-                at,
-                arith.MuliOp(
-                    self.value(at, arith.AddiOp(mid, mid)), self.constant(ROW_COST)
-                ),
-            )
-            middle = self.value(
-                at,
-                arith.AddiOp(
-                    ends,
-                    self.value(at, arith.AddiOp(rows_work, self.constant(ROW_COST))),
-                ),
-            )
-            reaches = self.value(at, arith.CmpiOp(middle, wanted, "sge"))
-            hi = self.value(at, arith.SelectOp(reaches, mid, hi))
-            after = self.value(at, arith.AddiOp(mid, self.constant(1)))
-            lo = self.value(at, arith.SelectOp(reaches, lo, after))
-        if plan.granule == 1:
-            return lo
-        granule = self.constant(plan.granule)
-        up = self.value(at, arith.AddiOp(lo, self.constant(plan.granule - 1)))
-        whole = self.value(at, arith.DivUIOp(up, granule))
-        rounded = self.value(at, arith.MuliOp(whole, granule))
-        return _min(self, at, rounded, self.constant(rows))
+        core_loop(self, plan.cores, core)
 
     def _row(
         self,
@@ -337,7 +237,7 @@ class CsrSpmmNest(SparseNest):
             else:
                 stop = self.value(at, arith.AddiOp(start, self.constant(window)))
                 (total,) = self._entries(
-                    at, b, column, first, start, _min(self, at, end, stop), acc
+                    at, b, column, first, start, smaller(self, at, end, stop), acc
                 )
 
                 def later(
@@ -347,7 +247,7 @@ class CsrSpmmNest(SparseNest):
                     loaded = self._window(at, a, q, nnz, window)
                     limit = self.value(at, arith.AddiOp(q, self.constant(window)))
                     return self._entries(
-                        at, b, column, loaded, q, _min(self, at, end, limit), accs[0]
+                        at, b, column, loaded, q, smaller(self, at, end, limit), accs[0]
                     )
 
                 (total,) = self.loop(at, stop, end, window, [total], later)
@@ -368,7 +268,7 @@ class CsrSpmmNest(SparseNest):
         from `min(q, nnz - window)` (inside the buffers: nnz >= window), and
         that first entry."""
         last = self.value(at, arith.SubiOp(nnz, self.constant(window)))
-        base = _min(self, at, q, last)
+        base = smaller(self, at, q, last)
         indices = self.load(
             at, a.indices, [base], TileType([window], i32, MemorySpace.UB)
         )

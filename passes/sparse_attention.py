@@ -59,7 +59,7 @@ from dataclasses import dataclass
 from typing import cast
 
 from xdsl.dialects import arith, memref, scf
-from xdsl.dialects.builtin import FloatAttr, MemRefType, f32
+from xdsl.dialects.builtin import FloatAttr, MemRefType, f32, i32
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 
@@ -79,6 +79,7 @@ from .attention_nests import (
     running_max,
     to_l0,
 )
+from .balanced_split import LoopBody, Reader, core_loop, core_rows, offsets_in_ub
 from .located_builder import LocatedBuilder
 from .nest_builder import Valid
 from .sparse_nests import SparseBuffers, SparseNest
@@ -86,6 +87,11 @@ from .tiling_model import column_unit
 
 CUBE_TYPES = ("f16", "bf16")
 """Element types of the fused nest (both matmuls on the cube)."""
+
+ROW_COST = 1
+"""A block row's fixed work in stored blocks, for the core split: its Q
+load, offsets reads, first scores, final division and store against a
+block's K and V loads, two matmuls and softmax."""
 
 
 # --------------------------------------------------------------------------------------
@@ -324,9 +330,11 @@ class SparseAttentionPlan:
         target: Target,
         fuse: bool,
         wanted: NestChoice = NestChoice(True, True),
+        balance: bool = True,
     ):
         self.target = target
         self.wanted = wanted
+        self.balance = balance
         self.chains: dict[Operation, AttentionChain] = {}
         self.choices: dict[Operation, NestChoice] = {}
         """Per fused chain, the decisions of its nest."""
@@ -388,7 +396,8 @@ class SparseAttentionPlan:
         q, k, v = (dense[x] for x in (chain.sddmm.lhs, chain.sddmm.rhs, chain.spmm.rhs))
         nest = SparseAttentionNest(builder, 1, self._unit(mask.element_type))
         choice = self.choices[op]
-        nest.attention(mask, q, k, v, out, chain.scale, choice)
+        cores, split = self._split(mask)
+        nest.attention(mask, q, k, v, out, chain.scale, choice, cores)
         bm, bn = mask.block
         if choice.cube_sum:
             sums = "row sums on the cube (p @ ones)"
@@ -413,9 +422,39 @@ class SparseAttentionPlan:
             f"nest per block row of {bm}: per stored {bm}x{bn} block, K^T and V to "
             f"the cube, online softmax in UB, {sums}; the scores and the "
             "probabilities stay on chip (no GM temporary); empty block rows store "
-            "zeros",
+            f"zeros; {split}",
         )
         return True
+
+    def _split(self, mask: SparseBuffers) -> tuple[int, str]:
+        """The cores the block rows are split over by stored blocks (1: by
+        count, tile-to-hw's split) and why."""
+        cores = self.target.cores
+        offsets = _element_type(mask.offsets)
+        if not self.balance:
+            return (
+                1,
+                "block rows split over the cores by count (attention-balance=false)",
+            )
+        if cores < 2:
+            return 1, f"one core on target '{self.target.name}': no split"
+        rows = mask.shape[0] // mask.block[0]
+        if rows <= cores:
+            return 1, (
+                f"block rows split over the cores by count ({rows} block rows, "
+                f"{cores} cores: one block row a core at most)"
+            )
+        ub = cast(int, self.target.memories["ub"].size)
+        if offsets != i32 or (rows + 1) * 4 * 8 > ub:
+            return 1, (
+                "block rows split over the cores by count (the offsets are not "
+                "i32 or do not fit in ub)"
+            )
+        return cores, (
+            f"block rows split over {cores} cores by stored blocks (each core "
+            f"searches the offsets, loaded into ub, for its first block row; a "
+            f"block row weighs {ROW_COST} block more than its stored ones)"
+        )
 
 
 # --------------------------------------------------------------------------------------
@@ -463,11 +502,13 @@ class SparseAttentionNest(SparseNest):
         out: SSAValue,
         scale: ScaleForm | None,
         choice: NestChoice,
+        cores: int = 1,
     ) -> None:
         """`out = spmm(softmax(sddmm(mask, q, k^T) [scaled]), v)` by block rows
         (see the module doc), with the decisions of `choice`: the row sums of
         the probabilities as `p @ ones` on the cube (ONES equal columns), each
-        block's update deferred (`_Blocks.step`)."""
+        block's update deferred (`_Blocks.step`). With `cores` > 1 the block
+        rows are split over the cores by stored blocks (`balance_cores`)."""
         cube_sum, defer = choice.cube_sum, choice.defer
         (bm, bn), element_type = mask.block, _element_type(q)
         d, dv = _cols(q), _cols(v)
@@ -476,61 +517,87 @@ class SparseAttentionNest(SparseNest):
         stat_type = TileType([bm, 1], f32, MemorySpace.UB)
         sum_type = TileType([bm, ONES if cube_sum else 1], f32, MemorySpace.UB)
 
-        def block_row(at: InsertPoint, br: Valid, _: list[SSAValue]) -> list[SSAValue]:
-            # The Q rows (and the ones) before the offsets are read: the loads
-            # overlap the scalar unit's GM reads (an empty block row loads
-            # them for nothing).
-            row0 = self.scaled(at, br, bm)
-            q_l1 = self.load(at, q, [row0, 0], q_type)
-            ones = ones_l0b(self, at, bn, bn, element_type) if cube_sum else None
-            start, end = self.row_range(at, mask.offsets, br)
-            stored, empty = Block(), Block()
-            here = InsertPoint.at_end(stored)
-            q_l0 = to_l0(self, here, q_l1, MemorySpace.L0A, False)
-            blocks = _Blocks(
-                self, mask, k, v, q_l0, scale, ones, defer, choice.f32_scores
-            )
-            # m = lowest finite (the first block's correction exp(m - m') is
-            # 0), l = 0, acc = 0
-            lowest = self.constant(-F32_MAX, f32)
-            acc_type = TileType([bm, dv], f32, MemorySpace.UB)
-            first = [
-                self.value(here, tile.FillOp(lowest, stat_type)),
-                self.zeros(here, sum_type, []),
-                self.zeros(here, acc_type, []),
-            ]
-            if defer:  # nothing to add before the first block
-                first += [
+        def gm_offset(at: InsertPoint, row: Valid) -> SSAValue:
+            return self.read_index(at, mask.offsets, row)
+
+        def rows_reading(offset: Reader) -> LoopBody:
+            """The body of the block-row loop, reading the offsets by `offset`."""
+
+            def block_row(
+                at: InsertPoint, br: Valid, _: list[SSAValue]
+            ) -> list[SSAValue]:
+                # The Q rows (and the ones) before the offsets are read: the loads
+                # overlap the scalar unit's GM reads (an empty block row loads
+                # them for nothing).
+                row0 = self.scaled(at, br, bm)
+                q_l1 = self.load(at, q, [row0, 0], q_type)
+                ones = ones_l0b(self, at, bn, bn, element_type) if cube_sum else None
+                start, end = offset(at, br), offset(at, self.add(at, br, 1))
+                stored, empty = Block(), Block()
+                here = InsertPoint.at_end(stored)
+                q_l0 = to_l0(self, here, q_l1, MemorySpace.L0A, False)
+                blocks = _Blocks(
+                    self, mask, k, v, q_l0, scale, ones, defer, choice.f32_scores
+                )
+                # m = lowest finite (the first block's correction exp(m - m') is
+                # 0), l = 0, acc = 0
+                lowest = self.constant(-F32_MAX, f32)
+                acc_type = TileType([bm, dv], f32, MemorySpace.UB)
+                first = [
+                    self.value(here, tile.FillOp(lowest, stat_type)),
                     self.zeros(here, sum_type, []),
                     self.zeros(here, acc_type, []),
-                    self.zeros(here, stat_type, []),
                 ]
-            # The stored blocks but the last, each computing the next one's
-            # scores; then the last.
-            first.append(blocks.scores(here, blocks.keys(here, start)))
-            last = self.value(here, arith.SubiOp(end, self.constant(1)))
-            carried = self.loop(here, start, last, 1, first, blocks.prefetching_step)
-            _, total, acc, *pending = blocks.step(here, last, carried)
-            if defer:
-                total, acc = blocks.settle(here, total, acc, pending)
-            if cube_sum:  # the ONES columns of the sums are equal
-                total = self.value(here, tile.ReduceMaxOp(total, 1))
-            # acc / l as acc * (1 / l): one division per row, then a multiply
-            # (the quotient rounded twice in f32, far below the f16 result's
-            # rounding)
-            one = self.value(here, tile.FillOp(self.constant(1.0, f32), stat_type))
-            inverse = self.value(here, tile.DivOp(one, total))
-            result = self.value(here, tile.MulOp(acc, inverse))
-            self.store(here, self.cast_to(here, result, element_type), out, [row0, 0])
-            self.insert(here, scf.YieldOp())
-            here = InsertPoint.at_end(empty)
-            self.store(here, self.zeros(here, zero_type, []), out, [row0, 0])
-            self.insert(here, scf.YieldOp())
-            nonempty = self.value(at, arith.CmpiOp(start, end, "slt"))
-            self.insert(at, scf.IfOp(nonempty, [], [stored], [empty]))
+                if defer:  # nothing to add before the first block
+                    first += [
+                        self.zeros(here, sum_type, []),
+                        self.zeros(here, acc_type, []),
+                        self.zeros(here, stat_type, []),
+                    ]
+                # The stored blocks but the last, each computing the next one's
+                # scores; then the last.
+                first.append(blocks.scores(here, blocks.keys(here, start)))
+                last = self.value(here, arith.SubiOp(end, self.constant(1)))
+                carried = self.loop(
+                    here, start, last, 1, first, blocks.prefetching_step
+                )
+                _, total, acc, *pending = blocks.step(here, last, carried)
+                if defer:
+                    total, acc = blocks.settle(here, total, acc, pending)
+                if cube_sum:  # the ONES columns of the sums are equal
+                    total = self.value(here, tile.ReduceMaxOp(total, 1))
+                # acc / l as acc * (1 / l): one division per row, then a multiply
+                # (the quotient rounded twice in f32, far below the f16 result's
+                # rounding)
+                one = self.value(here, tile.FillOp(self.constant(1.0, f32), stat_type))
+                inverse = self.value(here, tile.DivOp(one, total))
+                result = self.value(here, tile.MulOp(acc, inverse))
+                self.store(
+                    here, self.cast_to(here, result, element_type), out, [row0, 0]
+                )
+                self.insert(here, scf.YieldOp())
+                here = InsertPoint.at_end(empty)
+                self.store(here, self.zeros(here, zero_type, []), out, [row0, 0])
+                self.insert(here, scf.YieldOp())
+                nonempty = self.value(at, arith.CmpiOp(start, end, "slt"))
+                self.insert(at, scf.IfOp(nonempty, [], [stored], [empty]))
+                return []
+
+            return block_row
+
+        block_rows = mask.shape[0] // bm
+        if cores <= 1:
+            self.loop(self.top, 0, block_rows, 1, [], rows_reading(gm_offset))
+            return
+        nnz = self.value(self.top, memref.DimOp(mask.indices, self.constant(0)))
+
+        def core(at: InsertPoint, c: Valid, _: list[SSAValue]) -> list[SSAValue]:
+            offset = offsets_in_ub(self, at, mask.offsets, block_rows)
+            lo, hi = core_rows(self, at, offset, c, cores, nnz, block_rows, ROW_COST)
+            self.loop(at, lo, hi, 1, [], rows_reading(offset))
             return []
 
-        self.loop(self.top, 0, mask.shape[0] // bm, 1, [], block_row)
+        core_loop(self, cores, core)
 
 
 @dataclass

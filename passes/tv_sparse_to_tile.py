@@ -137,6 +137,11 @@ class TvSparseToTilePass(ModulePass):
     running ones after the next block's softmax, so that the vector unit does
     not wait for the cube in between."""
 
+    attention_balance: bool = True
+    """In the fused attention nest, split the block rows over the cores by
+    stored blocks (each core searches the offsets for its block rows at run
+    time); false: by count (tile-to-hw's split)."""
+
     dense_fallback: bool = True
     """CSR spmm: branch at run time on nnz to `to_dense` and the dense matmul
     when the cost model estimates it faster (passes/sparse_fallback.py); false:
@@ -225,6 +230,7 @@ class SparseFunctionLowering:
                 self.options.attention_defer_update,
                 self.options.attention_scale_fold,
             ),
+            self.options.attention_balance,
         )
         self._check([o for o in ops if not plan.handles(o)], return_op, plan)
         self._arguments()

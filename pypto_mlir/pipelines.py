@@ -135,6 +135,7 @@ LOWER_STAGES: tuple[Stage, ...] = (
             ("attention_cube_sum", "attention_cube_sum"),
             ("attention_scale_fold", "attention_scale_fold"),
             ("sparse_attention_defer_update", "attention_defer_update"),
+            ("sparse_attention_balance", "attention_balance"),
             ("sparse_dense_fallback", "dense_fallback"),
             ("sparse_dense_density", "dense_density"),
             ("sparse_index_prefetch", "index_prefetch"),
@@ -199,7 +200,7 @@ class LowerPipeline(PipelinePass):
     schedule=false; fuse-siblings, interleave, balance-cores,
     split-reductions), tv-sparse-to-tile (sparse-tile-cols, bsr-cube,
     sparse-gather-run, sparse-entry-window, sparse-fuse-attention,
-    sparse-attention-defer-update, sparse-dense-fallback,
+    sparse-attention-defer-update, sparse-attention-balance, sparse-dense-fallback,
     sparse-dense-density), tv-to-tile,
     tile-peel-tails, tile-pipeline (unless double-buffer=false), tile-to-hw
     (bank-offset, matmul-grid),
@@ -335,6 +336,11 @@ class LowerPipeline(PipelinePass):
     """In the block-sparse attention nest, each block's update of the sums
     and the accumulator after the next block's softmax (tv-sparse-to-tile's
     attention-defer-update)."""
+
+    sparse_attention_balance: bool = True
+    """In the block-sparse attention nest, the block rows split over the
+    cores by stored blocks (tv-sparse-to-tile's attention-balance); false:
+    by count."""
 
     sparse_fuse_attention: bool = True
     """Lower block-sparse attention (`spmm(sparse_softmax(sddmm(...) [* s]),

@@ -55,6 +55,17 @@ def _odd_rows(grid: int, rng: np.random.Generator) -> np.ndarray:
     return keep
 
 
+def _power_law(grid: int, rng: np.random.Generator) -> np.ndarray:
+    """grid / (r + 1) blocks in row r (shuffled): one row holds many blocks,
+    most few."""
+    keep = np.zeros((grid, grid), dtype=bool)
+    for row, count in enumerate(
+        rng.permutation([grid // (r + 1) for r in range(grid)])
+    ):
+        keep[row, rng.choice(grid, size=count, replace=False)] = True
+    return keep
+
+
 def _empty(grid: int, rng: np.random.Generator) -> np.ndarray:
     return np.zeros((grid, grid), dtype=bool)
 
@@ -68,6 +79,7 @@ PATTERNS: dict[str, Callable[[int, np.random.Generator], np.ndarray]] = {
     "odd_rows": _odd_rows,
     "all_empty": _empty,
     "full": _full,
+    "power_law": _power_law,
 }
 
 
@@ -166,6 +178,41 @@ def test_each_switch_off_matches_the_reference(option: str) -> None:
     assert "row sums on the cube" in text, text
     assert "after the next block's softmax" in text, text
     assert "the scores kept in f32, scaled in f32" in text, text
+
+
+@pytest.mark.parametrize("balance", [True, False])
+@pytest.mark.parametrize(
+    ("target", "seq", "pattern"),
+    [
+        ("ascend910b", 416, "power_law"),
+        ("ascend910b", 416, "odd_rows"),
+        ("ascend910b", 416, "all_empty"),
+        ("tiny", 96, "power_law"),
+        ("tiny", 96, "odd_rows"),
+        ("tiny", 96, "all_empty"),
+    ],
+)
+def test_block_rows_balanced_over_the_cores(
+    target: str, seq: int, pattern: str, balance: bool
+) -> None:
+    """attention-balance: with more block rows than cores (26 on 24, 6 on 2)
+    each core searches the offsets for its block rows by stored blocks (odd
+    counts, empty block rows, no block at all, one row of many blocks); off:
+    by count. Both match the reference and say which split they took."""
+    module = _kernel(seq, 16, 16, "mul").module()
+    result, remarks = _check(
+        module,
+        _inputs(seq, 16, 16, pattern),
+        target,
+        sparse_attention_balance=balance,
+    )
+    assert result.ok, [c.describe() for c in result.comparisons]
+    text = " ".join(remarks)
+    assert FUSED in text, text
+    if balance:
+        assert "block rows split over" in text and "by stored blocks" in text, text
+    else:
+        assert "by count (attention-balance=false)" in text, text
 
 
 def test_the_scale_alone_lowers() -> None:

@@ -26,6 +26,7 @@
 
 !mask = !tv.tensor<128x128xf16, #tv.csr<rows = 128, cols = 128, nnz = ?, index = i32, block = [64, 64]>>
 !csr = !tv.tensor<128x128xf16, #tv.csr<rows = 128, cols = 128, nnz = ?, index = i32>>
+!big = !tv.tensor<2048x2048xf16, #tv.csr<rows = 2048, cols = 2048, nnz = ?, index = i32, block = [64, 64]>>
 
 // The remarks come first: the fused chain, then the two refused below.
 // CHECK: attention.mlir:[[# @LINE + 10]]:3: remark: tv-sparse-to-tile: fused block-sparse attention (tv.sddmm, tv.mul, tv.sparse_softmax, tv.spmm) as one nest per block row of 64: per stored 64x64 block, K^T and V to the cube, online softmax in UB, row sums on the cube (p @ ones); the scores kept in f32, scaled in f32; each block's update of the sums and the accumulator after the next block's softmax; the scores and the probabilities stay on chip (no GM temporary); empty block rows store zeros
@@ -136,4 +137,33 @@ func.func @csr(%mask: !csr, %q: !tv.tensor<128x64xf16>, %k: !tv.tensor<128x64xf1
   %p = tv.sparse_softmax %s : !csr
   %out = tv.spmm %p, %v : !csr, !tv.tensor<128x64xf16> -> !tv.tensor<128x64xf16>
   func.return %out : !tv.tensor<128x64xf16>
+}
+
+// attention-balance (pypto-lower: sparse-attention-balance): with more block
+// rows than cores (32 on 24) the block rows are split over the cores by
+// stored blocks: a static loop over the cores (pypto.core_loop), each loading
+// the offsets into ub and searching them for its first block row and the next
+// core's, then a loop of run-time bounds over its block rows. With at most
+// one block row a core (the functions above) or attention-balance=false: the
+// static loop over the block rows that tile-to-hw splits by count.
+// RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=ascend910b}' 2>&1 | filecheck %s --check-prefix=BAL
+// RUN: pypto-opt %s -p 'pypto-lower{target=ascend910b sparse-attention-balance=false}' 2>&1 | filecheck %s --check-prefix=COUNT
+// RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=ascend910b attention-balance=false}' 2>&1 | filecheck %s --check-prefix=COUNT-NEST
+// BAL: attention.mlir:{{[0-9]+}}:3: remark: tv-sparse-to-tile: fused block-sparse attention {{.*}}; block rows split over the cores by count (2 block rows, 24 cores: one block row a core at most)
+// BAL: attention.mlir:[[# @LINE + 14]]:3: remark: tv-sparse-to-tile: fused block-sparse attention {{.*}}; block rows split over 24 cores by stored blocks (each core searches the offsets, loaded into ub, for its first block row; a block row weighs 1 block more than its stored ones)
+// COUNT: attention.mlir:[[# @LINE + 13]]:3: remark: tv-sparse-to-tile: fused block-sparse attention {{.*}}; block rows split over the cores by count (attention-balance=false)
+// BAL-LABEL: func.func @balanced(
+// BAL:   scf.for %[[C:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// BAL:     %[[TABLE:.*]] = tile.load %mask_offsets[%{{.*}}] : memref<33xi32> -> !tile.tile<40xi32, ub, valid = [33]>
+// BAL:     tile.extract %[[TABLE]]
+// BAL:     scf.for %[[BR:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// BAL:       tile.load %q
+// BAL:   } {pypto.core_loop}
+// COUNT-NEST-LABEL: func.func @balanced(
+// COUNT-NEST-NOT: pypto.core_loop
+func.func @balanced(%mask: !big, %q: !tv.tensor<2048x64xf16>, %k: !tv.tensor<2048x64xf16>, %v: !tv.tensor<2048x64xf16>) -> !tv.tensor<2048x64xf16> {
+  %s = tv.sddmm %mask, %q, %k transpose_b : !big, !tv.tensor<2048x64xf16>, !tv.tensor<2048x64xf16> -> !big
+  %p = tv.sparse_softmax %s : !big
+  %out = tv.spmm %p, %v : !big, !tv.tensor<2048x64xf16> -> !tv.tensor<2048x64xf16>
+  func.return %out : !tv.tensor<2048x64xf16>
 }
