@@ -18,7 +18,8 @@ on the scalar unit and DMAs every value as a 1x1 tile. This nest
   (tile-to-hw gives each core one trip) in which each core finds its rows
   from the offsets: the first row whose middle reaches `c / cores` of the
   work (entries plus `ROW_COST` a row), by a binary search of
-  `bit_length(rows) + 1` unrolled steps on the scalar unit. Each core then
+  `bit_length(rows) + 1` unrolled steps on the scalar unit
+  (passes/balanced_split.py, shared with the fused attention nest). Each core then
   runs a loop of run-time bounds over its rows, so each gets about `nnz /
   cores` entries (a row is never divided: its sum keeps the entry order). The offsets are loaded into ub once per core
   when they fit (`offsets_in_ub`), so the search and the row ranges are ub

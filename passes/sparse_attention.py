@@ -14,7 +14,8 @@ Two forms of a function on sparse tensors are lowered here rather than op by op
   blocks only (`SparseAttentionNest.attention`), so the scores and the
   probabilities never go to GM:
 
-      for each block row (static: split over the cores):
+      for each block row (split over the cores: by stored blocks with
+                          `attention-balance`, else by count):
           Q rows -> L1 (and the block of ones -> L0B)
           start, end = offsets[br], offsets[br + 1]         (scalar unit)
           if start < end:
@@ -34,6 +35,11 @@ Two forms of a function on sparse tensors are lowered here rather than op by op
   softmax reorders the sums of the softmax's denominator and of the product,
   and the scores are kept and scaled in f32 (the reference rounds them to f16
   twice), so the result is within the reference's error bound, not bit-exact.
+
+  With more block rows than cores, `attention-balance` splits them over the
+  cores by their stored blocks at run time (passes/balanced_split.py, as the
+  CSR spmm nest: each core searches the offsets, loaded into UB, for its
+  block rows; whole block rows, so no output row is shared).
 
   The decisions (`NestChoice`), each taken when its tiles fit and each
   switchable: the row sums on the cube (`attention-cube-sum`), each block's
