@@ -200,8 +200,9 @@ class LowerPipeline(PipelinePass):
     schedule=false; fuse-siblings, interleave, balance-cores,
     split-reductions), tv-sparse-to-tile (sparse-tile-cols, bsr-cube,
     sparse-gather-run, sparse-entry-window, sparse-fuse-attention,
-    sparse-attention-defer-update, sparse-attention-balance, sparse-dense-fallback,
-    sparse-dense-density), tv-to-tile,
+    sparse-attention-defer-update, sparse-attention-balance,
+    sparse-dense-fallback, sparse-dense-density, sparse-index-prefetch,
+    sparse-nnz-balance), tv-to-tile,
     tile-peel-tails, tile-pipeline (unless double-buffer=false), tile-to-hw
     (bank-offset, matmul-grid),
     hw-coalesce-dma (unless coalesce-dma=false) and hw-insert-sync; every stage
