@@ -794,12 +794,9 @@ class SparseFunctionLowering:
             f"to_dense into a GM temporary and the dense matmul, else the row "
             f"nest; estimated {estimate}",
         )
-        nnz = builder.value(memref.LoadOp.get(a.offsets, [self._index(builder, m)]))
-        if not isinstance(nnz.type, IndexType):  # i32 offsets (the encoding's)
-            nnz = builder.value(arith.IndexCastOp(nnz, IndexType()))
-        condition = builder.value(
-            arith.CmpiOp(nnz, self._index(builder, threshold), "sge")
-        )
+        scalars = SparseNest(builder, 1, 1)
+        nnz = scalars.read_index(scalars.top, a.offsets, m)
+        condition = builder.value(arith.CmpiOp(nnz, scalars.constant(threshold), "sge"))
         then_block, else_block = Block(), Block()
         branch = builder.insert(
             scf.IfOp(condition, [], Region(then_block), Region(else_block))
@@ -850,10 +847,6 @@ class SparseFunctionLowering:
             self._columns(op, [element_type], k, 2),
             fractal_edge(element_type, self.target),
         )
-
-    @staticmethod
-    def _index(builder: LocatedBuilder, value: int) -> SSAValue:
-        return builder.value(arith.ConstantOp(IntegerAttr(value, IndexType())))
 
     def _sddmm(self, op: tv.SddmmOp, out: SSAValue, builder: LocatedBuilder) -> None:
         mask, q, k = self.sparse[op.mask], self.dense[op.lhs], self.dense[op.rhs]
