@@ -844,3 +844,11 @@ def reassociation_attr(groups: list[list[int]]) -> Attribute:
 def i64_array_attr(values: Sequence[int]) -> Attribute:
     """An `array<i64: ...>` property (static shapes and offsets)."""
     return DenseArrayBase.from_list(i64, values)
+
+
+def discard_block(block: Block) -> None:
+    """Erase the ops of a throwaway block (a nest built only to be measured),
+    users before their operands' definers."""
+    for op in reversed(list(block.ops)):
+        op.detach()
+        op.erase(safe_erase=False)
