@@ -160,6 +160,12 @@ LAYER_RULES = [
         id="passes-interp",
     ),
     pytest.param(
+        "pypto_mlir.interp.tile",
+        "pypto_mlir.interp.ascend_hw",
+        "the tile interpreter is below the hardware level's (shared parts go below both)",
+        id="tile-interp-hw-interp",
+    ),
+    pytest.param(
         "pypto_mlir.sim",
         "pypto_mlir.dialects",
         "the simulator knows nothing about IR",

@@ -56,8 +56,8 @@ from pypto_mlir.dialects import tensor_view as tv
 from pypto_mlir.dialects import tile
 from pypto_mlir.dialects.tile import PadValue, RoundMode, TileType
 from pypto_mlir.interp import tensor_view as tv_kernels
-from pypto_mlir.interp.ascend_hw.arith_functions import HwArithFunctions
 from pypto_mlir.interp.gm_memref import GmMemRefFunctions, gm_array
+from pypto_mlir.interp.index_arith import IndexArithFunctions
 from pypto_mlir.interp.scalar_casts import ScalarCastFunctions
 from pypto_mlir.interp.tensor_view import op_suffix, scalar_to_compute, to_compute
 from pypto_mlir.numerics import numpy_dtype, round_to_element_type
@@ -474,11 +474,11 @@ class TileFunctions(
 def tile_interpreter(module: ModuleOp, index_bitwidth: int = 64) -> Interpreter:
     """An interpreter for `module` with the tile, func, scf, arith (with the
     unsigned index arithmetic tile-pipeline emits for run-time bounds:
-    `HwArithFunctions`), math, memref and builtin functions registered; memref
+    `IndexArithFunctions`), math, memref and builtin functions registered; memref
     ops on GM buffers (numpy arrays) run as `interp.gm_memref` defines them."""
     interpreter = Interpreter(module, index_bitwidth=cast(Any, index_bitwidth))
     for functions in (
-        HwArithFunctions(),
+        IndexArithFunctions(),
         BuiltinFunctions(),
         FuncFunctions(),
         MathFunctions(),

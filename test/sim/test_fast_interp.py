@@ -13,7 +13,8 @@ from xdsl.interpreters.builtin import scalar_attr
 
 from pypto_mlir.cli.source import SourceChunk, default_context, parse_chunk
 from pypto_mlir.diagnostics import verify
-from pypto_mlir.interp.ascend_hw import _int_attr, run_hw_function
+from pypto_mlir.interp.ascend_hw import run_hw_function
+from pypto_mlir.interp.index_arith import int_attr
 from pypto_mlir.sim import Access, AccessError, GmTensor
 from pypto_mlir.targets import load_target
 
@@ -33,7 +34,7 @@ def test_index_attributes_equal_scalar_attr(value_type, value: int) -> None:
     expected = scalar_attr(value, value_type, 64)
     if isinstance(value_type, IntegerType):
         expected = IntegerAttr(value, value_type, truncate_bits=True)
-    made = _int_attr(value, value_type, 64)
+    made = int_attr(value, value_type, 64)
     assert type(made) is IntegerAttr
     assert made == expected and hash(made) == hash(expected)
     assert made.value.data == expected.value.data and made.type == expected.type

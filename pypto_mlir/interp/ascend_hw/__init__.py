@@ -23,10 +23,10 @@ The modules, each importing only those above it:
   matrix moves and mmad;
 - `vector_kernels`: the numerics of the vector families;
 - `runtime`: `HwRuntime`, the state the functions share, and the core threads;
-- `impls`: the registration (`hw_impl`) and the fast path's `direct_calls`;
+- `impls`: `HwFunctions`, the base of the function classes, whose `@impl`s are
+  registered with `interp.direct_calls.direct_impl` for the fast path;
 - `control_functions`, `move_functions`, `vector_functions`: the `@impl`
   methods per op family, combined in `functions.AscendHwFunctions`;
-- `arith_functions`: integer arith for index arithmetic;
 - `fast_path`: the compiled `scf.for` bodies (`HwScfFunctions`);
 - `gm_memref`: the memref ops of tv-to-tile output on GM tensors;
 - `runner`: `run_hw_function`, `hw_interpreter` and the argument checks.
@@ -35,7 +35,6 @@ Names with a leading underscore are private to this package; the public ones are
 re-exported here.
 """
 
-from pypto_mlir.interp.ascend_hw.arith_functions import HwArithFunctions, _int_attr
 from pypto_mlir.interp.ascend_hw.errors import HwRunError
 from pypto_mlir.interp.ascend_hw.fast_path import HwScfFunctions
 from pypto_mlir.interp.ascend_hw.float_formats import (
@@ -64,7 +63,6 @@ __all__ = [
     "BLOCK_DIM_ATTR",
     "AscendHwFunctions",
     "GmRef",
-    "HwArithFunctions",
     "HwBuffer",
     "HwGmMemRefFunctions",
     "HwRunError",
@@ -72,7 +70,6 @@ __all__ = [
     "HwRuntime",
     "HwScfFunctions",
     "LanePattern",
-    "_int_attr",
     "_pattern_rows",
     "bf16_bits",
     "bf16_values",

@@ -14,13 +14,14 @@ from xdsl.interpreters.builtin import scalar_attr
 from pypto_mlir.dialects import ascend_hw as hw
 from pypto_mlir.dialects.ascend_hw import BufferType, element_offset
 from pypto_mlir.interp.ascend_hw.errors import _at, _op_loc
-from pypto_mlir.interp.ascend_hw.impls import HwFunctions, hw_impl
+from pypto_mlir.interp.ascend_hw.impls import HwFunctions
 from pypto_mlir.interp.ascend_hw.values import (
     _INSTANCE_LIMIT,
     GmRef,
     HwBuffer,
     _indices,
 )
+from pypto_mlir.interp.direct_calls import direct_impl
 from pypto_mlir.sim import Access, AccessError, GmTensor
 
 
@@ -30,7 +31,7 @@ class HwControlFunctions(HwFunctions):
 
     # --- buffers -----------------------------------------------------------------------
 
-    @hw_impl(hw.AllocOp)
+    @direct_impl(hw.AllocOp)
     def run_alloc(
         self, interpreter: Interpreter, op: hw.AllocOp, args: PythonValues
     ) -> PythonValues:
@@ -49,7 +50,7 @@ class HwControlFunctions(HwFunctions):
             )
         return (buffer,)
 
-    @hw_impl(hw.SubviewOp)
+    @direct_impl(hw.SubviewOp)
     def run_subview(
         self, interpreter: Interpreter, op: hw.SubviewOp, args: PythonValues
     ) -> PythonValues:
@@ -98,7 +99,7 @@ class HwControlFunctions(HwFunctions):
 
     # --- cores ---------------------------------------------------------------------------
 
-    @hw_impl(hw.BlockIdxOp)
+    @direct_impl(hw.BlockIdxOp)
     def run_block_idx(
         self, interpreter: Interpreter, op: hw.BlockIdxOp, args: PythonValues
     ) -> PythonValues:
@@ -108,7 +109,7 @@ class HwControlFunctions(HwFunctions):
             scalar_attr(runtime.core.index, IndexType(), interpreter.index_bitwidth),
         )
 
-    @hw_impl(hw.BlockDimOp)
+    @direct_impl(hw.BlockDimOp)
     def run_block_dim(
         self, interpreter: Interpreter, op: hw.BlockDimOp, args: PythonValues
     ) -> PythonValues:
@@ -119,7 +120,7 @@ class HwControlFunctions(HwFunctions):
 
     # --- scalar reads --------------------------------------------------------------------
 
-    @hw_impl(hw.LoadScalarOp)
+    @direct_impl(hw.LoadScalarOp)
     def run_load_scalar(
         self, interpreter: Interpreter, op: hw.LoadScalarOp, args: PythonValues
     ) -> PythonValues:
@@ -157,7 +158,7 @@ class HwControlFunctions(HwFunctions):
 
     # --- synchronisation -------------------------------------------------------------
 
-    @hw_impl(hw.SetFlagOp)
+    @direct_impl(hw.SetFlagOp)
     def run_set_flag(
         self, interpreter: Interpreter, op: hw.SetFlagOp, args: PythonValues
     ) -> PythonValues:
@@ -166,7 +167,7 @@ class HwControlFunctions(HwFunctions):
         runtime.core.set_flag_key(key, loc)
         return ()
 
-    @hw_impl(hw.WaitFlagOp)
+    @direct_impl(hw.WaitFlagOp)
     def run_wait_flag(
         self, interpreter: Interpreter, op: hw.WaitFlagOp, args: PythonValues
     ) -> PythonValues:
@@ -185,14 +186,14 @@ class HwControlFunctions(HwFunctions):
         plan = runtime.plans[id(op)] = (key, loc)
         return plan
 
-    @hw_impl(hw.PipeBarrierOp)
+    @direct_impl(hw.PipeBarrierOp)
     def run_pipe_barrier(
         self, interpreter: Interpreter, op: hw.PipeBarrierOp, args: PythonValues
     ) -> PythonValues:
         self.runtime.core.barrier(str(op.pipe), self.runtime.loc(op))
         return ()
 
-    @hw_impl(hw.SyncAllOp)
+    @direct_impl(hw.SyncAllOp)
     def run_sync_all(
         self, interpreter: Interpreter, op: hw.SyncAllOp, args: PythonValues
     ) -> PythonValues:

@@ -5,7 +5,7 @@ xDSL's generic `scf.for` pays a scope per iteration, environment lookups through
 the scope chain and result checks per op. `HwScfFunctions` runs each body as a
 `_CompiledBlock` instead: values in a list indexed by slot, and the ascend_hw and
 integer arith ops called through their undecorated functions
-(`impls.direct_calls`).
+(`interp.direct_calls`).
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ from xdsl.interpreter import Interpreter, PythonValues, impl, register_impls
 from xdsl.interpreters.scf import ScfFunctions
 from xdsl.ir import Block, Operation, SSAValue
 
-from pypto_mlir.interp.ascend_hw.arith_functions import _int_attr
 from pypto_mlir.interp.ascend_hw.errors import _execution_error
-from pypto_mlir.interp.ascend_hw.impls import DirectCall
 from pypto_mlir.interp.ascend_hw.runtime import HwRuntime
+from pypto_mlir.interp.direct_calls import DirectCall
+from pypto_mlir.interp.index_arith import int_attr
 from pypto_mlir.sim import SimError
 
 
@@ -162,7 +162,7 @@ class HwScfFunctions(ScfFunctions):
         run = compiled.run
         for i in range(lb.value.data, ub.value.data, step.value.data):
             runtime.core.scalar(work)
-            env[index] = _int_attr(i, index_type, bitwidth)
+            env[index] = int_attr(i, index_type, bitwidth)
             if n_carried:
                 if len(values) != n_carried:  # verified IR never has it
                     raise ValueError(

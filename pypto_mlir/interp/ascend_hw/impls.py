@@ -1,59 +1,14 @@
-"""How the `ascend_hw` interpreter functions are registered, and the direct calls
-the `scf.for` fast path makes to them.
+"""The base of the `ascend_hw` interpreter function classes.
 
-Every function is an xDSL `@impl(Op)` method of a `@register_impls` class, as in
-`xdsl/interpreters/arith.py`. xDSL wraps each in a function that packs its
-results into an `OpImplResult` for the interpreter's dispatch. The fast path
-(`fast_path._CompiledBlock`) runs the ops of a loop body many times and calls the
-undecorated functions instead, saving that wrapper and the dispatch per op; its
-table is derived from the registered impls (`direct_calls`), so there is no
-second registry to keep in step with the classes.
+Their `@impl` methods are registered with `interp.direct_calls.direct_impl`, so
+that the `scf.for` fast path can call them directly (`direct_calls`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from functools import partial
-from typing import Any
-
-from xdsl.interpreter import (
-    Interpreter,
-    InterpreterFunctions,
-    PythonValues,
-    impl,
-)
-from xdsl.ir import Operation
+from xdsl.interpreter import InterpreterFunctions
 
 from pypto_mlir.interp.ascend_hw.runtime import HwRuntime
-
-DirectCall = Callable[[Interpreter, Any, PythonValues], PythonValues]
-"""An interpreter function bound to its functions object: (interpreter, op, args)."""
-
-
-def hw_impl(op_type: type[Operation]) -> Callable[[Callable[..., PythonValues]], Any]:
-    """xDSL's `impl`, keeping the undecorated function on the registered one as
-    `__wrapped__` (the attribute `functools.wraps` sets) for `direct_calls`."""
-
-    def register(function: Callable[..., PythonValues]) -> Any:
-        registered = impl(op_type)(function)
-        registered.__wrapped__ = function  # type: ignore[attr-defined]
-        return registered
-
-    return register
-
-
-def direct_calls(
-    functions: Iterable[InterpreterFunctions],
-) -> dict[type[Operation], DirectCall]:
-    """The registered impls made with `hw_impl` of each functions object, by op
-    class, as their undecorated functions bound to the object."""
-    calls: dict[type[Operation], DirectCall] = {}
-    for instance in functions:
-        for op_type, registered in type(instance)._impls():
-            function = getattr(registered, "__wrapped__", None)
-            if function is not None:
-                calls[op_type] = partial(function, instance)
-    return calls
 
 
 class HwFunctions(InterpreterFunctions):

@@ -12,7 +12,7 @@ from xdsl.interpreter import Interpreter, PythonValues, register_impls
 from pypto_mlir.dialects import ascend_hw as hw
 from pypto_mlir.dialects.ascend_hw import RoundMode
 from pypto_mlir.interp.ascend_hw.float_formats import _U8, bf16_values, convert
-from pypto_mlir.interp.ascend_hw.impls import HwFunctions, hw_impl
+from pypto_mlir.interp.ascend_hw.impls import HwFunctions
 from pypto_mlir.interp.ascend_hw.move_plans import (
     _BurstPlan,
     _matrix_side,
@@ -21,6 +21,7 @@ from pypto_mlir.interp.ascend_hw.move_plans import (
     _MmadPlan,
 )
 from pypto_mlir.interp.ascend_hw.values import _bytes_of, _indices, _strided
+from pypto_mlir.interp.direct_calls import direct_impl
 
 
 @register_impls
@@ -29,21 +30,21 @@ class HwMoveFunctions(HwFunctions):
 
     # --- burst DMA -----------------------------------------------------------------------
 
-    @hw_impl(hw.DmaLoadOp)
+    @direct_impl(hw.DmaLoadOp)
     def run_dma_load(
         self, interpreter: Interpreter, op: hw.DmaLoadOp, args: PythonValues
     ) -> PythonValues:
         index = _indices(args[1:-1])
         return self._burst_dma(op, args[0], index, args[-1], ())
 
-    @hw_impl(hw.DmaStoreOp)
+    @direct_impl(hw.DmaStoreOp)
     def run_dma_store(
         self, interpreter: Interpreter, op: hw.DmaStoreOp, args: PythonValues
     ) -> PythonValues:
         index = _indices(args[2:])
         return self._burst_dma(op, args[0], (), args[1], index)
 
-    @hw_impl(hw.DmaCopyOp)
+    @direct_impl(hw.DmaCopyOp)
     def run_dma_copy(
         self, interpreter: Interpreter, op: hw.DmaCopyOp, args: PythonValues
     ) -> PythonValues:
@@ -99,19 +100,19 @@ class HwMoveFunctions(HwFunctions):
 
     # --- matrix moves ----------------------------------------------------------------------
 
-    @hw_impl(hw.Nd2NzOp)
+    @direct_impl(hw.Nd2NzOp)
     def run_nd2nz(
         self, interpreter: Interpreter, op: hw.Nd2NzOp, args: PythonValues
     ) -> PythonValues:
         return self._matrix_move(op, args)
 
-    @hw_impl(hw.LoadL0Op)
+    @direct_impl(hw.LoadL0Op)
     def run_load_l0(
         self, interpreter: Interpreter, op: hw.LoadL0Op, args: PythonValues
     ) -> PythonValues:
         return self._matrix_move(op, args)
 
-    @hw_impl(hw.FixpipeOp)
+    @direct_impl(hw.FixpipeOp)
     def run_fixpipe(
         self, interpreter: Interpreter, op: hw.FixpipeOp, args: PythonValues
     ) -> PythonValues:
@@ -166,7 +167,7 @@ class HwMoveFunctions(HwFunctions):
 
     # --- cube ----------------------------------------------------------------------------------
 
-    @hw_impl(hw.MmadOp)
+    @direct_impl(hw.MmadOp)
     def run_mmad(
         self, interpreter: Interpreter, op: hw.MmadOp, args: PythonValues
     ) -> PythonValues:

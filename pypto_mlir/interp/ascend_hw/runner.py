@@ -37,7 +37,6 @@ from xdsl.ir import Attribute, Operation
 from xdsl.traits import SymbolTable
 
 from pypto_mlir.dialects import ascend_hw as hw
-from pypto_mlir.interp.ascend_hw.arith_functions import HwArithFunctions
 from pypto_mlir.interp.ascend_hw.errors import (
     HwRunError,
     _at,
@@ -52,9 +51,10 @@ from pypto_mlir.interp.ascend_hw.float_formats import (
 )
 from pypto_mlir.interp.ascend_hw.functions import AscendHwFunctions
 from pypto_mlir.interp.ascend_hw.gm_memref import HwGmMemRefFunctions
-from pypto_mlir.interp.ascend_hw.impls import direct_calls
 from pypto_mlir.interp.ascend_hw.runtime import HwRuntime, _CoreThreads
 from pypto_mlir.interp.ascend_hw.values import GmRef
+from pypto_mlir.interp.direct_calls import direct_calls
+from pypto_mlir.interp.index_arith import IndexArithFunctions
 from pypto_mlir.interp.scalar_casts import ScalarCastFunctions
 from pypto_mlir.sim import Machine, Report, SimError
 from pypto_mlir.sim.machine import gc_paused
@@ -81,7 +81,7 @@ def hw_interpreter(module: ModuleOp, runtime: HwRuntime) -> Interpreter:
     """An interpreter of `module` with ascend_hw, scf, arith, math, func, builtin
     and the memref ops on GM that tv-to-tile emits (`ascend_hw.gm_memref`)."""
     interpreter = _HwInterpreter(module, index_bitwidth=64)
-    arith_functions = HwArithFunctions()
+    arith_functions = IndexArithFunctions()
     hw_functions = AscendHwFunctions(runtime)
     calls = direct_calls((arith_functions, hw_functions))
     for functions in (

@@ -20,7 +20,7 @@ from xdsl.ir import Attribute, Operation
 from pypto_mlir.dialects import ascend_hw as hw
 from pypto_mlir.interp.ascend_hw.errors import _at
 from pypto_mlir.interp.ascend_hw.float_formats import scalar_value
-from pypto_mlir.interp.ascend_hw.impls import HwFunctions, hw_impl
+from pypto_mlir.interp.ascend_hw.impls import HwFunctions
 from pypto_mlir.interp.ascend_hw.lanes import _Lanes, make_pattern
 from pypto_mlir.interp.ascend_hw.runtime import HwRuntime
 from pypto_mlir.interp.ascend_hw.values import _INSTANCE_LIMIT, HwBuffer, _element_type
@@ -46,6 +46,7 @@ from pypto_mlir.interp.ascend_hw.vector_plans import (
     _VectorCall,
     _VectorPlan,
 )
+from pypto_mlir.interp.direct_calls import direct_impl
 from pypto_mlir.sim import AccessError
 
 
@@ -152,169 +153,169 @@ class HwVectorFunctions(HwFunctions):
         _run_repeats(plan, call, kernel, scalar)
         return ()
 
-    @hw_impl(hw.VAddOp)
+    @direct_impl(hw.VAddOp)
     def run_vadd(
         self, interpreter: Interpreter, op: hw.VAddOp, args: PythonValues
     ) -> PythonValues:
         return self._run_vector(op, args, _BINARY_FAMILY)
 
-    @hw_impl(hw.VSubOp)
+    @direct_impl(hw.VSubOp)
     def run_vsub(
         self, interpreter: Interpreter, op: hw.VSubOp, args: PythonValues
     ) -> PythonValues:
         return self._run_vector(op, args, _BINARY_FAMILY)
 
-    @hw_impl(hw.VMulOp)
+    @direct_impl(hw.VMulOp)
     def run_vmul(
         self, interpreter: Interpreter, op: hw.VMulOp, args: PythonValues
     ) -> PythonValues:
         return self._run_vector(op, args, _BINARY_FAMILY)
 
-    @hw_impl(hw.VDivOp)
+    @direct_impl(hw.VDivOp)
     def run_vdiv(
         self, interpreter: Interpreter, op: hw.VDivOp, args: PythonValues
     ) -> PythonValues:
         return self._run_vector(op, args, _BINARY_FAMILY)
 
-    @hw_impl(hw.VMaxOp)
+    @direct_impl(hw.VMaxOp)
     def run_vmax(
         self, interpreter: Interpreter, op: hw.VMaxOp, args: PythonValues
     ) -> PythonValues:
         return self._run_vector(op, args, _BINARY_FAMILY)
 
-    @hw_impl(hw.VMinOp)
+    @direct_impl(hw.VMinOp)
     def run_vmin(
         self, interpreter: Interpreter, op: hw.VMinOp, args: PythonValues
     ) -> PythonValues:
         return self._run_vector(op, args, _BINARY_FAMILY)
 
-    @hw_impl(hw.VAddsOp)
+    @direct_impl(hw.VAddsOp)
     def run_vadds(
         self, interpreter: Interpreter, op: hw.VAddsOp, args: PythonValues
     ) -> PythonValues:
         return self._run_vector(op, args, _SCALAR_FAMILY)
 
-    @hw_impl(hw.VMulsOp)
+    @direct_impl(hw.VMulsOp)
     def run_vmuls(
         self, interpreter: Interpreter, op: hw.VMulsOp, args: PythonValues
     ) -> PythonValues:
         return self._run_vector(op, args, _SCALAR_FAMILY)
 
-    @hw_impl(hw.VMaxsOp)
+    @direct_impl(hw.VMaxsOp)
     def run_vmaxs(
         self, interpreter: Interpreter, op: hw.VMaxsOp, args: PythonValues
     ) -> PythonValues:
         return self._run_vector(op, args, _SCALAR_FAMILY)
 
-    @hw_impl(hw.VMinsOp)
+    @direct_impl(hw.VMinsOp)
     def run_vmins(
         self, interpreter: Interpreter, op: hw.VMinsOp, args: PythonValues
     ) -> PythonValues:
         return self._run_vector(op, args, _SCALAR_FAMILY)
 
-    @hw_impl(hw.VExpOp)
+    @direct_impl(hw.VExpOp)
     def run_vexp(
         self, interpreter: Interpreter, op: hw.VExpOp, args: PythonValues
     ) -> PythonValues:
         return self._run_vector(op, args, _UNARY_FAMILY)
 
-    @hw_impl(hw.VLnOp)
+    @direct_impl(hw.VLnOp)
     def run_vln(
         self, interpreter: Interpreter, op: hw.VLnOp, args: PythonValues
     ) -> PythonValues:
         return self._run_vector(op, args, _UNARY_FAMILY)
 
-    @hw_impl(hw.VAbsOp)
+    @direct_impl(hw.VAbsOp)
     def run_vabs(
         self, interpreter: Interpreter, op: hw.VAbsOp, args: PythonValues
     ) -> PythonValues:
         return self._run_vector(op, args, _UNARY_FAMILY)
 
-    @hw_impl(hw.VReluOp)
+    @direct_impl(hw.VReluOp)
     def run_vrelu(
         self, interpreter: Interpreter, op: hw.VReluOp, args: PythonValues
     ) -> PythonValues:
         return self._run_vector(op, args, _UNARY_FAMILY)
 
-    @hw_impl(hw.VSqrtOp)
+    @direct_impl(hw.VSqrtOp)
     def run_vsqrt(
         self, interpreter: Interpreter, op: hw.VSqrtOp, args: PythonValues
     ) -> PythonValues:
         return self._run_vector(op, args, _UNARY_FAMILY)
 
-    @hw_impl(hw.VRsqrtOp)
+    @direct_impl(hw.VRsqrtOp)
     def run_vrsqrt(
         self, interpreter: Interpreter, op: hw.VRsqrtOp, args: PythonValues
     ) -> PythonValues:
         return self._run_vector(op, args, _UNARY_FAMILY)
 
-    @hw_impl(hw.VReciprocalOp)
+    @direct_impl(hw.VReciprocalOp)
     def run_vreciprocal(
         self, interpreter: Interpreter, op: hw.VReciprocalOp, args: PythonValues
     ) -> PythonValues:
         return self._run_vector(op, args, _UNARY_FAMILY)
 
-    @hw_impl(hw.VCopyOp)
+    @direct_impl(hw.VCopyOp)
     def run_vcopy(
         self, interpreter: Interpreter, op: hw.VCopyOp, args: PythonValues
     ) -> PythonValues:
         return self._run_vector(op, args, _COPY_FAMILY)
 
-    @hw_impl(hw.VCastOp)
+    @direct_impl(hw.VCastOp)
     def run_vcast(
         self, interpreter: Interpreter, op: hw.VCastOp, args: PythonValues
     ) -> PythonValues:
         return self._run_vector(op, args, _CAST_FAMILY)
 
-    @hw_impl(hw.VReduceSumOp)
+    @direct_impl(hw.VReduceSumOp)
     def run_vreduce_sum(
         self, interpreter: Interpreter, op: hw.VReduceSumOp, args: PythonValues
     ) -> PythonValues:
         return self._run_vector(op, args, _REDUCE_FAMILY)
 
-    @hw_impl(hw.VReduceMaxOp)
+    @direct_impl(hw.VReduceMaxOp)
     def run_vreduce_max(
         self, interpreter: Interpreter, op: hw.VReduceMaxOp, args: PythonValues
     ) -> PythonValues:
         return self._run_vector(op, args, _REDUCE_FAMILY)
 
-    @hw_impl(hw.VReduceMinOp)
+    @direct_impl(hw.VReduceMinOp)
     def run_vreduce_min(
         self, interpreter: Interpreter, op: hw.VReduceMinOp, args: PythonValues
     ) -> PythonValues:
         return self._run_vector(op, args, _REDUCE_FAMILY)
 
-    @hw_impl(hw.VDupOp)
+    @direct_impl(hw.VDupOp)
     def run_vdup(
         self, interpreter: Interpreter, op: hw.VDupOp, args: PythonValues
     ) -> PythonValues:
         return self._run_vector(op, args, _DUP_FAMILY)
 
-    @hw_impl(hw.VBrcbOp)
+    @direct_impl(hw.VBrcbOp)
     def run_vbrcb(
         self, interpreter: Interpreter, op: hw.VBrcbOp, args: PythonValues
     ) -> PythonValues:
         return self._run_vector(op, args, _BRCB_FAMILY)
 
-    @hw_impl(hw.VCmpOp)
+    @direct_impl(hw.VCmpOp)
     def run_vcmp(
         self, interpreter: Interpreter, op: hw.VCmpOp, args: PythonValues
     ) -> PythonValues:
         return self._run_vector(op, args, _CMP_FAMILY)
 
-    @hw_impl(hw.VCmpsOp)
+    @direct_impl(hw.VCmpsOp)
     def run_vcmps(
         self, interpreter: Interpreter, op: hw.VCmpsOp, args: PythonValues
     ) -> PythonValues:
         return self._run_vector(op, args, _CMPS_FAMILY)
 
-    @hw_impl(hw.VSelectOp)
+    @direct_impl(hw.VSelectOp)
     def run_vselect(
         self, interpreter: Interpreter, op: hw.VSelectOp, args: PythonValues
     ) -> PythonValues:
         return self._run_vector(op, args, _SELECT_FAMILY)
 
-    @hw_impl(hw.VGatherOp)
+    @direct_impl(hw.VGatherOp)
     def run_vgather(
         self, interpreter: Interpreter, op: hw.VGatherOp, args: PythonValues
     ) -> PythonValues:

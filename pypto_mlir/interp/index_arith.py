@@ -1,7 +1,9 @@
-"""Integer `arith` functions for the index arithmetic of kernels.
+"""Integer `arith` functions for the index arithmetic of kernels, shared by the
+tile and ascend_hw interpreters (tile-pipeline's run-time bounds use the unsigned
+ops at the tile level too).
 
 xDSL's `ArithFunctions` plus the unsigned and min/max ops, and `addi`/`subi`/
-`muli` built without xDSL's attribute checks (`_int_attr`): a loop computes an
+`muli` built without xDSL's attribute checks (`int_attr`): a loop computes an
 address per iteration, and building its `IntegerAttr` costs more than the
 instruction it indexes.
 """
@@ -24,8 +26,9 @@ from xdsl.interpreters.arith import ArithFunctions
 from xdsl.ir import Attribute, Operation
 from xdsl.utils.comparisons import to_signed, to_unsigned
 
-from pypto_mlir.interp.ascend_hw.errors import HwRunError, _at, _op_loc
-from pypto_mlir.interp.ascend_hw.impls import hw_impl
+from pypto_mlir.diagnostics import op_location
+from pypto_mlir.interp.direct_calls import direct_impl
+from pypto_mlir.sim import SimError
 
 
 def _integer_op(
@@ -61,16 +64,18 @@ def _integer_op(
     try:
         value = fn(lhs, rhs)
     except ZeroDivisionError:
-        raise HwRunError(
-            f"{_at(_op_loc(op))}division by zero", (_op_loc(op),)
+        location = op_location(op)
+        loc = "" if location is None else str(location)
+        raise SimError(
+            f"{loc}: division by zero" if loc else "division by zero", (loc,)
         ) from None
-    return (_int_attr(value, result_type, interpreter.index_bitwidth),)
+    return (int_attr(value, result_type, interpreter.index_bitwidth),)
 
 
 _new_object = object.__new__
 
 
-def _int_attr(value: int, value_type: Attribute, bitwidth: int) -> IntegerAttr:
+def int_attr(value: int, value_type: Attribute, bitwidth: int) -> IntegerAttr:
     """`scalar_attr` of an integer: the same attribute, made without xDSL's checks.
 
     An index value is made for every loop iteration and address computation, and
@@ -110,73 +115,73 @@ def _ceil_div(lhs: int, rhs: int) -> int:
 
 
 @register_impls
-class HwArithFunctions(ArithFunctions):
+class IndexArithFunctions(ArithFunctions):
     """xDSL's arith functions plus the unsigned and min/max integer ops kernels use
     for index arithmetic (divui, remui, ceildiv, min, max); addi, subi and muli
     with cached result attributes. Each calls `_integer_op` with the function of
     its two operand values and whether they are read as signed."""
 
-    @hw_impl(arith.AddiOp)
+    @direct_impl(arith.AddiOp)
     def run_addi(
         self, interpreter: Interpreter, op: arith.AddiOp, args: PythonValues
     ) -> PythonValues:
         return _integer_op(interpreter, op, args, int.__add__, True)
 
-    @hw_impl(arith.SubiOp)
+    @direct_impl(arith.SubiOp)
     def run_subi(
         self, interpreter: Interpreter, op: arith.SubiOp, args: PythonValues
     ) -> PythonValues:
         return _integer_op(interpreter, op, args, int.__sub__, True)
 
-    @hw_impl(arith.MuliOp)
+    @direct_impl(arith.MuliOp)
     def run_muli(
         self, interpreter: Interpreter, op: arith.MuliOp, args: PythonValues
     ) -> PythonValues:
         return _integer_op(interpreter, op, args, int.__mul__, True)
 
-    @hw_impl(arith.DivUIOp)
+    @direct_impl(arith.DivUIOp)
     def run_divui(
         self, interpreter: Interpreter, op: arith.DivUIOp, args: PythonValues
     ) -> PythonValues:
         return _integer_op(interpreter, op, args, int.__floordiv__, False)
 
-    @hw_impl(arith.RemUIOp)
+    @direct_impl(arith.RemUIOp)
     def run_remui(
         self, interpreter: Interpreter, op: arith.RemUIOp, args: PythonValues
     ) -> PythonValues:
         return _integer_op(interpreter, op, args, int.__mod__, False)
 
-    @hw_impl(arith.CeilDivUIOp)
+    @direct_impl(arith.CeilDivUIOp)
     def run_ceildivui(
         self, interpreter: Interpreter, op: arith.CeilDivUIOp, args: PythonValues
     ) -> PythonValues:
         return _integer_op(interpreter, op, args, _ceil_div, False)
 
-    @hw_impl(arith.CeilDivSIOp)
+    @direct_impl(arith.CeilDivSIOp)
     def run_ceildivsi(
         self, interpreter: Interpreter, op: arith.CeilDivSIOp, args: PythonValues
     ) -> PythonValues:
         return _integer_op(interpreter, op, args, _ceil_div, True)
 
-    @hw_impl(arith.MinUIOp)
+    @direct_impl(arith.MinUIOp)
     def run_minui(
         self, interpreter: Interpreter, op: arith.MinUIOp, args: PythonValues
     ) -> PythonValues:
         return _integer_op(interpreter, op, args, min, False)
 
-    @hw_impl(arith.MaxUIOp)
+    @direct_impl(arith.MaxUIOp)
     def run_maxui(
         self, interpreter: Interpreter, op: arith.MaxUIOp, args: PythonValues
     ) -> PythonValues:
         return _integer_op(interpreter, op, args, max, False)
 
-    @hw_impl(arith.MinSIOp)
+    @direct_impl(arith.MinSIOp)
     def run_minsi(
         self, interpreter: Interpreter, op: arith.MinSIOp, args: PythonValues
     ) -> PythonValues:
         return _integer_op(interpreter, op, args, min, True)
 
-    @hw_impl(arith.MaxSIOp)
+    @direct_impl(arith.MaxSIOp)
     def run_maxsi(
         self, interpreter: Interpreter, op: arith.MaxSIOp, args: PythonValues
     ) -> PythonValues:
