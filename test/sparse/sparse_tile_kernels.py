@@ -20,9 +20,14 @@ import scipy.sparse as sp
 NUMPY = {"f16": np.float16, "f32": np.float32}
 
 
-def _row_loop(m: int, arguments: str, element: str, body: str) -> str:
-    """Module `@f(arguments)` looping over the m rows: `%start`/`%end` are the
-    row's offsets, `%zero` a zero of `element`, `%c0`/`%c1`/`%c8` constants."""
+def _row_loop(
+    m: int, arguments: str, element: str, tile: str, loop: str, body: str, store: str
+) -> str:
+    """Module `@f(arguments)` summing each of the m rows: `%acc`, a `tile` of
+    zeros carried as `%a` through `scf.for {loop}` whose `body` yields the next
+    sum, stored by `tile.store %acc, {store}`. `%start`/`%end` are the row's
+    offsets, `%r` its index, `%zero` a zero of `element`, `%c0`/`%c1`/`%c8`
+    constants."""
     return f"""
 builtin.module {{
   func.func @f(%off: memref<{m + 1}xindex>, {arguments}) {{
@@ -35,7 +40,11 @@ builtin.module {{
       %start = memref.load %off[%r] : memref<{m + 1}xindex>
       %r1 = arith.addi %r, %c1 : index
       %end = memref.load %off[%r1] : memref<{m + 1}xindex>
-{body}
+
+      %init = tile.fill %zero : {element} -> {tile}
+      %acc = scf.for {loop} iter_args(%a = %init) -> ({tile}) {{{body}
+      }}
+      tile.store %acc, {store}
     }}
     func.return
   }}
@@ -63,17 +72,16 @@ def spmm_kernel(
         m,
         arguments,
         element,
+        row,
+        "%p = %start to %end step %c1",
         f"""
-      %init = tile.fill %zero : {element} -> {row}
-      %acc = scf.for %p = %start to %end step %c1 iter_args(%a = %init) -> ({row}) {{
         {read}
         %v = memref.load %val[%p] : memref<?x{element}>
         %brow = tile.load %b[%col, %c0] : {b} -> {row}
         %s = tile.mul %brow, %v : {row}, {element}
         %a2 = tile.add %a, %s : {row}
-        scf.yield %a2 : {row}
-      }}
-      tile.store %acc, %out[%r, %c0] : {row} -> {out}""",
+        scf.yield %a2 : {row}""",
+        f"%out[%r, %c0] : {row} -> {out}",
     )
 
 
@@ -96,13 +104,12 @@ def spmv_kernel(m: int, k: int) -> str:
         m,
         arguments,
         "f32",
+        _ONE,
+        "%p = %start to %end step %c1",
         f"""
-      %init = tile.fill %zero : f32 -> {_ONE}
-      %acc = scf.for %p = %start to %end step %c1 iter_args(%a = %init) -> ({_ONE}) {{
         %col = memref.load %idx[%p] : memref<?xindex>{_gather_x(k, "%a", "%a2")}
-        scf.yield %a2 : {_ONE}
-      }}
-      tile.store %acc, %y[%r] : {_ONE} -> memref<{m}xf32>""",
+        scf.yield %a2 : {_ONE}""",
+        f"%y[%r] : {_ONE} -> memref<{m}xf32>",
     )
 
 
@@ -113,9 +120,9 @@ def spmv_prefetch_kernel(m: int, k: int) -> str:
         m,
         arguments,
         "f32",
+        _ONE,
+        "%q = %start to %end step %c8",
         f"""
-      %init = tile.fill %zero : f32 -> {_ONE}
-      %acc = scf.for %q = %start to %end step %c8 iter_args(%a = %init) -> ({_ONE}) {{
         %chunk = tile.load %idx[%q] : memref<?xi32> -> {ids}
         %left = arith.subi %end, %q : index
         %short = arith.cmpi slt, %left, %c8 : index
@@ -125,9 +132,8 @@ def spmv_prefetch_kernel(m: int, k: int) -> str:
           %p = arith.addi %q, %j : index{_gather_x(k, "%b", "%b2")}
           scf.yield %b2 : {_ONE}
         }}
-        scf.yield %a3 : {_ONE}
-      }}
-      tile.store %acc, %y[%r] : {_ONE} -> memref<{m}xf32>""",
+        scf.yield %a3 : {_ONE}""",
+        f"%y[%r] : {_ONE} -> memref<{m}xf32>",
     )
 
 
