@@ -3,12 +3,12 @@ flag hw-insert-sync gives it should be needed (removing any one set/wait pair
 makes the simulator report a race, a deadlock or an event misuse, or changes
 the result), with index prefetch and the nnz-balanced split on.
 
-Not so yet (xfail, strict): 29 of its 48 flags can be removed one at a time
-without any error or change on these inputs (37 of 55 before hw-insert-sync
-let flags into loops of run-time bounds ride on the loops' own flags and
-dropped flag backs its walk proves needless, docs/hw_insert_sync.md "Loops of
-run-time bounds"), mostly in the window branch's entry loops; not yet sorted
-into flags these inputs do not exercise and flags no input needs."""
+Not so yet (xfail, strict): 32 of its 50 flags can be removed one at a time
+without any error or change on these inputs (37 of 55 before hw-insert-sync's
+runtime-loops, docs/hw_insert_sync.md "Loops of run-time bounds"), mostly in
+the window branch's entry loops; on 5 more row patterns (rows of 8 entries
+each, empty rows around long ones, two rows over 64 entries) 21 of 50 still
+change nothing: the rest are needed by paths these two inputs do not take."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ def _matrix(lengths: list[int], rng: np.random.Generator) -> sp.csr_array:
 
 @pytest.mark.xfail(
     strict=True,
-    reason="29 of 48 flags around the loops of run-time bounds change nothing "
+    reason="32 of 50 flags around the loops of run-time bounds change nothing "
     "on these inputs (docs/hw_insert_sync.md, Limits)",
 )
 def test_every_flag_of_the_prefetching_spmm_is_needed() -> None:

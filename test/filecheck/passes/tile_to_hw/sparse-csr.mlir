@@ -55,11 +55,7 @@ func.func @spmm(%off: memref<9xindex>, %idx: memref<?xindex>, %val: memref<?xf32
 // spmv with the column indices of a row read 8 at a time into ub (an i32 tile)
 // and taken out with tile.extract: a scalar read of ub after the DMA that
 // wrote it, ordered by an mte2 -> s flag, and the next chunk's DMA after the
-// last read of this one by an s -> mte2 flag. The gather of x waits for the
-// vector unit's use of the row before (v -> mte2) through the entry loop's own
-// flag, set at the top of its body (hw-insert-sync runtime-loops): in its first
-// iteration it orders the vector work before the loop too, so no flag outside
-// the loop (which would run even when the row has no entries).
+// last read of this one by an s -> mte2 flag.
 // CHECK-LABEL: func.func @spmv_prefetch
 // CHECK:      ascend_hw.set_flag s -> mte2, 0
 // CHECK:      scf.for %q = %start to %end step %c8 {
@@ -68,11 +64,9 @@ func.func @spmm(%off: memref<9xindex>, %idx: memref<?xindex>, %val: memref<?xf32
 // CHECK-NEXT:   ascend_hw.set_flag mte2 -> s, 0
 // CHECK:        ascend_hw.wait_flag mte2 -> s, 0
 // CHECK-NEXT:   scf.for %j = %c0 to %count step %c1 {
-// CHECK-NEXT:     ascend_hw.set_flag v -> mte2, 0
 // CHECK-NEXT:     %col = ascend_hw.load_scalar %[[IDS]][%j] : !ascend_hw.buf<8xi32, ub> -> index
-// CHECK:          ascend_hw.wait_flag v -> mte2, 0
-// CHECK-NEXT:     ascend_hw.dma_load %x[%col] -> %{{.*}} {bursts = 1 : i64, burst_bytes = 4 : i64} : memref<24xf32>
-// CHECK:          ascend_hw.vadd
+// CHECK:          ascend_hw.dma_load %x[%col] -> %{{.*}} {bursts = 1 : i64, burst_bytes = 4 : i64} : memref<24xf32>
+// CHECK:        ascend_hw.set_flag v -> mte2, 1
 // CHECK-NEXT:   }
 // CHECK-NEXT:   ascend_hw.set_flag s -> mte2, 0
 // CHECK-NEXT: }
