@@ -38,7 +38,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from pypto_mlir.diagnostics import op_error
+from pypto_mlir.diagnostics import emit_remark, op_error
 from pypto_mlir.dialects.ascend_hw import (
     FlagOp,
     HwInstruction,
@@ -78,8 +78,9 @@ def _has_instructions(op: Operation) -> bool:
 class FunctionSync:
     """Builds the frames of a function, chooses its flags and writes them."""
 
-    def __init__(self, func_op: func.FuncOp, target: Target):
+    def __init__(self, func_op: func.FuncOp, target: Target, runtime_loops: bool):
         self.target = target
+        self.runtime_loops = runtime_loops
         self.analysis = AccessAnalysis(target)
         self.ranges = index_ranges(func_op)
         self.root = self.build(func_op.body.block, None, None, -1)
@@ -90,19 +91,33 @@ class FunctionSync:
                     child.boundary_pipes = frozenset(PIPES) - before
             before.update(node.pipes)
 
-    def restart(self, pair: tuple[Pipe, Pipe]) -> None:
-        """Forget every flag, to synchronise again with `pair` among the
-        `forward_pairs` (the frames and their conflicts stay)."""
+    def restart(self, pair: tuple[Pipe, Pipe] | None = None) -> None:
+        """Forget every flag, to synchronise again (with `pair` among the
+        `forward_pairs` if given; the frames and their conflicts stay)."""
         for frame in self.root.frames():
-            frame.forward_pairs |= {pair}
+            if pair is not None:
+                frame.forward_pairs |= {pair}
             frame.deps, frame.syncs, frame.edges, frame.fences = [], [], [], []
+            frame.relaxed = []
             frame.flags_changed()
+
+    def unsound_pending(self) -> Frame | None:
+        """A frame whose flags went without a flag back on an answer of
+        `Frame.consumed_in_time` that the flags chosen since around it (in
+        frames synchronised after it) no longer give."""
+        for frame in self.root.frames():
+            for sync, next_set in frame.relaxed:
+                if sync in frame.syncs and not frame.consumed_in_time(sync, next_set):
+                    return frame
+        return None
 
     # --- frames and dependencies -----------------------------------------------------------
     def build(
         self, block: Block, loop: scf.ForOp | None, parent: Frame | None, index: int
     ) -> Frame:
         frame = Frame(block, loop, parent, index)
+        frame.runtime_loops = self.runtime_loops
+        frame.strict_pending = not self.runtime_loops
         for op in block.ops:
             if isinstance(op, FlagOp | PipeBarrierOp):
                 raise op_error(
@@ -124,15 +139,22 @@ class FunctionSync:
                 )
             node = Node(op, [])
             position = len(frame.nodes)
+            if loop is not None and self.branch_in_loop(op):
+                emit_remark(
+                    op,
+                    "hw-insert-sync: this loop runs at most once: a branch, what "
+                    "one run of it orders against the next is placed in the loop "
+                    "around it (runtime-loops)",
+                )
             for region in op.regions:
                 for child_block in region.blocks:
                     child_loop = (
                         op
                         if isinstance(op, scf.ForOp)
                         and not (
-                            loop is None
-                            and _innermost(op)
-                            and _runs_at_most_once(op, self.ranges)
+                            self.branch_in_loop(op)
+                            if loop is not None
+                            else _innermost(op) and _runs_at_most_once(op, self.ranges)
                         )
                         else None
                     )
@@ -142,6 +164,15 @@ class FunctionSync:
             if node.accesses:
                 frame.nodes.append(node)
         return frame
+
+    def branch_in_loop(self, op: Operation) -> bool:
+        """Whether `op`, in a loop, is a loop taken for a branch (runtime-loops)."""
+        return (
+            self.runtime_loops
+            and isinstance(op, scf.ForOp)
+            and _innermost(op)
+            and _runs_at_most_once(op, self.ranges)
+        )
 
     def dependencies(self, frame: Frame) -> list[Dep]:
         """Every ordering the frame's nodes need: one per node pair, pipe pair and
@@ -204,8 +235,14 @@ class FunctionSync:
         for sync in frame.syncs:
             next_set = sync.set_gap + n
             if sync.fenced or frame.reaches(
-                sync.dst, gap_wait_key(sync.wait_gap), sync.src, gap_set_key(next_set)
+                sync.dst,
+                gap_wait_key(sync.wait_gap),
+                sync.src,
+                gap_set_key(next_set),
             ):
+                continue
+            if frame.consumed_in_time(sync, next_set):
+                frame.relaxed.append((sync, next_set))
                 continue
             if sync.wait_gap + 1 > next_set - 1:
                 frame.flags_changed()
@@ -475,6 +512,29 @@ class FunctionSync:
     def emit(self) -> None:
         for frame in self.root.frames():
             _emit_frame(frame, self.root)
+            _remark_runtime_loops(frame)
+
+
+def _remark_runtime_loops(frame: Frame) -> None:
+    """Remarks on what runtime-loops decided in `frame`."""
+    for sync in frame.syncs:
+        if sync.entered and frame.loop is not None:
+            emit_remark(
+                frame.loop,
+                f"hw-insert-sync: the loop's {sync.src} -> {sync.dst} flag is set at "
+                "the top of its body: its first iteration also waits for the work "
+                "before the loop, instead of a flag outside that runs even when "
+                "the loop runs no iteration (runtime-loops)",
+            )
+    for sync, _ in frame.relaxed:
+        if sync in frame.syncs:
+            emit_remark(
+                sync.consumer,
+                f"hw-insert-sync: no {sync.dst} -> {sync.src} flag back after this "
+                f"{sync.src} -> {sync.dst} wait: {sync.dst} ran nothing since its "
+                f"last flag that is not ordered before the next set "
+                "(runtime-loops)",
+            )
 
 
 def _runs_at_most_once(loop: scf.ForOp, ranges: Mapping[SSAValue, Range]) -> bool:
@@ -502,9 +562,10 @@ def _runs_at_most_once(loop: scf.ForOp, ranges: Mapping[SSAValue, Range]) -> boo
 
 def _innermost(loop: scf.ForOp) -> bool:
     """Whether no loop is nested in `loop`. Only such a loop of at most one
-    trip, and not in a loop itself, is taken for a branch: flags carried around
-    a branch in a loop, or around loops in a branch, fall back to fences sooner
-    (gemm's block loop of one trip per core in a loop of two got one)."""
+    trip is taken for a branch: flags carried around loops in a branch fall
+    back to fences sooner (gemm's block loop of one trip per core in a loop of
+    two got one). Inside a loop it is one too (a sparse row's remainder entry
+    loop): what one run orders against the next is the outer loop's to place."""
     return not any(isinstance(op, scf.ForOp) for op in loop.body.walk())
 
 
@@ -641,7 +702,12 @@ def _select(frame: Frame, deps: Sequence[Dep]) -> None:
     drop the flags the others make redundant."""
     ordered = sorted(deps, key=lambda d: (d.dst_key - d.src_key, d.src_key, d.dst_key))
     for dep in ordered:
-        if frame.covers(dep):
+        if frame.covers(dep) or (
+            frame.parent is not None
+            and frame.runtime_loops
+            and _enter_loop(dep)
+            and frame.covers(dep)
+        ):
             continue
         for sync in frame.syncs:
             if (sync.src, sync.dst) == (dep.src, dep.dst) and frame.merge(sync, dep):
@@ -650,6 +716,39 @@ def _select(frame: Frame, deps: Sequence[Dep]) -> None:
             frame.syncs.append(frame.new_sync(dep))
         frame.flags_changed()
     _drop_redundant(frame, ordered)
+
+
+def _enter_loop(dep: Dep) -> bool:
+    """Order `dep`, whose consumer is inside a loop of the frame, by a
+    loop-carried flag of that loop with the same pipes whose wait precedes the
+    consumer: with its set moved to the top of the iteration
+    (`Frame.to_boundary`) it orders the work before the loop too, in the first
+    iteration. Whether it moved one. Only when the source pipe does nothing
+    between the producer and the loop: the first iteration would wait for that
+    too (the BSR softmax's next block row waited for the previous one's last
+    vector work, 3 % slower).
+
+    A flag of the frame would run even when the loop runs no iteration (its
+    bounds read at run time), and nothing would then order its wait before its
+    next set but a flag back. Not for the function's body: the prologues and
+    drains of the flags moved are planned before it is synchronised.
+    """
+    if not dep.dst_inner or dep.set_hi < dep.wait_hi:
+        return False  # the source pipe works between the producer and the loop
+    inner, node = dep.dst_inner[0]
+    if inner.loop is None:
+        return False
+    n = inner.size
+    for sync in inner.syncs:
+        if (
+            (sync.src, sync.dst) == (dep.src, dep.dst)
+            and inner.is_carried(sync)
+            and sync.set_hi >= n
+            and sync.wait_gap - n <= node
+        ):
+            inner.to_boundary(sync)
+            return True
+    return False
 
 
 def _drop_redundant(frame: Frame, deps: Sequence[Dep]) -> None:
@@ -757,12 +856,17 @@ class OutOfEvents(Exception):
         self.pair = pair
 
 
-def insert_sync(func_op: func.FuncOp) -> list[Sync]:
-    """Synchronise one function; returns the flags placed (`Sync.ops` are their ops)."""
+def insert_sync(func_op: func.FuncOp, runtime_loops: bool = True) -> list[Sync]:
+    """Synchronise one function; returns the flags placed (`Sync.ops` are their
+    ops). `runtime_loops`: docs/hw_insert_sync.md, "Loops of run-time bounds"."""
     target, _ = target_of(func_op)
-    function = FunctionSync(func_op, target)
+    function = FunctionSync(func_op, target, runtime_loops)
     while True:
         function.synchronise(function.root)
+        if (unsound := function.unsound_pending()) is not None:
+            unsound.strict_pending = True
+            function.restart()
+            continue
         try:
             function.allocate_events()
         except OutOfEvents as e:
@@ -782,11 +886,16 @@ class HwInsertSyncPass(ModulePass):
 
     name = "hw-insert-sync"
 
+    runtime_loops: bool = True
+    """Let a dependency into a loop ride on the loop's own flag, and drop flag
+    backs a walk proves needless, around loops of run-time bounds; an innermost
+    loop of at most one trip is a branch inside a loop too (remarks say where)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for func_op in op.walk():
             if not isinstance(func_op, func.FuncOp) or not _has_instructions(func_op):
                 continue
-            insert_sync(func_op)
+            insert_sync(func_op, self.runtime_loops)
 
 
 def strip_sync(module: ModuleOp) -> None:

@@ -123,6 +123,9 @@ class Sync:
     """For a loop-carried flag: the top-level gap of its first set."""
     drain_gap: int = -1
     """For a loop-carried flag: the top-level gap of its last wait."""
+    entered: bool = False
+    """Its set was moved to the top of its loop's body for a dependency into
+    the loop (`Frame.to_boundary`): a remark says so."""
     late: bool = False
     """The set follows the waits of its gap: the second flag of a relay, set once
     its pipe has waited for the first (`FunctionSync.relay`)."""
@@ -208,6 +211,15 @@ class Frame:
     forward_pairs: frozenset[tuple[Pipe, Pipe]] = frozenset()
     """Pipe pairs whose flags never cross an iteration boundary (when their event
     ids run out: a loop-carried flag is live around its outermost loop)."""
+    relaxed: list[tuple[Sync, int]] = field(default_factory=list[tuple[Sync, int]])
+    """Flags (with their next set's gap) `consumed_in_time` let go without a flag
+    back, to check again once the frames around have their flags."""
+    strict_pending: bool = False
+    """`consumed_in_time` is not asked (hw-insert-sync runtime-loops=false, or
+    an answer failed that check)."""
+    runtime_loops: bool = True
+    """Dependencies into loops ride on the loops' own flags (`_enter_loop` in
+    passes/hw_insert_sync.py; hw-insert-sync runtime-loops)."""
     fences: list[tuple[int, Operation]] = field(
         default_factory=list[tuple[int, Operation]]
     )
@@ -509,6 +521,77 @@ class Frame:
             reached = frame.propagate(entered, limit, entered=True)
         return bool(dep.dst_inner) and reached.get(dep.dst, inf) <= limit
 
+    def consumed_in_time(self, sync: Sync, next_set: int) -> bool:
+        """Whether the wait of loop flag `sync` is consumed before its set at
+        gap `next_set` fires, though no flag orders the wait's place before it.
+
+        A wait is consumed once its set fired (no later than the next set, on
+        the same pipe) and its pipe finished its earlier records. Walking back
+        from the wait to the flag's previous one, each of those records that
+        may be the last (an instruction that always runs ends the walk, a
+        `pipe_barrier all` too; a loop or if may run nothing) must be ordered
+        before the next set: an instruction by the flags after it in its
+        run, a wait by its set. This holds where the wait sits before a loop of
+        run-time bounds whose every iteration orders its loads before the
+        vector unit: when the loop runs no iteration, nothing orders the wait
+        itself, but nothing of its pipe ran since its last load either.
+        """
+        p, q = sync.src, sync.dst
+        n = self.size
+        if Pipe.S in (p, q) or self.loop is None or self.strict_pending:
+            return False  # a scalar wait holds the issue of everything after it
+        target = gap_set_key(next_set)
+        fenced = {g % n for g, _ in self.fences}
+        fenced |= {s.set_gap % n for s in self.syncs if s.fenced}
+        start = sync.wait_gap // n * n  # the top of the wait's iteration
+        for gap in range(sync.wait_gap, sync.wait_gap - n, -1):
+            if gap == start and not self.alone_with(q):
+                return False  # the first wait follows records outside the loop
+            for other in self.syncs:
+                if other is sync or other.dst != q or (other.wait_gap - gap) % n:
+                    continue
+                shift = gap - other.wait_gap
+                reached = self.propagate({other.src: other.set_key + shift}, target)
+                if reached.get(p, inf) > target:
+                    return False
+            if gap % n in fenced:
+                return True
+            index = gap - 1
+            node = self.nodes[index % n]
+            if q not in node.pipes:
+                continue
+            for access in node.accesses:
+                if access.pipe != q:
+                    continue
+                last = Dep(
+                    *(q, p, node_ops_key(index), target, index + 1, index + 1),
+                    *(target, target, access.op, sync.producer),
+                    _inner(node, access.op),
+                )
+                if not self.covers(last):
+                    return False
+            if not node.children:
+                return True  # an instruction that always runs
+            if not all(_waits_lead_to(f, q) for c in node.children for f in c.frames()):
+                return False
+        return True
+
+    def alone_with(self, pipe: Pipe) -> bool:
+        """Whether no frame around this one has another node using `pipe` or a
+        flag waiting on it: before a loop's first iteration, the pipe's last
+        record is then in an earlier run of the loop (its flags chosen here).
+        The frames around are synchronised later: `consumed_in_time` answers
+        are checked again once they are (`FunctionSync.unsound_pending`)."""
+        frame = self
+        while (parent := frame.parent) is not None:
+            if any(
+                i != frame.parent_node and pipe in node.pipes
+                for i, node in enumerate(parent.nodes)
+            ) or any(s.dst == pipe for s in parent.syncs):
+                return False
+            frame = parent
+        return True
+
     # --- flag placement ------------------------------------------------------------------
     def place(
         self,
@@ -585,6 +668,20 @@ class Frame:
     def is_carried(self, sync: Sync) -> bool:
         return self.loop is not None and sync.wait_gap >= self.size
 
+    def to_boundary(self, sync: Sync) -> None:
+        """Move the set of loop-carried `sync` from the end of the body to the top
+        of the next iteration (its set window reaches the boundary: no work of
+        its pipe lies between). Between iterations it orders the same; in the
+        first it also orders the pipe's work before the loop, and it needs no
+        prologue or drain: a dependency from before the loop into the body
+        rides on it (`_enter_loop` in passes/hw_insert_sync.py)."""
+        n = self.size
+        sync.set_lo, sync.set_hi = sync.set_lo - n, sync.set_hi - n
+        sync.wait_lo, sync.wait_hi = sync.wait_lo - n, sync.wait_hi - n
+        sync.set_gap, sync.wait_gap = 0, sync.wait_gap - n
+        sync.entered = True
+        self.flags_changed()
+
 
 Conflict = tuple[
     tuple[object, ...],
@@ -607,6 +704,25 @@ def _inner(node: Node, op: Operation) -> tuple[tuple[Frame, int], ...]:
             index = child.index_of(op)
             return ((child, index), *_inner(child.nodes[index], op))
     return ()
+
+
+def _waits_lead_to(frame: Frame, pipe: Pipe) -> bool:
+    """Whether every wait of `pipe` in `frame` is followed in its run by an
+    instruction of `pipe` (an instruction node, which always runs): then the
+    pipe's last record in a run is an instruction."""
+    last = max(
+        (
+            i
+            for i, node in enumerate(frame.nodes)
+            if not node.children and pipe in node.pipes
+        ),
+        default=-1,
+    )
+    n = frame.size
+    return all(
+        s.dst != pipe or (s.wait_gap - n if frame.is_carried(s) else s.wait_gap) <= last
+        for s in frame.syncs
+    )
 
 
 def _inside(op: Operation, block: Block) -> bool:

@@ -185,7 +185,7 @@ LOWER_STAGES: tuple[Stage, ...] = (
         inputs=("tile",),
     ),
     Stage("hw-coalesce-dma", "ascend_hw", enabled_by="coalesce_dma"),
-    Stage("hw-insert-sync", "ascend_hw"),
+    Stage("hw-insert-sync", "ascend_hw", (("sync_runtime_loops", "runtime_loops"),)),
 )
 """The stages of `pypto-lower` in order. A new stage (tile-pipeline,
 hw-coalesce-dma) is one entry here, and a field of `LowerPipeline` for each
@@ -205,7 +205,8 @@ class LowerPipeline(PipelinePass):
     sparse-nnz-balance), tv-to-tile,
     tile-peel-tails, tile-pipeline (unless double-buffer=false), tile-to-hw
     (bank-offset, matmul-grid),
-    hw-coalesce-dma (unless coalesce-dma=false) and hw-insert-sync; every stage
+    hw-coalesce-dma (unless coalesce-dma=false) and hw-insert-sync
+    (sync-runtime-loops); every stage
     is also a pass of its own. tuned=true takes the options pypto-tune stored.
     start-level=tile lowers tile IR: pypto-set-target and the stages from
     tile-peel-tails on.
@@ -269,6 +270,10 @@ class LowerPipeline(PipelinePass):
 
     coalesce_dma: bool = True
     """Merge DMAs and bursts into fewer, longer ones (hw-coalesce-dma)."""
+
+    sync_runtime_loops: bool = True
+    """Synchronise around loops of run-time bounds without flags outside them
+    that the loops' own flags make needless (hw-insert-sync runtime-loops)."""
 
     attention_fusion: bool = True
     """Fuse softmax(q @ k.T ...) @ v into one flash-attention nest (tv-to-tile)."""

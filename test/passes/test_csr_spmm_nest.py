@@ -3,11 +3,12 @@ flag hw-insert-sync gives it should be needed (removing any one set/wait pair
 makes the simulator report a race, a deadlock or an event misuse, or changes
 the result), with index prefetch and the nnz-balanced split on.
 
-Not so yet (xfail, strict): 37 of its 55 flags can be removed one at a time
-without any error or change on these inputs, mostly mte2 -> v, v -> mte2 and
-s -> mte2 pairs around the loops of run-time bounds (the row loop unrolled by
-tile-pipeline, the entry loops), which hw-insert-sync takes to run possibly
-zero times (docs/hw_insert_sync.md, *Limits*)."""
+Not so yet (xfail, strict): 32 of its 50 flags can be removed one at a time
+without any error or change on these inputs (37 of 55 before hw-insert-sync's
+runtime-loops, docs/hw_insert_sync.md "Loops of run-time bounds"), mostly in
+the window branch's entry loops; on 5 more row patterns (rows of 8 entries
+each, empty rows around long ones, two rows over 64 entries) 21 of 50 still
+change nothing: the rest are needed by paths these two inputs do not take."""
 
 from __future__ import annotations
 
@@ -44,8 +45,8 @@ def _matrix(lengths: list[int], rng: np.random.Generator) -> sp.csr_array:
 
 @pytest.mark.xfail(
     strict=True,
-    reason="37 of 55 flags around the loops of run-time bounds change nothing "
-    "(hw-insert-sync's conservative frames, docs/hw_insert_sync.md)",
+    reason="32 of 50 flags around the loops of run-time bounds change nothing "
+    "on these inputs (docs/hw_insert_sync.md, Limits)",
 )
 def test_every_flag_of_the_prefetching_spmm_is_needed() -> None:
     """10 rows on 2 cores (max-cores=2, 5 rows each: the row loop's remainder
