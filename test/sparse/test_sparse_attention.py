@@ -146,8 +146,12 @@ def test_fused_nest_matches_the_reference(
     result, remarks = _check(module, _inputs(seq, block, dim, pattern), target)
     assert any(FUSED in r for r in remarks), remarks
     assert result.ok, [c.describe() for c in result.comparisons]
-    # One nest: no GM temporary for the scores or the probabilities.
-    assert _allocs(module, target) == 0
+    # One nest: no GM temporary for the scores or the probabilities (with
+    # more block rows than cores, the block split's three f32 workspaces of
+    # the divided rows' partial statistics only).
+    split = any("the stored blocks split evenly" in r for r in remarks)
+    assert _allocs(module, target) == (3 if split else 0)
+    assert _allocs(module, target, sparse_attention_block_split=False) == 0
 
 
 @pytest.mark.parametrize(
