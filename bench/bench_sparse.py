@@ -314,8 +314,15 @@ def attention(s: int, rng: np.random.Generator) -> tuple[Run, Run]:
     unfused = simulate(
         block_sparse.module(), arguments, True, sparse_fuse_attention=False
     )
+    whole_rows = simulate(
+        block_sparse.module(), arguments, True, sparse_attention_block_split=False
+    )
     by_count = simulate(
-        block_sparse.module(), arguments, True, sparse_attention_balance=False
+        block_sparse.module(),
+        arguments,
+        True,
+        sparse_attention_block_split=False,
+        sparse_attention_balance=False,
     )
     dense = simulate(dense_masked.module(), [q, k, v, additive], False)
     fused = any("fused attention" in r for r in dense.remarks)
@@ -337,7 +344,12 @@ def attention(s: int, rng: np.random.Generator) -> tuple[Run, Run]:
     for label, run in (
         ("sparse, fused" if sparse_fused else "sparse, NOT fused", sparse),
         (
-            "sparse, fused, block rows by count (sparse-attention-balance=false)",
+            "sparse, fused, whole block rows by stored blocks "
+            "(sparse-attention-block-split=false)",
+            whole_rows,
+        ),
+        (
+            "sparse, fused, block rows by count (both false)",
             by_count,
         ),
         ("sparse, unfused (sparse-fuse-attention=false)", unfused),
@@ -356,8 +368,9 @@ def attention(s: int, rng: np.random.Generator) -> tuple[Run, Run]:
         f"({dense.bound.limit.resource}), {dense.fraction:.1%} of roofline"
     )
     print(
-        f"  dense / sparse fused: {dense.cycles / sparse.cycles:.2f}x; by count / "
-        f"balanced: {by_count.cycles / sparse.cycles:.2f}x; unfused / "
+        f"  dense / sparse fused: {dense.cycles / sparse.cycles:.2f}x; whole rows "
+        f"/ blocks split: {whole_rows.cycles / sparse.cycles:.2f}x; by count / "
+        f"default: {by_count.cycles / sparse.cycles:.2f}x; unfused / "
         f"fused: {unfused.cycles / sparse.cycles:.2f}x; outputs differ from the "
         f"dense one by at most {differs(sparse):.2e} (fused), "
         f"{differs(unfused):.2e} (unfused); {time.perf_counter() - start:.0f}s"

@@ -13,6 +13,7 @@ rows) / cores` of it; a row is never divided.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import UnitAttr, i32
@@ -39,6 +40,17 @@ def smaller(nest: SparseNest, at: InsertPoint, a: SSAValue, b: SSAValue) -> SSAV
     return nest.value(at, arith.SelectOp(less, a, b))
 
 
+def next_row(nest: SparseNest, at: InsertPoint, row: SSAValue, rows: int) -> SSAValue:
+    """`min(row + 1, rows)`: the row whose offset ends `row` (`rows + 1`
+    offsets)."""
+    return smaller(
+        nest,
+        at,
+        nest.value(at, arith.AddiOp(row, nest.constant(1))),
+        nest.constant(rows),
+    )
+
+
 def offsets_in_ub(
     nest: SparseNest, at: InsertPoint, offsets: SSAValue, rows: int
 ) -> Reader:
@@ -53,6 +65,27 @@ def offsets_in_ub(
         return nest.value(at, tile.ExtractOp(table, [nest.index_value(row)]))
 
     return offset
+
+
+def first_row(
+    nest: SparseNest,
+    at: InsertPoint,
+    rows: int,
+    reaches: Callable[[InsertPoint, SSAValue], SSAValue],
+) -> SSAValue:
+    """The first row in `[0, rows]` for which `reaches` (monotone in the row)
+    holds, `rows` if none: a binary search of `bit_length(rows) + 1` unrolled
+    steps on the scalar unit (`reaches` may see `rows` once converged, and
+    must hold there)."""
+    lo, hi = nest.constant(0), nest.constant(rows)
+    for _ in range(max(1, rows.bit_length() + 1)):
+        total = nest.value(at, arith.AddiOp(lo, hi))
+        mid = nest.value(at, arith.DivUIOp(total, nest.constant(2)))
+        found = reaches(at, mid)
+        hi = nest.value(at, arith.SelectOp(found, mid, hi))
+        after = nest.value(at, arith.AddiOp(mid, nest.constant(1)))
+        lo = nest.value(at, arith.SelectOp(found, lo, after))
+    return lo
 
 
 def core_rows(
@@ -82,16 +115,9 @@ def core_rows(
         share = nest.value(at, arith.MuliOp(nest.index_value(core), work))
         twice = nest.value(at, arith.MuliOp(share, nest.constant(2)))
         wanted = nest.value(at, arith.DivUIOp(twice, nest.constant(cores)))
-        lo, hi = nest.constant(0), nest.constant(rows)
-        for _ in range(max(1, rows.bit_length() + 1)):
-            total = nest.value(at, arith.AddiOp(lo, hi))
-            mid = nest.value(at, arith.DivUIOp(total, nest.constant(2)))
-            after = smaller(
-                nest,
-                at,
-                nest.value(at, arith.AddiOp(mid, nest.constant(1))),
-                nest.constant(rows),
-            )
+
+        def reaches(at: InsertPoint, mid: SSAValue) -> SSAValue:
+            after = next_row(nest, at, mid, rows)
             ends = nest.value(at, arith.AddiOp(offset(at, mid), offset(at, after)))
             rows_work = nest.value(
                 at,
@@ -106,10 +132,9 @@ def core_rows(
                     nest.value(at, arith.AddiOp(rows_work, nest.constant(row_cost))),
                 ),
             )
-            reaches = nest.value(at, arith.CmpiOp(middle, wanted, "sge"))
-            hi = nest.value(at, arith.SelectOp(reaches, mid, hi))
-            after = nest.value(at, arith.AddiOp(mid, nest.constant(1)))
-            lo = nest.value(at, arith.SelectOp(reaches, lo, after))
+            return nest.value(at, arith.CmpiOp(middle, wanted, "sge"))
+
+        lo = first_row(nest, at, rows, reaches)
         if granule == 1:
             return lo
         unit = nest.constant(granule)
@@ -126,6 +151,146 @@ def core_rows(
     )
     hi = nest.value(at, arith.SelectOp(last, nest.constant(rows), first(following)))
     return lo, hi
+
+
+@dataclass(frozen=True)
+class EntryShare:
+    """Core `c`'s share of a split by stored entries: the entries `[first,
+    end)` and the rows `[lo, hi)` whose entries end in it (or, the first core,
+    before it), then row `hi` too when `straddles` (it starts in the share and
+    ends after it). A row's entries outside `[first, end)` are other cores'."""
+
+    first: SSAValue
+    end: SSAValue
+    lo: SSAValue
+    hi: SSAValue
+    straddles: SSAValue
+    """An i1: row `hi` begins in the share and ends after it."""
+
+
+@dataclass(frozen=True)
+class EntryWork:
+    """The work of a split by stored entries: `nnz` entries plus `row_cost`
+    per row, `work` in all, shared by `sharing = min(cores, work)` cores (so
+    that no share of work is empty but the last cores')."""
+
+    row_cost: int
+    work: SSAValue
+    sharing: SSAValue
+
+    @staticmethod
+    def of(
+        nest: SparseNest,
+        at: InsertPoint,
+        nnz: SSAValue,
+        rows: int,
+        cores: int,
+        row_cost: int,
+    ) -> EntryWork:
+        work = nest.value(at, arith.AddiOp(nnz, nest.constant(row_cost * rows)))
+        return EntryWork(row_cost, work, smaller(nest, at, work, nest.constant(cores)))
+
+    def position(
+        self, nest: SparseNest, at: InsertPoint, entry: SSAValue, row: Valid
+    ) -> SSAValue:
+        """The work before `entry` of row `row` ends: `entry + row_cost * (row
+        + 1)` (a row's fixed work comes before its entries)."""
+        return nest.value(
+            at,
+            arith.AddiOp(
+                entry,
+                nest.index_value(nest.scaled(at, row, self.row_cost, self.row_cost)),
+            ),
+        )
+
+    def cores_before(
+        self, nest: SparseNest, at: InsertPoint, position: SSAValue
+    ) -> SSAValue:
+        """The cores whose share of work begins before `position`:
+        `ceil(position * sharing / work)`."""
+        scaled = nest.value(at, arith.MuliOp(position, self.sharing))
+        up = nest.value(
+            at,
+            arith.AddiOp(
+                scaled, nest.value(at, arith.SubiOp(self.work, nest.constant(1)))
+            ),
+        )
+        return nest.value(at, arith.DivUIOp(up, self.work))
+
+
+def entry_bound(
+    nest: SparseNest,
+    at: InsertPoint,
+    offset: Reader,
+    c: Valid,
+    rows: int,
+    work: EntryWork,
+) -> SSAValue:
+    """The first entry of core `c`'s share: the first whose work position
+    (`EntryWork.position`) reaches `w = min(c * work / sharing, work)`, found
+    in row `r`, the first row whose last entry reaches it (a binary search):
+    `max(offsets[r], w - row_cost * (r + 1))`; `nnz` when no entry does."""
+    if isinstance(c, int) and c == 0:
+        return nest.constant(0)
+    share = nest.value(at, arith.MuliOp(nest.index_value(c), work.work))
+    wanted = smaller(
+        nest, at, nest.value(at, arith.DivUIOp(share, work.sharing)), work.work
+    )
+
+    def reaches(at: InsertPoint, mid: SSAValue) -> SSAValue:
+        after = next_row(nest, at, mid, rows)
+        end = work.position(nest, at, offset(at, after), mid)
+        return nest.value(at, arith.CmpiOp(end, wanted, "sgt"))
+
+    row = first_row(nest, at, rows, reaches)
+    begins = work.position(nest, at, offset(at, row), row)
+    later = nest.value(at, arith.CmpiOp(wanted, begins, "sgt"))
+    position = nest.value(at, arith.SelectOp(later, wanted, begins))
+    base = nest.index_value(nest.scaled(at, row, work.row_cost, work.row_cost))
+    return nest.value(at, arith.SubiOp(position, base))
+
+
+def entry_share(
+    nest: SparseNest,
+    at: InsertPoint,
+    offset: Reader,
+    c: Valid,
+    cores: int,
+    rows: int,
+    work: EntryWork,
+) -> EntryShare:
+    """Core `c`'s share of the entries split evenly by `work` at any entry
+    (rows divided), the rows found by binary searches of the offsets."""
+    first = entry_bound(nest, at, offset, c, rows, work)
+    following = nest.add(at, c, 1)
+    end = entry_bound(nest, at, offset, following, rows, work)
+
+    def rows_ending_by(bound: SSAValue) -> SSAValue:
+        """The first row that ends after `bound`."""
+
+        def reaches(at: InsertPoint, mid: SSAValue) -> SSAValue:
+            after = next_row(nest, at, mid, rows)
+            ends = nest.value(at, arith.CmpiOp(offset(at, after), bound, "sgt"))
+            # `rows` reaches: converged there, the search stays
+            past = nest.value(at, arith.CmpiOp(mid, nest.constant(rows), "sge"))
+            return nest.value(at, arith.OrIOp(ends, past))
+
+        return first_row(nest, at, rows, reaches)
+
+    zero = nest.constant(0)
+    lo = zero
+    if not (isinstance(c, int) and c == 0):
+        is_first = nest.value(at, arith.CmpiOp(nest.index_value(c), zero, "eq"))
+        lo = nest.value(at, arith.SelectOp(is_first, zero, rows_ending_by(first)))
+    last = nest.value(
+        at, arith.CmpiOp(nest.index_value(following), nest.constant(cores), "eq")
+    )
+    hi = nest.value(at, arith.SelectOp(last, nest.constant(rows), rows_ending_by(end)))
+    # offsets[hi] < end <= nnz: hi < rows, and the row begins before the end
+    begins = nest.value(at, arith.CmpiOp(offset(at, hi), end, "slt"))
+    some = nest.value(at, arith.CmpiOp(first, end, "slt"))
+    straddles = nest.value(at, arith.AndIOp(begins, some))
+    return EntryShare(first, end, lo, hi, straddles)
 
 
 def core_loop(

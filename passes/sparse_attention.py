@@ -60,7 +60,7 @@ the fusion off.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import cast
 
@@ -85,7 +85,17 @@ from .attention_nests import (
     running_max,
     to_l0,
 )
-from .balanced_split import LoopBody, Reader, core_loop, core_rows, offsets_in_ub
+from .balanced_split import (
+    EntryShare,
+    EntryWork,
+    LoopBody,
+    Reader,
+    core_loop,
+    core_rows,
+    entry_share,
+    offsets_in_ub,
+    smaller,
+)
 from .located_builder import LocatedBuilder
 from .nest_builder import Valid
 from .sparse_nests import SparseBuffers, SparseNest
@@ -93,6 +103,12 @@ from .tiling_model import column_unit
 
 CUBE_TYPES = ("f16", "bf16")
 """Element types of the fused nest (both matmuls on the cube)."""
+
+SHARE_ROW_COST = 4
+"""A block row's fixed work in stored blocks for `attention-block-split`
+(measured: on ascend910b at S=4096 a core's phase took about two blocks'
+time more per block row, the first scores and the last update not
+overlapped, Q loaded, the output or the partials stored)."""
 
 ROW_COST = 1
 """A block row's fixed work in stored blocks, for the core split: its Q
@@ -337,10 +353,12 @@ class SparseAttentionPlan:
         fuse: bool,
         wanted: NestChoice = NestChoice(True, True),
         balance: bool = True,
+        block_split: bool = True,
     ):
         self.target = target
         self.wanted = wanted
         self.balance = balance
+        self.block_split = block_split
         self.chains: dict[Operation, AttentionChain] = {}
         self.choices: dict[Operation, NestChoice] = {}
         """Per fused chain, the decisions of its nest."""
@@ -402,8 +420,8 @@ class SparseAttentionPlan:
         q, k, v = (dense[x] for x in (chain.sddmm.lhs, chain.sddmm.rhs, chain.spmm.rhs))
         nest = SparseAttentionNest(builder, 1, self._unit(mask.element_type))
         choice = self.choices[op]
-        cores, split = self._split(mask)
-        nest.attention(mask, q, k, v, out, chain.scale, choice, cores)
+        cores, mode, split = self._split(mask)
+        nest.attention(mask, q, k, v, out, chain.scale, choice, cores, mode)
         bm, bn = mask.block
         if choice.cube_sum:
             sums = "row sums on the cube (p @ ones)"
@@ -432,34 +450,56 @@ class SparseAttentionPlan:
         )
         return True
 
-    def _split(self, mask: SparseBuffers) -> tuple[int, str]:
-        """The cores the block rows are split over by stored blocks (1: by
-        count, tile-to-hw's split) and why."""
+    def _split(self, mask: SparseBuffers) -> tuple[int, str, str]:
+        """The cores the block rows are split over (1: by count, tile-to-hw's
+        split), how (`SparseAttentionNest.attention`'s `split`) and why."""
         cores = self.target.cores
         offsets = _element_type(mask.offsets)
-        if not self.balance:
+        count = "block rows split over the cores by count"
+        if not self.balance and not self.block_split:
             return (
                 1,
-                "block rows split over the cores by count (attention-balance=false)",
+                "count",
+                f"{count} (attention-balance=false, attention-block-split=false)",
             )
         if cores < 2:
-            return 1, f"one core on target '{self.target.name}': no split"
+            return 1, "count", f"one core on target '{self.target.name}': no split"
         rows = mask.shape[0] // mask.block[0]
-        if rows <= cores:
-            return 1, (
-                f"block rows split over the cores by count ({rows} block rows, "
-                f"{cores} cores: one block row a core at most)"
-            )
         ub = cast(int, self.target.memories["ub"].size)
         if offsets != i32 or (rows + 1) * 4 * 8 > ub:
-            return 1, (
-                "block rows split over the cores by count (the offsets are not "
-                "i32 or do not fit in ub)"
+            return 1, "count", f"{count} (the offsets are not i32 or do not fit in ub)"
+        if rows <= cores:
+            return (
+                1,
+                "count",
+                (
+                    f"{count} ({rows} block rows, {cores} cores: one block row a core "
+                    "at most, shorter than dividing rows and combining them after a "
+                    "sync_all)"
+                ),
             )
-        return cores, (
-            f"block rows split over {cores} cores by stored blocks (each core "
-            f"searches the offsets, loaded into ub, for its first block row; a "
-            f"block row weighs {ROW_COST} block more than its stored ones)"
+        if self.block_split:
+            return (
+                cores,
+                "blocks",
+                (
+                    f"the stored blocks split evenly over {cores} cores, a block row "
+                    f"weighing {SHARE_ROW_COST} blocks more than its stored ones and "
+                    "divided where a core's share ends (each core searches the "
+                    "offsets, loaded into ub, for its share; a divided row's partial "
+                    "max, sum and accumulator go to GM workspaces and are merged by "
+                    "the core where it begins, after a sync_all)"
+                ),
+            )
+        return (
+            cores,
+            "rows",
+            (
+                f"block rows split over {cores} cores by stored blocks (each core "
+                f"searches the offsets, loaded into ub, for its first block row; a "
+                f"block row weighs {ROW_COST} block more than its stored ones; "
+                "attention-block-split=false: whole block rows)"
+            ),
         )
 
 
@@ -509,12 +549,15 @@ class SparseAttentionNest(SparseNest):
         scale: ScaleForm | None,
         choice: NestChoice,
         cores: int = 1,
+        split: str = "count",
     ) -> None:
         """`out = spmm(softmax(sddmm(mask, q, k^T) [scaled]), v)` by block rows
         (see the module doc), with the decisions of `choice`: the row sums of
         the probabilities as `p @ ones` on the cube (ONES equal columns), each
-        block's update deferred (`_Blocks.step`). With `cores` > 1 the block
-        rows are split over the cores by stored blocks (`balance_cores`)."""
+        block's update deferred (`_Blocks.step`). `split` (over `cores`): by
+        count (tile-to-hw's), `"rows"` whole block rows by stored blocks,
+        `"blocks"` the stored blocks evenly, rows divided and their partial
+        statistics combined after a `sync_all` (`_combine`)."""
         cube_sum, defer = choice.cube_sum, choice.defer
         (bm, bn), element_type = mask.block, _element_type(q)
         d, dv = _cols(q), _cols(v)
@@ -522,12 +565,36 @@ class SparseAttentionNest(SparseNest):
         zero_type = TileType([bm, dv], element_type, MemorySpace.UB)
         stat_type = TileType([bm, 1], f32, MemorySpace.UB)
         sum_type = TileType([bm, ONES if cube_sum else 1], f32, MemorySpace.UB)
+        block_rows = mask.shape[0] // bm
+        workspaces: list[SSAValue] = []
+        if split == "blocks":
+            # per core, two slots of bm rows: a row begun by an earlier core
+            # (0), a row ended by a later one (1); row max, sum, accumulator
+            workspaces = [
+                self.value(
+                    self.top,
+                    memref.AllocOp([], [], MemRefType(f32, [2 * cores * bm, cols])),
+                )
+                for cols in (1, 1, dv)
+            ]
 
         def gm_offset(at: InsertPoint, row: Valid) -> SSAValue:
             return self.read_index(at, mask.offsets, row)
 
-        def rows_reading(offset: Reader) -> LoopBody:
-            """The body of the block-row loop, reading the offsets by `offset`."""
+        def write_out(
+            at: InsertPoint, acc: SSAValue, total: SSAValue, row0: Valid
+        ) -> None:
+            """The output rows acc / l as acc * (1 / l): one division per row,
+            then a multiply (the quotient rounded twice in f32, far below the
+            f16 result's rounding)."""
+            one = self.value(at, tile.FillOp(self.constant(1.0, f32), stat_type))
+            inverse = self.value(at, tile.DivOp(one, total))
+            result = self.value(at, tile.MulOp(acc, inverse))
+            self.store(at, self.cast_to(at, result, element_type), out, [row0, 0])
+
+        def rows_reading(offset: Reader, share: _Share | None = None) -> LoopBody:
+            """The body of the block-row loop, reading the offsets by `offset`;
+            with `share`, a core's share of the stored blocks only."""
 
             def block_row(
                 at: InsertPoint, br: Valid, _: list[SSAValue]
@@ -539,6 +606,12 @@ class SparseAttentionNest(SparseNest):
                 q_l1 = self.load(at, q, [row0, 0], q_type)
                 ones = ones_l0b(self, at, bn, bn, element_type) if cube_sum else None
                 start, end = offset(at, br), offset(at, self.add(at, br, 1))
+                begun = ended = None
+                if share is not None:
+                    begun = self.value(at, arith.CmpiOp(start, share.first, "slt"))
+                    ended = self.value(at, arith.CmpiOp(share.end, end, "slt"))
+                    start = self.value(at, arith.SelectOp(begun, share.first, start))
+                    end = smaller(self, at, end, share.end)
                 stored, empty = Block(), Block()
                 here = InsertPoint.at_end(stored)
                 q_l0 = to_l0(self, here, q_l1, MemorySpace.L0A, False)
@@ -567,20 +640,36 @@ class SparseAttentionNest(SparseNest):
                 carried = self.loop(
                     here, start, last, 1, first, blocks.prefetching_step
                 )
-                _, total, acc, *pending = blocks.step(here, last, carried)
+                maximum, total, acc, *pending = blocks.step(here, last, carried)
                 if defer:
                     total, acc = blocks.settle(here, total, acc, pending)
                 if cube_sum:  # the ONES columns of the sums are equal
                     total = self.value(here, tile.ReduceMaxOp(total, 1))
-                # acc / l as acc * (1 / l): one division per row, then a multiply
-                # (the quotient rounded twice in f32, far below the f16 result's
-                # rounding)
-                one = self.value(here, tile.FillOp(self.constant(1.0, f32), stat_type))
-                inverse = self.value(here, tile.DivOp(one, total))
-                result = self.value(here, tile.MulOp(acc, inverse))
-                self.store(
-                    here, self.cast_to(here, result, element_type), out, [row0, 0]
-                )
+                if share is None or begun is None or ended is None:
+                    write_out(here, acc, total, row0)
+                else:
+                    # a row divided between cores: its statistics to the slot
+                    # of this core, combined after the sync_all
+                    partial = self.value(here, arith.OrIOp(begun, ended))
+                    divided, whole = Block(), Block()
+                    inner = InsertPoint.at_end(divided)
+                    slot = self.value(
+                        inner,
+                        arith.SelectOp(
+                            begun,
+                            share.slot(self, inner, 0),
+                            share.slot(self, inner, 1),
+                        ),
+                    )
+                    for value, workspace in zip(
+                        (maximum, total, acc), workspaces, strict=True
+                    ):
+                        self.store(inner, value, workspace, [slot, 0])
+                    self.insert(inner, scf.YieldOp())
+                    inner = InsertPoint.at_end(whole)
+                    write_out(inner, acc, total, row0)
+                    self.insert(inner, scf.YieldOp())
+                    self.insert(here, scf.IfOp(partial, [], [divided], [whole]))
                 self.insert(here, scf.YieldOp())
                 here = InsertPoint.at_end(empty)
                 self.store(here, self.zeros(here, zero_type, []), out, [row0, 0])
@@ -591,19 +680,165 @@ class SparseAttentionNest(SparseNest):
 
             return block_row
 
-        block_rows = mask.shape[0] // bm
         if cores <= 1:
             self.loop(self.top, 0, block_rows, 1, [], rows_reading(gm_offset))
             return
         nnz = self.value(self.top, memref.DimOp(mask.indices, self.constant(0)))
 
-        def core(at: InsertPoint, c: Valid, _: list[SSAValue]) -> list[SSAValue]:
-            offset = offsets_in_ub(self, at, mask.offsets, block_rows)
-            lo, hi = core_rows(self, at, offset, c, cores, nnz, block_rows, ROW_COST)
-            self.loop(at, lo, hi, 1, [], rows_reading(offset))
+        def reader(at: InsertPoint) -> Reader:
+            return offsets_in_ub(self, at, mask.offsets, block_rows)
+
+        def work(at: InsertPoint) -> EntryWork:
+            return EntryWork.of(self, at, nnz, block_rows, cores, SHARE_ROW_COST)
+
+        if split == "rows":
+
+            def core(at: InsertPoint, c: Valid, _: list[SSAValue]) -> list[SSAValue]:
+                offset = reader(at)
+                lo, hi = core_rows(
+                    self, at, offset, c, cores, nnz, block_rows, ROW_COST
+                )
+                self.loop(at, lo, hi, 1, [], rows_reading(offset))
+                return []
+
+            core_loop(self, cores, core)
+            return
+
+        def blocks(at: InsertPoint, c: Valid, _: list[SSAValue]) -> list[SSAValue]:
+            offset = reader(at)
+            share = _Share(
+                entry_share(self, at, offset, c, cores, block_rows, work(at)), c, bm
+            )
+            # the rows ending in the share, then the one straddling its end
+            past = self.value(at, arith.AddiOp(share.hi, self.constant(1)))
+            hi = self.value(at, arith.SelectOp(share.straddles, past, share.hi))
+            self.loop(at, share.lo, hi, 1, [], rows_reading(offset, share))
             return []
 
-        core_loop(self, cores, core)
+        def combine(at: InsertPoint, c: Valid, _: list[SSAValue]) -> list[SSAValue]:
+            offset = reader(at)
+            share = _Share(
+                entry_share(self, at, offset, c, cores, block_rows, work(at)), c, bm
+            )
+            # the core where a divided row begins completes it
+            begins = self.value(
+                at, arith.CmpiOp(share.first, offset(at, share.hi), "sle")
+            )
+            owns = self.value(at, arith.AndIOp(share.straddles, begins))
+            body = Block()
+            here = InsertPoint.at_end(body)
+            self._combine(here, share, offset, work(here), workspaces, write_out)
+            self.insert(here, scf.YieldOp())
+            self.insert(at, scf.IfOp(owns, [], [body]))
+            return []
+
+        core_loop(self, cores, blocks)
+        core_loop(self, cores, combine)
+        for workspace in workspaces:
+            self.insert(self.top, memref.DeallocOp.get(workspace))
+
+    def _combine(
+        self,
+        at: InsertPoint,
+        share: _Share,
+        offset: Reader,
+        work: EntryWork,
+        workspaces: list[SSAValue],
+        write_out: Callable[[InsertPoint, SSAValue, SSAValue, Valid], None],
+    ) -> None:
+        """Row `share.hi`, begun by this core and ended by the next ones: its
+        partial statistics (this core's slot 1, then slot 0 of each later
+        core whose share begins before the row's end) merged one by one
+        (`merge_partials`), the output rows written once."""
+        bm = share.bm
+        dv = cast(MemRefType[Attribute], workspaces[2].type).get_shape()[1]
+        row_end = offset(at, self.add(at, share.hi, 1))
+        later = work.cores_before(self, at, work.position(self, at, row_end, share.hi))
+        stat_type = TileType([bm, 1], f32, MemorySpace.UB)
+        acc_type = TileType([bm, dv], f32, MemorySpace.UB)
+
+        def partial(at: InsertPoint, slot: SSAValue) -> list[SSAValue]:
+            return [
+                self.load(at, workspace, [slot, 0], tile_type)
+                for workspace, tile_type in zip(
+                    workspaces, (stat_type, stat_type, acc_type), strict=True
+                )
+            ]
+
+        mine = partial(at, share.slot(self, at, 1))
+
+        def merge(at: InsertPoint, c: Valid, carried: list[SSAValue]) -> list[SSAValue]:
+            other = partial(at, _Share.slot_of(self, at, c, bm, 0))
+            return merge_partials(self, at, carried, other)
+
+        following = self.value(
+            at, arith.AddiOp(self.index_value(share.core), self.constant(1))
+        )
+        maximum, total, acc = self.loop(at, following, later, 1, mine, merge)
+        del maximum
+        write_out(at, acc, total, self.scaled(at, share.hi, bm))
+
+
+@dataclass(frozen=True)
+class _Share:
+    """A core's `EntryShare` of the stored blocks, the core and the block
+    rows' height (for its workspace slots)."""
+
+    entries: EntryShare
+    core: Valid
+    bm: int
+
+    @property
+    def first(self) -> SSAValue:
+        return self.entries.first
+
+    @property
+    def end(self) -> SSAValue:
+        return self.entries.end
+
+    @property
+    def lo(self) -> SSAValue:
+        return self.entries.lo
+
+    @property
+    def hi(self) -> SSAValue:
+        return self.entries.hi
+
+    @property
+    def straddles(self) -> SSAValue:
+        return self.entries.straddles
+
+    def slot(self, nest: SparseNest, at: InsertPoint, which: int) -> SSAValue:
+        """The first workspace row of this core's slot `which`."""
+        return self.slot_of(nest, at, self.core, self.bm, which)
+
+    @staticmethod
+    def slot_of(
+        nest: SparseNest, at: InsertPoint, core: Valid, bm: int, which: int
+    ) -> SSAValue:
+        """The first workspace row of core `core`'s slot `which` (0, 1)."""
+        return nest.index_value(nest.scaled(at, core, 2 * bm, which * bm))
+
+
+def merge_partials(
+    nest: SparseNest, at: InsertPoint, mine: list[SSAValue], other: list[SSAValue]
+) -> list[SSAValue]:
+    """Two partial softmax statistics of one row (row max, row sum,
+    accumulator) as one: m = max(m1, m2), l = l1 c1 + l2 c2, acc = acc1 c1 +
+    acc2 c2 with ci = exp(mi - m) (the online softmax's `running_max` and
+    `rescale` steps)."""
+    maximum, total, acc = mine
+    other_max, other_total, other_acc = other
+    new_max, correction = running_max(nest, at, other_max, maximum)
+    assert correction is not None
+    factor = nest.value(at, tile.ExpOp(nest.value(at, tile.SubOp(other_max, new_max))))
+    total = rescale(
+        nest, at, total, nest.value(at, tile.MulOp(other_total, factor)), correction
+    )
+    acc = rescale(
+        nest, at, acc, nest.value(at, tile.MulOp(other_acc, factor)), correction
+    )
+    return [new_max, total, acc]
 
 
 @dataclass

@@ -142,6 +142,12 @@ class TvSparseToTilePass(ModulePass):
     stored blocks (each core searches the offsets for its block rows at run
     time); false: by count (tile-to-hw's split)."""
 
+    attention_block_split: bool = True
+    """In the fused attention nest, split the stored blocks evenly over the
+    cores, dividing a block row where a core's share ends (its partial
+    statistics merged after a sync_all); false: whole block rows
+    (`attention-balance`)."""
+
     dense_fallback: bool = True
     """CSR spmm: branch at run time on nnz to `to_dense` and the dense matmul
     when the cost model estimates it faster (passes/sparse_fallback.py); false:
@@ -231,6 +237,7 @@ class SparseFunctionLowering:
                 self.options.attention_scale_fold,
             ),
             self.options.attention_balance,
+            self.options.attention_block_split,
         )
         self._check([o for o in ops if not plan.handles(o)], return_op, plan)
         self._arguments()

@@ -136,6 +136,7 @@ LOWER_STAGES: tuple[Stage, ...] = (
             ("attention_scale_fold", "attention_scale_fold"),
             ("sparse_attention_defer_update", "attention_defer_update"),
             ("sparse_attention_balance", "attention_balance"),
+            ("sparse_attention_block_split", "attention_block_split"),
             ("sparse_dense_fallback", "dense_fallback"),
             ("sparse_dense_density", "dense_density"),
             ("sparse_index_prefetch", "index_prefetch"),
@@ -201,7 +202,7 @@ class LowerPipeline(PipelinePass):
     split-reductions), tv-sparse-to-tile (sparse-tile-cols, bsr-cube,
     sparse-gather-run, sparse-entry-window, sparse-fuse-attention,
     sparse-attention-defer-update, sparse-attention-balance,
-    sparse-dense-fallback, sparse-dense-density, sparse-index-prefetch,
+    sparse-attention-block-split, sparse-dense-fallback, sparse-dense-density, sparse-index-prefetch,
     sparse-nnz-balance), tv-to-tile,
     tile-peel-tails, tile-pipeline (unless double-buffer=false), tile-to-hw
     (bank-offset, matmul-grid),
@@ -347,6 +348,12 @@ class LowerPipeline(PipelinePass):
     """In the block-sparse attention nest, the block rows split over the
     cores by stored blocks (tv-sparse-to-tile's attention-balance); false:
     by count."""
+
+    sparse_attention_block_split: bool = True
+    """In the block-sparse attention nest, the stored blocks split evenly over
+    the cores, a block row divided where a core's share ends and its partial
+    statistics merged after a sync_all (tv-sparse-to-tile's
+    attention-block-split); false: whole block rows."""
 
     sparse_fuse_attention: bool = True
     """Lower block-sparse attention (`spmm(sparse_softmax(sddmm(...) [* s]),

@@ -139,28 +139,68 @@ func.func @csr(%mask: !csr, %q: !tv.tensor<128x64xf16>, %k: !tv.tensor<128x64xf1
   func.return %out : !tv.tensor<128x64xf16>
 }
 
-// attention-balance (pypto-lower: sparse-attention-balance): with more block
-// rows than cores (32 on 24) the block rows are split over the cores by
-// stored blocks: a static loop over the cores (pypto.core_loop), each loading
-// the offsets into ub and searching them for its first block row and the next
-// core's, then a loop of run-time bounds over its block rows. With at most
-// one block row a core (the functions above) or attention-balance=false: the
-// static loop over the block rows that tile-to-hw splits by count.
-// RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=ascend910b}' 2>&1 | filecheck %s --check-prefix=BAL
-// RUN: pypto-opt %s -p 'pypto-lower{target=ascend910b sparse-attention-balance=false}' 2>&1 | filecheck %s --check-prefix=COUNT
-// RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=ascend910b attention-balance=false}' 2>&1 | filecheck %s --check-prefix=COUNT-NEST
-// BAL: attention.mlir:{{[0-9]+}}:3: remark: tv-sparse-to-tile: fused block-sparse attention {{.*}}; block rows split over the cores by count (2 block rows, 24 cores: one block row a core at most)
-// BAL: attention.mlir:[[# @LINE + 14]]:3: remark: tv-sparse-to-tile: fused block-sparse attention {{.*}}; block rows split over 24 cores by stored blocks (each core searches the offsets, loaded into ub, for its first block row; a block row weighs 1 block more than its stored ones)
-// COUNT: attention.mlir:[[# @LINE + 13]]:3: remark: tv-sparse-to-tile: fused block-sparse attention {{.*}}; block rows split over the cores by count (attention-balance=false)
+// With more block rows than cores (32 on 24), attention-block-split
+// (pypto-lower: sparse-attention-block-split, default on) splits the stored
+// blocks evenly over the cores, a block row weighing 4 blocks more than its
+// stored ones: a static loop over the cores (pypto.core_loop), each loading the
+// offsets into ub and searching them for its share, then a loop of run-time
+// bounds over its block rows, a row divided between cores storing its partial
+// max, sum and accumulator to the core's slot of three GM workspaces instead
+// of its output; then a second core loop (after the sync_all tile-to-hw puts
+// between them) where the core a divided row begins in merges the partials
+// (a loop of run-time bounds over the later cores) and stores the row.
+// attention-block-split=false: attention-balance splits whole block rows by
+// stored blocks (one core loop, no workspace). With at most one block row a
+// core (the functions above) or both off: the static loop over the block rows
+// that tile-to-hw splits by count.
+// RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=ascend910b}' 2>&1 | filecheck %s --check-prefix=SHARE
+// RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=ascend910b attention-block-split=false}' 2>&1 | filecheck %s --check-prefix=BAL
+// RUN: pypto-opt %s -p 'pypto-lower{target=ascend910b sparse-attention-balance=false sparse-attention-block-split=false}' 2>&1 | filecheck %s --check-prefix=COUNT
+// RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=ascend910b attention-balance=false attention-block-split=false}' 2>&1 | filecheck %s --check-prefix=COUNT-NEST
+// RUN: pypto-opt %s -p 'pypto-lower{target=ascend910b}' 2>&1 | filecheck %s --check-prefix=SYNC
+// SHARE: attention.mlir:{{[0-9]+}}:3: remark: tv-sparse-to-tile: fused block-sparse attention {{.*}}; block rows split over the cores by count (2 block rows, 24 cores: one block row a core at most, shorter than dividing rows and combining them after a sync_all)
+// SHARE: attention.mlir:[[# @LINE + 45]]:3: remark: tv-sparse-to-tile: fused block-sparse attention {{.*}}; the stored blocks split evenly over 24 cores, a block row weighing 4 blocks more than its stored ones and divided where a core's share ends
+// BAL: attention.mlir:[[# @LINE + 44]]:3: remark: tv-sparse-to-tile: fused block-sparse attention {{.*}}; block rows split over 24 cores by stored blocks (each core searches the offsets, loaded into ub, for its first block row; a block row weighs 1 block more than its stored ones; attention-block-split=false: whole block rows)
+// COUNT: attention.mlir:[[# @LINE + 43]]:3: remark: tv-sparse-to-tile: fused block-sparse attention {{.*}}; block rows split over the cores by count (attention-balance=false, attention-block-split=false)
+// SHARE-LABEL: func.func @balanced(
+// SHARE:   %[[MAX:.*]] = memref.alloc() : memref<3072x1xf32>
+// SHARE:   %[[SUM:.*]] = memref.alloc() : memref<3072x1xf32>
+// SHARE:   %[[ACC:.*]] = memref.alloc() : memref<3072x64xf32>
+// SHARE:   scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} {
+// SHARE:     tile.load %mask_offsets[%{{.*}}] : memref<33xi32> -> !tile.tile<40xi32, ub, valid = [33]>
+// SHARE:     scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} {
+// SHARE:           tile.store %{{.*}}, %[[MAX]]
+// SHARE:           tile.store %{{.*}}, %[[SUM]]
+// SHARE:           tile.store %{{.*}}, %[[ACC]]
+// SHARE:         } else {
+// SHARE:           tile.store %{{.*}}, %out
+// SHARE:   } {pypto.core_loop}
+// SHARE:   scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} {
+// SHARE:     tile.load %mask_offsets
+// SHARE:     scf.if
+// SHARE:       tile.load %[[MAX]]
+// SHARE:       scf.for {{.*}} iter_args
+// SHARE:         tile.load %[[MAX]]
+// SHARE:         tile.exp
+// SHARE:       tile.store %{{.*}}, %out
+// SHARE:   } {pypto.core_loop}
+// SHARE:   memref.dealloc %[[MAX]]
 // BAL-LABEL: func.func @balanced(
+// BAL-NOT: memref.alloc
 // BAL:   scf.for %[[C:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
 // BAL:     %[[TABLE:.*]] = tile.load %mask_offsets[%{{.*}}] : memref<33xi32> -> !tile.tile<40xi32, ub, valid = [33]>
 // BAL:     tile.extract %[[TABLE]]
 // BAL:     scf.for %[[BR:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
 // BAL:       tile.load %q
 // BAL:   } {pypto.core_loop}
+// BAL-NOT: pypto.core_loop
 // COUNT-NEST-LABEL: func.func @balanced(
 // COUNT-NEST-NOT: pypto.core_loop
+// SYNC-LABEL: func.func @balanced(
+// SYNC:   ascend_hw.block_idx
+// SYNC:   ascend_hw.sync_all
+// SYNC-NOT: ascend_hw.sync_all
+// SYNC:   func.return
 func.func @balanced(%mask: !big, %q: !tv.tensor<2048x64xf16>, %k: !tv.tensor<2048x64xf16>, %v: !tv.tensor<2048x64xf16>) -> !tv.tensor<2048x64xf16> {
   %s = tv.sddmm %mask, %q, %k transpose_b : !big, !tv.tensor<2048x64xf16>, !tv.tensor<2048x64xf16> -> !big
   %p = tv.sparse_softmax %s : !big
