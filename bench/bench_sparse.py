@@ -47,6 +47,7 @@ import numpy as np
 import scipy.sparse as sp
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.parser import Parser
 
 import pypto_mlir as pto
 from pypto_mlir.check import lower, lowered_arguments, result_buffers
@@ -66,6 +67,7 @@ from pypto_mlir.roofline import Roofline, roofline
 from pypto_mlir.sim.access import Pipe
 from pypto_mlir.sparse_roofline import sparse_roofline
 from pypto_mlir.targets import load_target
+from pypto_mlir.universe import default_context
 
 TARGET = "ascend910b"
 CHIP = load_target(TARGET)
@@ -369,18 +371,24 @@ def _csr_triple(matrix: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return matrix.indptr, matrix.indices, matrix.data.astype(np.float16)
 
 
-def single_ops(s: int, rng: np.random.Generator) -> None:
-    """Each of sparse_softmax, sddmm, to_dense and gather alone: cycles, % of
-    its sparse roofline and the busiest pipe (the nests of docs/sparse.md)."""
+def bsr_mask(s: int, rng: np.random.Generator) -> sp.bsr_array:
+    """An s x s BSR matrix of BLOCK x BLOCK blocks, the diagonal and random
+    others stored, EMPTY of them empty."""
     grid = s // BLOCK
     keep = np.eye(grid, dtype=bool)
     others = np.flatnonzero(~keep)
     chosen = rng.choice(others, round((1 - EMPTY) * grid * grid) - grid, replace=False)
     keep.flat[chosen] = True
-    bsr = sp.bsr_array(
+    return sp.bsr_array(
         np.kron(keep, rng.standard_normal((BLOCK, BLOCK)).astype(np.float32)),
         blocksize=(BLOCK, BLOCK),
     )
+
+
+def single_ops(s: int, rng: np.random.Generator) -> None:
+    """Each of sparse_softmax, sddmm, to_dense and gather alone: cycles, % of
+    its sparse roofline and the busiest pipe (the nests of docs/sparse.md)."""
+    bsr = bsr_mask(s, rng)
     csr = sp.random_array(
         (s, s), density=DENSITY, format="csr", dtype=np.float32, rng=rng
     )
@@ -475,6 +483,49 @@ def single_ops(s: int, rng: np.random.Generator) -> None:
         f"gather of {rows} rows in runs of 8: sparse-gather-run=1 {off.cycles} "
         f"cycles, =4 (default) {on.cycles} cycles: {off.cycles / on.cycles:.2f}x"
     )
+
+
+def values_map_module(s: int, block: int) -> ModuleOp:
+    """`exp` of the stored values of an s x s CSR (block 1) or BSR tensor
+    (disassemble, tv.exp, assemble: the frontend has no spelling for it)."""
+    blocked = "" if block == 1 else f", block = [{block}, {block}]"
+    t = f"!tv.tensor<{s}x{s}xf16, #tv.csr<rows = {s}, cols = {s}, nnz = ?, index = i32{blocked}>>"
+    v = "!tv.tensor<?xf16>" if block == 1 else f"!tv.tensor<?x{block}x{block}xf16>"
+    o = f"!tv.tensor<{s // block + 1}xi32>"
+    text = f"""
+func.func @values_exp(%a: {t}) -> {t} {{
+  %0, %1, %2 = tv.disassemble %a : {t} -> {o}, !tv.tensor<?xi32>, {v}
+  %3 = tv.exp %2 : {v}
+  %4 = tv.assemble %0, %1, %3 : {o}, !tv.tensor<?xi32>, {v} -> {t}
+  func.return %4 : {t}
+}}"""
+    return Parser(default_context(), text).parse_module()
+
+
+def values_maps(s: int, rng: np.random.Generator) -> None:
+    """`exp` of the values of a 1 % CSR and of a BSR 64x64 mask: by windows
+    (the default) against one entry a tile (`sparse-values-window=1`)."""
+    csr = sp.random_array(
+        (s, s), density=DENSITY, format="csr", dtype=np.float32, rng=rng
+    )
+    bsr = bsr_mask(s, rng)
+    print(f"\nexp of the stored values (S={s}, ascend910b):")
+    print(
+        "| values of | one entry a tile | by windows (default) | ratio | % of roofline | busiest pipe | numerics |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    for name, block, matrix in (
+        (f"CSR {DENSITY:.0%} ({csr.nnz} entries)", 1, csr),
+        (f"BSR {BLOCK}x{BLOCK}, {bsr.nnz // BLOCK**2} blocks", BLOCK, bsr),
+    ):
+        module = values_map_module(s, block)
+        inputs = [_csr_triple(matrix)]
+        off = simulate(module, inputs, True, sparse_values_window=1)
+        on = simulate(module, inputs, True)
+        print(
+            f"| {name} | {off.cycles} | {on.cycles} | {off.cycles / on.cycles:.1f}x | "
+            f"{on.fraction:.1%} | {busiest(on, short=True)} | {on.numerics} |"
+        )
 
 
 def target(name: str, got: float, wanted: float, text: str, run: Run) -> None:
@@ -589,6 +640,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     size = 4096 if args.large else 1024
     rng = np.random.default_rng(0)
     single_ops(size, np.random.default_rng(1))
+    values_maps(size, np.random.default_rng(1))
     csr, ratio = spmm(size, rng)
     skewed, _ = spmm(size, rng, "power-law")
     sparse, dense = attention(size, rng)

@@ -57,12 +57,13 @@ from pypto_mlir.targets import Target
 from .bufferize import finish_function, memref_type
 from .csr_spmm_nest import CsrSpmmNest, spmm_plan
 from .located_builder import LocatedBuilder
-from .nest_builder import Valid, memref_strides
+from .nest_builder import memref_strides
 from .set_target import required_target
 from .sparse_attention import NestChoice, SparseAttentionPlan, scaled_pattern
 from .sparse_fallback import FallbackCosts, spmm_fallback_costs
 from .sparse_nests import SparseBuffers, SparseNest
 from .sparse_outline import DISTRIBUTE_ATTR, outline
+from .sparse_values import ValuesWindows, auto_window
 from .tiling_model import BUFFERING, column_unit
 
 LOWERED_OPS: tuple[type[Operation], ...] = (
@@ -159,6 +160,11 @@ class TvSparseToTilePass(ModulePass):
     """CSR spmm/spmv split the rows over the cores by stored entries (each
     core searches the offsets for its rows at run time); false: by row count."""
 
+    values_window: int = 0
+    """Dense ops on the stored values of a sparse tensor run on windows of this
+    many stored entries (passes/sparse_values.py); 0: 2 KiB of the widest
+    values type; 1: one entry a tile."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         functions = [
             f for f in op.walk() if isinstance(f, func.FuncOp) and _is_sparse(f)
@@ -169,6 +175,12 @@ class TvSparseToTilePass(ModulePass):
         if self.tile_cols < 0:
             raise op_error(
                 op, f"tv-sparse-to-tile: tile-cols must be >= 0, got {self.tile_cols}"
+            )
+        if self.values_window < 0:
+            raise op_error(
+                op,
+                "tv-sparse-to-tile: values-window must be >= 0, got "
+                f"{self.values_window}",
             )
         if not 0 <= self.dense_density <= 1:
             raise op_error(
@@ -380,11 +392,7 @@ class SparseFunctionLowering:
             outline(run, self._dense_buffer, destinations, self.function, builder)
             what = "on GM buffers of the sparse nests"
         else:
-            self._outline_entries(run, pattern, destinations, builder)
-            what = (
-                "per stored entry (one entry a tile, the rows split over the cores): "
-                "a stored value's count is known at run time only"
-            )
+            what = self._outline_entries(run, pattern, destinations, builder)
         emit_remark(
             run[0],
             f"tv-sparse-to-tile: {len(run)} dense op{'s' if len(run) > 1 else ''} "
@@ -425,44 +433,65 @@ class SparseFunctionLowering:
         a: SparseBuffers,
         destinations: dict[SSAValue, SSAValue],
         builder: LocatedBuilder,
-    ) -> None:
-        """The dense ops on values as a function of one stored entry, called
-        per entry of each (block) row: `? x ...` buffers seen `1 x ...` at the
-        entry (sizes static, as ascend_hw needs)."""
+    ) -> str:
+        """The dense ops on values as a function of a window of stored entries,
+        called per window of the values array split over the cores
+        (passes/sparse_values.py): `? x ...` buffers seen `count x ...` at the
+        window (sizes static, as ascend_hw needs). Returns the remark's text."""
+        tensors = [v for o in run for v in (*o.operands, *o.results) if _is_tensor(v)]
+        types = [_tensor(v).element_type for v in tensors]
+        entry = a.block[0] * a.block[1]
+        window = self.options.values_window or auto_window(
+            entry, max(element_bytes(t) for t in types)
+        )
+        gm = self.target.memories["gm"].alignment
+        aligned = all(window * entry * element_bytes(t) % gm == 0 for t in types)
+        cores = self.target.cores if aligned else 1
+        nest = ValuesWindows(builder, 1, 1)
+        nnz = nest.value(nest.top, memref.DimOp(a.values, nest.constant(0)))
 
-        def one(value_type: tv.TensorViewType) -> tv.TensorViewType:
-            return tv.TensorViewType(
-                value_type.element_type, [1, *value_type.get_shape()[1:]]
+        def emit(inner: LocatedBuilder, position: SSAValue, count: int) -> None:
+            views: dict[SSAValue, SSAValue] = {}
+
+            def view(buffer: SSAValue) -> SSAValue:
+                if buffer not in views:
+                    views[buffer] = _window_view(inner, buffer, position, count)
+                return views[buffer]
+
+            def shaped(value_type: tv.TensorViewType) -> tv.TensorViewType:
+                return tv.TensorViewType(
+                    value_type.element_type, [count, *value_type.get_shape()[1:]]
+                )
+
+            copies: dict[SSAValue, SSAValue] = {}  # each window outlines a copy
+            ops = [o.clone(value_mapper=copies) for o in run]
+            outline(
+                ops,
+                lambda op, value: view(self._dense_buffer(op, value)),
+                {copies[r]: view(d) for r, d in destinations.items()},
+                self.function,
+                inner,
+                shaped,
             )
 
-        nest = SparseNest(builder, 1, 1)
-
-        def block_row(at: InsertPoint, row: Valid, _: list[SSAValue]) -> list[SSAValue]:
-            start, end = nest.row_range(at, a.offsets, row)
-
-            def entry(at: InsertPoint, p: Valid, _: list[SSAValue]) -> list[SSAValue]:
-                inner = LocatedBuilder(at, location=builder.location)
-                views: dict[SSAValue, SSAValue] = {}
-
-                def view(buffer: SSAValue) -> SSAValue:
-                    if buffer not in views:
-                        views[buffer] = _entry_view(inner, buffer, nest.index_value(p))
-                    return views[buffer]
-
-                outline(
-                    run,
-                    lambda op, value: view(self._dense_buffer(op, value)),
-                    {r: view(d) for r, d in destinations.items()},
-                    self.function,
-                    inner,
-                    one,
-                )
-                return []
-
-            nest.loop(at, start, end, 1, [], entry)
-            return []
-
-        nest.loop(nest.top, 0, a.shape[0] // a.block[0], 1, [], block_row)
+        nest.windows(nnz, window, cores, emit)
+        split = (
+            f"split over {cores} cores"
+            if cores > 1
+            else "on one core"
+            + (
+                ""
+                if aligned
+                else f" (a window is not whole {gm}-byte GM blocks: two cores "
+                "would write one)"
+            )
+        )
+        return (
+            f"by windows of {window} stored {'entry' if window == 1 else 'entries'} "
+            f"(one tile each, {split}; the "
+            "rest of the run-time count in static pieces of powers of two on the "
+            "last core)"
+        )
 
     def _dense_buffer(self, op: Operation, value: SSAValue) -> SSAValue:
         """The GM memref of a dense tensor a dense op reads."""
@@ -1057,21 +1086,24 @@ def sparse_memref_types(
     )
 
 
-def _entry_view(builder: LocatedBuilder, buffer: SSAValue, entry: SSAValue) -> SSAValue:
-    """`buffer[entry]` of a `? x ...` values buffer, seen `1 x ...`."""
+def _window_view(
+    builder: LocatedBuilder, buffer: SSAValue, entry: SSAValue, count: int
+) -> SSAValue:
+    """`buffer[entry : entry + count]` of a `? x ...` values buffer, seen
+    `count x ...`."""
     buffer_type = cast(MemRefType[Attribute], buffer.type)
     shape = buffer_type.get_shape()
     strides = memref_strides(MemRefType(buffer_type.element_type, [1, *shape[1:]]))
     result_type = MemRefType(
         buffer_type.element_type,
-        [1, *shape[1:]],
+        [count, *shape[1:]],
         StridedLayoutAttr(strides, None),
     )
     return builder.value(
         memref.SubviewOp.get(
             buffer,
             [entry, *[0] * (len(shape) - 1)],
-            [1, *shape[1:]],
+            [count, *shape[1:]],
             [1] * len(shape),
             result_type,
         )

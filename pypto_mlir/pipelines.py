@@ -140,6 +140,7 @@ LOWER_STAGES: tuple[Stage, ...] = (
             ("sparse_dense_density", "dense_density"),
             ("sparse_index_prefetch", "index_prefetch"),
             ("sparse_nnz_balance", "nnz_balance"),
+            ("sparse_values_window", "values_window"),
         ),
     ),
     Stage(
@@ -202,7 +203,7 @@ class LowerPipeline(PipelinePass):
     sparse-gather-run, sparse-entry-window, sparse-fuse-attention,
     sparse-attention-defer-update, sparse-attention-balance,
     sparse-dense-fallback, sparse-dense-density, sparse-index-prefetch,
-    sparse-nnz-balance), tv-to-tile,
+    sparse-nnz-balance, sparse-values-window), tv-to-tile,
     tile-peel-tails, tile-pipeline (unless double-buffer=false), tile-to-hw
     (bank-offset, matmul-grid),
     hw-coalesce-dma (unless coalesce-dma=false) and hw-insert-sync; every stage
@@ -364,6 +365,11 @@ class LowerPipeline(PipelinePass):
     sparse_nnz_balance: bool = True
     """CSR spmm/spmv split rows over the cores by stored entries
     (tv-sparse-to-tile's nnz-balance); false: by row count."""
+
+    sparse_values_window: int = 0
+    """Element-wise ops on the stored values of a sparse tensor run on windows
+    of this many entries split over the cores (tv-sparse-to-tile's
+    values-window); 0: 2 KiB of the values; 1: one entry a tile."""
 
     start_level: str = "tv"
     """The level of the input: tv, or tile for a module already tiled (a
