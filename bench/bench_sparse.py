@@ -528,6 +528,54 @@ def values_maps(s: int, rng: np.random.Generator) -> None:
         )
 
 
+def epilogues(s: int, rng: np.random.Generator) -> None:
+    """`relu(a @ b + bias)` with a 1 % CSR and a BSR 64x64 `a` (s x s, times
+    s x COLUMNS f16): the bias and relu fused into the spmm's rows in UB (the
+    default) against outlined to a dense nest through GM
+    (`sparse-fuse-epilogue=false`)."""
+    csr = sp.random_array(
+        (s, s), density=DENSITY, format="csr", dtype=np.float32, rng=rng
+    )
+    bsr = bsr_mask(s, rng)
+    b = (rng.standard_normal((s, COLUMNS)) * 0.1).astype(np.float16)
+    bias = rng.standard_normal(COLUMNS).astype(np.float16)
+
+    @pto.kernel
+    def csr_bias_relu(
+        a: pto.CSR[(s, s), pto.f16],
+        b: pto.Tensor[(s, COLUMNS), pto.f16],
+        bias: pto.Tensor[(COLUMNS,), pto.f16],
+    ):
+        return pto.relu(a @ b + bias)
+
+    @pto.kernel
+    def bsr_bias_relu(
+        a: pto.BSR[(s, s), pto.f16, (BLOCK, BLOCK)],
+        b: pto.Tensor[(s, COLUMNS), pto.f16],
+        bias: pto.Tensor[(COLUMNS,), pto.f16],
+    ):
+        return pto.relu(a @ b + bias)
+
+    print(
+        f"\nspmm epilogue relu(a @ b + bias), {s}x{s} x {s}x{COLUMNS} f16 (ascend910b):"
+    )
+    print(
+        "| a | unfused (GM) | fused in UB (default) | ratio | % of roofline | busiest pipe | numerics |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    for name, kernel, matrix in (
+        (f"CSR {DENSITY:.0%}", csr_bias_relu, csr),
+        (f"BSR {BLOCK}x{BLOCK}, {bsr.nnz // BLOCK**2} blocks", bsr_bias_relu, bsr),
+    ):
+        inputs = [_csr_triple(matrix), b, bias]
+        off = simulate(kernel.module(), inputs, True, sparse_fuse_epilogue=False)
+        on = simulate(kernel.module(), inputs, True)
+        print(
+            f"| {name} | {off.cycles} | {on.cycles} | {off.cycles / on.cycles:.2f}x | "
+            f"{on.fraction:.1%} | {busiest(on, short=True)} | {on.numerics} |"
+        )
+
+
 def target(name: str, got: float, wanted: float, text: str, run: Run) -> None:
     mark = "met " if got >= wanted else "MISS"
     shown = f"{got:.2f}x" if text.endswith("x") else f"{got:.1%}"
@@ -641,6 +689,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     rng = np.random.default_rng(0)
     single_ops(size, np.random.default_rng(1))
     values_maps(size, np.random.default_rng(1))
+    epilogues(size, np.random.default_rng(1))
     csr, ratio = spmm(size, rng)
     skewed, _ = spmm(size, rng, "power-law")
     sparse, dense = attention(size, rng)

@@ -60,6 +60,7 @@ from .located_builder import LocatedBuilder
 from .nest_builder import memref_strides
 from .set_target import required_target
 from .sparse_attention import NestChoice, SparseAttentionPlan, scaled_pattern
+from .sparse_epilogue import Epilogue, EpilogueRows, epilogue_of
 from .sparse_fallback import FallbackCosts, spmm_fallback_costs
 from .sparse_nests import SparseBuffers, SparseNest
 from .sparse_outline import DISTRIBUTE_ATTR, outline
@@ -165,6 +166,11 @@ class TvSparseToTilePass(ModulePass):
     many stored entries (passes/sparse_values.py); 0: 2 KiB of the widest
     values type; 1: one entry a tile."""
 
+    fuse_epilogue: bool = True
+    """Apply element-wise ops that read only an spmm's result (and a bias row
+    or scalars) to its rows in UB before the one store
+    (passes/sparse_epilogue.py); false: outlined to a dense nest through GM."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         functions = [
             f for f in op.walk() if isinstance(f, func.FuncOp) and _is_sparse(f)
@@ -224,6 +230,8 @@ class SparseFunctionLowering:
         stored values of."""
         self.parts: dict[SSAValue, tuple[SparseBuffers, str]] = {}
         """The offsets and indices results of a tv.disassemble."""
+        self.epilogues: dict[Operation, Epilogue] = {}
+        """The element-wise ops fused into each spmm's nest."""
 
     def run(self) -> None:
         return_op = self.block.last_op
@@ -245,6 +253,7 @@ class SparseFunctionLowering:
             self.options.attention_balance,
         )
         self._check([o for o in ops if not plan.handles(o)], return_op, plan)
+        fused = self._fuse_epilogues(ops, plan)
         self._arguments()
         outputs = self._results(return_op)
         end = InsertPoint.before(return_op)
@@ -252,8 +261,8 @@ class SparseFunctionLowering:
         written: set[SSAValue] = set()
         run: list[Operation] = []  # consecutive dense ops, outlined together
         for op in [*ops, return_op]:
-            if op is not return_op and op in plan.covered:
-                continue  # lowered with the root of its chain (sparse_attention.py)
+            if op is not return_op and (op in plan.covered or op in fused):
+                continue  # lowered with the root of its chain or its product
             if (
                 op is not return_op
                 and not plan.handles(op)
@@ -273,6 +282,8 @@ class SparseFunctionLowering:
                 continue
             builder = LocatedBuilder(end, location=op.location)
             result = op.results[0]
+            if op in self.epilogues:  # the nest stores the epilogue's result
+                result = self.epilogues[op].result
             out = outputs.get(result)
             if out is None:  # read by a later nest only: a GM temporary
                 out = self._temporary(op, builder)
@@ -304,6 +315,39 @@ class SparseFunctionLowering:
             scalars,
             [o for o in ops if o.parent is self.block],
         )
+
+    def _fuse_epilogues(
+        self, ops: Sequence[Operation], plan: SparseAttentionPlan
+    ) -> set[Operation]:
+        """The element-wise ops that read only an spmm's result, applied to its
+        rows in UB (passes/sparse_epilogue.py), with a remark each; returns
+        the ops fused."""
+        fused: set[Operation] = set()
+        for op in ops:
+            if not isinstance(op, tv.SpmmOp) or plan.handles(op):
+                continue
+            epilogue, why = epilogue_of(op, ops)
+            if epilogue is None and why is None:
+                continue
+            if epilogue is not None and not self.options.fuse_epilogue:
+                why, epilogue = "fuse-epilogue=false", None
+            if epilogue is None:
+                emit_remark(
+                    op,
+                    f"tv-sparse-to-tile: no epilogue fused into {op.name} ({why}): "
+                    "the element-wise ops read its result from GM",
+                )
+                continue
+            self.epilogues[op] = epilogue
+            fused.update(epilogue.ops)
+            rest = f"; the chain stops there: {why}" if why else ""
+            emit_remark(
+                op,
+                f"tv-sparse-to-tile: {epilogue.names} fused into the rows of "
+                f"{op.name} in UB before its one store (the product never goes "
+                f"to GM){rest}",
+            )
+        return fused
 
     def _temporary(self, op: Operation, builder: LocatedBuilder) -> SSAValue:
         """A GM buffer for `op`'s result: its dense shape, or for a sparse result
@@ -734,11 +778,26 @@ class SparseFunctionLowering:
         shape = _tensor(op.rhs).get_shape()
         n = shape[1] if len(shape) == 2 else 1
         reason = self._cube_refusal(a)
+        epilogue = self.epilogues.get(op)
+        rows = None
+        live = 0  # UB tiles of the epilogue: its result and its operands
+        if epilogue is not None:
+            rows = EpilogueRows(
+                epilogue, {v: self.dense[v] for v in epilogue.operands()}
+            )
+            live = 1 + len(epilogue.operands())
         if reason is None:
             cols = self._cube_columns(op, a, n)
-            self._nest(
+            if live:
+                unit = fractal_edge(a.element_type, self.target)
+                ub = cast(int, self.target.memories["ub"].size)
+                most = ub // (BUFFERING * live * a.block[0] * 4) // unit * unit
+                cols = min(cols, max(unit, most))
+            nest = self._nest(
                 builder, cols, a.element_type, fractal_edge(a.element_type, self.target)
-            ).spmm_cube(a, b, out)
+            )
+            nest.epilogue = rows
+            nest.spmm_cube(a, b, out)
             emit_remark(
                 op,
                 f"tv-sparse-to-tile: {op.name} of {a.block[0]}x{a.block[1]} blocks on "
@@ -747,16 +806,18 @@ class SparseFunctionLowering:
             )
             return
         # value, gathered row (T and f32), product and accumulator (f32), result
-        cols = self._columns(op, [a.element_type, f32], n, 5)
+        cols = self._columns(op, [a.element_type, f32], n, 5 + live)
         rows_builder = builder
         if reason == "csr" and isinstance(op, tv.SpmmOp):
             rows_builder = self._dense_fallback(op, a, b, out, cols, builder)
         if reason == "csr":
             plan, why = spmm_plan(a, n, self.target, self.options)
             alignment = self.target.memories["ub"].alignment
-            CsrSpmmNest(
+            nest = CsrSpmmNest(
                 rows_builder, cols, column_unit([a.element_type, f32], alignment)
-            ).spmm_csr(a, b, out, plan)
+            )
+            nest.epilogue = rows
+            nest.spmm_csr(a, b, out, plan)
             emit_remark(
                 op,
                 f"tv-sparse-to-tile: {op.name} by rows, {_columns(cols)} a tile: per "
@@ -764,7 +825,9 @@ class SparseFunctionLowering:
                 f"in UB; {why}",
             )
             return
-        self._nest(builder, cols, a.element_type).spmm_rows(a, b, out)
+        nest = self._nest(builder, cols, a.element_type)
+        nest.epilogue = rows
+        nest.spmm_rows(a, b, out)
         emit_remark(
             op,
             f"tv-sparse-to-tile: {op.name} by rows, {_columns(cols)} a tile: per "
@@ -849,10 +912,16 @@ class SparseFunctionLowering:
         product.location = op.location
         tensors.add_op(product)
         sources = {tensors.args[0]: buffer, tensors.args[1]: b}
+        ops: list[Operation] = [product]
+        epilogue = self.epilogues.get(op)
+        if epilogue is not None:  # tv-to-tile fuses it into the matmul's nest
+            copies: dict[SSAValue, SSAValue] = {epilogue.source: product.result}
+            ops += [o.clone(value_mapper=copies) for o in epilogue.ops]
+            sources |= {v: self.dense[v] for v in epilogue.operands()}
         outline(
-            [product],
+            ops,
             lambda _, value: sources[value],
-            {product.result: out},
+            {ops[-1].results[0]: out},
             self.function,
             dense,
         )

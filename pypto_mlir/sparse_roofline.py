@@ -179,6 +179,19 @@ class _Kernel:
             for step in vector_steps(name, scalar):
                 self.work.vector(step, elements, dtype)
             self.disassembled[op.results[0]] = source
+        elif isinstance(op, tv.UnaryOp | tv.BinaryOp):
+            # a dense element-wise op (an spmm's epilogue): its steps over its
+            # result, its dense arguments read once, its other inputs fused
+            result = _type(op.results[0])
+            scalar = not all(isinstance(v.type, tv.TensorViewType) for v in op.operands)
+            for step in vector_steps(op.name.removeprefix("tv."), scalar):
+                self.work.vector(
+                    step, prod(result.get_shape()), str(result.element_type)
+                )
+            for value in op.operands:
+                if isinstance(value.type, tv.TensorViewType):
+                    rows = np.arange(_type(value).get_shape()[0])
+                    self.reads.gather(value, rows, "ub")
         elif isinstance(op, tv.AssembleOp) and op.values in self.disassembled:
             self.patterns[op.result] = self.patterns[self.disassembled[op.values]]
         elif isinstance(op, func.ReturnOp):

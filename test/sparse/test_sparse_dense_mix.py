@@ -172,3 +172,54 @@ def test_bsr_values_map_by_windows(target: str) -> None:
     a = _sparse(sp.bsr_array(dense, blocksize=(16, 16)))
     module = Parser(default_context(), _values_map(64, 96, 16)).parse_module()
     _compare(module, [a], LowerPipeline(target=target), exact=True)
+
+
+@pto.kernel(backend="reference")
+def spmm_row_bias_relu(
+    a: pto.CSR[(12, 20), pto.f16],
+    b: pto.Tensor[(20, 32), pto.f16],
+    bias: pto.Tensor[(32,), pto.f16],
+):
+    return pto.relu(a @ b + bias)
+
+
+@pto.kernel(backend="reference")
+def bsr_spmm_bias_relu(
+    a: pto.BSR[(64, 48), pto.f16, (16, 16)],
+    b: pto.Tensor[(48, 32), pto.f16],
+    bias: pto.Tensor[(32,), pto.f16],
+):
+    return pto.relu(a @ b * 0.5 + bias)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("fuse", [True, False])
+@pytest.mark.parametrize("pattern", ["random", "empty_rows", "all_empty", "full"])
+def test_spmm_epilogue(target: str, fuse: bool, pattern: str) -> None:
+    """relu(a @ b + bias row) with the epilogue in the CSR row nest (and, on
+    tiny, in the dense fallback's matmul) or outlined: exact."""
+    rng = np.random.default_rng(7)
+    a = _sparse(PATTERNS[pattern]((12, 20), rng))
+    b = rng.standard_normal((20, 32)).astype(np.float16)
+    bias = rng.standard_normal(32).astype(np.float16)
+    module = Parser(default_context(), spmm_row_bias_relu.mlir()).parse_module()
+    pipeline = LowerPipeline(target=target, sparse_fuse_epilogue=fuse)
+    _compare(module, [a, b, bias], pipeline, exact=True)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("fuse", [True, False])
+def test_bsr_spmm_epilogue(target: str, fuse: bool) -> None:
+    """relu(a @ b * 0.5 + bias) with BSR on the cube, empty block rows (their
+    zeros go through the epilogue): exact."""
+    rng = np.random.default_rng(8)
+    keep = rng.random((4, 3)) < 0.5
+    keep[1] = False
+    dense = np.kron(keep, rng.standard_normal((16, 16))).astype(np.float32)
+    a = _sparse(sp.bsr_array(dense, blocksize=(16, 16)))
+    b = rng.standard_normal((48, 32)).astype(np.float16)
+    bias = rng.standard_normal(32).astype(np.float16)
+    module = Parser(default_context(), bsr_spmm_bias_relu.mlir()).parse_module()
+    pipeline = LowerPipeline(target=target, sparse_fuse_epilogue=fuse)
+    text = _compare(module, [a, b, bias], pipeline, exact=True)
+    assert "mmad" in text

@@ -5,9 +5,12 @@
 // sparse_attention.py's scale nest) are called per window of the values array
 // (passes/sparse_values.py), split over the cores, the run-time rest in static
 // pieces on the last core. tv-to-tile tiles the outlined functions and inlines them.
-// RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=ascend910b}' 2>&1 | filecheck %s
-// RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=ascend910b},tv-to-tile' 2>&1 | filecheck %s --check-prefix=TILED
+// The spmm's bias and relu are outlined here with fuse-epilogue=false (by
+// default they are fused into the spmm's rows: epilogue.mlir).
+// RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=ascend910b fuse-epilogue=false}' 2>&1 | filecheck %s
+// RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=ascend910b fuse-epilogue=false},tv-to-tile' 2>&1 | filecheck %s --check-prefix=TILED
 
+// CHECK: remark: tv-sparse-to-tile: no epilogue fused into tv.spmm (fuse-epilogue=false): the element-wise ops read its result from GM
 // CHECK: remark: tv-sparse-to-tile: 1 dense op outlined for tv-to-tile, by windows of 1024 stored entries (one tile each, split over 24 cores; the rest of the run-time count in static pieces of powers of two on the last core)
 // CHECK: remark: tv-sparse-to-tile: tv.spmm by rows
 // CHECK: remark: tv-sparse-to-tile: 2 dense ops outlined for tv-to-tile, on GM buffers of the sparse nests
