@@ -390,7 +390,7 @@ def _plan_split(
     ops = list(ops)
     candidates = [op for op in ops if isinstance(op, scf.ForOp) and _tile_ops(op)]
     if candidates and CORE_LOOP_ATTR in candidates[0].attributes:
-        return _core_loop_split(candidates[0], ops, later, ranges)
+        return _core_loop_split(candidates[0], ops, ranges)
     if not candidates or not _is_parallel(candidates[0]):
         return None
     loops = _same_space(candidates, ranges)
@@ -447,15 +447,15 @@ def _plan_split(
 def _core_loop_split(
     loop: scf.ForOp,
     ops: Sequence[Operation],
-    later: Sequence[Operation],
     ranges: dict[SSAValue, Range],
 ) -> _Split | None:
-    """A `CORE_LOOP_ATTR` loop alone (nothing carried, no other tile work, no
-    GM both read and written): one iteration a unit."""
+    """A `CORE_LOOP_ATTR` loop alone in its phase (nothing carried, no other
+    tile work, no GM both read and written): one iteration a unit. Later
+    phases, after a barrier, are split on their own."""
     bounds = _bounds(loop, ranges)
     trips = loop_trip_count(loop, ranges)
     reads, writes = _memrefs([loop])
-    others = [op for op in (*ops, *later) if op is not loop and _tile_ops(op)]
+    others = [op for op in ops if op is not loop and _tile_ops(op)]
     if loop.results or reads & writes or others or bounds is None or not trips:
         return None
     lb, _, step = bounds
