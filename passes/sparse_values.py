@@ -11,8 +11,10 @@ static pieces:
     for c in cores (static, one trip a core: pypto.core_loop):
         for p in [c * W / cores, (c + 1) * W / cores) * window   (W = nnz / window)
             ops on entries [p, p + window)                          (one tile)
-        if c is the last core:
-            for each power of two b < window, high to low, if (nnz mod window) & b:
+        if c is the last core and nnz mod window > 0:
+            if nnz >= window: ops on entries [nnz - window, nnz)    (one tile,
+                              overlapping c's last window: the same values again)
+            else: for each power of two b < window, high to low, if nnz & b:
                 ops on the b entries after the ones done           (one tile)
 
 Windows are whole GM blocks (`memories.gm.alignment`) of every buffer, so no
@@ -80,7 +82,7 @@ class ValuesWindows(SparseNest):
                 self.value(at, arith.MuliOp(hi, width)),
             )
             if window == 1:
-                return []
+                return []  # no rest
             last = self.value(
                 at,
                 arith.CmpiOp(self.index_value(c), self.constant(cores - 1), "eq"),
@@ -106,11 +108,34 @@ class ValuesWindows(SparseNest):
     def _rest(
         self, at: InsertPoint, nnz: SSAValue, whole: SSAValue, window: int, emit: Emit
     ) -> None:
-        """The `nnz - whole < window` entries after the windows: a piece of
-        each power of two the count has, the largest first."""
+        """The `nnz - whole < window` entries after the windows: one more
+        window ending at `nnz` when there is a window before it (it overlaps
+        the last one, of the same core, and writes the same values again);
+        else (`nnz < window`) a piece of each power of two the count has, the
+        largest first."""
+        if window == 1:
+            return
         rest = self.value(at, arith.SubiOp(nnz, whole))
+        some = self.value(at, arith.CmpiOp(rest, self.constant(0), "ne"))
+        enough = self.value(at, arith.CmpiOp(nnz, self.constant(window), "sge"))
+        shift = self.value(at, arith.AndIOp(some, enough))
+        shifted, pieces = Block(), Block()
+        start = self.value(
+            InsertPoint.at_end(shifted), arith.SubiOp(nnz, self.constant(window))
+        )
+        emit(self._builder(InsertPoint.at_end(shifted)), start, window)
+        shifted.add_op(scf.YieldOp())
+        self._pieces(InsertPoint.at_end(pieces), rest, whole, window, emit)
+        pieces.add_op(scf.YieldOp())
+        self.insert(at, scf.IfOp(shift, [], Region(shifted), Region(pieces)))
+
+    def _pieces(
+        self, at: InsertPoint, rest: SSAValue, whole: SSAValue, window: int, emit: Emit
+    ) -> None:
+        """`rest < window` entries from `whole`, a static piece for each power
+        of two `rest` has."""
         size = 1 << max(0, (window - 1).bit_length() - 1)
-        while size >= 1 and window > 1:
+        while size >= 1:
             bit = self.value(at, arith.AndIOp(rest, self.constant(size)))
             present = self.value(at, arith.CmpiOp(bit, self.constant(0), "ne"))
             done = self.value(at, arith.SubiOp(rest, self._low(at, rest, 2 * size)))

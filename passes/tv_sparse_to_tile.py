@@ -532,9 +532,9 @@ class SparseFunctionLowering:
         )
         return (
             f"by windows of {window} stored {'entry' if window == 1 else 'entries'} "
-            f"(one tile each, {split}; the "
-            "rest of the run-time count in static pieces of powers of two on the "
-            "last core)"
+            f"(one tile each, {split}; the rest of the run-time count on the "
+            "last core: one more window ending at the last entry, or static "
+            "pieces of powers of two when there are fewer entries than a window)"
         )
 
     def _dense_buffer(self, op: Operation, value: SSAValue) -> SSAValue:

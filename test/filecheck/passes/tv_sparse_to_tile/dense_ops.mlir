@@ -11,7 +11,7 @@
 // RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=ascend910b fuse-epilogue=false},tv-to-tile' 2>&1 | filecheck %s --check-prefix=TILED
 
 // CHECK: remark: tv-sparse-to-tile: no epilogue fused into tv.spmm (fuse-epilogue=false): the element-wise ops read its result from GM
-// CHECK: remark: tv-sparse-to-tile: 1 dense op outlined for tv-to-tile, by windows of 1024 stored entries (one tile each, split over 24 cores; the rest of the run-time count in static pieces of powers of two on the last core)
+// CHECK: remark: tv-sparse-to-tile: 1 dense op outlined for tv-to-tile, by windows of 1024 stored entries (one tile each, split over 24 cores; the rest of the run-time count on the last core: one more window ending at the last entry, or static pieces of powers of two when there are fewer entries than a window)
 // CHECK: remark: tv-sparse-to-tile: tv.spmm by rows
 // CHECK: remark: tv-sparse-to-tile: 2 dense ops outlined for tv-to-tile, on GM buffers of the sparse nests
 // CHECK: func.func @f(%a_offsets: memref<9xi32>, %a_indices: memref<?xi32>, %a_values: memref<?xf16>, %b: memref<16x32xf16>, %c: memref<8x32xf16>, %out: memref<8x32xf16>)
@@ -31,15 +31,17 @@
 // CHECK:     scf.if %[[LAST]] {
 // CHECK:       %[[REST:.*]] = arith.subi %[[NNZ]], %[[WHOLE]] : index
 // CHECK:       scf.if
+// CHECK:         func.call @f__dense1(%{{.*}}) {pypto.outlined} : (!tv.tensor<1024xf16>) -> !tv.tensor<1024xf16>
+// CHECK:       } else {
 // CHECK:         memref.subview %a_values[%{{.*}}] [512] [1]
-// CHECK:         func.call @f__dense1(%{{.*}}) {pypto.outlined} : (!tv.tensor<512xf16>) -> !tv.tensor<512xf16>
-// CHECK:         func.call @f__dense10(%{{.*}}) {pypto.outlined} : (!tv.tensor<1xf16>) -> !tv.tensor<1xf16>
+// CHECK:         func.call @f__dense2(%{{.*}}) {pypto.outlined} : (!tv.tensor<512xf16>) -> !tv.tensor<512xf16>
+// CHECK:         func.call @f__dense11(%{{.*}}) {pypto.outlined} : (!tv.tensor<1xf16>) -> !tv.tensor<1xf16>
 // CHECK:   } {pypto.core_loop}
 // CHECK:   %[[PRODUCT:.*]] = memref.alloc() : memref<8x32xf16>
 // CHECK:   memref.expand_shape %[[SCALED]]
 // CHECK:   %[[P0:.*]] = builtin.unrealized_conversion_cast %[[PRODUCT]] : memref<8x32xf16> to !tv.tensor<8x32xf16>
 // CHECK:   %[[C:.*]] = builtin.unrealized_conversion_cast %c : memref<8x32xf16> to !tv.tensor<8x32xf16>
-// CHECK:   %[[Y:.*]] = func.call @f__dense11(%[[P0]], %[[C]]) {pypto.outlined}
+// CHECK:   %[[Y:.*]] = func.call @f__dense12(%[[P0]], %[[C]]) {pypto.outlined}
 // CHECK:   %[[YM:.*]] = builtin.unrealized_conversion_cast %[[Y]] : !tv.tensor<8x32xf16> to memref<8x32xf16>
 // CHECK:   "memref.copy"(%[[YM]], %out)
 // CHECK:   memref.dealloc %[[SCALED]]
@@ -47,7 +49,7 @@
 // CHECK: func.func @f__dense0(%{{.*}}: !tv.tensor<1024xf16>) -> !tv.tensor<1024xf16> attributes {pypto.outlined}
 // CHECK:   arith.constant 5.000000e-01 : f16
 // CHECK:   tv.add %{{.*}}, %{{.*}} : !tv.tensor<1024xf16>, f16 -> !tv.tensor<1024xf16>
-// CHECK: func.func @f__dense11(%{{.*}}: !tv.tensor<8x32xf16>, %c: !tv.tensor<8x32xf16>) -> !tv.tensor<8x32xf16> attributes {pypto.outlined}
+// CHECK: func.func @f__dense12(%{{.*}}: !tv.tensor<8x32xf16>, %c: !tv.tensor<8x32xf16>) -> !tv.tensor<8x32xf16> attributes {pypto.outlined}
 // CHECK:   tv.add
 // CHECK:   tv.relu
 

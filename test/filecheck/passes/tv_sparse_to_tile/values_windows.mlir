@@ -1,8 +1,9 @@
 // Element-wise ops on the stored values of a sparse tensor (disassemble, ops,
 // assemble) by windows of the values array (passes/sparse_values.py): a loop
 // over windows of `values-window` entries split over the cores by a
-// pypto.core_loop, the run-time rest in static pieces of powers of two on the
-// last core; a window that is not whole GM blocks keeps them on one core.
+// pypto.core_loop, the run-time rest on the last core: one more window ending
+// at nnz (overlapping its last one) when nnz >= the window, else static pieces
+// of powers of two; a window that is not whole GM blocks keeps them on one core.
 // RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=ascend910b values-window=16}' 2>&1 | filecheck %s
 // RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=ascend910b values-window=16},tv-to-tile' 2>&1 | filecheck %s --check-prefix=TILED
 // RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=ascend910b values-window=6}' 2>&1 | filecheck %s --check-prefix=ODD
@@ -10,7 +11,7 @@
 // RUN: pypto-opt %s -p 'pypto-lower{target=ascend910b sparse-values-window=16}' 2>&1 | filecheck %s --check-prefix=LOWER
 // RUN: not pypto-opt %s -p 'tv-sparse-to-tile{target=ascend910b values-window=-1}' 2>&1 | filecheck %s --check-prefix=BAD
 
-// CHECK: remark: tv-sparse-to-tile: 2 dense ops outlined for tv-to-tile, by windows of 16 stored entries (one tile each, split over 24 cores; the rest of the run-time count in static pieces of powers of two on the last core)
+// CHECK: remark: tv-sparse-to-tile: 2 dense ops outlined for tv-to-tile, by windows of 16 stored entries (one tile each, split over 24 cores; the rest of the run-time count on the last core: one more window ending at the last entry, or static pieces of powers of two when there are fewer entries than a window)
 // CHECK: remark: tv-sparse-to-tile: 1 dense op outlined for tv-to-tile, by windows of 16 stored entries (one tile each, split over 24 cores;
 // CHECK: func.func @csr(
 // CHECK:   scf.for %[[CORE:.*]] = %{{.*}} to %{{.*}} step
@@ -18,10 +19,16 @@
 // CHECK:       func.call @csr__dense0(%{{.*}}) {pypto.outlined} : (!tv.tensor<16xf16>) -> !tv.tensor<16xf16>
 // CHECK:     arith.cmpi eq, %[[CORE]]
 // CHECK:     scf.if
-// CHECK:       func.call @csr__dense1(%{{.*}}) {pypto.outlined} : (!tv.tensor<8xf16>) -> !tv.tensor<8xf16>
-// CHECK:       func.call @csr__dense2(%{{.*}}) {pypto.outlined} : (!tv.tensor<4xf16>) -> !tv.tensor<4xf16>
-// CHECK:       func.call @csr__dense3(%{{.*}}) {pypto.outlined} : (!tv.tensor<2xf16>) -> !tv.tensor<2xf16>
-// CHECK:       func.call @csr__dense4(%{{.*}}) {pypto.outlined} : (!tv.tensor<1xf16>) -> !tv.tensor<1xf16>
+// CHECK:       %[[SHIFT:.*]] = arith.andi
+// CHECK:       scf.if %[[SHIFT]] {
+// CHECK:         %[[START:.*]] = arith.subi %{{.*}}, %{{.*}} : index
+// CHECK:         memref.subview %a_values[%[[START]]] [16] [1]
+// CHECK:         func.call @csr__dense1(%{{.*}}) {pypto.outlined} : (!tv.tensor<16xf16>) -> !tv.tensor<16xf16>
+// CHECK:       } else {
+// CHECK:         func.call @csr__dense2(%{{.*}}) {pypto.outlined} : (!tv.tensor<8xf16>) -> !tv.tensor<8xf16>
+// CHECK:         func.call @csr__dense3(%{{.*}}) {pypto.outlined} : (!tv.tensor<4xf16>) -> !tv.tensor<4xf16>
+// CHECK:         func.call @csr__dense4(%{{.*}}) {pypto.outlined} : (!tv.tensor<2xf16>) -> !tv.tensor<2xf16>
+// CHECK:         func.call @csr__dense5(%{{.*}}) {pypto.outlined} : (!tv.tensor<1xf16>) -> !tv.tensor<1xf16>
 // CHECK-NOT:   func.call
 // CHECK:   } {pypto.core_loop}
 // CHECK: func.func @csr__dense0(%{{.*}}: !tv.tensor<16xf16>) -> !tv.tensor<16xf16>
@@ -45,9 +52,10 @@
 // ODD: func.func @csr(
 // ODD-NOT: pypto.core_loop
 // ODD:   func.call @csr__dense0(%{{.*}}) {pypto.outlined} : (!tv.tensor<6xf16>)
-// ODD:   func.call @csr__dense1(%{{.*}}) {pypto.outlined} : (!tv.tensor<4xf16>)
-// ODD:   func.call @csr__dense2(%{{.*}}) {pypto.outlined} : (!tv.tensor<2xf16>)
-// ODD:   func.call @csr__dense3(%{{.*}}) {pypto.outlined} : (!tv.tensor<1xf16>)
+// ODD:   func.call @csr__dense1(%{{.*}}) {pypto.outlined} : (!tv.tensor<6xf16>)
+// ODD:   func.call @csr__dense2(%{{.*}}) {pypto.outlined} : (!tv.tensor<4xf16>)
+// ODD:   func.call @csr__dense3(%{{.*}}) {pypto.outlined} : (!tv.tensor<2xf16>)
+// ODD:   func.call @csr__dense4(%{{.*}}) {pypto.outlined} : (!tv.tensor<1xf16>)
 // ODD: func.func @csr__dense0
 
 // AUTO: by windows of 1024 stored entries
