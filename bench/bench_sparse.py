@@ -8,6 +8,12 @@ Issue 14's benchmark, each kernel lowered by `pypto-lower` and run once:
   gather): a table of cycles, % of the sparse roofline, the busiest pipe and
   the numerics against the tv reference; then the gather of runs with
   `sparse-gather-run=1` against the default;
+- `exp` of the stored values of a 1 % CSR and a BSR 64x64 tensor: by windows
+  of the values array (the default) against one entry a tile
+  (`sparse-values-window=1`);
+- `relu(a @ b + bias)` with a 1 % CSR and a BSR 64x64 `a`: the bias and relu
+  fused into the spmm's rows in UB (the default) against outlined through GM
+  (`sparse-fuse-epilogue=false`);
 - SpMM CSR M x M at 1 % density times M x 128 f16, a uniform and a power-law
   pattern: cycles, % of the sparse roofline (pypto_mlir/sparse_roofline.py,
   from the run's pattern), the vector and cube utilisation and the GM
