@@ -8,6 +8,12 @@ Issue 14's benchmark, each kernel lowered by `pypto-lower` and run once:
   gather): a table of cycles, % of the sparse roofline, the busiest pipe and
   the numerics against the tv reference; then the gather of runs with
   `sparse-gather-run=1` against the default;
+- `exp` of the stored values of a 1 % CSR and a BSR 64x64 tensor: by windows
+  of the values array (the default) against one entry a tile
+  (`sparse-values-window=1`);
+- `relu(a @ b + bias)` with a 1 % CSR and a BSR 64x64 `a`: the bias and relu
+  fused into the spmm's rows in UB (the default) against outlined through GM
+  (`sparse-fuse-epilogue=false`);
 - SpMM CSR M x M at 1 % density times M x 128 f16, a uniform and a power-law
   pattern: cycles, % of the sparse roofline (pypto_mlir/sparse_roofline.py,
   from the run's pattern), the vector and cube utilisation and the GM
@@ -47,6 +53,7 @@ import numpy as np
 import scipy.sparse as sp
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.parser import Parser
 
 import pypto_mlir as pto
 from pypto_mlir.check import lower, lowered_arguments, result_buffers
@@ -66,6 +73,7 @@ from pypto_mlir.roofline import Roofline, roofline
 from pypto_mlir.sim.access import Pipe
 from pypto_mlir.sparse_roofline import sparse_roofline
 from pypto_mlir.targets import load_target
+from pypto_mlir.universe import default_context
 
 TARGET = "ascend910b"
 CHIP = load_target(TARGET)
@@ -382,18 +390,24 @@ def _csr_triple(matrix: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return matrix.indptr, matrix.indices, matrix.data.astype(np.float16)
 
 
-def single_ops(s: int, rng: np.random.Generator) -> None:
-    """Each of sparse_softmax, sddmm, to_dense and gather alone: cycles, % of
-    its sparse roofline and the busiest pipe (the nests of docs/sparse.md)."""
+def bsr_mask(s: int, rng: np.random.Generator) -> sp.bsr_array:
+    """An s x s BSR matrix of BLOCK x BLOCK blocks, the diagonal and random
+    others stored, EMPTY of them empty."""
     grid = s // BLOCK
     keep = np.eye(grid, dtype=bool)
     others = np.flatnonzero(~keep)
     chosen = rng.choice(others, round((1 - EMPTY) * grid * grid) - grid, replace=False)
     keep.flat[chosen] = True
-    bsr = sp.bsr_array(
+    return sp.bsr_array(
         np.kron(keep, rng.standard_normal((BLOCK, BLOCK)).astype(np.float32)),
         blocksize=(BLOCK, BLOCK),
     )
+
+
+def single_ops(s: int, rng: np.random.Generator) -> None:
+    """Each of sparse_softmax, sddmm, to_dense and gather alone: cycles, % of
+    its sparse roofline and the busiest pipe (the nests of docs/sparse.md)."""
+    bsr = bsr_mask(s, rng)
     csr = sp.random_array(
         (s, s), density=DENSITY, format="csr", dtype=np.float32, rng=rng
     )
@@ -488,6 +502,97 @@ def single_ops(s: int, rng: np.random.Generator) -> None:
         f"gather of {rows} rows in runs of 8: sparse-gather-run=1 {off.cycles} "
         f"cycles, =4 (default) {on.cycles} cycles: {off.cycles / on.cycles:.2f}x"
     )
+
+
+def values_map_module(s: int, block: int) -> ModuleOp:
+    """`exp` of the stored values of an s x s CSR (block 1) or BSR tensor
+    (disassemble, tv.exp, assemble: the frontend has no spelling for it)."""
+    blocked = "" if block == 1 else f", block = [{block}, {block}]"
+    t = f"!tv.tensor<{s}x{s}xf16, #tv.csr<rows = {s}, cols = {s}, nnz = ?, index = i32{blocked}>>"
+    v = "!tv.tensor<?xf16>" if block == 1 else f"!tv.tensor<?x{block}x{block}xf16>"
+    o = f"!tv.tensor<{s // block + 1}xi32>"
+    text = f"""
+func.func @values_exp(%a: {t}) -> {t} {{
+  %0, %1, %2 = tv.disassemble %a : {t} -> {o}, !tv.tensor<?xi32>, {v}
+  %3 = tv.exp %2 : {v}
+  %4 = tv.assemble %0, %1, %3 : {o}, !tv.tensor<?xi32>, {v} -> {t}
+  func.return %4 : {t}
+}}"""
+    return Parser(default_context(), text).parse_module()
+
+
+def values_maps(s: int, rng: np.random.Generator) -> None:
+    """`exp` of the values of a 1 % CSR and of a BSR 64x64 mask: by windows
+    (the default) against one entry a tile (`sparse-values-window=1`)."""
+    csr = sp.random_array(
+        (s, s), density=DENSITY, format="csr", dtype=np.float32, rng=rng
+    )
+    bsr = bsr_mask(s, rng)
+    print(f"\nexp of the stored values (S={s}, ascend910b):")
+    print(
+        "| values of | one entry a tile | by windows (default) | ratio | % of roofline | busiest pipe | numerics |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    for name, block, matrix in (
+        (f"CSR {DENSITY:.0%} ({csr.nnz} entries)", 1, csr),
+        (f"BSR {BLOCK}x{BLOCK}, {bsr.nnz // BLOCK**2} blocks", BLOCK, bsr),
+    ):
+        module = values_map_module(s, block)
+        inputs = [_csr_triple(matrix)]
+        off = simulate(module, inputs, True, sparse_values_window=1)
+        on = simulate(module, inputs, True)
+        print(
+            f"| {name} | {off.cycles} | {on.cycles} | {off.cycles / on.cycles:.1f}x | "
+            f"{on.fraction:.1%} | {busiest(on, short=True)} | {on.numerics} |"
+        )
+
+
+def epilogues(s: int, rng: np.random.Generator) -> None:
+    """`relu(a @ b + bias)` with a 1 % CSR and a BSR 64x64 `a` (s x s, times
+    s x COLUMNS f16): the bias and relu fused into the spmm's rows in UB (the
+    default) against outlined to a dense nest through GM
+    (`sparse-fuse-epilogue=false`)."""
+    csr = sp.random_array(
+        (s, s), density=DENSITY, format="csr", dtype=np.float32, rng=rng
+    )
+    bsr = bsr_mask(s, rng)
+    b = (rng.standard_normal((s, COLUMNS)) * 0.1).astype(np.float16)
+    bias = rng.standard_normal(COLUMNS).astype(np.float16)
+
+    @pto.kernel
+    def csr_bias_relu(
+        a: pto.CSR[(s, s), pto.f16],
+        b: pto.Tensor[(s, COLUMNS), pto.f16],
+        bias: pto.Tensor[(COLUMNS,), pto.f16],
+    ):
+        return pto.relu(a @ b + bias)
+
+    @pto.kernel
+    def bsr_bias_relu(
+        a: pto.BSR[(s, s), pto.f16, (BLOCK, BLOCK)],
+        b: pto.Tensor[(s, COLUMNS), pto.f16],
+        bias: pto.Tensor[(COLUMNS,), pto.f16],
+    ):
+        return pto.relu(a @ b + bias)
+
+    print(
+        f"\nspmm epilogue relu(a @ b + bias), {s}x{s} x {s}x{COLUMNS} f16 (ascend910b):"
+    )
+    print(
+        "| a | unfused (GM) | fused in UB (default) | ratio | % of roofline | busiest pipe | numerics |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    for name, kernel, matrix in (
+        (f"CSR {DENSITY:.0%}", csr_bias_relu, csr),
+        (f"BSR {BLOCK}x{BLOCK}, {bsr.nnz // BLOCK**2} blocks", bsr_bias_relu, bsr),
+    ):
+        inputs = [_csr_triple(matrix), b, bias]
+        off = simulate(kernel.module(), inputs, True, sparse_fuse_epilogue=False)
+        on = simulate(kernel.module(), inputs, True)
+        print(
+            f"| {name} | {off.cycles} | {on.cycles} | {off.cycles / on.cycles:.2f}x | "
+            f"{on.fraction:.1%} | {busiest(on, short=True)} | {on.numerics} |"
+        )
 
 
 def target(name: str, got: float, wanted: float, text: str, run: Run) -> None:
@@ -602,6 +707,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     size = 4096 if args.large else 1024
     rng = np.random.default_rng(0)
     single_ops(size, np.random.default_rng(1))
+    values_maps(size, np.random.default_rng(1))
+    epilogues(size, np.random.default_rng(1))
     csr, ratio = spmm(size, rng)
     skewed, _ = spmm(size, rng, "power-law")
     sparse, dense = attention(size, rng)

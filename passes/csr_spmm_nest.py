@@ -27,7 +27,9 @@ on the scalar unit and DMAs every value as a 1x1 tile. This nest
 
 Per stored entry the row of `b` at its column is gathered, cast to f32,
 multiplied by the value and added to the row's f32 accumulator in entry order:
-the reference's order, so the result is exact.
+the reference's order, so the result is exact. An element-wise epilogue
+(`SparseNest.epilogue`, passes/sparse_epilogue.py) is applied to each row tile
+in UB before its store.
 """
 
 from __future__ import annotations
@@ -253,6 +255,8 @@ class CsrSpmmNest(SparseNest):
 
                 (total,) = self.loop(at, stop, end, window, [total], later)
             result = self.cast_to(at, total, element_type)
+            if self.epilogue is not None:
+                result = self.epilogue(self, at, result, r, column)
             self.store(at, result, out, [r, column.start])
 
         self.column_tiles(at, n, columns)

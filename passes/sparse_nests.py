@@ -98,6 +98,12 @@ class Column:
         )
 
 
+RowEpilogue = Callable[["SparseNest", InsertPoint, SSAValue, Valid, Column], SSAValue]
+"""Element-wise ops on a product's row tile in UB before its one store
+(passes/sparse_epilogue.py): (nest, where, tile, its first row, its column
+tile) -> the tile to store."""
+
+
 def _last_loop(at: InsertPoint) -> scf.ForOp:
     """The loop just inserted at `at`."""
     op = at.insert_before.prev_op if at.insert_before else at.block.last_op
@@ -111,6 +117,9 @@ def _round_up(value: int, unit: int) -> int:
 
 class SparseNest(LoopBuilder):
     """Builds one sparse op's nest at the builder's insertion point."""
+
+    epilogue: RowEpilogue | None = None
+    """Applied to each row tile of an spmm's result before its store."""
 
     def __init__(self, builder: LocatedBuilder, cols: int, unit: int) -> None:
         super().__init__(builder)
@@ -304,7 +313,10 @@ class SparseNest(LoopBuilder):
 
                 (total,) = self.loop(at, start, end, 1, [acc], entry)
                 result = self.cast_to(at, total, element_type)
-                self.store(at, result, out, [self.scaled(at, br, bm, i), column.start])
+                row = self.scaled(at, br, bm, i)
+                if self.epilogue is not None:
+                    result = self.epilogue(self, at, result, row, column)
+                self.store(at, result, out, [row, column.start])
 
             self.column_tiles(at, n, columns)
 
@@ -359,12 +371,21 @@ class SparseNest(LoopBuilder):
                 return [product(at, j, accs[0])]
 
             (total,) = self.loop(here, self.add(here, start, 1), end, 1, [first], rest)
+            if self.epilogue is not None:  # in UB (the fixpipe casts), then the ops
+                acc = cast(TileType, total.type)
+                moved = TileType(
+                    acc.get_shape(), element_type, MemorySpace.UB, acc.get_valid()
+                )
+                total = self.value(here, tile.MoveOp(total, moved))
+                total = self.epilogue(self, here, total, row0, column)
             self.store(here, total, out, [row0, column.start])
             self.insert(here, scf.YieldOp())
             here = InsertPoint.at_end(empty)
             zeros = self.zeros(
                 here, column.tile_type(element_type, bm), [bm, column.valid]
             )
+            if self.epilogue is not None:  # relu(0 + bias) is not 0
+                zeros = self.epilogue(self, here, zeros, row0, column)
             self.store(here, zeros, out, [row0, column.start])
             self.insert(here, scf.YieldOp())
             nonempty = self.value(at, arith.CmpiOp(start, end, "slt"))

@@ -99,7 +99,8 @@ def outline(
         block.add_op(copy)
         mapping[constant.results[0]] = copy.results[0]
     for op in ops:
-        op.detach()
+        if op.parent is not None:  # else a copy, not inserted anywhere
+            op.detach()
         block.add_op(op)
         for index, value in enumerate(op.operands):
             if value in mapping:

@@ -57,12 +57,14 @@ from pypto_mlir.targets import Target
 from .bufferize import finish_function, memref_type
 from .csr_spmm_nest import CsrSpmmNest, spmm_plan
 from .located_builder import LocatedBuilder
-from .nest_builder import Valid, memref_strides
+from .nest_builder import memref_strides
 from .set_target import required_target
 from .sparse_attention import NestChoice, SparseAttentionPlan, scaled_pattern
+from .sparse_epilogue import Epilogue, EpilogueRows, epilogue_of
 from .sparse_fallback import FallbackCosts, spmm_fallback_costs
 from .sparse_nests import SparseBuffers, SparseNest
 from .sparse_outline import DISTRIBUTE_ATTR, outline
+from .sparse_values import ValuesWindows, auto_window
 from .tiling_model import BUFFERING, column_unit
 
 LOWERED_OPS: tuple[type[Operation], ...] = (
@@ -165,6 +167,16 @@ class TvSparseToTilePass(ModulePass):
     """CSR spmm/spmv split the rows over the cores by stored entries (each
     core searches the offsets for its rows at run time); false: by row count."""
 
+    values_window: int = 0
+    """Dense ops on the stored values of a sparse tensor run on windows of this
+    many stored entries (passes/sparse_values.py); 0: 2 KiB of the widest
+    values type; 1: one entry a tile."""
+
+    fuse_epilogue: bool = True
+    """Apply element-wise ops that read only an spmm's result (and a bias row
+    or scalars) to its rows in UB before the one store
+    (passes/sparse_epilogue.py); false: outlined to a dense nest through GM."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         functions = [
             f for f in op.walk() if isinstance(f, func.FuncOp) and _is_sparse(f)
@@ -175,6 +187,12 @@ class TvSparseToTilePass(ModulePass):
         if self.tile_cols < 0:
             raise op_error(
                 op, f"tv-sparse-to-tile: tile-cols must be >= 0, got {self.tile_cols}"
+            )
+        if self.values_window < 0:
+            raise op_error(
+                op,
+                "tv-sparse-to-tile: values-window must be >= 0, got "
+                f"{self.values_window}",
             )
         if not 0 <= self.dense_density <= 1:
             raise op_error(
@@ -218,6 +236,8 @@ class SparseFunctionLowering:
         stored values of."""
         self.parts: dict[SSAValue, tuple[SparseBuffers, str]] = {}
         """The offsets and indices results of a tv.disassemble."""
+        self.epilogues: dict[Operation, Epilogue] = {}
+        """The element-wise ops fused into each spmm's nest."""
 
     def run(self) -> None:
         return_op = self.block.last_op
@@ -240,6 +260,7 @@ class SparseFunctionLowering:
             self.options.attention_block_split,
         )
         self._check([o for o in ops if not plan.handles(o)], return_op, plan)
+        fused = self._fuse_epilogues(ops, plan)
         self._arguments()
         outputs = self._results(return_op)
         end = InsertPoint.before(return_op)
@@ -247,8 +268,8 @@ class SparseFunctionLowering:
         written: set[SSAValue] = set()
         run: list[Operation] = []  # consecutive dense ops, outlined together
         for op in [*ops, return_op]:
-            if op is not return_op and op in plan.covered:
-                continue  # lowered with the root of its chain (sparse_attention.py)
+            if op is not return_op and (op in plan.covered or op in fused):
+                continue  # lowered with the root of its chain or its product
             if (
                 op is not return_op
                 and not plan.handles(op)
@@ -268,6 +289,8 @@ class SparseFunctionLowering:
                 continue
             builder = LocatedBuilder(end, location=op.location)
             result = op.results[0]
+            if op in self.epilogues:  # the nest stores the epilogue's result
+                result = self.epilogues[op].result
             out = outputs.get(result)
             if out is None:  # read by a later nest only: a GM temporary
                 out = self._temporary(op, builder)
@@ -299,6 +322,39 @@ class SparseFunctionLowering:
             scalars,
             [o for o in ops if o.parent is self.block],
         )
+
+    def _fuse_epilogues(
+        self, ops: Sequence[Operation], plan: SparseAttentionPlan
+    ) -> set[Operation]:
+        """The element-wise ops that read only an spmm's result, applied to its
+        rows in UB (passes/sparse_epilogue.py), with a remark each; returns
+        the ops fused."""
+        fused: set[Operation] = set()
+        for op in ops:
+            if not isinstance(op, tv.SpmmOp) or plan.handles(op):
+                continue
+            epilogue, why = epilogue_of(op, ops)
+            if epilogue is None and why is None:
+                continue
+            if epilogue is not None and not self.options.fuse_epilogue:
+                why, epilogue = "fuse-epilogue=false", None
+            if epilogue is None:
+                emit_remark(
+                    op,
+                    f"tv-sparse-to-tile: no epilogue fused into {op.name} ({why}): "
+                    "the element-wise ops read its result from GM",
+                )
+                continue
+            self.epilogues[op] = epilogue
+            fused.update(epilogue.ops)
+            rest = f"; the chain stops there: {why}" if why else ""
+            emit_remark(
+                op,
+                f"tv-sparse-to-tile: {epilogue.names} fused into the rows of "
+                f"{op.name} in UB before its one store (the product never goes "
+                f"to GM){rest}",
+            )
+        return fused
 
     def _temporary(self, op: Operation, builder: LocatedBuilder) -> SSAValue:
         """A GM buffer for `op`'s result: its dense shape, or for a sparse result
@@ -387,11 +443,7 @@ class SparseFunctionLowering:
             outline(run, self._dense_buffer, destinations, self.function, builder)
             what = "on GM buffers of the sparse nests"
         else:
-            self._outline_entries(run, pattern, destinations, builder)
-            what = (
-                "per stored entry (one entry a tile, the rows split over the cores): "
-                "a stored value's count is known at run time only"
-            )
+            what = self._outline_entries(run, pattern, destinations, builder)
         emit_remark(
             run[0],
             f"tv-sparse-to-tile: {len(run)} dense op{'s' if len(run) > 1 else ''} "
@@ -432,44 +484,65 @@ class SparseFunctionLowering:
         a: SparseBuffers,
         destinations: dict[SSAValue, SSAValue],
         builder: LocatedBuilder,
-    ) -> None:
-        """The dense ops on values as a function of one stored entry, called
-        per entry of each (block) row: `? x ...` buffers seen `1 x ...` at the
-        entry (sizes static, as ascend_hw needs)."""
+    ) -> str:
+        """The dense ops on values as a function of a window of stored entries,
+        called per window of the values array split over the cores
+        (passes/sparse_values.py): `? x ...` buffers seen `count x ...` at the
+        window (sizes static, as ascend_hw needs). Returns the remark's text."""
+        tensors = [v for o in run for v in (*o.operands, *o.results) if _is_tensor(v)]
+        types = [_tensor(v).element_type for v in tensors]
+        entry = a.block[0] * a.block[1]
+        window = self.options.values_window or auto_window(
+            entry, max(element_bytes(t) for t in types)
+        )
+        gm = self.target.memories["gm"].alignment
+        aligned = all(window * entry * element_bytes(t) % gm == 0 for t in types)
+        cores = self.target.cores if aligned else 1
+        nest = ValuesWindows(builder, 1, 1)
+        nnz = nest.value(nest.top, memref.DimOp(a.values, nest.constant(0)))
 
-        def one(value_type: tv.TensorViewType) -> tv.TensorViewType:
-            return tv.TensorViewType(
-                value_type.element_type, [1, *value_type.get_shape()[1:]]
+        def emit(inner: LocatedBuilder, position: SSAValue, count: int) -> None:
+            views: dict[SSAValue, SSAValue] = {}
+
+            def view(buffer: SSAValue) -> SSAValue:
+                if buffer not in views:
+                    views[buffer] = _window_view(inner, buffer, position, count)
+                return views[buffer]
+
+            def shaped(value_type: tv.TensorViewType) -> tv.TensorViewType:
+                return tv.TensorViewType(
+                    value_type.element_type, [count, *value_type.get_shape()[1:]]
+                )
+
+            copies: dict[SSAValue, SSAValue] = {}  # each window outlines a copy
+            ops = [o.clone(value_mapper=copies) for o in run]
+            outline(
+                ops,
+                lambda op, value: view(self._dense_buffer(op, value)),
+                {copies[r]: view(d) for r, d in destinations.items()},
+                self.function,
+                inner,
+                shaped,
             )
 
-        nest = SparseNest(builder, 1, 1)
-
-        def block_row(at: InsertPoint, row: Valid, _: list[SSAValue]) -> list[SSAValue]:
-            start, end = nest.row_range(at, a.offsets, row)
-
-            def entry(at: InsertPoint, p: Valid, _: list[SSAValue]) -> list[SSAValue]:
-                inner = LocatedBuilder(at, location=builder.location)
-                views: dict[SSAValue, SSAValue] = {}
-
-                def view(buffer: SSAValue) -> SSAValue:
-                    if buffer not in views:
-                        views[buffer] = _entry_view(inner, buffer, nest.index_value(p))
-                    return views[buffer]
-
-                outline(
-                    run,
-                    lambda op, value: view(self._dense_buffer(op, value)),
-                    {r: view(d) for r, d in destinations.items()},
-                    self.function,
-                    inner,
-                    one,
-                )
-                return []
-
-            nest.loop(at, start, end, 1, [], entry)
-            return []
-
-        nest.loop(nest.top, 0, a.shape[0] // a.block[0], 1, [], block_row)
+        nest.windows(nnz, window, cores, emit)
+        split = (
+            f"split over {cores} cores"
+            if cores > 1
+            else "on one core"
+            + (
+                ""
+                if aligned
+                else f" (a window is not whole {gm}-byte GM blocks: two cores "
+                "would write one)"
+            )
+        )
+        return (
+            f"by windows of {window} stored {'entry' if window == 1 else 'entries'} "
+            f"(one tile each, {split}; the rest of the run-time count on the "
+            "last core: one more window ending at the last entry, or static "
+            "pieces of powers of two when there are fewer entries than a window)"
+        )
 
     def _dense_buffer(self, op: Operation, value: SSAValue) -> SSAValue:
         """The GM memref of a dense tensor a dense op reads."""
@@ -712,11 +785,26 @@ class SparseFunctionLowering:
         shape = _tensor(op.rhs).get_shape()
         n = shape[1] if len(shape) == 2 else 1
         reason = self._cube_refusal(a)
+        epilogue = self.epilogues.get(op)
+        rows = None
+        live = 0  # UB tiles of the epilogue: its result and its operands
+        if epilogue is not None:
+            rows = EpilogueRows(
+                epilogue, {v: self.dense[v] for v in epilogue.operands()}
+            )
+            live = 1 + len(epilogue.operands())
         if reason is None:
             cols = self._cube_columns(op, a, n)
-            self._nest(
+            if live:
+                unit = fractal_edge(a.element_type, self.target)
+                ub = cast(int, self.target.memories["ub"].size)
+                most = ub // (BUFFERING * live * a.block[0] * 4) // unit * unit
+                cols = min(cols, max(unit, most))
+            nest = self._nest(
                 builder, cols, a.element_type, fractal_edge(a.element_type, self.target)
-            ).spmm_cube(a, b, out)
+            )
+            nest.epilogue = rows
+            nest.spmm_cube(a, b, out)
             emit_remark(
                 op,
                 f"tv-sparse-to-tile: {op.name} of {a.block[0]}x{a.block[1]} blocks on "
@@ -725,16 +813,18 @@ class SparseFunctionLowering:
             )
             return
         # value, gathered row (T and f32), product and accumulator (f32), result
-        cols = self._columns(op, [a.element_type, f32], n, 5)
+        cols = self._columns(op, [a.element_type, f32], n, 5 + live)
         rows_builder = builder
         if reason == "csr" and isinstance(op, tv.SpmmOp):
             rows_builder = self._dense_fallback(op, a, b, out, cols, builder)
         if reason == "csr":
             plan, why = spmm_plan(a, n, self.target, self.options)
             alignment = self.target.memories["ub"].alignment
-            CsrSpmmNest(
+            nest = CsrSpmmNest(
                 rows_builder, cols, column_unit([a.element_type, f32], alignment)
-            ).spmm_csr(a, b, out, plan)
+            )
+            nest.epilogue = rows
+            nest.spmm_csr(a, b, out, plan)
             emit_remark(
                 op,
                 f"tv-sparse-to-tile: {op.name} by rows, {_columns(cols)} a tile: per "
@@ -742,7 +832,9 @@ class SparseFunctionLowering:
                 f"in UB; {why}",
             )
             return
-        self._nest(builder, cols, a.element_type).spmm_rows(a, b, out)
+        nest = self._nest(builder, cols, a.element_type)
+        nest.epilogue = rows
+        nest.spmm_rows(a, b, out)
         emit_remark(
             op,
             f"tv-sparse-to-tile: {op.name} by rows, {_columns(cols)} a tile: per "
@@ -827,10 +919,16 @@ class SparseFunctionLowering:
         product.location = op.location
         tensors.add_op(product)
         sources = {tensors.args[0]: buffer, tensors.args[1]: b}
+        ops: list[Operation] = [product]
+        epilogue = self.epilogues.get(op)
+        if epilogue is not None:  # tv-to-tile fuses it into the matmul's nest
+            copies: dict[SSAValue, SSAValue] = {epilogue.source: product.result}
+            ops += [o.clone(value_mapper=copies) for o in epilogue.ops]
+            sources |= {v: self.dense[v] for v in epilogue.operands()}
         outline(
-            [product],
+            ops,
             lambda _, value: sources[value],
-            {product.result: out},
+            {ops[-1].results[0]: out},
             self.function,
             dense,
         )
@@ -1064,21 +1162,24 @@ def sparse_memref_types(
     )
 
 
-def _entry_view(builder: LocatedBuilder, buffer: SSAValue, entry: SSAValue) -> SSAValue:
-    """`buffer[entry]` of a `? x ...` values buffer, seen `1 x ...`."""
+def _window_view(
+    builder: LocatedBuilder, buffer: SSAValue, entry: SSAValue, count: int
+) -> SSAValue:
+    """`buffer[entry : entry + count]` of a `? x ...` values buffer, seen
+    `count x ...`."""
     buffer_type = cast(MemRefType[Attribute], buffer.type)
     shape = buffer_type.get_shape()
     strides = memref_strides(MemRefType(buffer_type.element_type, [1, *shape[1:]]))
     result_type = MemRefType(
         buffer_type.element_type,
-        [1, *shape[1:]],
+        [count, *shape[1:]],
         StridedLayoutAttr(strides, None),
     )
     return builder.value(
         memref.SubviewOp.get(
             buffer,
             [entry, *[0] * (len(shape) - 1)],
-            [1, *shape[1:]],
+            [count, *shape[1:]],
             [1] * len(shape),
             result_type,
         )

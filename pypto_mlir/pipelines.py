@@ -141,6 +141,8 @@ LOWER_STAGES: tuple[Stage, ...] = (
             ("sparse_dense_density", "dense_density"),
             ("sparse_index_prefetch", "index_prefetch"),
             ("sparse_nnz_balance", "nnz_balance"),
+            ("sparse_values_window", "values_window"),
+            ("sparse_fuse_epilogue", "fuse_epilogue"),
         ),
     ),
     Stage(
@@ -203,7 +205,7 @@ class LowerPipeline(PipelinePass):
     sparse-gather-run, sparse-entry-window, sparse-fuse-attention,
     sparse-attention-defer-update, sparse-attention-balance,
     sparse-attention-block-split, sparse-dense-fallback, sparse-dense-density, sparse-index-prefetch,
-    sparse-nnz-balance), tv-to-tile,
+    sparse-nnz-balance, sparse-values-window, sparse-fuse-epilogue), tv-to-tile,
     tile-peel-tails, tile-pipeline (unless double-buffer=false), tile-to-hw
     (bank-offset, matmul-grid),
     hw-coalesce-dma (unless coalesce-dma=false) and hw-insert-sync
@@ -376,6 +378,16 @@ class LowerPipeline(PipelinePass):
     sparse_nnz_balance: bool = True
     """CSR spmm/spmv split rows over the cores by stored entries
     (tv-sparse-to-tile's nnz-balance); false: by row count."""
+
+    sparse_values_window: int = 0
+    """Element-wise ops on the stored values of a sparse tensor run on windows
+    of this many entries split over the cores (tv-sparse-to-tile's
+    values-window); 0: 2 KiB of the values; 1: one entry a tile."""
+
+    sparse_fuse_epilogue: bool = True
+    """Element-wise ops that read only an spmm's result are applied to its
+    rows in UB before the one store (tv-sparse-to-tile's fuse-epilogue);
+    false: a dense nest through GM."""
 
     start_level: str = "tv"
     """The level of the input: tv, or tile for a module already tiled (a

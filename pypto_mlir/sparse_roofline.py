@@ -164,17 +164,34 @@ class _Kernel:
             pass  # a scalar (the scale)
         elif isinstance(op, tv.DisassembleOp):
             self.disassembled[op.values] = op.input
-        elif isinstance(op, tv.MulOp | tv.DivOp) and op.lhs in self.disassembled:
-            # a scale of the stored values (`a * s`): one step per stored entry
-            source = self.disassembled[op.lhs]
+        elif (
+            isinstance(op, tv.UnaryOp | tv.BinaryOp)
+            and op.operands[0] in self.disassembled
+        ):
+            # an element-wise map of the stored values (`a * s`, `exp` of the
+            # values): its steps once per stored entry
+            source = self.disassembled[op.operands[0]]
             self.read_values(source, "ub")
             elements = self.patterns[source].values.size
-            name, dtype = op.name.removeprefix("tv."), str(_type(op.lhs).element_type)
-            for step in vector_steps(
-                name, not isinstance(op.rhs.type, tv.TensorViewType)
-            ):
+            name = op.name.removeprefix("tv.")
+            dtype = str(_type(op.operands[0]).element_type)
+            scalar = not all(isinstance(v.type, tv.TensorViewType) for v in op.operands)
+            for step in vector_steps(name, scalar):
                 self.work.vector(step, elements, dtype)
-            self.disassembled[op.result] = source
+            self.disassembled[op.results[0]] = source
+        elif isinstance(op, tv.UnaryOp | tv.BinaryOp):
+            # a dense element-wise op (an spmm's epilogue): its steps over its
+            # result, its dense arguments read once, its other inputs fused
+            result = _type(op.results[0])
+            scalar = not all(isinstance(v.type, tv.TensorViewType) for v in op.operands)
+            for step in vector_steps(op.name.removeprefix("tv."), scalar):
+                self.work.vector(
+                    step, prod(result.get_shape()), str(result.element_type)
+                )
+            for value in op.operands:
+                if isinstance(value.type, tv.TensorViewType):
+                    rows = np.arange(_type(value).get_shape()[0])
+                    self.reads.gather(value, rows, "ub")
         elif isinstance(op, tv.AssembleOp) and op.values in self.disassembled:
             self.patterns[op.result] = self.patterns[self.disassembled[op.values]]
         elif isinstance(op, func.ReturnOp):
