@@ -51,10 +51,16 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from pypto_mlir.diagnostics import emit_remark, op_error
 from pypto_mlir.dialects import tensor_view as tv
-from pypto_mlir.dialects.tile import TARGET_ATTR, element_bytes, fractal_edge
+from pypto_mlir.dialects.tile import (
+    EXTRACT_ELEMENT_TYPES,
+    TARGET_ATTR,
+    element_bytes,
+    fractal_edge,
+)
 from pypto_mlir.targets import Target
 
 from .bufferize import finish_function, memref_type
+from .csr_entry_nests import CsrEntryNest
 from .csr_spmm_nest import CsrSpmmNest, spmm_plan
 from .located_builder import LocatedBuilder
 from .nest_builder import Valid, memref_strides
@@ -152,12 +158,17 @@ class TvSparseToTilePass(ModulePass):
     cost model's threshold."""
 
     index_prefetch: bool = True
-    """CSR spmm/spmv read the column indices (i32) and values of a row in
-    windows into ub (double-buffered by tile-pipeline); false: each from GM."""
+    """CSR spmm/spmv (and the entry-insert nests) read the column indices
+    (i32) and values of a row in windows into ub (double-buffered by
+    tile-pipeline); false: each from GM."""
 
     nnz_balance: bool = True
     """CSR spmm/spmv split the rows over the cores by stored entries (each
     core searches the offsets for its rows at run time); false: by row count."""
+
+    entry_insert: bool = True
+    """CSR to_dense builds each row in UB with `tile.insert` and stores it with
+    one DMA (passes/csr_entry_nests.py); false: one DMA per stored entry."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         functions = [
@@ -656,6 +667,8 @@ class SparseFunctionLowering:
             return
         if isinstance(op, tv.ToDenseOp):
             a = self.sparse[op.input]
+            if self._to_dense_rows(op, a, out, builder):
+                return
             cols = self._columns(op, [a.element_type], a.shape[1], 2, a.block[0])
             self._check_block_fits(op, a)
             self._nest(builder, cols, a.element_type).to_dense(a, out)
@@ -742,6 +755,44 @@ class SparseFunctionLowering:
             f"stored entry a gathered row of the rhs multiply-accumulated in f32 "
             f"in UB ({reason})",
         )
+
+    def _to_dense_rows(
+        self, op: tv.ToDenseOp, a: SparseBuffers, out: SSAValue, builder: LocatedBuilder
+    ) -> bool:
+        """CSR to_dense by rows built in UB (`tile.insert`) when a row fits one
+        tile; False (with the reason in the remark of the plain nest) if not."""
+        if a.block != (1, 1):
+            return False
+        n = a.shape[1]
+        cols = self._columns(op, [a.element_type], n, 2)
+        why = self._entry_insert_refusal(a, n, cols)
+        if why is not None:
+            emit_remark(
+                op, f"tv-sparse-to-tile: to_dense not by rows built in ub: {why}"
+            )
+            return False
+        plan, why = spmm_plan(a, n, self.target, self.options)
+        alignment = self.target.memories["ub"].alignment
+        CsrEntryNest(
+            builder, cols, column_unit([a.element_type], alignment)
+        ).to_dense_rows(a, out, plan)
+        emit_remark(
+            op,
+            f"tv-sparse-to-tile: to_dense by rows: each row a zero tile of {n} "
+            "columns in ub, the stored values inserted at their columns "
+            f"(tile.insert), stored with one DMA; {why}",
+        )
+        return True
+
+    def _entry_insert_refusal(self, a: SparseBuffers, n: int, cols: int) -> str | None:
+        """Why a CSR result is not built in ub by `tile.insert` (None: it is)."""
+        if not self.options.entry_insert:
+            return "entry-insert=false"
+        if a.element_type not in EXTRACT_ELEMENT_TYPES:
+            return f"tile.insert writes i16, i32, f16, f32, not {a.element_type}"
+        if n > cols:
+            return f"a row of {n} columns is more than one ub tile ({cols})"
+        return None
 
     def _dense_fallback(
         self,

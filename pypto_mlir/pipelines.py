@@ -140,6 +140,7 @@ LOWER_STAGES: tuple[Stage, ...] = (
             ("sparse_dense_density", "dense_density"),
             ("sparse_index_prefetch", "index_prefetch"),
             ("sparse_nnz_balance", "nnz_balance"),
+            ("sparse_entry_insert", "entry_insert"),
         ),
     ),
     Stage(
@@ -202,7 +203,7 @@ class LowerPipeline(PipelinePass):
     sparse-gather-run, sparse-entry-window, sparse-fuse-attention,
     sparse-attention-defer-update, sparse-attention-balance,
     sparse-dense-fallback, sparse-dense-density, sparse-index-prefetch,
-    sparse-nnz-balance), tv-to-tile,
+    sparse-nnz-balance, sparse-entry-insert), tv-to-tile,
     tile-peel-tails, tile-pipeline (unless double-buffer=false), tile-to-hw
     (bank-offset, matmul-grid),
     hw-coalesce-dma (unless coalesce-dma=false) and hw-insert-sync; every stage
@@ -364,6 +365,10 @@ class LowerPipeline(PipelinePass):
     sparse_nnz_balance: bool = True
     """CSR spmm/spmv split rows over the cores by stored entries
     (tv-sparse-to-tile's nnz-balance); false: by row count."""
+
+    sparse_entry_insert: bool = True
+    """CSR to_dense builds rows in UB with tile.insert, stored whole
+    (tv-sparse-to-tile's entry-insert); false: one DMA per entry."""
 
     start_level: str = "tv"
     """The level of the input: tv, or tile for a module already tiled (a
