@@ -39,6 +39,12 @@ def smaller(nest: SparseNest, at: InsertPoint, a: SSAValue, b: SSAValue) -> SSAV
     return nest.value(at, arith.SelectOp(less, a, b))
 
 
+def larger(nest: SparseNest, at: InsertPoint, a: SSAValue, b: SSAValue) -> SSAValue:
+    """`max(a, b)` of two indices."""
+    less = nest.value(at, arith.CmpiOp(a, b, "slt"))
+    return nest.value(at, arith.SelectOp(less, b, a))
+
+
 def offsets_in_ub(
     nest: SparseNest, at: InsertPoint, offsets: SSAValue, rows: int
 ) -> Reader:
@@ -126,6 +132,25 @@ def core_rows(
     )
     hi = nest.value(at, arith.SelectOp(last, nest.constant(rows), first(following)))
     return lo, hi
+
+
+def row_of_entry(
+    nest: SparseNest, at: InsertPoint, offset: Reader, entry: SSAValue, rows: int
+) -> SSAValue:
+    """The row whose entries hold `entry` (< nnz): the last row `r` with
+    `offset(r) <= entry`, by a binary search of unrolled steps on the scalar
+    unit (an empty row before it is skipped: its successor starts at the
+    same entry)."""
+    lo, hi = nest.constant(0), nest.constant(rows - 1)
+    one = nest.constant(1)
+    for _ in range(max(1, (rows - 1).bit_length())):
+        total = nest.value(at, arith.AddiOp(nest.value(at, arith.AddiOp(lo, hi)), one))
+        mid = nest.value(at, arith.DivUIOp(total, nest.constant(2)))
+        inside = nest.value(at, arith.CmpiOp(offset(at, mid), entry, "sle"))
+        below = nest.value(at, arith.SubiOp(mid, one))
+        lo = nest.value(at, arith.SelectOp(inside, mid, lo))
+        hi = nest.value(at, arith.SelectOp(inside, hi, below))
+    return lo
 
 
 def core_loop(

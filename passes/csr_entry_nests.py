@@ -7,32 +7,49 @@ lands at a run-time place: `to_dense` stores each value to its column,
 *to_dense*, *sddmm*):
 
 - **to_dense by rows**: per row, a zero row tile in UB, each stored value
-  inserted at its column, the row stored once; the static row loop is split
-  over the cores by tile-to-hw (a row is whole 32-byte GM blocks or the split
-  is refused there).
+  inserted at its column, the row stored once; the rows split over the cores
+  as CSR spmm's (`CsrSpmmNest.over_rows`).
+- **sddmm by windows**: per window of `SDDMM_WINDOW` entries of the result's
+  values, each dot product inserted into one f32 tile, stored once; the
+  cores take whole windows (whole 32-byte GM blocks), whichever rows the
+  entries belong to.
 
-The column indices and values are read per entry on the scalar unit: from GM
-(`memref.load`, through the DataCache), or with index prefetch (`window` > 0)
-from windows of `window` entries loaded into ub at the row's first entry
-(`CsrSpmmNest._window`; a row longer than a window loads the next ones), a
-matrix of fewer entries than a window reading GM (an `scf.if` on `nnz`).
+The column indices (and to_dense's values) are read per entry on the scalar
+unit: from GM (`memref.load`, through the DataCache), or with index prefetch
+from ub windows: to_dense's of 64 entries at the row's first entry
+(`CsrSpmmNest._window`; a row longer than a window loads the next ones; a
+matrix of fewer entries than a window reads GM, an `scf.if` on `nnz`),
+sddmm's the indices of its output window.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import cast
 
-from xdsl.dialects import arith, memref
-from xdsl.ir import SSAValue
+from xdsl.dialects import arith, memref, scf
+from xdsl.dialects.builtin import MemRefType, f32, i32
+from xdsl.ir import Attribute, Block, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from pypto_mlir.dialects import tile
-from pypto_mlir.dialects.tile import element_bytes
+from pypto_mlir.dialects.tile import MemorySpace, TileType, element_bytes
 
-from .balanced_split import Reader, smaller
+from .balanced_split import (
+    Reader,
+    core_loop,
+    larger,
+    offsets_in_ub,
+    row_of_entry,
+    smaller,
+)
 from .csr_spmm_nest import CsrSpmmNest, SpmmPlan
 from .nest_builder import Valid
 from .sparse_nests import Column, SparseBuffers
+
+SDDMM_WINDOW = 64
+"""Entries of an sddmm result window: 128 (f16) or 256 (f32) bytes, whole
+32-byte GM blocks, and 256 bytes of i32 column indices in one DMA."""
 
 EntryBody = Callable[[InsertPoint, SSAValue, SSAValue, list[SSAValue]], list[SSAValue]]
 """One stored entry: its column (an index) and value (a scalar of the values'
@@ -127,3 +144,186 @@ class CsrEntryNest(CsrSpmmNest):
         # a row's store, in 32-byte blocks, against an entry's reads and write
         row_cost = max(1, n * element_bytes(element_type) // 32)
         self.over_rows(a, plan, row_cost, row)
+
+    def sddmm_windows(
+        self,
+        mask: SparseBuffers,
+        q: SSAValue,
+        k: SSAValue,
+        out: SSAValue,
+        plan: SpmmPlan,
+    ) -> None:
+        """CSR `(q @ k.T)` at the mask's entries, by windows of `window`
+        entries of the result's values (`SDDMM_WINDOW`): each dot product
+        inserted into a `1 x window` f32 tile, cast and stored with one DMA.
+        Each of `plan.cores` cores takes whole windows (so whole 32-byte GM
+        blocks: sddmm has no row state, a row may straddle two cores); per
+        window, the rows its entries lie in are found by binary searches of
+        the offsets, and the row of q is loaded once per row and window. The
+        column indices of a window are loaded into ub with one DMA
+        (`plan.window` > 0) or read from GM per entry."""
+        element_type = cast(MemRefType[Attribute], q.type).get_element_type()
+        depth = cast(MemRefType[Attribute], q.type).get_shape()[1]
+        rows = mask.shape[0]
+        width = SDDMM_WINDOW
+        nnz = self.value(self.top, memref.DimOp(mask.indices, self.constant(0)))
+        results = self.expand(out, [[0, 1]], [1, nnz])
+        step = min(self.cols, depth)
+        physical = 1 if depth == 1 else -(-step // self.unit) * self.unit
+        window_type = TileType([1, width], f32, MemorySpace.UB)
+        zero_index = self.constant(0)
+
+        def gm_offset(at: InsertPoint, row: Valid) -> SSAValue:
+            return self.read_index(at, mask.offsets, row)
+
+        def span(
+            at: InsertPoint, w: SSAValue, hi: SSAValue, offset: Reader, whole: bool
+        ) -> None:
+            """The entries `[w, hi)`: a whole window (`hi = w + width`) inserted
+            into one tile and stored once, or (the last `nnz mod width` entries)
+            each stored alone."""
+            ids: SSAValue | None = None
+            if plan.window and whole:
+                ids = self.load(
+                    at, mask.indices, [w], TileType([width], i32, MemorySpace.UB)
+                )
+            first = row_of_entry(self, at, offset, w, rows)
+            last = self.value(at, arith.SubiOp(hi, self.constant(1)))
+            after = self.add(at, row_of_entry(self, at, offset, last, rows), 1)
+            inits = [self.zeros(at, window_type, [])] if whole else []
+
+            def row(at: InsertPoint, r: Valid, acc: list[SSAValue]) -> list[SSAValue]:
+                start, end = offset(at, r), offset(at, self.add(at, r, 1))
+                left = None
+                if depth <= step:
+                    left = self._q_chunk(at, q, r, 0, depth, physical, element_type)
+
+                def entry(
+                    at: InsertPoint, p: Valid, acc: list[SSAValue]
+                ) -> list[SSAValue]:
+                    place = self.value(at, arith.SubiOp(self.index_value(p), w))
+                    if ids is None:
+                        col = self.read_index(at, mask.indices, p)
+                    else:
+                        col = self.value(at, tile.ExtractOp(ids, [place]))
+                    total = self._dot(
+                        at, q, k, r, col, depth, step, physical, element_type, left
+                    )
+                    if not whole:
+                        result = self.cast_to(at, total, element_type)
+                        self.store(at, result, results, [0, p])
+                        return []
+                    scalar = self.value(
+                        at, tile.ExtractOp(total, [zero_index, zero_index])
+                    )
+                    placed = tile.InsertOp(scalar, acc[0], [zero_index, place])
+                    return [self.value(at, placed)]
+
+                lo, stop = larger(self, at, start, w), smaller(self, at, end, hi)
+                return self.loop(at, lo, stop, 1, acc, entry)
+
+            done = self.loop(at, first, after, 1, inits, row)
+            if whole:
+                result = self.cast_to(at, done[0], element_type)
+                self.store(at, result, results, [0, w])
+
+        def windows(
+            at: InsertPoint, e0: SSAValue, e1: SSAValue, offset: Reader
+        ) -> None:
+            size = self.constant(width)
+            length = self.value(at, arith.SubiOp(e1, e0))
+            count = self.value(at, arith.DivUIOp(length, size))
+            full = self.value(
+                at, arith.AddiOp(e0, self.value(at, arith.MuliOp(count, size)))
+            )
+
+            def each(at: InsertPoint, w: Valid, _: list[SSAValue]) -> list[SSAValue]:
+                w = self.index_value(w)
+                hi = self.value(at, arith.AddiOp(w, size))
+                span(at, w, hi, offset, True)
+                return []
+
+            self.loop(at, e0, full, width, [], each)
+            rest, empty = Block(), Block()
+            here = InsertPoint.at_end(rest)
+            span(here, full, e1, offset, False)
+            self.insert(here, scf.YieldOp())
+            self.insert(InsertPoint.at_end(empty), scf.YieldOp())
+            some = self.value(at, arith.CmpiOp(full, e1, "slt"))
+            self.insert(at, scf.IfOp(some, [], [rest], [empty]))
+
+        if plan.cores <= 1:
+            windows(self.top, zero_index, nnz, gm_offset)
+            return
+
+        def core(at: InsertPoint, c: Valid, _: list[SSAValue]) -> list[SSAValue]:
+            offset: Reader = gm_offset
+            if plan.offsets_in_ub:
+                offset = offsets_in_ub(self, at, mask.offsets, rows)
+            # whole windows a core: ceil(ceil(nnz / width) / cores) of them
+            per = self.constant(width * plan.cores)
+            spare = self.value(
+                at, arith.AddiOp(nnz, self.constant(width * plan.cores - 1))
+            )
+            chunk = self.value(
+                at,
+                arith.MuliOp(
+                    self.value(at, arith.DivUIOp(spare, per)), self.constant(width)
+                ),
+            )
+            begin = self.value(at, arith.MuliOp(self.index_value(c), chunk))
+            e0 = smaller(self, at, begin, nnz)
+            e1 = smaller(self, at, self.value(at, arith.AddiOp(e0, chunk)), nnz)
+            windows(at, e0, e1, offset)
+            return []
+
+        core_loop(self, plan.cores, core)
+
+    def _q_chunk(
+        self,
+        at: InsertPoint,
+        q: SSAValue,
+        r: Valid,
+        k0: Valid,
+        valid: Valid,
+        physical: int,
+        element_type: Attribute,
+    ) -> SSAValue:
+        """Columns `k0 ..` (`valid` of them) of row `r` of q, as f32."""
+        column = Column(k0, valid, physical)
+        tile_type = column.tile_type(element_type)
+        return self.to_f32(at, self.load(at, q, [r, k0], tile_type, [1, valid]))
+
+    def _dot(
+        self,
+        at: InsertPoint,
+        q: SSAValue,
+        k: SSAValue,
+        r: Valid,
+        col: SSAValue,
+        depth: int,
+        step: int,
+        physical: int,
+        element_type: Attribute,
+        left: SSAValue | None,
+    ) -> SSAValue:
+        """`q[r] . k[col]` as a 1x1 f32 tile: per column tile of K the
+        product row-summed in f32, added in K order (the plain nest's
+        arithmetic); `left`: q's row when K is one tile."""
+        zero = self.zeros(at, TileType([1, 1], f32, MemorySpace.UB), [])
+
+        def chunk(at: InsertPoint, k0: Valid, acc: list[SSAValue]) -> list[SSAValue]:
+            valid = self.tail(at, depth, k0, step, True)
+            row = left
+            if row is None:
+                row = self._q_chunk(at, q, r, k0, valid, physical, element_type)
+            column = Column(k0, valid, physical)
+            right = self.load(
+                at, k, [col, k0], column.tile_type(element_type), [1, valid]
+            )
+            product = self.value(at, tile.MulOp(row, self.to_f32(at, right)))
+            part = self.value(at, tile.ReduceSumOp(product, 1))
+            return [self.value(at, tile.AddOp(acc[0], part))]
+
+        (total,) = self.loop(at, 0, depth, step, [zero], chunk)
+        return total

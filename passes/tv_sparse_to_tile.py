@@ -60,7 +60,7 @@ from pypto_mlir.dialects.tile import (
 from pypto_mlir.targets import Target
 
 from .bufferize import finish_function, memref_type
-from .csr_entry_nests import CsrEntryNest
+from .csr_entry_nests import SDDMM_WINDOW, CsrEntryNest
 from .csr_spmm_nest import CsrSpmmNest, spmm_plan
 from .located_builder import LocatedBuilder
 from .nest_builder import Valid, memref_strides
@@ -912,12 +912,43 @@ class SparseFunctionLowering:
                     "(the rhs as rows, gathered by the column indices)",
                 )
             cols = self._columns(op, [element_type, f32], depth, 4)
+            if self.options.entry_insert:
+                plan, _ = spmm_plan(mask, 1, self.target, self.options)
+                alignment = self.target.memories["ub"].alignment
+                CsrEntryNest(
+                    builder, cols, column_unit([element_type, f32], alignment)
+                ).sddmm_windows(mask, q, k, out, plan)
+                indices = (
+                    "the window's column indices loaded into ub with one DMA"
+                    if plan.window
+                    else "column indices read from GM per entry"
+                    + (
+                        " (index-prefetch=false)"
+                        if not self.options.index_prefetch
+                        else " (prefetch takes i32 indices)"
+                    )
+                )
+                cores = (
+                    f"whole windows split over {plan.cores} cores"
+                    if plan.cores > 1
+                    else "one core"
+                    + (" (nnz-balance=false)" if not self.options.nnz_balance else "")
+                )
+                emit_remark(
+                    op,
+                    f"tv-sparse-to-tile: tv.sddmm by windows of {SDDMM_WINDOW} "
+                    f"entries, {_columns(cols)} of K a tile: each dot product (a row "
+                    "of lhs times the gathered row of rhs, summed in f32) inserted "
+                    f"into a 1x{SDDMM_WINDOW} f32 tile (tile.insert), stored with one "
+                    f"DMA; {indices}; {cores}",
+                )
+                return
             self._nest(builder, cols, element_type).sddmm_rows(mask, q, k, out)
             emit_remark(
                 op,
                 f"tv-sparse-to-tile: tv.sddmm by rows, {_columns(cols)} of K a tile: "
                 "per stored entry a row of lhs times the gathered row of rhs, summed "
-                "in f32",
+                "in f32, stored alone (entry-insert=false); one core",
             )
             return
         reason = self._cube_refusal(mask, element_type) or self._sddmm_fits(
