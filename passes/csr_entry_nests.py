@@ -1,4 +1,5 @@
-"""CSR nests that write a tile element by element (`tile.insert`).
+"""CSR nests that write a tile element by element (`tile.insert`), and the
+split of CSR entries over the cores by whole GM blocks.
 
 The plain nests of `SparseNest` move one stored entry per DMA where an entry
 lands at a run-time place: `to_dense` stores each value to its column,
@@ -13,6 +14,9 @@ lands at a run-time place: `to_dense` stores each value to its column,
   values, each dot product inserted into one f32 tile, stored once; the
   cores take whole windows (whole 32-byte GM blocks), whichever rows the
   entries belong to.
+- **softmax over the cores**: the same split of the entries; a core computes
+  the max and sum of each row its entries lie in over the whole row and
+  writes only its entries' quotients (`SparseNest.csr_softmax_row`).
 
 The column indices (and to_dense's values) are read per entry on the scalar
 unit: from GM (`memref.load`, through the DataCache), or with index prefetch
@@ -256,11 +260,26 @@ class CsrEntryNest(CsrSpmmNest):
             windows(self.top, zero_index, nnz, gm_offset)
             return
 
+        self.over_entries(mask, plan, width, windows)
+
+    def over_entries(
+        self,
+        a: SparseBuffers,
+        plan: SpmmPlan,
+        width: int,
+        body: Callable[[InsertPoint, SSAValue, SSAValue, Reader], None],
+    ) -> None:
+        """`body(at, e0, e1, offset)` for each of `plan.cores` cores: the
+        entries `[e0, e1)` it writes, whole multiples of `width` entries (whole
+        32-byte GM blocks of the values) except at nnz, in a `pypto.core_loop`;
+        `offset` reads the row offsets (from ub when they fit)."""
+        nnz = self.value(self.top, memref.DimOp(a.indices, self.constant(0)))
+
         def core(at: InsertPoint, c: Valid, _: list[SSAValue]) -> list[SSAValue]:
-            offset: Reader = gm_offset
+            offset: Reader = lambda at, row: self.read_index(at, a.offsets, row)  # noqa: E731
             if plan.offsets_in_ub:
-                offset = offsets_in_ub(self, at, mask.offsets, rows)
-            # whole windows a core: ceil(ceil(nnz / width) / cores) of them
+                offset = offsets_in_ub(self, at, a.offsets, a.shape[0])
+            # ceil(ceil(nnz / width) / cores) whole windows a core
             per = self.constant(width * plan.cores)
             spare = self.value(
                 at, arith.AddiOp(nnz, self.constant(width * plan.cores - 1))
@@ -274,10 +293,42 @@ class CsrEntryNest(CsrSpmmNest):
             begin = self.value(at, arith.MuliOp(self.index_value(c), chunk))
             e0 = smaller(self, at, begin, nnz)
             e1 = smaller(self, at, self.value(at, arith.AddiOp(e0, chunk)), nnz)
-            windows(at, e0, e1, offset)
+            body(at, e0, e1, offset)
             return []
 
         core_loop(self, plan.cores, core)
+
+    def softmax_split(
+        self, a: SparseBuffers, out: SSAValue, window: int, plan: SpmmPlan
+    ) -> None:
+        """CSR softmax over `plan.cores` cores: each core writes whole blocks
+        of entries (`over_entries`, `SDDMM_WINDOW` entries a unit); a row
+        whose entries straddle two cores has its max and sum computed by both
+        (each over the whole row), each writing its share of the quotients
+        (`csr_softmax_row`)."""
+        views = self.csr_views(a, out)
+        rows = a.shape[0]
+
+        def share(at: InsertPoint, e0: SSAValue, e1: SSAValue, offset: Reader) -> None:
+            some, empty = Block(), Block()
+            here = InsertPoint.at_end(some)
+            first = row_of_entry(self, here, offset, e0, rows)
+            last = self.value(here, arith.SubiOp(e1, self.constant(1)))
+            after = self.add(here, row_of_entry(self, here, offset, last, rows), 1)
+
+            def row(at: InsertPoint, r: Valid, _: list[SSAValue]) -> list[SSAValue]:
+                start, end = offset(at, r), offset(at, self.add(at, r, 1))
+                lo, hi = larger(self, at, start, e0), smaller(self, at, end, e1)
+                self.csr_softmax_row(at, a, views, start, end, lo, hi, window)
+                return []
+
+            self.loop(here, first, after, 1, [], row)
+            self.insert(here, scf.YieldOp())
+            self.insert(InsertPoint.at_end(empty), scf.YieldOp())
+            nonempty = self.value(at, arith.CmpiOp(e0, e1, "slt"))
+            self.insert(at, scf.IfOp(nonempty, [], [some], [empty]))
+
+        self.over_entries(a, plan, SDDMM_WINDOW, share)
 
     def _q_chunk(
         self,

@@ -685,15 +685,28 @@ class SparseFunctionLowering:
                 raise op_error(
                     op, f"tv-sparse-to-tile: entry-window must be >= 1, got {window}"
                 )
-            if a.block == (1, 1) and window > 1:
-                self._nest(builder, 1, a.element_type).csr_softmax(a, out, window)
-                emit_remark(
-                    op,
-                    "tv-sparse-to-tile: sparse_softmax by rows: the max and the "
-                    f"quotients over windows of {window} entries (one DMA each "
-                    "way), the rest of a row and the sum of exp entry by entry "
-                    "(in entry order)",
+            plan, _ = spmm_plan(a, 1, self.target, self.options)
+            if a.block == (1, 1) and (window > 1 or plan.cores > 1):
+                words = (
+                    "sparse_softmax by rows: the max and the quotients over windows "
+                    f"of {window} entries (one DMA each way), the rest of a row and "
+                    "the sum of exp entry by entry (in entry order)"
                 )
+                if plan.cores > 1:
+                    alignment = self.target.memories["ub"].alignment
+                    CsrEntryNest(
+                        builder, 1, column_unit([a.element_type, f32], alignment)
+                    ).softmax_split(a, out, window, plan)
+                    emit_remark(
+                        op,
+                        f"tv-sparse-to-tile: {words}; the entries split over "
+                        f"{plan.cores} cores in whole blocks of {SDDMM_WINDOW} "
+                        "(a row straddling two cores: its max and sum computed "
+                        "by both, its quotients written by each for its entries)",
+                    )
+                    return
+                self._nest(builder, 1, a.element_type).csr_softmax(a, out, window)
+                emit_remark(op, f"tv-sparse-to-tile: {words}")
                 return
             self._nest(builder, 1, a.element_type).sparse_softmax(a, out)
             (bm, bn), gm = a.block, self.target.memories["gm"].alignment

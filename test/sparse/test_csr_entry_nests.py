@@ -2,7 +2,8 @@
 (passes/csr_entry_nests.py) on the simulator of both targets against the tv
 reference (and so scipy, test_sparse_numerics.py): to_dense by rows built in
 ub (exact); sddmm by windows of 64 dot products (within the reference's
-error bound); with index prefetch and the nnz-balanced core split and without each,
+error bound); softmax split over the cores by whole blocks of entries
+(exact: each core computes a straddling row's max and sum over all of it); with index prefetch and the nnz-balanced core split and without each,
 and with entry-insert off; the patterns
 that break sparse code (empty rows, all empty, one dense row, a single
 nonzero, nnz = rows x cols, odd shapes, power-law rows)."""
@@ -19,6 +20,7 @@ from test_sparse_lowering import (
     _sparse,
     dense_module,
     sddmm_module,
+    softmax_module,
 )
 
 from pypto_mlir.check import compare_levels, lower
@@ -78,3 +80,27 @@ def test_csr_sddmm_switches(shape: tuple[int, int], options: dict) -> None:
 def test_csr_sddmm_k_in_column_tiles() -> None:
     """K wider than a tile (sparse-tile-cols=16): q's row per column tile."""
     _check_sddmm((12, 30), 40, "full", "tiny", sparse_tile_cols=16)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("pattern", sorted(PATTERNS))
+def test_csr_softmax_split(pattern: str, target: str) -> None:
+    """Rows straddling cores (one dense row, full: every core shares rows)."""
+    a = PATTERNS[pattern]((30, 50), _rng("softmax-split", pattern, target))
+    _check_hw(softmax_module(30, 50, "f16"), [_sparse(a, "f16")], target)
+
+
+@pytest.mark.parametrize("window", [1, 4, 8])
+@pytest.mark.parametrize("options", SWITCHES, ids=str)
+@pytest.mark.parametrize("shape", ODD_SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_csr_softmax_split_switches(
+    shape: tuple[int, int], options: dict, window: int
+) -> None:
+    a = PATTERNS["power_law"](shape, _rng("softmax-odd", shape))
+    _check_hw(
+        softmax_module(*shape, "f32"),
+        [_sparse(a, "f32")],
+        "ascend910b",
+        sparse_entry_window=window,
+        **options,
+    )
