@@ -585,10 +585,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--large", action="store_true", help="the issue's shapes, M=4096 and S=4096"
     )
+    parser.add_argument(
+        "--ops", action="store_true", help="only the table of the sparse ops alone"
+    )
     args = parser.parse_args(argv)
     size = 4096 if args.large else 1024
     rng = np.random.default_rng(0)
     single_ops(size, np.random.default_rng(1))
+    if args.ops:
+        return 0
     csr, ratio = spmm(size, rng)
     skewed, _ = spmm(size, rng, "power-law")
     sparse, dense = attention(size, rng)

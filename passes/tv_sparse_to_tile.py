@@ -158,17 +158,20 @@ class TvSparseToTilePass(ModulePass):
     cost model's threshold."""
 
     index_prefetch: bool = True
-    """CSR spmm/spmv (and the entry-insert nests) read the column indices
-    (i32) and values of a row in windows into ub (double-buffered by
-    tile-pipeline); false: each from GM."""
+    """CSR spmm/spmv and to_dense read the column indices (i32) and values of
+    a row in windows into ub (double-buffered by tile-pipeline), CSR sddmm
+    the indices of each window of results; false: each from GM."""
 
     nnz_balance: bool = True
-    """CSR spmm/spmv split the rows over the cores by stored entries (each
-    core searches the offsets for its rows at run time); false: by row count."""
+    """CSR spmm/spmv and to_dense split the rows over the cores by stored
+    entries (each core searches the offsets for its rows at run time); CSR
+    sddmm and softmax split the entries in whole GM blocks; false: the rows
+    by count (spmm, to_dense), one core (sddmm, softmax)."""
 
     entry_insert: bool = True
-    """CSR to_dense builds each row in UB with `tile.insert` and stores it with
-    one DMA (passes/csr_entry_nests.py); false: one DMA per stored entry."""
+    """CSR to_dense builds each row, CSR sddmm each window of 64 results, in
+    UB with `tile.insert` and stores it with one DMA
+    (passes/csr_entry_nests.py); false: one DMA per stored entry."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         functions = [

@@ -359,16 +359,17 @@ class LowerPipeline(PipelinePass):
     (tv-sparse-to-tile's dense-density); 0: the cost model's threshold."""
 
     sparse_index_prefetch: bool = True
-    """CSR spmm/spmv read column indices and values in windows into ub
-    (tv-sparse-to-tile's index-prefetch); false: each from GM."""
+    """CSR spmm/spmv, to_dense and sddmm read column indices (and values) in
+    windows into ub (tv-sparse-to-tile's index-prefetch); false: each from GM."""
 
     sparse_nnz_balance: bool = True
-    """CSR spmm/spmv split rows over the cores by stored entries
-    (tv-sparse-to-tile's nnz-balance); false: by row count."""
+    """CSR spmm/spmv and to_dense split rows over the cores by stored entries,
+    sddmm and softmax the entries by whole GM blocks (tv-sparse-to-tile's
+    nnz-balance); false: rows by count, sddmm and softmax on one core."""
 
     sparse_entry_insert: bool = True
-    """CSR to_dense builds rows in UB with tile.insert, stored whole
-    (tv-sparse-to-tile's entry-insert); false: one DMA per entry."""
+    """CSR to_dense rows and sddmm windows built in UB with tile.insert, stored
+    whole (tv-sparse-to-tile's entry-insert); false: one DMA per entry."""
 
     start_level: str = "tv"
     """The level of the input: tv, or tile for a module already tiled (a
