@@ -703,10 +703,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--large", action="store_true", help="the issue's shapes, M=4096 and S=4096"
     )
+    parser.add_argument(
+        "--ops", action="store_true", help="only the table of the sparse ops alone"
+    )
     args = parser.parse_args(argv)
     size = 4096 if args.large else 1024
     rng = np.random.default_rng(0)
     single_ops(size, np.random.default_rng(1))
+    if args.ops:
+        return 0
     values_maps(size, np.random.default_rng(1))
     epilogues(size, np.random.default_rng(1))
     csr, ratio = spmm(size, rng)

@@ -49,7 +49,7 @@ import abc
 from collections.abc import Sequence
 from enum import auto
 from math import prod
-from typing import ClassVar
+from typing import ClassVar, cast
 
 from xdsl.dialects import scf
 from xdsl.dialects.arith import ConstantOp
@@ -2410,6 +2410,25 @@ class PipeBarrierOp(HwInstruction):
         return self.barrier_pipe.data
 
 
+def _verify_scalar_element(
+    verb: str, what: str, value: SSAValue, indices: Sequence[SSAValue]
+) -> None:
+    """One element of an `nd` buffer: one index per dim, a constant one inside."""
+    buf = cast(BufferType, value.type)
+    if buf.layout_kind != Layout.ND:
+        raise VerifyException(f"{verb} nd buffers")
+    shape = buf.get_shape()
+    if len(indices) != len(shape):
+        raise VerifyException(
+            f"{what} {buf} needs {len(shape)} indices, got {len(indices)}"
+        )
+    index = _constants(indices)
+    if index is not None and any(
+        not 0 <= i < d for i, d in zip(index, shape, strict=True)
+    ):
+        raise VerifyException(f"index {index} is outside {buf}")
+
+
 SCALAR_LOAD_TYPES: tuple[Attribute, ...] = (IndexType(), i16, i32, f16, f32)
 """Element types `load_scalar` reads: indices (GM `index` memrefs, ub i16/i32
 index tiles) and the float values of sparse tensors."""
@@ -2474,21 +2493,72 @@ class LoadScalarOp(HwInstruction):
                 f"not {self.result.type}"
             )
         if isinstance(self.src.type, BufferType):
-            buf = self.src.type
-            if buf.layout_kind != Layout.ND:
-                raise VerifyException("load_scalar reads nd buffers")
-            shape = buf.get_shape()
-            if len(self.indices) != len(shape):
-                raise VerifyException(
-                    f"source {buf} needs {len(shape)} indices, got {len(self.indices)}"
-                )
-            index = _constants(self.indices)
-            if index is not None and any(
-                not 0 <= i < d for i, d in zip(index, shape, strict=True)
-            ):
-                raise VerifyException(f"index {index} is outside {buf}")
+            _verify_scalar_element(
+                "load_scalar reads", "source", self.src, self.indices
+            )
             return
         _verify_gm_window("source", self.src, self.indices, element_bytes(element))
+
+
+SCALAR_STORE_TYPES: tuple[Attribute, ...] = (i16, i32, f16, f32)
+"""Element types `store_scalar` writes: the elements `tile.insert` writes."""
+
+
+@irdl_op_definition
+class StoreScalarOp(HwInstruction):
+    """`store_scalar %v, %dst[%i] : f32, !ascend_hw.buf<64xf32, ub>`: the scalar
+    unit writes one element of a ub buffer (S).
+
+    The counterpart of `load_scalar` (`tile.insert` lowers to it): a float value
+    of the buffer's element type, or an `index` truncated to an i16/i32 element;
+    one index per buffer dim, the `nd` element offset. An element outside the
+    buffer is an error of the simulator naming this op. A vector instruction or
+    DMA that reads the buffer after it waits for an `s -> v` / `s -> mte3` flag
+    (hw-insert-sync derives it like any cross-pipe dependence).
+    """
+
+    name = "ascend_hw.store_scalar"
+
+    value = operand_def()
+    dst = operand_def(BufferType)
+    indices = var_operand_def(IndexType)
+
+    assembly_format = (
+        "$value `,` $dst `[` $indices `]` attr-dict `:` type($value) `,` type($dst)"
+    )
+
+    def __init__(
+        self,
+        value: SSAValue | Operation,
+        dst: SSAValue | Operation,
+        indices: Sequence[SSAValue | Operation],
+    ):
+        super().__init__(operands=[value, dst, indices])
+
+    @property
+    def pipe(self) -> Pipe:
+        return Pipe.S
+
+    def write_buffers(self) -> tuple[SSAValue, ...]:
+        return (self.dst,)
+
+    def verify_(self) -> None:
+        _require_space("the destination", self.dst, (MemorySpace.UB,))
+        buf = cast(BufferType, self.dst.type)
+        element = buf.element_type
+        if element not in SCALAR_STORE_TYPES:
+            raise VerifyException(
+                f"store_scalar writes {names(SCALAR_STORE_TYPES)} elements, got {element}"
+            )
+        allowed = (element,) if is_float_type(element) else (IndexType(), element)
+        if self.value.type not in allowed:
+            raise VerifyException(
+                f"a {element} element is written from "
+                f"{names(dict.fromkeys(allowed))}, not {self.value.type}"
+            )
+        _verify_scalar_element(
+            "store_scalar writes", "destination", self.dst, self.indices
+        )
 
 
 @irdl_op_definition
@@ -2642,6 +2712,7 @@ AscendHW = Dialect(
         WaitFlagOp,
         PipeBarrierOp,
         LoadScalarOp,
+        StoreScalarOp,
         BlockIdxOp,
         BlockDimOp,
         SyncAllOp,

@@ -1743,24 +1743,78 @@ class ExtractOp(IRDLOperation):
                 f"reads a {tile.element_type} element as {expected}, not "
                 f"{self.result.type}"
             )
-        rank = tile.get_num_dims()
-        if len(self.indices) != rank:
+        _verify_scalar_indices(tile, self.indices)
+
+
+def _verify_scalar_indices(tile: TileType, indices: Sequence[SSAValue]) -> None:
+    """One index per dim of `tile`; a constant index inside its shape."""
+    rank = tile.get_num_dims()
+    if len(indices) != rank:
+        raise VerifyException(f"expects {rank} indices for {tile}, got {len(indices)}")
+    for dim, (index, size) in enumerate(zip(indices, tile.get_shape(), strict=True)):
+        owner = index.owner
+        if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+            value = owner.value.value.data
+            if not 0 <= value < size:
+                raise VerifyException(
+                    f"index {value} of dim {dim} is outside the tile's shape "
+                    f"{list(tile.get_shape())}"
+                )
+
+
+@irdl_op_definition
+class InsertOp(IRDLOperation):
+    """The tile `dest` with one element replaced by a scalar written by the
+    scalar unit: the counterpart of `tile.extract`.
+
+        %t2 = tile.insert %v, %t[%j] : f32, !tile.tile<1x64xf32, ub>
+        %c2 = tile.insert %col, %c[%j] : index, !tile.tile<64xi32, ub>
+
+    The value is a scalar of the tile's element type (a float tile) or an
+    `index` (an i16/i32 tile, truncated); one index operand per tile dim, the
+    element inside the tile's valid region (the interpreter checks). This is
+    how a kernel builds a tile element by element at run-time positions: a
+    CSR row scattered into a dense row, a window of dot products gathered
+    into one tile (docs/sparse.md, *The tile level*). Only ub tiles, since the
+    scalar unit writes UB only.
+    """
+
+    name = "tile.insert"
+
+    T: ClassVar = VarConstraint("T", base(TileType))
+
+    value = operand_def()
+    dest = operand_def(T)
+    indices = var_operand_def(IndexType())
+    result = result_def(T)
+
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$value `,` $dest `[` $indices `]` attr-dict `:` type($value) `,` type($dest)"
+    )
+
+    def __init__(
+        self,
+        value: SSAValue | Operation,
+        dest: SSAValue | Operation,
+        indices: Sequence[SSAValue | Operation],
+    ):
+        dest = SSAValue.get(dest)
+        super().__init__(operands=[value, dest, indices], result_types=[dest.type])
+
+    def verify_(self) -> None:
+        tile = _tile_type(self.dest)
+        _verify_space(self, "its destination", tile, (MemorySpace.UB,))
+        _verify_element_type(
+            self, "its destination", tile.element_type, EXTRACT_ELEMENT_TYPES
+        )
+        expected = extract_result_type(tile.element_type)
+        if self.value.type != expected:
             raise VerifyException(
-                f"expects {rank} indices for {tile}, got {len(self.indices)}"
+                f"writes a {tile.element_type} element from {expected}, not "
+                f"{self.value.type}"
             )
-        for dim, (index, size) in enumerate(
-            zip(self.indices, tile.get_shape(), strict=True)
-        ):
-            owner = index.owner
-            if isinstance(owner, arith.ConstantOp) and isinstance(
-                owner.value, IntegerAttr
-            ):
-                value = owner.value.value.data
-                if not 0 <= value < size:
-                    raise VerifyException(
-                        f"index {value} of dim {dim} is outside the tile's shape "
-                        f"{list(tile.get_shape())}"
-                    )
+        _verify_scalar_indices(tile, self.indices)
 
 
 UNARY_OPS: tuple[type[TileUnaryOp], ...] = (
@@ -1800,6 +1854,7 @@ Tile = Dialect(
         TransposeOp,
         ValidDimOp,
         ExtractOp,
+        InsertOp,
     ],
     [TileType, MemorySpaceAttr, LayoutAttr, PadValueAttr, RoundModeAttr],
 )

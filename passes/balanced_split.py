@@ -49,6 +49,10 @@ def next_row(nest: SparseNest, at: InsertPoint, row: SSAValue, rows: int) -> SSA
         nest.value(at, arith.AddiOp(row, nest.constant(1))),
         nest.constant(rows),
     )
+def larger(nest: SparseNest, at: InsertPoint, a: SSAValue, b: SSAValue) -> SSAValue:
+    """`max(a, b)` of two indices."""
+    less = nest.value(at, arith.CmpiOp(a, b, "slt"))
+    return nest.value(at, arith.SelectOp(less, b, a))
 
 
 def offsets_in_ub(
@@ -291,6 +295,23 @@ def entry_share(
     some = nest.value(at, arith.CmpiOp(first, end, "slt"))
     straddles = nest.value(at, arith.AndIOp(begins, some))
     return EntryShare(first, end, lo, hi, straddles)
+def row_of_entry(
+    nest: SparseNest, at: InsertPoint, offset: Reader, entry: SSAValue, rows: int
+) -> SSAValue:
+    """The row whose entries hold `entry` (< nnz): the last row `r` with
+    `offset(r) <= entry`, by a binary search of unrolled steps on the scalar
+    unit (an empty row before it is skipped: its successor starts at the
+    same entry)."""
+    lo, hi = nest.constant(0), nest.constant(rows - 1)
+    one = nest.constant(1)
+    for _ in range(max(1, (rows - 1).bit_length())):
+        total = nest.value(at, arith.AddiOp(nest.value(at, arith.AddiOp(lo, hi)), one))
+        mid = nest.value(at, arith.DivUIOp(total, nest.constant(2)))
+        inside = nest.value(at, arith.CmpiOp(offset(at, mid), entry, "sle"))
+        below = nest.value(at, arith.SubiOp(mid, one))
+        lo = nest.value(at, arith.SelectOp(inside, mid, lo))
+        hi = nest.value(at, arith.SelectOp(inside, hi, below))
+    return lo
 
 
 def core_loop(

@@ -573,15 +573,44 @@ class SparseNest(LoopBuilder):
         self.loop(self.top, 0, a.shape[0] // bm, 1, [], block_row)
 
     def csr_softmax(self, a: SparseBuffers, out: SSAValue, window: int) -> None:
-        """CSR softmax per row: the max and the quotients over windows of
-        `window` entries (a `1 x window` tile, one DMA each way), the last
-        `len mod window` entries one by one; the sum of `exp(v - max)` entry by
-        entry in entry order (the reference's order: a window's row reduction
-        would round differently)."""
-        element_type = a.element_type
+        """CSR softmax per row (one core: tile-to-hw keeps a row loop whose
+        entries are not whole GM blocks on one core): `csr_softmax_row` of
+        every row, writing all its entries."""
+        views = self.csr_views(a, out)
+
+        def row(at: InsertPoint, i: Valid, _: list[SSAValue]) -> list[SSAValue]:
+            start, end = self.row_range(at, a.offsets, i)
+            self.csr_softmax_row(at, a, views, start, end, start, end, window)
+            return []
+
+        self.loop(self.top, 0, a.shape[0], 1, [], row)
+
+    def csr_views(self, a: SparseBuffers, out: SSAValue) -> tuple[SSAValue, SSAValue]:
+        """The values and the result's values as `1 x nnz` (windows of entries
+        are `1 x window` tiles)."""
         nnz = self.value(self.top, memref.DimOp(a.values, self.constant(0)))
         values = self.expand(a.values, [[0, 1]], [1, nnz])
-        results = self.expand(out, [[0, 1]], [1, nnz])
+        return values, self.expand(out, [[0, 1]], [1, nnz])
+
+    def csr_softmax_row(
+        self,
+        at: InsertPoint,
+        a: SparseBuffers,
+        views: tuple[SSAValue, SSAValue],
+        start: SSAValue,
+        end: SSAValue,
+        lo: SSAValue,
+        hi: SSAValue,
+        window: int,
+    ) -> None:
+        """The softmax of the row of entries `[start, end)`, written at the
+        entries `[lo, hi)` (a core's share of a row split over cores): the max
+        and the quotients over windows of `window` entries (a `1 x window`
+        tile, one DMA each way), the last `len mod window` entries one by one;
+        the sum of `exp(v - max)` entry by entry in entry order (the
+        reference's order: a window's row reduction would round differently)."""
+        values, results = views
+        element_type = a.element_type
         entry_type = TileType([1, 1], element_type, MemorySpace.UB)
         window_type = TileType(
             [1, _round_up(window, self.unit)],
@@ -591,64 +620,58 @@ class SparseNest(LoopBuilder):
         )
         stat_type = TileType([1, 1], f32, MemorySpace.UB)
 
-        def row(at: InsertPoint, i: Valid, _: list[SSAValue]) -> list[SSAValue]:
-            start, end = self.row_range(at, a.offsets, i)
-            length = self.value(at, arith.SubiOp(end, start))
+        def whole(first: SSAValue, last: SSAValue) -> SSAValue:
+            """The end of the whole windows from `first` before `last`."""
+            length = self.value(at, arith.SubiOp(last, first))
             width = self.constant(window)
-            whole = self.value(
-                at, arith.MuliOp(self.value(at, arith.DivUIOp(length, width)), width)
+            count = self.value(at, arith.DivUIOp(length, width))
+            return self.value(
+                at, arith.AddiOp(first, self.value(at, arith.MuliOp(count, width)))
             )
-            full = self.value(at, arith.AddiOp(start, whole))
 
-            def load(at: InsertPoint, j: Valid, tile_type: TileType) -> SSAValue:
-                return self.to_f32(at, self.load(at, values, [0, j], tile_type))
+        full = whole(start, end)
 
-            def running_max(tile_type: TileType) -> Callable[..., list[SSAValue]]:
-                def body(
-                    at: InsertPoint, j: Valid, acc: list[SSAValue]
-                ) -> list[SSAValue]:
-                    peak = self.value(at, tile.ReduceMaxOp(load(at, j, tile_type), 1))
-                    return [self.value(at, tile.MaxOp(acc[0], peak))]
+        def load(at: InsertPoint, j: Valid, tile_type: TileType) -> SSAValue:
+            return self.to_f32(at, self.load(at, values, [0, j], tile_type))
 
-                return body
+        def running_max(tile_type: TileType) -> Callable[..., list[SSAValue]]:
+            def body(at: InsertPoint, j: Valid, acc: list[SSAValue]) -> list[SSAValue]:
+                peak = self.value(at, tile.ReduceMaxOp(load(at, j, tile_type), 1))
+                return [self.value(at, tile.MaxOp(acc[0], peak))]
 
-            lowest = self.constant(float("-inf"), f32)
-            init = self.value(at, tile.FillOp(lowest, stat_type))
-            (most,) = self.entries(
-                at, start, full, [init], running_max(window_type), window
-            )
-            (peak,) = self.entries(at, full, end, [most], running_max(entry_type))
+            return body
 
-            def shifted(at: InsertPoint, j: Valid, tile_type: TileType) -> SSAValue:
-                difference = self.value(at, tile.SubOp(load(at, j, tile_type), peak))
-                return self.value(at, tile.ExpOp(difference))
+        lowest = self.constant(float("-inf"), f32)
+        init = self.value(at, tile.FillOp(lowest, stat_type))
+        (most,) = self.entries(
+            at, start, full, [init], running_max(window_type), window
+        )
+        (peak,) = self.entries(at, full, end, [most], running_max(entry_type))
 
-            def running_sum(
-                at: InsertPoint, j: Valid, acc: list[SSAValue]
-            ) -> list[SSAValue]:
-                part = self.value(at, tile.ReduceSumOp(shifted(at, j, entry_type), 1))
-                return [self.value(at, tile.AddOp(acc[0], part))]
+        def shifted(at: InsertPoint, j: Valid, tile_type: TileType) -> SSAValue:
+            difference = self.value(at, tile.SubOp(load(at, j, tile_type), peak))
+            return self.value(at, tile.ExpOp(difference))
 
-            zeros = self.zeros(at, stat_type, [])
-            (total,) = self.entries(at, start, end, [zeros], running_sum)
+        def running_sum(
+            at: InsertPoint, j: Valid, acc: list[SSAValue]
+        ) -> list[SSAValue]:
+            part = self.value(at, tile.ReduceSumOp(shifted(at, j, entry_type), 1))
+            return [self.value(at, tile.AddOp(acc[0], part))]
 
-            def write(tile_type: TileType) -> Callable[..., list[SSAValue]]:
-                def body(
-                    at: InsertPoint, j: Valid, _: list[SSAValue]
-                ) -> list[SSAValue]:
-                    share = self.value(at, tile.DivOp(shifted(at, j, tile_type), total))
-                    self.store(
-                        at, self.cast_to(at, share, element_type), results, [0, j]
-                    )
-                    return []
+        zeros = self.zeros(at, stat_type, [])
+        (total,) = self.entries(at, start, end, [zeros], running_sum)
 
-                return body
+        def write(tile_type: TileType) -> Callable[..., list[SSAValue]]:
+            def body(at: InsertPoint, j: Valid, _: list[SSAValue]) -> list[SSAValue]:
+                share = self.value(at, tile.DivOp(shifted(at, j, tile_type), total))
+                self.store(at, self.cast_to(at, share, element_type), results, [0, j])
+                return []
 
-            self.entries(at, start, full, [], write(window_type), window)
-            self.entries(at, full, end, [], write(entry_type))
-            return []
+            return body
 
-        self.loop(self.top, 0, a.shape[0], 1, [], row)
+        written = full if (lo, hi) == (start, end) else whole(lo, hi)
+        self.entries(at, lo, written, [], write(window_type), window)
+        self.entries(at, written, hi, [], write(entry_type))
 
     def entries(
         self,

@@ -51,10 +51,16 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from pypto_mlir.diagnostics import emit_remark, op_error
 from pypto_mlir.dialects import tensor_view as tv
-from pypto_mlir.dialects.tile import TARGET_ATTR, element_bytes, fractal_edge
+from pypto_mlir.dialects.tile import (
+    EXTRACT_ELEMENT_TYPES,
+    TARGET_ATTR,
+    element_bytes,
+    fractal_edge,
+)
 from pypto_mlir.targets import Target
 
 from .bufferize import finish_function, memref_type
+from .csr_entry_nests import SDDMM_WINDOW, CsrEntryNest
 from .csr_spmm_nest import CsrSpmmNest, spmm_plan
 from .located_builder import LocatedBuilder
 from .nest_builder import memref_strides
@@ -160,12 +166,20 @@ class TvSparseToTilePass(ModulePass):
     cost model's threshold."""
 
     index_prefetch: bool = True
-    """CSR spmm/spmv read the column indices (i32) and values of a row in
-    windows into ub (double-buffered by tile-pipeline); false: each from GM."""
+    """CSR spmm/spmv and to_dense read the column indices (i32) and values of
+    a row in windows into ub (double-buffered by tile-pipeline), CSR sddmm
+    the indices of each window of results; false: each from GM."""
 
     nnz_balance: bool = True
-    """CSR spmm/spmv split the rows over the cores by stored entries (each
-    core searches the offsets for its rows at run time); false: by row count."""
+    """CSR spmm/spmv and to_dense split the rows over the cores by stored
+    entries (each core searches the offsets for its rows at run time); CSR
+    sddmm and softmax split the entries in whole GM blocks; false: the rows
+    by count (spmm, to_dense), one core (sddmm, softmax)."""
+
+    entry_insert: bool = True
+    """CSR to_dense builds each row, CSR sddmm each window of 64 results, in
+    UB with `tile.insert` and stores it with one DMA
+    (passes/csr_entry_nests.py); false: one DMA per stored entry."""
 
     values_window: int = 0
     """Dense ops on the stored values of a sparse tensor run on windows of this
@@ -736,6 +750,8 @@ class SparseFunctionLowering:
             return
         if isinstance(op, tv.ToDenseOp):
             a = self.sparse[op.input]
+            if self._to_dense_rows(op, a, out, builder):
+                return
             cols = self._columns(op, [a.element_type], a.shape[1], 2, a.block[0])
             self._check_block_fits(op, a)
             self._nest(builder, cols, a.element_type).to_dense(a, out)
@@ -752,15 +768,28 @@ class SparseFunctionLowering:
                 raise op_error(
                     op, f"tv-sparse-to-tile: entry-window must be >= 1, got {window}"
                 )
-            if a.block == (1, 1) and window > 1:
-                self._nest(builder, 1, a.element_type).csr_softmax(a, out, window)
-                emit_remark(
-                    op,
-                    "tv-sparse-to-tile: sparse_softmax by rows: the max and the "
-                    f"quotients over windows of {window} entries (one DMA each "
-                    "way), the rest of a row and the sum of exp entry by entry "
-                    "(in entry order)",
+            plan, _ = spmm_plan(a, 1, self.target, self.options)
+            if a.block == (1, 1) and (window > 1 or plan.cores > 1):
+                words = (
+                    "sparse_softmax by rows: the max and the quotients over windows "
+                    f"of {window} entries (one DMA each way), the rest of a row and "
+                    "the sum of exp entry by entry (in entry order)"
                 )
+                if plan.cores > 1:
+                    alignment = self.target.memories["ub"].alignment
+                    CsrEntryNest(
+                        builder, 1, column_unit([a.element_type, f32], alignment)
+                    ).softmax_split(a, out, window, plan)
+                    emit_remark(
+                        op,
+                        f"tv-sparse-to-tile: {words}; the entries split over "
+                        f"{plan.cores} cores in whole blocks of {SDDMM_WINDOW} "
+                        "(a row straddling two cores: its max and sum computed "
+                        "by both, its quotients written by each for its entries)",
+                    )
+                    return
+                self._nest(builder, 1, a.element_type).csr_softmax(a, out, window)
+                emit_remark(op, f"tv-sparse-to-tile: {words}")
                 return
             self._nest(builder, 1, a.element_type).sparse_softmax(a, out)
             (bm, bn), gm = a.block, self.target.memories["gm"].alignment
@@ -841,6 +870,44 @@ class SparseFunctionLowering:
             f"stored entry a gathered row of the rhs multiply-accumulated in f32 "
             f"in UB ({reason})",
         )
+
+    def _to_dense_rows(
+        self, op: tv.ToDenseOp, a: SparseBuffers, out: SSAValue, builder: LocatedBuilder
+    ) -> bool:
+        """CSR to_dense by rows built in UB (`tile.insert`) when a row fits one
+        tile; False (with the reason in the remark of the plain nest) if not."""
+        if a.block != (1, 1):
+            return False
+        n = a.shape[1]
+        cols = self._columns(op, [a.element_type], n, 2)
+        why = self._entry_insert_refusal(a, n, cols)
+        if why is not None:
+            emit_remark(
+                op, f"tv-sparse-to-tile: to_dense not by rows built in ub: {why}"
+            )
+            return False
+        plan, why = spmm_plan(a, n, self.target, self.options)
+        alignment = self.target.memories["ub"].alignment
+        CsrEntryNest(
+            builder, cols, column_unit([a.element_type], alignment)
+        ).to_dense_rows(a, out, plan)
+        emit_remark(
+            op,
+            f"tv-sparse-to-tile: to_dense by rows: each row a zero tile of {n} "
+            "columns in ub, the stored values inserted at their columns "
+            f"(tile.insert), stored with one DMA; {why}",
+        )
+        return True
+
+    def _entry_insert_refusal(self, a: SparseBuffers, n: int, cols: int) -> str | None:
+        """Why a CSR result is not built in ub by `tile.insert` (None: it is)."""
+        if not self.options.entry_insert:
+            return "entry-insert=false"
+        if a.element_type not in EXTRACT_ELEMENT_TYPES:
+            return f"tile.insert writes i16, i32, f16, f32, not {a.element_type}"
+        if n > cols:
+            return f"a row of {n} columns is more than one ub tile ({cols})"
+        return None
 
     def _dense_fallback(
         self,
@@ -966,12 +1033,43 @@ class SparseFunctionLowering:
                     "(the rhs as rows, gathered by the column indices)",
                 )
             cols = self._columns(op, [element_type, f32], depth, 4)
+            if self.options.entry_insert:
+                plan, _ = spmm_plan(mask, 1, self.target, self.options)
+                alignment = self.target.memories["ub"].alignment
+                CsrEntryNest(
+                    builder, cols, column_unit([element_type, f32], alignment)
+                ).sddmm_windows(mask, q, k, out, plan)
+                indices = (
+                    "the window's column indices loaded into ub with one DMA"
+                    if plan.window
+                    else "column indices read from GM per entry"
+                    + (
+                        " (index-prefetch=false)"
+                        if not self.options.index_prefetch
+                        else " (prefetch takes i32 indices)"
+                    )
+                )
+                cores = (
+                    f"whole windows split over {plan.cores} cores"
+                    if plan.cores > 1
+                    else "one core"
+                    + (" (nnz-balance=false)" if not self.options.nnz_balance else "")
+                )
+                emit_remark(
+                    op,
+                    f"tv-sparse-to-tile: tv.sddmm by windows of {SDDMM_WINDOW} "
+                    f"entries, {_columns(cols)} of K a tile: each dot product (a row "
+                    "of lhs times the gathered row of rhs, summed in f32) inserted "
+                    f"into a 1x{SDDMM_WINDOW} f32 tile (tile.insert), stored with one "
+                    f"DMA; {indices}; {cores}",
+                )
+                return
             self._nest(builder, cols, element_type).sddmm_rows(mask, q, k, out)
             emit_remark(
                 op,
                 f"tv-sparse-to-tile: tv.sddmm by rows, {_columns(cols)} of K a tile: "
                 "per stored entry a row of lhs times the gathered row of rhs, summed "
-                "in f32",
+                "in f32, stored alone (entry-insert=false); one core",
             )
             return
         reason = self._cube_refusal(mask, element_type) or self._sddmm_fits(

@@ -143,6 +143,7 @@ LOWER_STAGES: tuple[Stage, ...] = (
             ("sparse_nnz_balance", "nnz_balance"),
             ("sparse_values_window", "values_window"),
             ("sparse_fuse_epilogue", "fuse_epilogue"),
+            ("sparse_entry_insert", "entry_insert"),
         ),
     ),
     Stage(
@@ -205,7 +206,8 @@ class LowerPipeline(PipelinePass):
     sparse-gather-run, sparse-entry-window, sparse-fuse-attention,
     sparse-attention-defer-update, sparse-attention-balance,
     sparse-attention-block-split, sparse-dense-fallback, sparse-dense-density, sparse-index-prefetch,
-    sparse-nnz-balance, sparse-values-window, sparse-fuse-epilogue), tv-to-tile,
+    sparse-nnz-balance, sparse-values-window, sparse-fuse-epilogue,
+    sparse-entry-insert), tv-to-tile,
     tile-peel-tails, tile-pipeline (unless double-buffer=false), tile-to-hw
     (bank-offset, matmul-grid),
     hw-coalesce-dma (unless coalesce-dma=false) and hw-insert-sync
@@ -372,12 +374,17 @@ class LowerPipeline(PipelinePass):
     (tv-sparse-to-tile's dense-density); 0: the cost model's threshold."""
 
     sparse_index_prefetch: bool = True
-    """CSR spmm/spmv read column indices and values in windows into ub
-    (tv-sparse-to-tile's index-prefetch); false: each from GM."""
+    """CSR spmm/spmv, to_dense and sddmm read column indices (and values) in
+    windows into ub (tv-sparse-to-tile's index-prefetch); false: each from GM."""
 
     sparse_nnz_balance: bool = True
-    """CSR spmm/spmv split rows over the cores by stored entries
-    (tv-sparse-to-tile's nnz-balance); false: by row count."""
+    """CSR spmm/spmv and to_dense split rows over the cores by stored entries,
+    sddmm and softmax the entries by whole GM blocks (tv-sparse-to-tile's
+    nnz-balance); false: rows by count, sddmm and softmax on one core."""
+
+    sparse_entry_insert: bool = True
+    """CSR to_dense rows and sddmm windows built in UB with tile.insert, stored
+    whole (tv-sparse-to-tile's entry-insert); false: one DMA per entry."""
 
     sparse_values_window: int = 0
     """Element-wise ops on the stored values of a sparse tensor run on windows

@@ -284,6 +284,7 @@ NOT_VECTOR_PRICING: dict[type[hw.HwInstruction], str] = {
     hw.BlockIdxOp: "scalar.op",
     hw.BlockDimOp: "scalar.op",
     hw.LoadScalarOp: "scalar.ub_load, scalar.dcache_hit / scalar.gm_load",
+    hw.StoreScalarOp: "scalar.ub_store",
 }
 """How the instructions that are not vector instructions are priced."""
 

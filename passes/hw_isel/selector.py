@@ -34,6 +34,7 @@ from pypto_mlir.passes.hw_isel.emitter import (
     Emitter,
     Valid,
     as_tile,
+    unary,
 )
 from pypto_mlir.passes.hw_isel.emitter import (
     Region as TileRegion,
@@ -93,6 +94,37 @@ class ExtractStrategy(NoScratch):
         return [read.results[0]]
 
 
+class InsertStrategy(NoScratch):
+    """`tile.insert`: a scalar write of the tile's buffer on S, in place.
+
+    `vcopy` of the destination (unless in place), then `store_scalar` at the
+    same indices (hw-insert-sync orders it after the instructions that wrote or
+    read the buffer, and the readers of the result after it)
+    """
+
+    ops = (tile.InsertOp,)
+
+    def inplace(self, op: Operation) -> tuple[int, ...]:
+        return (1,)
+
+    def lower(
+        self, op: Operation, em: Emitter, buffer: BufferOf, scratch: list[SSAValue]
+    ) -> None:
+        assert isinstance(op, tile.InsertOp)
+        src, dst = buffer(op.dest), buffer(op.result)
+        if src is not dst:
+            self.check_vector_shape(op, op.result)
+            region = self.region(op.result)
+            em.vector(
+                unary(hw.VCopyOp),
+                [region.lanes(src), region.lanes(dst)],
+                region.rows,
+                0,
+                region.cols,
+            )
+        em.emit(hw.StoreScalarOp(op.value, dst, op.indices))
+
+
 STRATEGIES: tuple[type[TileOpStrategy], ...] = (
     LoadStrategy,
     StoreStrategy,
@@ -108,6 +140,7 @@ STRATEGIES: tuple[type[TileOpStrategy], ...] = (
     TransposeStrategy,
     ValidDimStrategy,
     ExtractStrategy,
+    InsertStrategy,
     ExpandedMathStrategy,
 )
 """One strategy per tile op family; adding a family is adding its class here."""

@@ -121,6 +121,19 @@ def _index(value: Any) -> int:
     return int(value)
 
 
+def _valid_element(
+    op_name: str, tile_value: TileValue, indices: Sequence[Any]
+) -> tuple[int, ...]:
+    """The element at run-time `indices`, which must lie in the valid region."""
+    index = tuple(_index(a) for a in indices)
+    if any(not 0 <= i < v for i, v in zip(index, tile_value.valid, strict=True)):
+        raise InterpretationError(
+            f"{op_name}: index {list(index)} is outside the valid region "
+            f"{list(tile_value.valid)}"
+        )
+    return index
+
+
 def _resolve_valid(
     op_name: str,
     tile_type: TileType,
@@ -454,16 +467,21 @@ class TileFunctions(
         self, interpreter: Interpreter, op: tile.ExtractOp, args: PythonValues
     ) -> PythonValues:
         source = cast(TileValue, args[0])
-        index = tuple(int(a.value.data) for a in args[1:])
-        if any(not 0 <= i < v for i, v in zip(index, source.valid, strict=True)):
-            raise InterpretationError(
-                f"tile.extract: index {list(index)} is outside the valid region "
-                f"{list(source.valid)}"
-            )
+        index = _valid_element(op.name, source, args[1:])
         element = source.data[index]
         if isinstance(op.result.type, IndexType):
             return (scalar_attr(int(element), IndexType(), interpreter.index_bitwidth),)
         return (FloatAttr(float(element), cast(Any, op.result.type)),)
+
+    @impl(tile.InsertOp)
+    def run_insert(
+        self, interpreter: Interpreter, op: tile.InsertOp, args: PythonValues
+    ) -> PythonValues:
+        dest = cast(TileValue, args[1])
+        index = _valid_element(op.name, dest, args[2:])
+        data = dest.data.copy()
+        data[index] = np.asarray(args[0].value.data).astype(data.dtype)
+        return (TileValue(data, dest.valid),)
 
 
 # --------------------------------------------------------------------------------------

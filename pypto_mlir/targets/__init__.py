@@ -187,6 +187,8 @@ class ScalarSpec:
     """cycles of one scalar ALU instruction."""
     ub_load: int
     """cycles of a scalar read of the UB (`load_scalar` of a ub buffer)."""
+    ub_store: int
+    """cycles of a scalar write of the UB (`store_scalar`)."""
     dcache_line: int
     """bytes of a line of the scalar unit's GM DataCache."""
     dcache_size: int
@@ -662,6 +664,7 @@ def _load_file(path: Path) -> Target:
             "issue",
             "op",
             "ub_load",
+            "ub_store",
             "dcache_line",
             "dcache_size",
             "dcache_hit",
@@ -672,6 +675,7 @@ def _load_file(path: Path) -> Target:
         issue=int(r.number("scalar.issue", "cycles", integer=True, allow_zero=True)),
         op=int(r.number("scalar.op", "cycles", integer=True)),
         ub_load=int(r.number("scalar.ub_load", "cycles", integer=True)),
+        ub_store=int(r.number("scalar.ub_store", "cycles", integer=True)),
         dcache_line=int(r.number("scalar.dcache_line", "bytes", integer=True)),
         dcache_size=int(r.number("scalar.dcache_size", "bytes", integer=True)),
         dcache_hit=int(r.number("scalar.dcache_hit", "cycles", integer=True)),

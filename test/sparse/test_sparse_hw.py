@@ -304,12 +304,27 @@ def test_every_flag_of_the_scalar_unit_is_needed(target: str) -> None:
         run_hw_function(module, "f", [*(v.copy() for v in args), y], chip)
         return y.tobytes()
 
+    # mte2 -> s before the reads, s -> mte2 after them
+    assert_flags_needed(
+        lowered, run, {(hw.Pipe.MTE2, hw.Pipe.S), (hw.Pipe.S, hw.Pipe.MTE2)}, 2
+    )
+
+
+def assert_flags_needed(
+    lowered: ModuleOp,
+    run: Callable[[ModuleOp], bytes],
+    pairs: set[tuple[hw.Pipe, hw.Pipe]],
+    count: int,
+) -> None:
+    """hw-insert-sync gave `lowered` `count` set/wait pairs between the pipes
+    of `pairs`; without any one of them, `run` (the outputs' bytes) raises a
+    `SimError` (a race, a deadlock, an event misuse) or returns other bytes."""
     reference = run(lowered.clone())
     syncs = resynchronise(lowered.clone())
-    scalar = [i for i, sync in enumerate(syncs) if hw.Pipe.S in (sync.src, sync.dst)]
-    assert len(scalar) == 2  # mte2 -> s before the reads, s -> mte2 after them
+    chosen = [i for i, sync in enumerate(syncs) if (sync.src, sync.dst) in pairs]
+    assert len(chosen) == count
     kept = []
-    for index in scalar:
+    for index in chosen:
         module = lowered.clone()
         for op in resynchronise(module)[index].ops:
             Rewriter.erase_op(op)

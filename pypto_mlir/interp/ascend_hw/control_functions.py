@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any, cast
 
+import numpy as np
 from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerType
 from xdsl.interpreter import Interpreter, PythonValues, register_impls
 from xdsl.interpreters.builtin import scalar_attr
@@ -23,6 +24,22 @@ from pypto_mlir.interp.ascend_hw.values import (
 )
 from pypto_mlir.interp.direct_calls import direct_impl
 from pypto_mlir.sim import Access, AccessError, GmTensor
+
+
+def _element_address(
+    buffer: HwBuffer, index: tuple[int, ...], loc: str, name: str
+) -> int:
+    """The byte address of element `index` of an `nd` buffer; an index outside
+    it is an error naming the instruction, never a silent access."""
+    shape = buffer.info.shape
+    if any(not 0 <= i < d for i, d in zip(index, shape, strict=True)):
+        raise AccessError(
+            f"{_at(loc)}{name}: index {list(index)} is outside {buffer.type}", (loc,)
+        )
+    element = 0
+    for i, d in zip(index, shape, strict=True):
+        element = element * d + i
+    return buffer.address + element * buffer.info.ebytes
 
 
 @register_impls
@@ -134,17 +151,7 @@ class HwControlFunctions(HwFunctions):
             dtype = source.dtype
         else:
             buffer = cast(HwBuffer, source)
-            shape = buffer.info.shape
-            if any(not 0 <= i < d for i, d in zip(index, shape, strict=True)):
-                raise AccessError(
-                    f"{_at(loc)}load_scalar: index {list(index)} is outside "
-                    f"{buffer.type}",
-                    (loc,),
-                )
-            element = 0
-            for i, d in zip(index, shape, strict=True):
-                element = element * d + i
-            address = buffer.address + element * buffer.info.ebytes
+            address = _element_address(buffer, index, loc, "load_scalar")
             mem, dtype = buffer.space, buffer.info.dtype
         access = Access.range(mem, address, address + dtype.itemsize)
         core = runtime.core
@@ -155,6 +162,29 @@ class HwControlFunctions(HwFunctions):
         if isinstance(result_type, IndexType | IntegerType):
             return (scalar_attr(int(value), result_type, interpreter.index_bitwidth),)
         return (FloatAttr(float(value), cast(Any, result_type)),)
+
+    @hw_impl(hw.StoreScalarOp)
+    def run_store_scalar(
+        self, interpreter: Interpreter, op: hw.StoreScalarOp, args: PythonValues
+    ) -> PythonValues:
+        """One element of a ub buffer, written on S (`scalar.ub_store` cycles)."""
+        runtime = self.runtime
+        loc = runtime.loc(op)
+        buffer = cast(HwBuffer, args[1])
+        address = _element_address(buffer, _indices(args[2:]), loc, "store_scalar")
+        dtype = buffer.info.dtype
+        access = Access.range(buffer.space, address, address + dtype.itemsize)
+        core = runtime.core
+        core.issue(
+            "S", "store_scalar", loc, runtime.target.scalar.ub_store, writes=(access,)
+        )
+        raw = args[0]
+        scalar = raw.value.data if hasattr(raw, "value") else raw
+        data = core.memories[buffer.space]
+        data[address : address + dtype.itemsize] = (
+            np.asarray(scalar).astype(dtype).reshape(1).view(np.uint8)
+        )
+        return ()
 
     # --- synchronisation -------------------------------------------------------------
 

@@ -2,9 +2,10 @@
 // windows of 8 entries (a 1x8 tile, one DMA) up to the last whole window,
 // then entry by entry; the sum of exp entry by entry over the whole row (the
 // reference's order); the quotients again by windows (one DMA each way),
-// then entry by entry. Values and results are viewed as 1 x nnz. An
+// then entry by entry (nnz-balance=false: one core; the split over the cores
+// is csr_softmax_split.mlir). Values and results are viewed as 1 x nnz. An
 // entry-window of 0 is refused.
-// RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=ascend910b}' 2>&1 | filecheck %s
+// RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=ascend910b nnz-balance=false}' 2>&1 | filecheck %s
 // RUN: pypto-opt %s --verify-diagnostics -p 'tv-sparse-to-tile{target=ascend910b entry-window=0}'
 
 // CHECK: remark: tv-sparse-to-tile: sparse_softmax by rows: the max and the quotients over windows of 8 entries (one DMA each way), the rest of a row and the sum of exp entry by entry (in entry order)

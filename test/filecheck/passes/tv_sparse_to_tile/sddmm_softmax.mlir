@@ -5,9 +5,10 @@
 // pypto.row_entries (tile-to-hw splits the rows over the cores); the result
 // is its values buffer only (%out: memref<?xf16>), the pattern is the
 // operand's (entry-window=1: CSR entries one by one, csr_softmax_windows.mlir
-// has the windows). Block-CSR sddmm on the cube: per block row the q rows once, per
+// has the windows; nnz-balance=false: the one-core form, csr_softmax_split.mlir
+// has the split). Block-CSR sddmm on the cube: per block row the q rows once, per
 // stored block the k rows moved transposed into L0B and one matmul.
-// RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=ascend910b entry-window=1}' 2>&1 | filecheck %s
+// RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=ascend910b entry-window=1 nnz-balance=false}' 2>&1 | filecheck %s
 
 // CHECK: remark: tv-sparse-to-tile: sparse_softmax by 1-row blocks: row max, sum of exp and the quotients over the stored blocks in three passes, each block one 1x1 tile; one core (a block is not whole 32-byte GM blocks: two cores would write one)
 // CHECK: remark: tv-sparse-to-tile: sparse_softmax by 16-row blocks: row max, sum of exp and the quotients over the stored blocks in three passes, each block one 16x16 tile; the block rows split over the cores

@@ -1,0 +1,106 @@
+"""The CSR nests that build result tiles with `tile.insert`
+(passes/csr_entry_nests.py) on the simulator of both targets against the tv
+reference (and so scipy, test_sparse_numerics.py): to_dense by rows built in
+ub (exact); sddmm by windows of 64 dot products (within the reference's
+error bound); softmax split over the cores by whole blocks of entries
+(exact: each core computes a straddling row's max and sum over all of it); with index prefetch and the nnz-balanced core split and without each,
+and with entry-insert off; the patterns
+that break sparse code (empty rows, all empty, one dense row, a single
+nonzero, nnz = rows x cols, odd shapes, power-law rows)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sparse_patterns import ODD_SHAPES, PATTERNS
+from test_sparse_lowering import (
+    TARGETS,
+    _check_hw,
+    _rng,
+    _sparse,
+    dense_module,
+    sddmm_module,
+    softmax_module,
+)
+
+from pypto_mlir.check import compare_levels, lower
+from pypto_mlir.pipelines import LowerPipeline
+
+SWITCHES = (
+    {},
+    {"sparse_index_prefetch": False},
+    {"sparse_nnz_balance": False},
+    {"sparse_entry_insert": False},
+)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("pattern", sorted(PATTERNS))
+def test_csr_to_dense_rows(pattern: str, target: str) -> None:
+    a = PATTERNS[pattern]((40, 80), _rng("to-dense-rows", pattern, target))
+    _check_hw(dense_module(40, 80, "f16"), [_sparse(a, "f16")], target)
+
+
+@pytest.mark.parametrize("shape", ODD_SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("options", SWITCHES, ids=str)
+def test_csr_to_dense_odd_shapes(options: dict, shape: tuple[int, int]) -> None:
+    a = PATTERNS["power_law"](shape, _rng("to-dense-odd", shape))
+    _check_hw(dense_module(*shape, "f32"), [_sparse(a, "f32")], "ascend910b", **options)
+    expected = a.toarray()
+    assert np.isfinite(expected).all()
+
+
+def _check_sddmm(
+    shape: tuple[int, int], depth: int, pattern: str, target: str, **options
+) -> None:
+    rng = _rng("sddmm-windows", shape, depth, pattern)
+    mask = PATTERNS[pattern](shape, rng)
+    q = rng.standard_normal((shape[0], depth)).astype(np.float16)
+    k = rng.standard_normal((shape[1], depth)).astype(np.float16)
+    module = sddmm_module(shape[0], shape[1], depth, "f16")
+    lowered = lower(module, "ascend_hw", LowerPipeline(target=target, **options))
+    inputs = [_sparse(mask, "f16"), q, k]
+    for comparison in compare_levels(module, lowered, "f", inputs):
+        assert comparison.ok, comparison.describe()
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("pattern", sorted(PATTERNS))
+def test_csr_sddmm_windows(pattern: str, target: str) -> None:
+    """Rows straddling windows and cores, the last nnz mod 64 entries alone."""
+    _check_sddmm((24, 40), 40, pattern, target)
+
+
+@pytest.mark.parametrize("options", SWITCHES, ids=str)
+@pytest.mark.parametrize("shape", ODD_SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_csr_sddmm_switches(shape: tuple[int, int], options: dict) -> None:
+    _check_sddmm(shape, 24, "power_law", "ascend910b", **options)
+
+
+def test_csr_sddmm_k_in_column_tiles() -> None:
+    """K wider than a tile (sparse-tile-cols=16): q's row per column tile."""
+    _check_sddmm((12, 30), 40, "full", "tiny", sparse_tile_cols=16)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("pattern", sorted(PATTERNS))
+def test_csr_softmax_split(pattern: str, target: str) -> None:
+    """Rows straddling cores (one dense row, full: every core shares rows)."""
+    a = PATTERNS[pattern]((30, 50), _rng("softmax-split", pattern, target))
+    _check_hw(softmax_module(30, 50, "f16"), [_sparse(a, "f16")], target)
+
+
+@pytest.mark.parametrize("window", [1, 4, 8])
+@pytest.mark.parametrize("options", SWITCHES, ids=str)
+@pytest.mark.parametrize("shape", ODD_SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_csr_softmax_split_switches(
+    shape: tuple[int, int], options: dict, window: int
+) -> None:
+    a = PATTERNS["power_law"](shape, _rng("softmax-odd", shape))
+    _check_hw(
+        softmax_module(*shape, "f32"),
+        [_sparse(a, "f32")],
+        "ascend910b",
+        sparse_entry_window=window,
+        **options,
+    )
