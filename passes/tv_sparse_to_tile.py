@@ -159,6 +159,12 @@ class TvSparseToTilePass(ModulePass):
     """CSR spmm/spmv split the rows over the cores by stored entries (each
     core searches the offsets for its rows at run time); false: by row count."""
 
+    resident_b: bool = True
+    """CSR spmm: where it fits and the cost model estimates it faster, keep a
+    column slice of `b` in ub per core (the cores split over row groups and
+    slices) and gather its rows on chip with `tile.gather`; false: every row
+    of `b` gathered from GM per entry."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         functions = [
             f for f in op.walk() if isinstance(f, func.FuncOp) and _is_sparse(f)

@@ -140,6 +140,7 @@ LOWER_STAGES: tuple[Stage, ...] = (
             ("sparse_dense_density", "dense_density"),
             ("sparse_index_prefetch", "index_prefetch"),
             ("sparse_nnz_balance", "nnz_balance"),
+            ("sparse_resident_b", "resident_b"),
         ),
     ),
     Stage(
@@ -202,7 +203,7 @@ class LowerPipeline(PipelinePass):
     sparse-gather-run, sparse-entry-window, sparse-fuse-attention,
     sparse-attention-defer-update, sparse-attention-balance,
     sparse-dense-fallback, sparse-dense-density, sparse-index-prefetch,
-    sparse-nnz-balance), tv-to-tile,
+    sparse-nnz-balance, sparse-resident-b), tv-to-tile,
     tile-peel-tails, tile-pipeline (unless double-buffer=false), tile-to-hw
     (bank-offset, matmul-grid),
     hw-coalesce-dma (unless coalesce-dma=false) and hw-insert-sync; every stage
@@ -364,6 +365,11 @@ class LowerPipeline(PipelinePass):
     sparse_nnz_balance: bool = True
     """CSR spmm/spmv split rows over the cores by stored entries
     (tv-sparse-to-tile's nnz-balance); false: by row count."""
+
+    sparse_resident_b: bool = True
+    """CSR spmm keeps column slices of b in ub and gathers their rows on chip
+    where the cost model estimates it faster (tv-sparse-to-tile's
+    resident-b); false: rows of b gathered from GM."""
 
     start_level: str = "tv"
     """The level of the input: tv, or tile for a module already tiled (a
