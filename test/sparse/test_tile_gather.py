@@ -9,12 +9,14 @@ import numpy as np
 import pytest
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
+from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import InterpretationError
 
 from pypto_mlir.check import run_tile_level
+from pypto_mlir.dialects import ascend_hw as hw
 from pypto_mlir.interp.ascend_hw import run_hw_function
 from pypto_mlir.pipelines import LowerPipeline
-from pypto_mlir.sim import AccessError
+from pypto_mlir.sim import AccessError, RaceError
 from pypto_mlir.targets import load_target
 from pypto_mlir.universe import default_context
 
@@ -69,3 +71,27 @@ def test_an_index_outside_the_source_is_an_error() -> None:
         AccessError, match=r"subview index \[64, 0\] is outside the source shape"
     ):
         run_hw_function(lowered, "f", args, load_target("tiny"))
+
+
+def test_the_gathered_rows_wait_for_the_source_load() -> None:
+    """hw-insert-sync orders the vcopy of a gathered row after the DMA that
+    loaded the source (an mte2 -> v flag): without it the race detector sees
+    the run-time row read while the DMA may still write it."""
+    args = arguments([63, 0, 5, 5, 17, 2, 40, 1])
+    lowered = parse()
+    LowerPipeline(target="ascend910b", start_level="tile").apply(
+        default_context(), lowered
+    )
+    target = load_target("ascend910b")
+    run_hw_function(lowered, "f", [a.copy() for a in args], target)
+    flags = [
+        op
+        for op in lowered.walk()
+        if isinstance(op, hw.FlagOp)
+        and (op.src_pipe, op.dst_pipe) == (hw.Pipe.MTE2, hw.Pipe.V)
+    ]
+    assert flags
+    for op in flags:
+        Rewriter.erase_op(op)
+    with pytest.raises(RaceError, match=r"'dma_load'.*'vcopy'"):
+        run_hw_function(lowered, "f", [a.copy() for a in args], target)
