@@ -1,4 +1,5 @@
-"""The CSR spmm/spmv row nest: index prefetch and an nnz-balanced core split.
+"""The CSR spmm/spmv row nest: index prefetch, an nnz-balanced core split and
+resident column slices of `b`.
 
 The plain row nest (`SparseNest.spmm_rows`) reads every column index from GM
 on the scalar unit and DMAs every value as a 1x1 tile. This nest
@@ -24,6 +25,12 @@ on the scalar unit and DMAs every value as a 1x1 tile. This nest
   cores` entries (a row is never divided: its sum keeps the entry order). The offsets are loaded into ub once per core
   when they fit (`offsets_in_ub`), so the search and the row ranges are ub
   reads, not GM round trips.
+
+- **Resident slices of b** (`width` > 0): the cores are row groups (split as
+  above) times column slices of `b`; each core loads its `K x width` slice
+  into ub once and gathers each entry's row of it on chip (`tile.gather`)
+  instead of a GM DMA, its group's entries in one window when they fit. The
+  cost model (`resident_costs`) takes it where its per-entry slope is lower.
 
 Per stored entry the row of `b` at its column is gathered, cast to f32,
 multiplied by the value and added to the row's f32 accumulator in entry order:
