@@ -44,6 +44,7 @@ choice, with the cost model's estimates (docs/sparse.md, *The dense fallback*).
 """
 
 import argparse
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -250,6 +251,7 @@ def spmm(
             ("default", {}),
             ("prefetch off", {"sparse_index_prefetch": False}),
             ("balance off", {"sparse_nnz_balance": False}),
+            ("resident off", {"sparse_resident_b": False}),
         )
     }
     run = runs["default"]
@@ -262,17 +264,27 @@ def spmm(
         f"roofline; numerics {'exact (scipy), all runs' if same else 'MISMATCH'}"
     )
     print(f"  utilisation: {utilisation(run)}  [{ARTICLE}]")
-    off = runs["prefetch off"]
+    off, gm = runs["prefetch off"], runs["resident off"]
     print(
         f"  index prefetch off / on: {off.cycles} / {run.cycles} cycles = "
-        f"{off.cycles / run.cycles:.2f}x"
+        f"{off.cycles / run.cycles:.2f}x (the resident slice gathers by the "
+        f"prefetched index tiles, so prefetch off also gathers from GM; with the "
+        f"rows of b from GM both ways: {off.cycles} / {gm.cycles} = "
+        f"{off.cycles / gm.cycles:.2f}x)"
+    )
+    print(
+        f"  resident slice of b off / on (sparse-resident-b=false): {gm.cycles} / "
+        f"{run.cycles} cycles = {gm.cycles / run.cycles:.2f}x"
     )
     even = runs["balance off"]
-    share = (a.nnz + ROW_COST * m) / CHIP.cores
+    sliced = [re.search(r"as (\d+) column slice", r) for r in run.remarks]
+    slices = next((int(s.group(1)) for s in sliced if s), 1)
+    share = (a.nnz + ROW_COST * m) / (CHIP.cores // slices)
     print(
         f"  core balance, split by stored entries: {balance(run)}; a row is never "
         f"divided (its sum keeps the entry order), and the longest row alone is "
-        f"{(longest + ROW_COST) / share:.2f}x the mean share of work"
+        f"{(longest + ROW_COST) / share:.2f}x the mean share of work of the "
+        f"{CHIP.cores // slices} row groups ({slices} column slice(s) of b)"
     )
     print(
         f"  core balance, split by row count (nnz-balance=false, {even.cycles} "

@@ -1817,6 +1817,100 @@ class InsertOp(IRDLOperation):
         _verify_scalar_indices(tile, self.indices)
 
 
+GATHER_INDEX_TYPES: tuple[Attribute, ...] = (i16, i32)
+GATHER_ELEMENT_TYPES: tuple[Attribute, ...] = (f16, bf16, f32, i16, i32)
+"""Rows are copied by the vector unit, which moves 16- and 32-bit lanes."""
+
+
+@irdl_op_definition
+class GatherOp(IRDLOperation):
+    """Rows of a ub tile at row indices read at run time: `result[w, :] =
+    source[indices[start + w], :]` for the result's `W` rows.
+
+        %g = tile.gather %b[%cols, %k] : !tile.tile<1024x64xf16, ub>,
+               !tile.tile<64xi32, ub> -> !tile.tile<1x64xf16, ub>
+
+    The on-chip counterpart of a row gather `tile.load %b[%col, %c0]` from GM:
+    a CSR nest that keeps a slice of its dense operand in ub gathers the rows
+    its column indices name without a DMA each (docs/sparse.md). The indices
+    `start .. start + W` must lie in the index tile's valid region and each
+    index in the source's valid rows (the interpreter and the simulator check;
+    its footprint in the source is therefore the run-time row). Source rows are
+    whole 32-byte blocks, so that each gathered row starts on ub's alignment.
+    """
+
+    name = "tile.gather"
+
+    source = operand_def(TileType)
+    indices = operand_def(TileType)
+    start = operand_def(IndexType())
+    result = result_def(TileType)
+
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$source `[` $indices `,` $start `]` attr-dict `:` type($source) `,` "
+        "type($indices) `->` type($result)"
+    )
+
+    def __init__(
+        self,
+        source: SSAValue | Operation,
+        indices: SSAValue | Operation,
+        start: SSAValue | Operation,
+        rows: int,
+    ):
+        src = _tile_type(SSAValue.get(source))
+        result = TileType(
+            [rows, src.get_shape()[1]],
+            src.element_type,
+            MemorySpace.UB,
+            valid=[rows, src.get_valid()[1]],
+        )
+        super().__init__(operands=[source, indices, start], result_types=[result])
+
+    def verify_(self) -> None:
+        src, idx, res = (
+            _tile_type(self.source),
+            _tile_type(self.indices),
+            _tile_type(self.result),
+        )
+        for what, tile in (("its source", src), ("its indices", idx)):
+            _verify_space(self, what, tile, (MemorySpace.UB,))
+        _verify_element_type(self, "its source", src.element_type, GATHER_ELEMENT_TYPES)
+        _verify_element_type(self, "its indices", idx.element_type, GATHER_INDEX_TYPES)
+        if src.get_num_dims() != 2 or idx.get_num_dims() != 1:
+            raise VerifyException(
+                f"gathers rows of a 2-d source at a 1-d index tile, got {src} and {idx}"
+            )
+        rows, columns = res.get_shape()[0], src.get_shape()[1]
+        expected = TileType(
+            [rows, columns],
+            src.element_type,
+            MemorySpace.UB,
+            valid=[rows, src.get_valid()[1]],
+        )
+        if res != expected:
+            raise VerifyException(f"result must be {expected}, got {res}")
+        if rows > idx.get_shape()[0]:
+            raise VerifyException(
+                f"gathers {rows} rows, but the index tile holds {idx.get_shape()[0]}"
+            )
+        alignment = target_of(self)[0].memories["ub"].alignment
+        if columns * element_bytes(src.element_type) % alignment:
+            raise VerifyException(
+                f"source rows of {columns} x {element_bytes(src.element_type)} bytes "
+                f"are not whole {alignment}-byte blocks (ub's alignment)"
+            )
+        owner = self.start.owner
+        if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+            first = owner.value.value.data
+            if not 0 <= first <= idx.get_shape()[0] - rows:
+                raise VerifyException(
+                    f"indices [{first}, {first + rows}) are outside the index "
+                    f"tile's shape {list(idx.get_shape())}"
+                )
+
+
 UNARY_OPS: tuple[type[TileUnaryOp], ...] = (
     NegOp,
     AbsOp,
@@ -1855,6 +1949,7 @@ Tile = Dialect(
         ValidDimOp,
         ExtractOp,
         InsertOp,
+        GatherOp,
     ],
     [TileType, MemorySpaceAttr, LayoutAttr, PadValueAttr, RoundModeAttr],
 )

@@ -1,4 +1,5 @@
-"""The CSR spmm/spmv row nest: index prefetch and an nnz-balanced core split.
+"""The CSR spmm/spmv row nest: index prefetch, an nnz-balanced core split and
+resident column slices of `b`.
 
 The plain row nest (`SparseNest.spmm_rows`) reads every column index from GM
 on the scalar unit and DMAs every value as a 1x1 tile. This nest
@@ -25,6 +26,12 @@ on the scalar unit and DMAs every value as a 1x1 tile. This nest
   when they fit (`offsets_in_ub`), so the search and the row ranges are ub
   reads, not GM round trips.
 
+- **Resident slices of b** (`width` > 0): the cores are row groups (split as
+  above) times column slices of `b`; each core loads its `K x width` slice
+  into ub once and gathers each entry's row of it on chip (`tile.gather`)
+  instead of a GM DMA, its group's entries in one window when they fit. The
+  cost model (`resident_costs`) takes it where its per-entry slope is lower.
+
 Per stored entry the row of `b` at its column is gathered, cast to f32,
 multiplied by the value and added to the row's f32 accumulator in entry order:
 the reference's order, so the result is exact. An element-wise epilogue
@@ -46,7 +53,7 @@ from xdsl.rewriter import InsertPoint
 
 from pypto_mlir.dialects import tile
 from pypto_mlir.dialects.tile import MemorySpace, TileType, element_bytes
-from pypto_mlir.targets import Target
+from pypto_mlir.targets import Target, cost
 
 from .balanced_split import Reader, core_loop, core_rows, offsets_in_ub, smaller
 from .nest_builder import Valid
@@ -67,7 +74,19 @@ class SpmmPlan:
     granule: int = 1
     """A core's first row is a multiple of this: cores never write one GM
     block (`memories.gm.alignment`) of the result together."""
+    width: int = 0
+    """Columns of the slice of `b` each core keeps in ub and gathers rows of
+    on chip (`tile.gather`); 0: rows of `b` gathered from GM."""
+    slices: int = 1
+    """Column slices of `b`: the cores are `cores / slices` row groups (split
+    by stored entries) times the slices."""
+    group_window: int = 0
+    """With a resident slice: the entries of a window loaded once for a whole
+    row group when they fit (and nnz is at least as many); 0: per row."""
 
+
+Loaded = tuple[SSAValue, SSAValue, SSAValue]
+"""A loaded window: its column indices (i32), values (f32) and first entry."""
 
 ROW_COST = 3
 """A row's fixed work in entries, for the core split: its two window DMAs
@@ -78,11 +97,56 @@ WINDOW = 64
 of 4096 columns has about 41 entries), so most rows take one window."""
 
 
+GROUP_WINDOW = 2048
+"""The most entries of a row group's one window (20 KiB of f16 values: i32
+indices, values and their f32 copy), beside a resident slice of b."""
+
+WINDOW_BYTES = 10
+"""Bytes of ub an entry of a loaded window takes at most: its i32 index, its
+value and the value's f32 copy (4 + 2 + 4 for f16; f32 values need no copy)."""
+
+ROW_TILES = 8
+"""f32 row tiles of a column slice live at once (accumulators, gathered rows,
+casts and products, double-buffered by tile-pipeline)."""
+
+
+def group_window(target: Target, slice_bytes: int, window: int, width: int) -> int:
+    """The entries of a row group's one window that fit in ub beside the
+    resident slice (and the offsets' table: `slice_bytes`), the double-buffered per-row windows and the row tiles (a
+    power of two up to `GROUP_WINDOW`, more than `window`); 0: none fits."""
+    ub = cast(int, target.memories["ub"].size)
+    free = ub - slice_bytes - 2 * window * WINDOW_BYTES - ROW_TILES * width * 4
+    entries = GROUP_WINDOW
+    while entries > window and entries * WINDOW_BYTES > free:
+        entries //= 2
+    return entries if entries > window else 0
+
+
 class SpmmOptions(Protocol):
     """The tv-sparse-to-tile options the plan reads."""
 
     index_prefetch: bool
     nnz_balance: bool
+    resident_b: bool
+
+
+def resident_slices(
+    a: SparseBuffers, columns: int, target: Target, window: int
+) -> tuple[int, int] | None:
+    """The widest column slice of `b` (K x width, `a`'s element type) of whole
+    32-byte rows that fits in ub beside the double-buffered windows and the row
+    tiles, with at most one slice a core: (width, slices), or None."""
+    size = element_bytes(a.element_type)
+    ub = cast(int, target.memories["ub"].size)
+    alignment = target.memories["ub"].alignment
+    for slices in range(1, target.cores + 1):
+        width = columns // slices
+        if columns % slices or width * size % alignment:
+            continue
+        rest = 2 * window * WINDOW_BYTES + ROW_TILES * width * 4
+        if a.shape[1] * width * size + rest <= ub:
+            return width, slices
+    return None
 
 
 def spmm_plan(
@@ -125,7 +189,122 @@ def spmm_plan(
     gm = target.memories["gm"].alignment
     row_bytes = columns * element_bytes(a.element_type)
     granule = gm // gcd(gm, row_bytes)
-    return SpmmPlan(window, cores, in_ub, granule), "; ".join(notes)
+    width, slices = 0, 1
+    resident = resident_slices(a, columns, target, window)
+    if not options.resident_b:
+        notes.append("rows of b gathered from GM (resident-b=false)")
+    elif not (window and cores > 1 and resident):
+        notes.append(
+            "rows of b gathered from GM (a resident slice of b needs prefetched "
+            "i32 indices, the balanced split and a slice of whole 32-byte rows "
+            "that fits in ub)"
+        )
+    else:
+        width, slices = resident
+        groups = cores // slices
+        costs = resident_costs(a, columns, target, window, groups, slices)
+        if costs.resident_slope >= costs.gm_slope:
+            notes.append(f"rows of b gathered from GM, the cost model's {costs.text()}")
+            width, slices = 0, 1
+        else:
+            notes.append(
+                f"b kept in ub as {slices} column slice(s) of {width}, its rows "
+                f"gathered on chip (tile.gather): {groups} row groups x {slices} "
+                f"slices, a group's entries in one window when they fit; the "
+                f"cost model's {costs.text()}"
+            )
+            cores = groups * slices
+            granule = gm // gcd(gm, width * element_bytes(a.element_type))
+    shared = 0
+    if width:
+        slice_bytes = a.shape[1] * width * element_bytes(a.element_type)
+        if in_ub:  # the offsets' table
+            slice_bytes += -(-(a.shape[0] + 1) // 8) * 32
+        shared = group_window(target, slice_bytes, window, width)
+    plan = SpmmPlan(window, cores, in_ub, granule, width, slices, shared)
+    return plan, "; ".join(notes)
+
+
+@dataclass(frozen=True)
+class ResidentCosts:
+    """Estimated cycles of the busiest core, `fixed + slope x nnz`, of the row
+    nest gathering b's rows from GM and of the one gathering them on chip from
+    a resident slice (the entries spread evenly over the cores)."""
+
+    gm: float
+    gm_slope: float
+    resident: float
+    resident_slope: float
+
+    def text(self) -> str:
+        crossing = ""
+        if self.resident_slope < self.gm_slope and self.resident > self.gm:
+            at = (self.resident - self.gm) / (self.gm_slope - self.resident_slope)
+            crossing = f", faster from nnz = {at:.0f}"
+        return (
+            f"estimates: rows of b from GM {self.gm:.0f} + {self.gm_slope:.2f} x nnz "
+            f"cycles, from a resident slice {self.resident:.0f} + "
+            f"{self.resident_slope:.2f} x nnz{crossing}"
+        )
+
+
+def resident_costs(
+    a: SparseBuffers,
+    columns: int,
+    target: Target,
+    window: int,
+    groups: int,
+    slices: int,
+) -> ResidentCosts:
+    """The chains of both nests from the target's costs: per stored entry
+    (the accumulator is carried, so nothing of an entry overlaps) its ub reads
+    on S, the row gather (a GM DMA at the L2's hit latency, or a `vcopy`), the
+    f32 cast, mul and add; per row its window DMAs (GM nest) and the store of
+    its row tile; for the resident nest each core's slice load once."""
+    size = element_bytes(a.element_type)
+    rows, k = a.shape
+    scalar = target.scalar
+
+    def dma(path: tuple[str, str], bursts: int, length: int) -> float:
+        cycles = cost.dma_cycles(target, path, bursts, length)
+        if path[0] == "gm" and target.l2 is not None:
+            cycles += target.l2.hit_latency - target.dma_path(*path).latency
+        return cycles
+
+    def vector(op: str, elements: int, dtype: str) -> int:
+        repeats = cost.vector_repeats(target, elements, dtype)
+        return cost.vector_cycles(target, op, repeats, dtype)
+
+    def arithmetic(width: int) -> float:
+        return (
+            vector("cast", width, "f32")
+            + vector("mul", width, "f32")
+            + vector("add", width, "f32")
+        )
+
+    def row(width: int) -> float:
+        return (
+            2 * scalar.ub_load
+            + vector("dup", width, "f32")
+            + vector("cast", width, "f32")
+            + dma(("ub", "gm"), 1, width * size)
+        )
+
+    width = columns // slices
+    tiles = 1  # the GM nest's column tile: all columns (a tile of 128 fits)
+    gm_entry = 2 * scalar.ub_load + tiles * (
+        dma(("gm", "ub"), 1, columns * size) + arithmetic(columns)
+    )
+    gm_row = 2 * dma(("gm", "ub"), 1, window * 4) + row(columns)
+    resident_entry = 2 * scalar.ub_load + vector("copy", width, str(a.element_type))
+    resident_entry += arithmetic(width)
+    slice_load = dma(("gm", "ub"), k, width * size)
+    return ResidentCosts(
+        gm=rows / target.cores * gm_row,
+        gm_slope=gm_entry / target.cores,
+        resident=slice_load + rows / groups * row(width),
+        resident_slope=resident_entry / groups,
+    )
 
 
 class CsrSpmmNest(SparseNest):
@@ -212,6 +391,102 @@ class CsrSpmmNest(SparseNest):
             self.guarded(at, nnz, plan.window, emit)
             return []
 
+        def sliced(at: InsertPoint, c: Valid, _: list[SSAValue]) -> list[SSAValue]:
+            """Core `c`: row group `c / slices`, slice `c mod slices` of b."""
+            c = self.index_value(c)
+            slices = self.constant(plan.slices)
+            group = self.value(at, arith.DivUIOp(c, slices))
+            first = self.value(
+                at,
+                arith.MuliOp(
+                    self.value(at, arith.RemUIOp(c, slices)),
+                    self.constant(plan.width),
+                ),
+            )
+            k = cast(MemRefType[Attribute], b.type).get_shape()[0]
+            resident = self.load(
+                at,
+                b,
+                [0, first],
+                TileType([k, plan.width], a.element_type, MemorySpace.UB),
+            )
+            column = Column(first, plan.width, plan.width)
+            offset: Reader = gm_offset
+            if plan.offsets_in_ub:
+                offset = offsets_in_ub(self, at, a.offsets, rows)
+            groups = plan.cores // plan.slices
+            lo, hi = core_rows(
+                self, at, offset, group, groups, nnz, rows, ROW_COST, plan.granule
+            )
+            first_entry, last_entry = offset(at, lo), offset(at, hi)
+            count = self.value(at, arith.SubiOp(last_entry, first_entry))
+
+            def rows_of(
+                block: Block,
+                window: int,
+                slice_: SSAValue | None,
+                shared: Loaded | None = None,
+            ) -> None:
+                here = InsertPoint.at_end(block)
+
+                def each(
+                    at: InsertPoint, r: Valid, _: list[SSAValue]
+                ) -> list[SSAValue]:
+                    self._row(
+                        at, a, b, out, r, offset, nnz, window, (column, slice_), shared
+                    )
+                    return []
+
+                self.loop(here, lo, hi, 1, [], each)
+                self.insert(here, scf.YieldOp())
+
+            def branch(
+                at: InsertPoint, condition: SSAValue, then: Block, other: Block
+            ) -> None:
+                self.insert(at, scf.IfOp(condition, [], [then], [other]))
+
+            windowed, plain, group_window, per_row = Block(), Block(), Block(), Block()
+            rows_of(plain, 0, None)
+            if plan.group_window:
+                shared = self._window(
+                    InsertPoint.at_end(group_window),
+                    a,
+                    first_entry,
+                    nnz,
+                    plan.group_window,
+                )
+                rows_of(group_window, 0, resident, shared)
+                rows_of(per_row, plan.window, resident)
+                here = InsertPoint.at_end(windowed)
+                fits = self.value(
+                    here,
+                    arith.AndIOp(
+                        self.value(
+                            here,
+                            arith.CmpiOp(nnz, self.constant(plan.group_window), "sge"),
+                        ),
+                        self.value(
+                            here,
+                            arith.CmpiOp(
+                                count, self.constant(plan.group_window), "sle"
+                            ),
+                        ),
+                    ),
+                )
+                branch(here, fits, group_window, per_row)
+                self.insert(here, scf.YieldOp())
+            else:
+                rows_of(windowed, plan.window, resident)
+            enough = self.value(
+                at, arith.CmpiOp(nnz, self.constant(plan.window), "sge")
+            )
+            branch(at, enough, windowed, plain)
+            return []
+
+        if plan.width:
+            core_loop(self, plan.cores, sliced)
+            return
+
         core_loop(self, plan.cores, core)
 
     def _row(
@@ -224,14 +499,20 @@ class CsrSpmmNest(SparseNest):
         offset: Reader,
         nnz: SSAValue,
         window: int,
+        resident: tuple[Column, SSAValue | None] | None = None,
+        shared: Loaded | None = None,
     ) -> None:
         """Row `r`: per column tile an f32 accumulator over the row's entries
-        (windows of `window` entries prefetched into ub, or GM reads)."""
+        (windows of `window` entries prefetched into ub, or GM reads); with
+        `resident`, only that column tile, its rows gathered from the ub slice
+        of b when one is given; with `shared`, every entry of the row lies in
+        that loaded window."""
         start, end = offset(at, r), offset(at, self.add(at, r, 1))
         element_type, values = a.element_type, self.block_values(a)
         n = cast(MemRefType[Attribute], b.type).get_shape()[1]
-        first: tuple[SSAValue, SSAValue, SSAValue] | None = None
-        if window:  # the row's first window: loads of the row loop's body
+        first: Loaded | None = shared
+        ub = resident[1] if resident is not None else None
+        if window and shared is None:  # the row's first window: loads of its body
             first = self._window(at, a, start, nnz, window)
 
         def columns(at: InsertPoint, column: Column) -> None:
@@ -249,13 +530,16 @@ class CsrSpmmNest(SparseNest):
                         TileType([1, 1], element_type, MemorySpace.UB),
                     )
                     scale = self.to_f32(at, value)
-                    return [self._accumulate(at, b, column, col, scale, accs[0])]
+                    gathered = self._gm_row(at, b, column, col)
+                    return [self._accumulate(at, gathered, scale, accs[0])]
 
                 (total,) = self.loop(at, start, end, 1, [acc], entry)
+            elif shared is not None:
+                (total,) = self._entries(at, b, column, shared, start, end, acc, ub)
             else:
                 stop = self.value(at, arith.AddiOp(start, self.constant(window)))
                 (total,) = self._entries(
-                    at, b, column, first, start, smaller(self, at, end, stop), acc
+                    at, b, column, first, start, smaller(self, at, end, stop), acc, ub
                 )
 
                 def later(
@@ -265,7 +549,14 @@ class CsrSpmmNest(SparseNest):
                     loaded = self._window(at, a, q, nnz, window)
                     limit = self.value(at, arith.AddiOp(q, self.constant(window)))
                     return self._entries(
-                        at, b, column, loaded, q, smaller(self, at, end, limit), accs[0]
+                        at,
+                        b,
+                        column,
+                        loaded,
+                        q,
+                        smaller(self, at, end, limit),
+                        accs[0],
+                        ub,
                     )
 
                 (total,) = self.loop(at, stop, end, window, [total], later)
@@ -274,7 +565,10 @@ class CsrSpmmNest(SparseNest):
                 result = self.epilogue(self, at, result, r, column)
             self.store(at, result, out, [r, column.start])
 
-        self.column_tiles(at, n, columns)
+        if resident is None:
+            self.column_tiles(at, n, columns)
+        else:
+            columns(at, resident[0])
 
     def _window(
         self,
@@ -284,7 +578,7 @@ class CsrSpmmNest(SparseNest):
         nnz: SSAValue,
         window: int,
         as_f32: bool = True,
-    ) -> tuple[SSAValue, SSAValue, SSAValue]:
+    ) -> Loaded:
         """The column indices (i32) and values (f32, or their own type unless
         `as_f32`) of the `window` entries from `min(q, nnz - window)` (inside
         the buffers: nnz >= window), and that first entry."""
@@ -303,40 +597,46 @@ class CsrSpmmNest(SparseNest):
         at: InsertPoint,
         b: SSAValue,
         column: Column,
-        loaded: tuple[SSAValue, SSAValue, SSAValue],
+        loaded: Loaded,
         lo: SSAValue,
         hi: SSAValue,
         acc: SSAValue,
+        resident: SSAValue | None = None,
     ) -> list[SSAValue]:
-        """The entries `lo .. hi` of a loaded window, accumulated into `acc`."""
+        """The entries `lo .. hi` of a loaded window, accumulated into `acc`;
+        their rows of b gathered from GM, or on chip from the `resident` slice."""
         indices, values, base = loaded
 
         def entry(at: InsertPoint, p: Valid, accs: list[SSAValue]) -> list[SSAValue]:
             k = self.value(at, arith.SubiOp(self.index_value(p), base))
-            col = self.value(at, tile.ExtractOp(indices, [k]))
-            scale = self.value(at, tile.ExtractOp(values, [k]))
-            return [self._accumulate(at, b, column, col, scale, accs[0])]
+            if resident is None:
+                col = self.value(at, tile.ExtractOp(indices, [k]))
+                scale = self.value(at, tile.ExtractOp(values, [k]))
+                gathered = self._gm_row(at, b, column, col)
+            else:
+                scale = self.value(at, tile.ExtractOp(values, [k]))
+                gathered = self.value(at, tile.GatherOp(resident, indices, k, 1))
+            return [self._accumulate(at, gathered, scale, accs[0])]
 
         return self.loop(at, lo, hi, 1, [acc], entry)
 
-    def _accumulate(
-        self,
-        at: InsertPoint,
-        b: SSAValue,
-        column: Column,
-        col: SSAValue,
-        scale: SSAValue,
-        acc: SSAValue,
+    def _gm_row(
+        self, at: InsertPoint, b: SSAValue, column: Column, col: SSAValue
     ) -> SSAValue:
-        """`acc + f32(b[col, column]) * scale` (scale: an f32 scalar or a 1x1
-        / 1-element tile)."""
+        """The column tile of b's row `col`, gathered from GM."""
         element_type = cast(MemRefType[Attribute], b.type).get_element_type()
-        gathered = self.load(
+        return self.load(
             at,
             b,
             [col, column.start],
             column.tile_type(element_type),
             [1, column.valid],
         )
+
+    def _accumulate(
+        self, at: InsertPoint, gathered: SSAValue, scale: SSAValue, acc: SSAValue
+    ) -> SSAValue:
+        """`acc + f32(gathered) * scale` (scale: an f32 scalar or a 1x1 /
+        1-element tile)."""
         product = self.value(at, tile.MulOp(self.to_f32(at, gathered), scale))
         return self.value(at, tile.AddOp(acc, product))

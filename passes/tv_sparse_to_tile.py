@@ -191,6 +191,12 @@ class TvSparseToTilePass(ModulePass):
     or scalars) to its rows in UB before the one store
     (passes/sparse_epilogue.py); false: outlined to a dense nest through GM."""
 
+    resident_b: bool = True
+    """CSR spmm: where it fits and the cost model estimates it faster, keep a
+    column slice of `b` in ub per core (the cores split over row groups and
+    slices) and gather its rows on chip with `tile.gather`; false: every row
+    of `b` gathered from GM per entry."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         functions = [
             f for f in op.walk() if isinstance(f, func.FuncOp) and _is_sparse(f)

@@ -144,6 +144,7 @@ LOWER_STAGES: tuple[Stage, ...] = (
             ("sparse_values_window", "values_window"),
             ("sparse_fuse_epilogue", "fuse_epilogue"),
             ("sparse_entry_insert", "entry_insert"),
+            ("sparse_resident_b", "resident_b"),
         ),
     ),
     Stage(
@@ -207,7 +208,7 @@ class LowerPipeline(PipelinePass):
     sparse-attention-defer-update, sparse-attention-balance,
     sparse-attention-block-split, sparse-dense-fallback, sparse-dense-density, sparse-index-prefetch,
     sparse-nnz-balance, sparse-values-window, sparse-fuse-epilogue,
-    sparse-entry-insert), tv-to-tile,
+    sparse-entry-insert, sparse-resident-b), tv-to-tile,
     tile-peel-tails, tile-pipeline (unless double-buffer=false), tile-to-hw
     (bank-offset, matmul-grid),
     hw-coalesce-dma (unless coalesce-dma=false) and hw-insert-sync
@@ -395,6 +396,11 @@ class LowerPipeline(PipelinePass):
     """Element-wise ops that read only an spmm's result are applied to its
     rows in UB before the one store (tv-sparse-to-tile's fuse-epilogue);
     false: a dense nest through GM."""
+
+    sparse_resident_b: bool = True
+    """CSR spmm keeps column slices of b in ub and gathers their rows on chip
+    where the cost model estimates it faster (tv-sparse-to-tile's
+    resident-b); false: rows of b gathered from GM."""
 
     start_level: str = "tv"
     """The level of the input: tv, or tile for a module already tiled (a

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from xdsl.dialects import arith
 from xdsl.ir import Operation, Region, SSAValue
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -22,6 +23,7 @@ from xdsl.pattern_rewriter import (
 from pypto_mlir.diagnostics import op_error
 from pypto_mlir.dialects import ascend_hw as hw
 from pypto_mlir.dialects import tile
+from pypto_mlir.dialects.tile import MemorySpace
 from pypto_mlir.passes.hw_isel.casts import CastStrategy
 from pypto_mlir.passes.hw_isel.elementwise import (
     BinaryStrategy,
@@ -35,6 +37,7 @@ from pypto_mlir.passes.hw_isel.emitter import (
     Valid,
     as_tile,
     unary,
+    copy_flat,
 )
 from pypto_mlir.passes.hw_isel.emitter import (
     Region as TileRegion,
@@ -123,6 +126,36 @@ class InsertStrategy(NoScratch):
                 region.cols,
             )
         em.emit(hw.StoreScalarOp(op.value, dst, op.indices))
+class GatherStrategy(NoScratch):
+    """`tile.gather`: per result row, its index read on S and the source row at
+    it copied on V.
+
+    `load_scalar` of the index, `subview` of the source at that run-time row
+    (its bounds checked by the simulator), `vcopy` of the row into the result
+    """
+
+    ops = (tile.GatherOp,)
+
+    def lower(
+        self, op: Operation, em: Emitter, buffer: BufferOf, scratch: list[SSAValue]
+    ) -> Sequence[SSAValue] | None:
+        assert isinstance(op, tile.GatherOp)
+        source, indices, result = (
+            buffer(op.source),
+            buffer(op.indices),
+            buffer(op.result),
+        )
+        src = as_tile(op.source)
+        columns = src.get_shape()[1]
+        row_type = hw.BufferType([columns], src.element_type, MemorySpace.UB)
+        for w in range(as_tile(op.result).get_shape()[0]):
+            position = op.start
+            if w:
+                position = em.emit(arith.AddiOp(op.start, em.index(w))).results[0]
+            row = em.emit(hw.LoadScalarOp(indices, [position])).results[0]
+            view = em.emit(hw.SubviewOp(source, [row, em.index(0)], row_type))
+            copy_flat(em, view.results[0], em.subview(result, w * columns), columns)
+        return None
 
 
 STRATEGIES: tuple[type[TileOpStrategy], ...] = (
@@ -141,6 +174,7 @@ STRATEGIES: tuple[type[TileOpStrategy], ...] = (
     ValidDimStrategy,
     ExtractStrategy,
     InsertStrategy,
+    GatherStrategy,
     ExpandedMathStrategy,
 )
 """One strategy per tile op family; adding a family is adding its class here."""

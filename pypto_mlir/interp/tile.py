@@ -482,6 +482,28 @@ class TileFunctions(
         data = dest.data.copy()
         data[index] = np.asarray(args[0].value.data).astype(data.dtype)
         return (TileValue(data, dest.valid),)
+    @impl(tile.GatherOp)
+    def run_gather(
+        self, interpreter: Interpreter, op: tile.GatherOp, args: PythonValues
+    ) -> PythonValues:
+        source, indices = cast(TileValue, args[0]), cast(TileValue, args[1])
+        start = int(args[2].value.data)
+        rows = _result_type(op).get_shape()[0]
+        if not 0 <= start <= indices.valid[0] - rows:
+            raise InterpretationError(
+                f"tile.gather: indices [{start}, {start + rows}) are outside the "
+                f"valid region [{indices.valid[0]}] of the index tile"
+            )
+        picked = indices.data[start : start + rows].astype(np.int64)
+        outside = (picked < 0) | (picked >= source.valid[0])
+        if outside.any():
+            at = int(np.argmax(outside))
+            raise InterpretationError(
+                f"tile.gather: row index {int(picked[at])} at {start + at} is "
+                f"outside the source's valid rows [0, {source.valid[0]})"
+            )
+        values = source.data[picked, : source.valid[1]]
+        return (new_tile(_result_type(op), [rows, source.valid[1]], values),)
 
 
 # --------------------------------------------------------------------------------------

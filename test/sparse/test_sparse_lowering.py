@@ -396,6 +396,40 @@ def test_csr_spmm_switches_on_the_simulator(pattern: str, options: dict) -> None
     )
 
 
+# The resident slice of b (resident-b, passes/csr_spmm_nest.py): the cores over
+# row groups x column slices, each entry's row of b gathered on chip with
+# tile.gather. Shapes where the cost model takes it: on ascend910b 1000 deep x
+# 96 columns (2 slices of 48: 192 KB of f16 do not fit ub beside the windows)
+# and 300 x 64 (1 slice); on tiny 40 x 32 (2 slices of 16 in its 4 KiB).
+# Exact against the tv reference (the entry order of the sums is kept; the
+# dense fallback, which tiny takes from a few entries, is off).
+RESIDENT_SHAPES = {
+    "ascend910b": [(37, 1000, 96), (21, 300, 64)],
+    "tiny": [(13, 40, 32)],
+}
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("pattern", sorted(PATTERNS))
+def test_csr_spmm_resident_slices_on_the_simulator(pattern: str, target: str) -> None:
+    for m, k, n in RESIDENT_SHAPES[target]:
+        if pattern == "full" and m * k > 10000:
+            continue  # nnz = rows x cols on the small shapes only (time)
+        rng = _rng("resident", pattern, target, m)
+        a = PATTERNS[pattern]((m, k), rng)
+        b = rng.standard_normal((k, n)).astype(np.float16)
+        module = spmm_module(m, k, n, "f16")
+        pipeline = LowerPipeline(target=target, sparse_dense_fallback=False)
+        assert "tile.gather" in str(lower(module, "tile", pipeline))
+        _check_hw(module, [_sparse(a, "f16"), b], target, sparse_dense_fallback=False)
+
+
+def test_csr_spmm_resident_slices_off() -> None:
+    module = spmm_module(21, 300, 64, "f16")
+    off = LowerPipeline(target="ascend910b", sparse_resident_b=False)
+    assert "tile.gather" not in str(lower(module, "tile", off))
+
+
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("run", [1, 2, 4])
 def test_gather_runs_on_the_simulator(run: int, target: str) -> None:

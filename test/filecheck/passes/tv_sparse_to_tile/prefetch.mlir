@@ -6,8 +6,9 @@
 // on nnz >= 64: per row the window of 64 column indices (i32) and values from
 // min(start, nnz - 64) loaded into ub, the values cast to f32 once, each entry
 // taken out with tile.extract; a row longer than a window loads the next ones
-// in a loop. With fewer entries than a window: the GM reads per entry.
-// RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=ascend910b}' 2>&1 | filecheck %s
+// in a loop. With fewer entries than a window: the GM reads per entry. (The
+// rows of b from GM: resident-b=false; the resident slice is resident.mlir.)
+// RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=ascend910b resident-b=false}' 2>&1 | filecheck %s
 // RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=ascend910b index-prefetch=false}' 2>&1 | filecheck %s --check-prefix=NOPREFETCH
 // RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=ascend910b nnz-balance=false}' 2>&1 | filecheck %s --check-prefix=NOBALANCE
 // RUN: pypto-opt %s -p 'pypto-lower{target=ascend910b sparse-index-prefetch=false sparse-nnz-balance=false}' 2>&1 | filecheck %s --check-prefix=LOWER
