@@ -57,6 +57,7 @@ from pypto_mlir.targets import Target
 from .bufferize import finish_function, memref_type
 from .csr_spmm_nest import CsrSpmmNest, spmm_plan
 from .located_builder import LocatedBuilder
+from .multicore_split import INTERLEAVE_ATTR
 from .nest_builder import Valid, memref_strides
 from .set_target import required_target
 from .sparse_attention import NestChoice, SparseAttentionPlan, scaled_pattern
@@ -643,6 +644,10 @@ class SparseFunctionLowering:
             self._nest(builder, cols, element_type).gather(
                 source, self.dense[op.indices], out, run
             )
+            # A gather shares its phase with the nests beside it (a copy of q,
+            # the other gather of top-k attention): each is split over all the
+            # cores, not the later ones left to the last core.
+            self.function.attributes[INTERLEAVE_ATTR] = UnitAttr()
             how = (
                 f"; {run} consecutive indices (compared on the scalar unit) move "
                 f"as one {run}-row DMA, other groups row by row"

@@ -2,14 +2,17 @@
 // unit reads the 4 indices and compares idx[p + t] == idx[p] + t; a run moves
 // as one 4-row tile (one DMA each way), another group row by row; the last
 // n mod 4 indices row by row. An index tensor shorter than a run is not
-// grouped; gather-run=0 is refused.
+// grouped; gather-run=0 is refused. A function with a gather is marked
+// pypto.interleave_groups: tile-to-hw splits each of its nests over all the
+// cores (the gathers of top-k attention beside the copy of q), not the later
+// ones of a phase left to the last core.
 // RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=ascend910b}' 2>&1 | filecheck %s
 // RUN: pypto-opt %s --verify-diagnostics -p 'tv-sparse-to-tile{target=ascend910b gather-run=0}'
 
 // CHECK: remark: tv-sparse-to-tile: gather by rows, 40 columns a tile; 4 consecutive indices (compared on the scalar unit) move as one 4-row DMA, other groups row by row
 // CHECK: remark: tv-sparse-to-tile: gather by rows, 40 columns a tile (runs of consecutive indices not merged: gather-run=1 or fewer indices than a run)
 
-// CHECK-LABEL: func.func @gather(%x: memref<50x40xf16>, %idx: memref<3x10xi32>, %out: memref<3x10x40xf16>)
+// CHECK-LABEL: func.func @gather(%x: memref<50x40xf16>, %idx: memref<3x10xi32>, %out: memref<3x10x40xf16>) attributes {pypto.interleave_groups}
 // CHECK:   scf.for %[[I:.*]] =
 // CHECK:     scf.for %[[P:.*]] = %{{.*}} to %{{.*}} step %[[FOUR:.*]] {
 // CHECK:       %[[R0:.*]] = arith.index_cast
