@@ -160,6 +160,12 @@ class TvSparseToTilePass(ModulePass):
     """CSR spmm/spmv split the rows over the cores by stored entries (each
     core searches the offsets for its rows at run time); false: by row count."""
 
+    interleave: bool = True
+    """Mark a function with a gather `pypto.interleave_groups`, so that
+    tile-to-hw splits each nest of a phase over all the cores (the gathers
+    of top-k attention beside the copy of q); false: only the first nest of
+    a phase is split, the later ones run on the last core."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         functions = [
             f for f in op.walk() if isinstance(f, func.FuncOp) and _is_sparse(f)
@@ -644,10 +650,6 @@ class SparseFunctionLowering:
             self._nest(builder, cols, element_type).gather(
                 source, self.dense[op.indices], out, run
             )
-            # A gather shares its phase with the nests beside it (a copy of q,
-            # the other gather of top-k attention): each is split over all the
-            # cores, not the later ones left to the last core.
-            self.function.attributes[INTERLEAVE_ATTR] = UnitAttr()
             how = (
                 f"; {run} consecutive indices (compared on the scalar unit) move "
                 f"as one {run}-row DMA, other groups row by row"
@@ -655,6 +657,12 @@ class SparseFunctionLowering:
                 else " (runs of consecutive indices not merged: gather-run=1 or "
                 "fewer indices than a run)"
             )
+            # A gather shares its phase with the nests beside it (a copy of q,
+            # the other gather of top-k attention): each is split over all the
+            # cores, not the later ones left to the last core.
+            if self.options.interleave:
+                self.function.attributes[INTERLEAVE_ATTR] = UnitAttr()
+                how += "; each nest of its phase split over all the cores (interleave)"
             emit_remark(
                 op, f"tv-sparse-to-tile: gather by rows, {_columns(cols)} a tile{how}"
             )

@@ -140,6 +140,7 @@ LOWER_STAGES: tuple[Stage, ...] = (
             ("sparse_dense_density", "dense_density"),
             ("sparse_index_prefetch", "index_prefetch"),
             ("sparse_nnz_balance", "nnz_balance"),
+            ("interleave", "interleave"),
         ),
     ),
     Stage(
@@ -202,7 +203,7 @@ class LowerPipeline(PipelinePass):
     sparse-gather-run, sparse-entry-window, sparse-fuse-attention,
     sparse-attention-defer-update, sparse-attention-balance,
     sparse-dense-fallback, sparse-dense-density, sparse-index-prefetch,
-    sparse-nnz-balance), tv-to-tile,
+    sparse-nnz-balance, interleave), tv-to-tile,
     tile-peel-tails, tile-pipeline (unless double-buffer=false), tile-to-hw
     (bank-offset, matmul-grid),
     hw-coalesce-dma (unless coalesce-dma=false) and hw-insert-sync; every stage
@@ -251,7 +252,9 @@ class LowerPipeline(PipelinePass):
     """Fuse groups over the same space that share inputs (tv-schedule)."""
 
     interleave: bool = True
-    """Split independent groups each over all the cores (tv-schedule)."""
+    """Split independent groups each over all the cores (tv-schedule), and
+    the gathers of a sparse function and the nests beside them
+    (tv-sparse-to-tile's interleave)."""
 
     balance_cores: bool = True
     """Size vector tiles for the cores by cost (tv-schedule, tv-to-tile)."""
