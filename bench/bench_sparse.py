@@ -31,6 +31,10 @@ Issue 14's benchmark, each kernel lowered by `pypto-lower` and run once:
   of 0 / -30000, fused by pypto-lower's flash-attention nest: cycles of each,
   the ratios and the % of each one's roofline; the outputs compared.
 
+- top-k attention, `softmax(q[:, None] @ k[idx].mT * 0.088) @ v[idx]`, S=1024
+  k=64 (--large adds the issue's S=8192 k=256, roofline only): unfused
+  cycles, % of its roofline (gathered rows once per query) and the bound.
+
 Then each target of issue 14 as met / MISS, with the bound of the run: the
 busiest pipe of any core without its waits (barriers, flags), its share of the
 run and the instruction that takes most of it.
@@ -398,6 +402,78 @@ def attention(s: int, rng: np.random.Generator) -> tuple[Run, Run]:
     return sparse, dense
 
 
+TOPK_RUN = 8
+"""Top-k indices: half of a query's keys in runs of this many consecutive
+keys near the query (locality), the other half anywhere."""
+
+
+def topk_indices(s: int, top: int, rng: np.random.Generator) -> np.ndarray:
+    """Each of `s` queries' `top` distinct keys of `s`, sorted, as DeepSeek's
+    top-k selection picks them: half in runs of TOPK_RUN consecutive keys within
+    4 * top of the query, the rest uniformly among the others."""
+    rows = []
+    window = min(s, 4 * top)
+    for query in range(s):
+        low = min(max(0, query - window // 2), s - window)
+        starts = rng.choice(window // TOPK_RUN, top // 2 // TOPK_RUN, replace=False)
+        local = low + (starts[:, None] * TOPK_RUN + np.arange(TOPK_RUN)).ravel()
+        others = np.setdiff1d(np.arange(s), local)
+        far = rng.choice(others, top - local.size, replace=False)
+        rows.append(np.sort(np.concatenate([local, far])))
+    return np.stack(rows).astype(np.int32)
+
+
+def topk_attention(
+    s: int, top: int, rng: np.random.Generator, simulated: bool = True
+) -> Run | None:
+    """Top-k attention as users write it, `softmax(q[:, None] @ k[idx].mT *
+    0.088) @ v[idx]`, each query over its `top` keys: cycles, % of its
+    roofline (gathered rows once per query, docs/sparse.md) and what bounds
+    it. Lowered unfused (the gathers, then the batched matmuls and softmax
+    through GM temporaries): no fused nest exists yet. Without `simulated`
+    only the roofline (the issue's shape: the unfused run takes hours)."""
+
+    @pto.kernel
+    def topk(
+        q: pto.Tensor[(s, HEAD_DIM), pto.f16],
+        k: pto.Tensor[(s, HEAD_DIM), pto.f16],
+        v: pto.Tensor[(s, HEAD_DIM), pto.f16],
+        idx: pto.Tensor[(s, top), pto.i32],
+    ):
+        p = pto.softmax(q[:, None, :] @ k[idx].mT * SCALE)
+        return (p @ v[idx])[:, 0]
+
+    idx = topk_indices(s, top, rng)
+    q, k, v = (
+        (rng.standard_normal((s, HEAD_DIM)) * 0.1).astype(np.float16) for _ in range(3)
+    )
+    inputs = [q, k, v, idx]
+    bound = sparse_roofline(topk.module(), "topk", CHIP, inputs)
+    distinct = int(np.unique(idx).size)
+    once = 2 * distinct * HEAD_DIM * 2 + 2 * s * HEAD_DIM * 2 + idx.size * 4
+    runs = int((np.diff(idx, axis=1) == 1).sum())
+    print(
+        f"\ntop-k attention S={s} k={top} d={HEAD_DIM} ({runs} of {idx.size} keys "
+        f"follow their predecessor): roofline {bound.cycles:.0f} cycles "
+        f"({bound.limit.resource}: {2 * idx.size * HEAD_DIM * 2 / 2**20:.0f} MiB of "
+        f"gathered K and V rows, once per query); counting each of the {distinct} "
+        f"distinct key rows once it would be {once / CHIP.gm_bytes_per_cycle:.0f} "
+        "cycles of GM"
+    )
+    if not simulated:
+        print("  not simulated at this shape (the unfused run takes hours)")
+        return None
+    start = time.perf_counter()
+    run = simulate(topk.module(), inputs, True)
+    print(
+        f"  unfused (no fused nest yet): {run.cycles} cycles, "
+        f"{run.fraction:.1%} of roofline; {utilisation(run)}; numerics vs the tv "
+        f"reference: {run.numerics}; {time.perf_counter() - start:.0f}s"
+    )
+    print(f"  {busiest(run)}")
+    return run
+
+
 def _csr_triple(matrix: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return matrix.indptr, matrix.indices, matrix.data.astype(np.float16)
 
@@ -729,6 +805,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     csr, ratio = spmm(size, rng)
     skewed, _ = spmm(size, rng, "power-law")
     sparse, dense = attention(size, rng)
+    topk = topk_attention(1024, 64, np.random.default_rng(2))
+    if args.large:
+        topk_attention(8192, 256, np.random.default_rng(2), simulated=False)
     fallback_sweep(1024, rng, (*SWEEP, 0.5) if args.large else SWEEP)
     shapes = "" if args.large else " (scaled down: --large for the issue's 4096)"
     print(f"\ntargets (issue 14, ascend910b){shapes}:")
@@ -741,6 +820,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     speedup = dense.cycles / sparse.cycles
     target("block-sparse / dense masked attention", speedup, 5.0, "5x", sparse)
     target("block-sparse attention % of roofline", sparse.fraction, 0.50, "50%", sparse)
+    assert topk is not None
+    target(
+        "top-k attention S=1024 k=64 % of roofline", topk.fraction, 0.50, "50%", topk
+    )
+    print(
+        "  [MISS] top-k attention S=8192 k=256 % of roofline >= 50%: not measured "
+        "(no fused nest; the unfused run takes hours to simulate)"
+    )
     return 0
 
 

@@ -63,7 +63,8 @@ from .bufferize import finish_function, memref_type
 from .csr_entry_nests import SDDMM_WINDOW, CsrEntryNest
 from .csr_spmm_nest import CsrSpmmNest, spmm_plan
 from .located_builder import LocatedBuilder
-from .nest_builder import memref_strides
+from .multicore_split import INTERLEAVE_ATTR
+from .nest_builder import Valid, memref_strides
 from .set_target import required_target
 from .sparse_attention import NestChoice, SparseAttentionPlan, scaled_pattern
 from .sparse_epilogue import Epilogue, EpilogueRows, epilogue_of
@@ -196,6 +197,12 @@ class TvSparseToTilePass(ModulePass):
     column slice of `b` in ub per core (the cores split over row groups and
     slices) and gather its rows on chip with `tile.gather`; false: every row
     of `b` gathered from GM per entry."""
+
+    interleave: bool = True
+    """Mark a function with a gather `pypto.interleave_groups`, so that
+    tile-to-hw splits each nest of a phase over all the cores (the gathers
+    of top-k attention beside the copy of q); false: only the first nest of
+    a phase is split, the later ones run on the last core."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         functions = [
@@ -750,6 +757,12 @@ class SparseFunctionLowering:
                 else " (runs of consecutive indices not merged: gather-run=1 or "
                 "fewer indices than a run)"
             )
+            # A gather shares its phase with the nests beside it (a copy of q,
+            # the other gather of top-k attention): each is split over all the
+            # cores, not the later ones left to the last core.
+            if self.options.interleave:
+                self.function.attributes[INTERLEAVE_ATTR] = UnitAttr()
+                how += "; each nest of its phase split over all the cores (interleave)"
             emit_remark(
                 op, f"tv-sparse-to-tile: gather by rows, {_columns(cols)} a tile{how}"
             )

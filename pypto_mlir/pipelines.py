@@ -145,6 +145,7 @@ LOWER_STAGES: tuple[Stage, ...] = (
             ("sparse_fuse_epilogue", "fuse_epilogue"),
             ("sparse_entry_insert", "entry_insert"),
             ("sparse_resident_b", "resident_b"),
+            ("interleave", "interleave"),
         ),
     ),
     Stage(
@@ -208,7 +209,7 @@ class LowerPipeline(PipelinePass):
     sparse-attention-defer-update, sparse-attention-balance,
     sparse-attention-block-split, sparse-dense-fallback, sparse-dense-density, sparse-index-prefetch,
     sparse-nnz-balance, sparse-values-window, sparse-fuse-epilogue,
-    sparse-entry-insert, sparse-resident-b), tv-to-tile,
+    sparse-entry-insert, sparse-resident-b, interleave), tv-to-tile,
     tile-peel-tails, tile-pipeline (unless double-buffer=false), tile-to-hw
     (bank-offset, matmul-grid),
     hw-coalesce-dma (unless coalesce-dma=false) and hw-insert-sync
@@ -258,7 +259,9 @@ class LowerPipeline(PipelinePass):
     """Fuse groups over the same space that share inputs (tv-schedule)."""
 
     interleave: bool = True
-    """Split independent groups each over all the cores (tv-schedule)."""
+    """Split independent groups each over all the cores (tv-schedule), and
+    the gathers of a sparse function and the nests beside them
+    (tv-sparse-to-tile's interleave)."""
 
     balance_cores: bool = True
     """Size vector tiles for the cores by cost (tv-schedule, tv-to-tile)."""

@@ -28,6 +28,15 @@ and counts, with the same resources and rates:
   or `tv.div` by a scalar, `tv.assemble`): its vector steps per stored entry;
 - **GM writes, once**: each returned dense result whole, a returned sparse
   result's stored values (L0C -> GM from the cube, else UB -> GM).
+- **top-k attention** (a `tv.gather` that a batched `tv.matmul` reads, through
+  a transpose: `q[:, None] @ kv[idx].mT`, docs/sparse.md): the gathered rows
+  read once **per query** (`idx.size` rows, not the distinct ones: each query
+  has its own key set, and the union of a block's key sets neither fits on
+  chip at the issue's shape nor is much smaller than their sum for top-k
+  indices), on GM -> L1; the products on the cube at its peak rate (one MAC
+  per query, key and head column, as if no fractal were wasted), their
+  operands moved L1 -> L0A/L0B once, the scores L0C -> UB; the dense ops on
+  the scores (the scale, the softmax) by the dense roofline's vector steps.
 
 Results that other sparse ops read are assumed fused (no GM traffic).
 """
@@ -53,6 +62,7 @@ from pypto_mlir.roofline import (
     Roofline,
     Work,
     bounds_of,
+    ops_vector_cycles,
     vector_steps,
 )
 from pypto_mlir.sim.report import RooflineBound
@@ -108,6 +118,9 @@ class _Kernel:
         self.from_cube: set[SSAValue] = set()
         self.disassembled: dict[SSAValue, SSAValue] = {}
         """The values of a disassembled sparse tensor, and that tensor."""
+        self.views: dict[SSAValue, SSAValue] = {}
+        """A reshape, window or transpose of a dense tensor and the tensor it
+        shows (a transpose that a matmul reads folds into it: no data moves)."""
 
     def on_cube(self, pattern: SparseArray, dtype: str) -> bool:
         """BSR blocks of whole fractals of a type the cube multiplies."""
@@ -159,7 +172,25 @@ class _Kernel:
             if not isinstance(op.indices, BlockArgument):
                 raise ValueError("the sparse roofline needs a gather's indices")
             self.reads.gather(op.indices, np.arange(indices.shape[0]), "ub")
-            self.reads.gather(op.source, np.unique(indices), "ub")
+            if _read_by_matmul(op.result):
+                # top-k attention: each query's rows, read once per query
+                row_bytes = prod(_type(op.source).get_shape()[1:]) * _bytes(op.source)
+                self.work.move("gm", "l1", indices.size * row_bytes)
+            else:
+                self.reads.gather(op.source, np.unique(indices), "ub")
+        elif isinstance(op, tv.ReshapeOp | tv.TransposeOp | tv.ViewOp):
+            if isinstance(op, tv.TransposeOp) and not _read_by_matmul(op.result):
+                raise ValueError("the sparse roofline has no model of a tv.transpose")
+            source = op.operands[0]
+            self.views[op.results[0]] = self.views.get(source, source)
+        elif isinstance(op, tv.MatmulOp):
+            self.matmul(op)
+        elif (
+            isinstance(op, tv.SoftmaxOp | tv.MulOp | tv.DivOp)
+            and op.operands[0] not in self.disassembled
+        ):
+            # a dense op on the scores: the dense roofline's steps
+            self.work.vector_cycles += ops_vector_cycles([op], self.target)
         elif isinstance(op, arith.ConstantOp):
             pass  # a scalar (the scale)
         elif isinstance(op, tv.DisassembleOp):
@@ -244,8 +275,33 @@ class _Kernel:
             self.from_cube.add(op.result)
         self.patterns[op.result] = pattern
 
+    def matmul(self, op: tv.MatmulOp) -> None:
+        """A batched product of top-k attention on the cube: its MACs, its
+        operands through L0 (the arguments' rows read whole, the gathered ones
+        counted by their gather) and its result to UB or GM."""
+        out = _type(op.result)
+        lhs = _type(op.lhs).get_shape()
+        k = lhs[-2] if op.transpose_a is not None else lhs[-1]
+        dtype = str(_type(op.lhs).element_type)
+        self.work.macs[dtype] = (
+            self.work.macs.get(dtype, 0.0) + prod(out.get_shape()) * k
+        )
+        for operand, l0 in ((op.lhs, "l0a"), (op.rhs, "l0b")):
+            nbytes = prod(_type(operand).get_shape()) * _bytes(operand)
+            self.work.move("l1", l0, nbytes)
+            source = self.views.get(operand, operand)
+            if isinstance(source, BlockArgument):
+                rows = np.arange(_type(source).get_shape()[0])
+                self.reads.gather(source, rows, "l1")
+            elif not isinstance(source.owner, tv.GatherOp):
+                self.work.move("ub", "l1", nbytes)  # computed on the vector unit
+        if any(not isinstance(use.operation, func.ReturnOp) for use in op.result.uses):
+            nbytes = prod(out.get_shape()) * _bytes(op.result)
+            self.work.move("l0c", "ub", nbytes)
+        self.from_cube.add(op.result)
+
     def write(self, value: SSAValue) -> None:
-        source = "l0c" if value in self.from_cube else "ub"
+        source = "l0c" if self.views.get(value, value) in self.from_cube else "ub"
         if value in self.patterns:
             nbytes = self.patterns[value].values.size * _bytes(value)
         else:
@@ -265,6 +321,17 @@ class _Kernel:
             if value in self.values_read:
                 nbytes = pattern.values.size * _bytes(value)
                 self.work.move("gm", self.values_read[value], nbytes)
+
+
+def _read_by_matmul(value: SSAValue) -> bool:
+    """`value` is read only by batched matmuls, directly or through a
+    transpose (which folds into the matmul)."""
+    uses = [use.operation for use in value.uses]
+    return bool(uses) and all(
+        isinstance(user, tv.MatmulOp)
+        or (isinstance(user, tv.TransposeOp) and _read_by_matmul(user.result))
+        for user in uses
+    )
 
 
 def _normalised_later(softmax: tv.SparseSoftmaxOp) -> bool:

@@ -490,6 +490,19 @@ class Tensor:
         """The dimensions reversed, as numpy's `.T`."""
         return self.transpose()
 
+    @property
+    def mT(self) -> Tensor:  # noqa: N802 (numpy's name)
+        """The last two dimensions swapped, as numpy's `.mT` (a batch of
+        matrices transposed: `kv[idx].mT` for top-k attention's scores)."""
+        if self.ndim < 2:
+            raise kernel_error(
+                f"mT needs at least 2 dimensions, got a {format_shape(self.shape)} "
+                "tensor"
+            )
+        axes = list(range(self.ndim))
+        axes[-2:] = axes[-1], axes[-2]
+        return self.transpose(axes)
+
     def transpose(self, *axes: int | Sequence[int]) -> Tensor:
         """Permute dimensions as numpy does: no argument reverses them."""
         if len(axes) == 1 and not isinstance(axes[0], numbers.Integral):
@@ -800,19 +813,33 @@ def softmax(x: object, axis: int = -1) -> Tensor:
 
 
 def _view(x: Tensor, key: object) -> Tensor:
+    """`x[key]`: the strided window of the integers and slices, then (a
+    reshape) a dimension of size 1 where the key has None, as numpy's
+    `np.newaxis`."""
     items = list(key) if isinstance(key, tuple) else [key]
     if sum(item is Ellipsis for item in items) > 1:  # not `in`: tensors reject ==
         raise kernel_error("an index can only have a single ellipsis ('...')")
+    new_axes = sum(item is None for item in items)
     ellipses = [i for i, item in enumerate(items) if item is Ellipsis]
     if ellipses:
         at = ellipses[0]
-        fill = x.ndim - (len(items) - 1)
+        fill = x.ndim - (len(items) - 1 - new_axes)
         items[at : at + 1] = [slice(None)] * max(fill, 0)
-    if len(items) > x.ndim:
+    if len(items) - new_axes > x.ndim:
         raise kernel_error(
-            f"too many indices for a {format_shape(x.shape)} tensor: {len(items)}"
+            f"too many indices for a {format_shape(x.shape)} tensor: "
+            f"{len(items) - new_axes}"
         )
-    items += [slice(None)] * (x.ndim - len(items))
+    items += [slice(None)] * (x.ndim - len(items) + new_axes)
+    if new_axes:
+        window = _view(x, tuple(item for item in items if item is not None))
+        sizes = iter(window.shape)
+        shape = [
+            1 if item is None else next(sizes)
+            for item in items
+            if not (isinstance(item, numbers.Integral) and not isinstance(item, bool))
+        ]
+        return window.reshape(shape)
     offsets: list[int] = []
     sizes: list[int] = []
     strides: list[int] = []
@@ -841,10 +868,6 @@ def _view(x: Tensor, key: object) -> Tensor:
             sizes.append(size)
             strides.append(step)
             result_shape.append(size)
-        elif item is None:
-            raise kernel_error(
-                "indexing with None (np.newaxis) is not supported; use x.reshape(...)"
-            )
         elif isinstance(item, Tensor):
             raise kernel_error(
                 "a tensor index among other indices is not supported; x[idx] "

@@ -71,3 +71,35 @@ def test_reshape_of_a_strided_slice_is_refused() -> None:
 
     with pytest.raises(pto.KernelError, match="tv.reshape needs a contiguous operand"):
         bad.mlir()
+
+
+@pto.kernel
+def new_axes(x: pto.Tensor[(4, 8), pto.f16]):
+    return x[:, None, :] * 2.0, x[None], x[2:, None], x[..., None]
+
+
+@pto.kernel
+def matrix_transpose(x: pto.Tensor[(3, 4, 8), pto.f16]):
+    return x.mT, x[0].mT
+
+
+def test_none_inserts_a_dimension_as_numpy() -> None:
+    """`None` (np.newaxis) in an index: a dimension of size 1, a tv.reshape
+    of the window."""
+    assert "tv.reshape %x : !tv.tensor<4x8xf16> to !tv.tensor<4x1x8xf16>" in (
+        new_axes.mlir()
+    )
+    x = np.arange(32, dtype=np.float16).reshape(4, 8)
+    results = new_axes(x, backend="reference")
+    for got, expected in zip(
+        results, (x[:, None, :] * 2, x[None], x[2:, None], x[..., None]), strict=True
+    ):
+        assert got.shape == expected.shape
+        np.testing.assert_array_equal(got, expected)
+
+
+def test_mt_swaps_the_last_two_dimensions() -> None:
+    x = np.arange(96, dtype=np.float16).reshape(3, 4, 8)
+    batch, matrix = matrix_transpose(x, backend="reference")
+    np.testing.assert_array_equal(batch, np.swapaxes(x, -1, -2))
+    np.testing.assert_array_equal(matrix, x[0].T)
