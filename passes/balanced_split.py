@@ -49,6 +49,8 @@ def next_row(nest: SparseNest, at: InsertPoint, row: SSAValue, rows: int) -> SSA
         nest.value(at, arith.AddiOp(row, nest.constant(1))),
         nest.constant(rows),
     )
+
+
 def larger(nest: SparseNest, at: InsertPoint, a: SSAValue, b: SSAValue) -> SSAValue:
     """`max(a, b)` of two indices."""
     less = nest.value(at, arith.CmpiOp(a, b, "slt"))
@@ -295,6 +297,8 @@ def entry_share(
     some = nest.value(at, arith.CmpiOp(first, end, "slt"))
     straddles = nest.value(at, arith.AndIOp(begins, some))
     return EntryShare(first, end, lo, hi, straddles)
+
+
 def row_of_entry(
     nest: SparseNest, at: InsertPoint, offset: Reader, entry: SSAValue, rows: int
 ) -> SSAValue:

@@ -314,58 +314,54 @@ class CsrSpmmNest(SparseNest):
         self, a: SparseBuffers, b: SSAValue, out: SSAValue, plan: SpmmPlan
     ) -> None:
         b, out = self.as_matrix(b), self.as_matrix(out)
-
-        def row(
-            at: InsertPoint, r: Valid, offset: Reader, nnz: SSAValue, window: int
-        ) -> None:
-            self._row(at, a, b, out, r, offset, nnz, window)
-
-        self.over_rows(a, plan, ROW_COST, row)
-
-    def guarded(
-        self,
-        at: InsertPoint,
-        nnz: SSAValue,
-        window: int,
-        emit: Callable[[InsertPoint, int], None],
-    ) -> None:
-        """`emit(at, window)` when nnz >= window, else `emit(at, 0)` (GM
-        reads): a window never reaches past the buffers."""
-        if not window:
-            emit(at, 0)
-            return
-        windowed, plain = Block(), Block()
-        for block, size in ((windowed, window), (plain, 0)):
-            here = InsertPoint.at_end(block)
-            emit(here, size)
-            self.insert(here, scf.YieldOp())
-        enough = self.value(at, arith.CmpiOp(nnz, self.constant(window), "sge"))
-        self.insert(at, scf.IfOp(enough, [], [windowed], [plain]))
-
-    def over_rows(
-        self,
-        a: SparseBuffers,
-        plan: SpmmPlan,
-        row_cost: int,
-        body: Callable[[InsertPoint, Valid, Reader, SSAValue, int], None],
-    ) -> None:
-        """`body(at, r, offset, nnz, window)` for every row: split over
-        `plan.cores` cores by work (entries plus `row_cost` a row, rows starting
-        at multiples of `plan.granule`), each core's rows in a loop guarded on
-        nnz >= window; or (one core) a static row loop that tile-to-hw splits
-        by count, guarded per row."""
         rows = a.shape[0]
-        nnz = self.value(self.top, memref.DimOp(a.indices, self.constant(0)))
+        zero = self.constant(0)
+        nnz = self.value(self.top, memref.DimOp(a.indices, zero))
 
         def gm_offset(at: InsertPoint, row: Valid) -> SSAValue:
             return self.read_index(at, a.offsets, row)
 
-        if plan.cores <= 1:
+        def rows_of(
+            at: InsertPoint, lo: Valid, hi: Valid, offset: Reader, window: int
+        ) -> None:
+            def each(at: InsertPoint, r: Valid, _: list[SSAValue]) -> list[SSAValue]:
+                self._row(at, a, b, out, r, offset, nnz, window)
+                return []
 
+            self.loop(at, lo, hi, 1, [], each)
+
+        def guarded(at: InsertPoint, lo: Valid, hi: Valid, offset: Reader) -> None:
+            """The rows with prefetched windows when nnz >= window, else GM reads."""
+            if not plan.window:
+                rows_of(at, lo, hi, offset, 0)
+                return
+            windowed, plain = Block(), Block()
+            rows_of(InsertPoint.at_end(windowed), lo, hi, offset, plan.window)
+            self.insert(InsertPoint.at_end(windowed), scf.YieldOp())
+            rows_of(InsertPoint.at_end(plain), lo, hi, offset, 0)
+            self.insert(InsertPoint.at_end(plain), scf.YieldOp())
+            enough = self.value(
+                at, arith.CmpiOp(nnz, self.constant(plan.window), "sge")
+            )
+            self.insert(at, scf.IfOp(enough, [], [windowed], [plain]))
+
+        if plan.cores <= 1:
+            if not plan.window:
+                rows_of(self.top, 0, rows, gm_offset, 0)
+                return
+
+            # The guard per row: the row loop stays the top-level loop that
+            # tile-to-hw splits over the cores.
             def row(at: InsertPoint, r: Valid, _: list[SSAValue]) -> list[SSAValue]:
-                self.guarded(
-                    at, nnz, plan.window, lambda at, w: body(at, r, gm_offset, nnz, w)
+                windowed, plain = Block(), Block()
+                for block, window in ((windowed, plan.window), (plain, 0)):
+                    here = InsertPoint.at_end(block)
+                    self._row(here, a, b, out, r, gm_offset, nnz, window)
+                    self.insert(here, scf.YieldOp())
+                enough = self.value(
+                    at, arith.CmpiOp(nnz, self.constant(plan.window), "sge")
                 )
+                self.insert(at, scf.IfOp(enough, [], [windowed], [plain]))
                 return []
 
             self.loop(self.top, 0, rows, 1, [], row)
@@ -376,19 +372,9 @@ class CsrSpmmNest(SparseNest):
             if plan.offsets_in_ub:
                 offset = offsets_in_ub(self, at, a.offsets, rows)
             lo, hi = core_rows(
-                self, at, offset, c, plan.cores, nnz, rows, row_cost, plan.granule
+                self, at, offset, c, plan.cores, nnz, rows, ROW_COST, plan.granule
             )
-
-            def emit(at: InsertPoint, window: int) -> None:
-                def each(
-                    at: InsertPoint, r: Valid, _: list[SSAValue]
-                ) -> list[SSAValue]:
-                    body(at, r, offset, nnz, window)
-                    return []
-
-                self.loop(at, lo, hi, 1, [], each)
-
-            self.guarded(at, nnz, plan.window, emit)
+            guarded(at, lo, hi, offset)
             return []
 
         def sliced(at: InsertPoint, c: Valid, _: list[SSAValue]) -> list[SSAValue]:
@@ -486,6 +472,77 @@ class CsrSpmmNest(SparseNest):
         if plan.width:
             core_loop(self, plan.cores, sliced)
             return
+
+        core_loop(self, plan.cores, core)
+
+    def guarded(
+        self,
+        at: InsertPoint,
+        nnz: SSAValue,
+        window: int,
+        emit: Callable[[InsertPoint, int], None],
+    ) -> None:
+        """`emit(at, window)` when nnz >= window, else `emit(at, 0)` (GM
+        reads): a window never reaches past the buffers."""
+        if not window:
+            emit(at, 0)
+            return
+        windowed, plain = Block(), Block()
+        for block, size in ((windowed, window), (plain, 0)):
+            here = InsertPoint.at_end(block)
+            emit(here, size)
+            self.insert(here, scf.YieldOp())
+        enough = self.value(at, arith.CmpiOp(nnz, self.constant(window), "sge"))
+        self.insert(at, scf.IfOp(enough, [], [windowed], [plain]))
+
+    def over_rows(
+        self,
+        a: SparseBuffers,
+        plan: SpmmPlan,
+        row_cost: int,
+        body: Callable[[InsertPoint, Valid, Reader, SSAValue, int], None],
+    ) -> None:
+        """`body(at, r, offset, nnz, window)` for every row: split over
+        `plan.cores` cores by work (entries plus `row_cost` a row, rows starting
+        at multiples of `plan.granule`), each core's rows in a loop guarded on
+        nnz >= window; or (one core) a static row loop that tile-to-hw splits
+        by count, guarded per row."""
+        rows = a.shape[0]
+        nnz = self.value(self.top, memref.DimOp(a.indices, self.constant(0)))
+
+        def gm_offset(at: InsertPoint, row: Valid) -> SSAValue:
+            return self.read_index(at, a.offsets, row)
+
+        if plan.cores <= 1:
+
+            def row(at: InsertPoint, r: Valid, _: list[SSAValue]) -> list[SSAValue]:
+                self.guarded(
+                    at, nnz, plan.window, lambda at, w: body(at, r, gm_offset, nnz, w)
+                )
+                return []
+
+            self.loop(self.top, 0, rows, 1, [], row)
+            return
+
+        def core(at: InsertPoint, c: Valid, _: list[SSAValue]) -> list[SSAValue]:
+            offset: Reader = gm_offset
+            if plan.offsets_in_ub:
+                offset = offsets_in_ub(self, at, a.offsets, rows)
+            lo, hi = core_rows(
+                self, at, offset, c, plan.cores, nnz, rows, row_cost, plan.granule
+            )
+
+            def emit(at: InsertPoint, window: int) -> None:
+                def each(
+                    at: InsertPoint, r: Valid, _: list[SSAValue]
+                ) -> list[SSAValue]:
+                    body(at, r, offset, nnz, window)
+                    return []
+
+                self.loop(at, lo, hi, 1, [], each)
+
+            self.guarded(at, nnz, plan.window, emit)
+            return []
 
         core_loop(self, plan.cores, core)
 

@@ -64,7 +64,7 @@ from .csr_entry_nests import SDDMM_WINDOW, CsrEntryNest
 from .csr_spmm_nest import CsrSpmmNest, spmm_plan
 from .located_builder import LocatedBuilder
 from .multicore_split import INTERLEAVE_ATTR
-from .nest_builder import Valid, memref_strides
+from .nest_builder import memref_strides
 from .set_target import required_target
 from .sparse_attention import NestChoice, SparseAttentionPlan, scaled_pattern
 from .sparse_epilogue import Epilogue, EpilogueRows, epilogue_of

@@ -36,8 +36,8 @@ from pypto_mlir.passes.hw_isel.emitter import (
     Emitter,
     Valid,
     as_tile,
-    unary,
     copy_flat,
+    unary,
 )
 from pypto_mlir.passes.hw_isel.emitter import (
     Region as TileRegion,
@@ -126,6 +126,8 @@ class InsertStrategy(NoScratch):
                 region.cols,
             )
         em.emit(hw.StoreScalarOp(op.value, dst, op.indices))
+
+
 class GatherStrategy(NoScratch):
     """`tile.gather`: per result row, its index read on S and the source row at
     it copied on V.

@@ -482,6 +482,7 @@ class TileFunctions(
         data = dest.data.copy()
         data[index] = np.asarray(args[0].value.data).astype(data.dtype)
         return (TileValue(data, dest.valid),)
+
     @impl(tile.GatherOp)
     def run_gather(
         self, interpreter: Interpreter, op: tile.GatherOp, args: PythonValues

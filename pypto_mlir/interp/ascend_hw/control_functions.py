@@ -163,7 +163,7 @@ class HwControlFunctions(HwFunctions):
             return (scalar_attr(int(value), result_type, interpreter.index_bitwidth),)
         return (FloatAttr(float(value), cast(Any, result_type)),)
 
-    @hw_impl(hw.StoreScalarOp)
+    @direct_impl(hw.StoreScalarOp)
     def run_store_scalar(
         self, interpreter: Interpreter, op: hw.StoreScalarOp, args: PythonValues
     ) -> PythonValues:
