@@ -216,6 +216,8 @@ def _eligible(op: Operation, function: func.FuncOp) -> str | None:
     shape = source.type.get_shape()  # pyright: ignore[reportAttributeAccessIssue]
     if DYNAMIC_INDEX in shape:
         return "its input has a dynamic dim"
+    if 0 in shape:
+        return "its input is empty"
     if not is_float(source.type.element_type):  # pyright: ignore[reportAttributeAccessIssue]
         return "its elements are not floats"
     return None
