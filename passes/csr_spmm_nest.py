@@ -314,68 +314,22 @@ class CsrSpmmNest(SparseNest):
         self, a: SparseBuffers, b: SSAValue, out: SSAValue, plan: SpmmPlan
     ) -> None:
         b, out = self.as_matrix(b), self.as_matrix(out)
+        if not plan.width:
+
+            def row(
+                at: InsertPoint, r: Valid, offset: Reader, nnz: SSAValue, window: int
+            ) -> None:
+                self._row(at, a, b, out, r, offset, nnz, window)
+
+            self.over_rows(a, plan, ROW_COST, row)
+            return
+
         rows = a.shape[0]
         zero = self.constant(0)
         nnz = self.value(self.top, memref.DimOp(a.indices, zero))
 
         def gm_offset(at: InsertPoint, row: Valid) -> SSAValue:
             return self.read_index(at, a.offsets, row)
-
-        def rows_of(
-            at: InsertPoint, lo: Valid, hi: Valid, offset: Reader, window: int
-        ) -> None:
-            def each(at: InsertPoint, r: Valid, _: list[SSAValue]) -> list[SSAValue]:
-                self._row(at, a, b, out, r, offset, nnz, window)
-                return []
-
-            self.loop(at, lo, hi, 1, [], each)
-
-        def guarded(at: InsertPoint, lo: Valid, hi: Valid, offset: Reader) -> None:
-            """The rows with prefetched windows when nnz >= window, else GM reads."""
-            if not plan.window:
-                rows_of(at, lo, hi, offset, 0)
-                return
-            windowed, plain = Block(), Block()
-            rows_of(InsertPoint.at_end(windowed), lo, hi, offset, plan.window)
-            self.insert(InsertPoint.at_end(windowed), scf.YieldOp())
-            rows_of(InsertPoint.at_end(plain), lo, hi, offset, 0)
-            self.insert(InsertPoint.at_end(plain), scf.YieldOp())
-            enough = self.value(
-                at, arith.CmpiOp(nnz, self.constant(plan.window), "sge")
-            )
-            self.insert(at, scf.IfOp(enough, [], [windowed], [plain]))
-
-        if plan.cores <= 1:
-            if not plan.window:
-                rows_of(self.top, 0, rows, gm_offset, 0)
-                return
-
-            # The guard per row: the row loop stays the top-level loop that
-            # tile-to-hw splits over the cores.
-            def row(at: InsertPoint, r: Valid, _: list[SSAValue]) -> list[SSAValue]:
-                windowed, plain = Block(), Block()
-                for block, window in ((windowed, plan.window), (plain, 0)):
-                    here = InsertPoint.at_end(block)
-                    self._row(here, a, b, out, r, gm_offset, nnz, window)
-                    self.insert(here, scf.YieldOp())
-                enough = self.value(
-                    at, arith.CmpiOp(nnz, self.constant(plan.window), "sge")
-                )
-                self.insert(at, scf.IfOp(enough, [], [windowed], [plain]))
-                return []
-
-            self.loop(self.top, 0, rows, 1, [], row)
-            return
-
-        def core(at: InsertPoint, c: Valid, _: list[SSAValue]) -> list[SSAValue]:
-            offset: Reader = gm_offset
-            if plan.offsets_in_ub:
-                offset = offsets_in_ub(self, at, a.offsets, rows)
-            lo, hi = core_rows(
-                self, at, offset, c, plan.cores, nnz, rows, ROW_COST, plan.granule
-            )
-            guarded(at, lo, hi, offset)
-            return []
 
         def sliced(at: InsertPoint, c: Valid, _: list[SSAValue]) -> list[SSAValue]:
             """Core `c`: row group `c / slices`, slice `c mod slices` of b."""
@@ -469,11 +423,7 @@ class CsrSpmmNest(SparseNest):
             branch(at, enough, windowed, plain)
             return []
 
-        if plan.width:
-            core_loop(self, plan.cores, sliced)
-            return
-
-        core_loop(self, plan.cores, core)
+        core_loop(self, plan.cores, sliced)
 
     def guarded(
         self,
