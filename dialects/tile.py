@@ -1732,18 +1732,33 @@ class ExtractOp(IRDLOperation):
         )
 
     def verify_(self) -> None:
-        tile = _tile_type(self.source)
-        _verify_space(self, "its source", tile, (MemorySpace.UB,))
-        _verify_element_type(
-            self, "its source", tile.element_type, EXTRACT_ELEMENT_TYPES
+        _verify_scalar_element(
+            self, "its source", self.source, self.result, "reads", "as", self.indices
         )
-        expected = extract_result_type(tile.element_type)
-        if self.result.type != expected:
-            raise VerifyException(
-                f"reads a {tile.element_type} element as {expected}, not "
-                f"{self.result.type}"
-            )
-        _verify_scalar_indices(tile, self.indices)
+
+
+def _verify_scalar_element(
+    op: Operation,
+    what: str,
+    tile_value: SSAValue,
+    scalar: SSAValue,
+    verb: str,
+    preposition: str,
+    indices: Sequence[SSAValue],
+) -> None:
+    """A scalar read (`tile.extract`) or write (`tile.insert`) of one element
+    of a ub tile: the tile's space and element type, the scalar's type, one
+    index per dim."""
+    tile = _tile_type(tile_value)
+    _verify_space(op, what, tile, (MemorySpace.UB,))
+    _verify_element_type(op, what, tile.element_type, EXTRACT_ELEMENT_TYPES)
+    expected = extract_result_type(tile.element_type)
+    if scalar.type != expected:
+        raise VerifyException(
+            f"{verb} a {tile.element_type} element {preposition} {expected}, not "
+            f"{scalar.type}"
+        )
+    _verify_scalar_indices(tile, indices)
 
 
 def _verify_scalar_indices(tile: TileType, indices: Sequence[SSAValue]) -> None:
@@ -1803,18 +1818,15 @@ class InsertOp(IRDLOperation):
         super().__init__(operands=[value, dest, indices], result_types=[dest.type])
 
     def verify_(self) -> None:
-        tile = _tile_type(self.dest)
-        _verify_space(self, "its destination", tile, (MemorySpace.UB,))
-        _verify_element_type(
-            self, "its destination", tile.element_type, EXTRACT_ELEMENT_TYPES
+        _verify_scalar_element(
+            self,
+            "its destination",
+            self.dest,
+            self.value,
+            "writes",
+            "from",
+            self.indices,
         )
-        expected = extract_result_type(tile.element_type)
-        if self.value.type != expected:
-            raise VerifyException(
-                f"writes a {tile.element_type} element from {expected}, not "
-                f"{self.value.type}"
-            )
-        _verify_scalar_indices(tile, self.indices)
 
 
 GATHER_INDEX_TYPES: tuple[Attribute, ...] = (i16, i32)
