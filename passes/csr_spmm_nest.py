@@ -362,13 +362,11 @@ class CsrSpmmNest(SparseNest):
             count = self.value(at, arith.SubiOp(last_entry, first_entry))
 
             def rows_of(
-                block: Block,
+                at: InsertPoint,
                 window: int,
                 slice_: SSAValue | None,
                 shared: Loaded | None = None,
             ) -> None:
-                here = InsertPoint.at_end(block)
-
                 def each(
                     at: InsertPoint, r: Valid, _: list[SSAValue]
                 ) -> list[SSAValue]:
@@ -377,50 +375,43 @@ class CsrSpmmNest(SparseNest):
                     )
                     return []
 
-                self.loop(here, lo, hi, 1, [], each)
+                self.loop(at, lo, hi, 1, [], each)
+
+            def emit(at: InsertPoint, window: int) -> None:
+                """The rows from the resident slice with prefetched windows (the
+                group's entries in one window when they fit), else GM reads."""
+                if not window:
+                    rows_of(at, 0, None)
+                    return
+                if not plan.group_window:
+                    rows_of(at, window, resident)
+                    return
+                group_window, per_row = Block(), Block()
+                here = InsertPoint.at_end(group_window)
+                shared = self._window(here, a, first_entry, nnz, plan.group_window)
+                rows_of(here, 0, resident, shared)
                 self.insert(here, scf.YieldOp())
-
-            def branch(
-                at: InsertPoint, condition: SSAValue, then: Block, other: Block
-            ) -> None:
-                self.insert(at, scf.IfOp(condition, [], [then], [other]))
-
-            windowed, plain, group_window, per_row = Block(), Block(), Block(), Block()
-            rows_of(plain, 0, None)
-            if plan.group_window:
-                shared = self._window(
-                    InsertPoint.at_end(group_window),
-                    a,
-                    first_entry,
-                    nnz,
-                    plan.group_window,
-                )
-                rows_of(group_window, 0, resident, shared)
-                rows_of(per_row, plan.window, resident)
-                here = InsertPoint.at_end(windowed)
+                here = InsertPoint.at_end(per_row)
+                rows_of(here, window, resident)
+                self.insert(here, scf.YieldOp())
                 fits = self.value(
-                    here,
+                    at,
                     arith.AndIOp(
                         self.value(
-                            here,
+                            at,
                             arith.CmpiOp(nnz, self.constant(plan.group_window), "sge"),
                         ),
                         self.value(
-                            here,
+                            at,
                             arith.CmpiOp(
                                 count, self.constant(plan.group_window), "sle"
                             ),
                         ),
                     ),
                 )
-                branch(here, fits, group_window, per_row)
-                self.insert(here, scf.YieldOp())
-            else:
-                rows_of(windowed, plan.window, resident)
-            enough = self.value(
-                at, arith.CmpiOp(nnz, self.constant(plan.window), "sge")
-            )
-            branch(at, enough, windowed, plain)
+                self.insert(at, scf.IfOp(fits, [], [group_window], [per_row]))
+
+            self.guarded(at, nnz, plan.window, emit)
             return []
 
         core_loop(self, plan.cores, sliced)
