@@ -155,7 +155,9 @@ class RayExecutor(Executor):
         if self._started:
             try:
                 ray.init(
-                    address=address,
+                    # "local": a new instance, never one a stale
+                    # /tmp/ray/ray_current_cluster or RAY_ADDRESS points to
+                    address=address or "local",
                     num_cpus=num_cpus if address is None else None,
                     include_dashboard=False,
                     log_to_driver=False,

@@ -110,6 +110,7 @@ def ray_instance(tmp_path_factory: pytest.TempPathFactory):
     )
     marker = tmp_path_factory.mktemp("ray") / "died"
     ray.init(
+        address="local",  # not a cluster an earlier test left a record of
         num_cpus=2,
         include_dashboard=False,
         log_to_driver=False,
