@@ -20,8 +20,11 @@ Issue 14's benchmark, each kernel lowered by `pypto-lower` and run once:
   bandwidth utilisation, next to the article's 30-40 % compute and < 50 %
   bandwidth of the naive row loop; index prefetch off vs on
   (`sparse-index-prefetch`) and the core balance (the busiest core's cycles
-  against the mean) with the rows split by stored entries and by count
-  (`sparse-nnz-balance`);
+  to the split's `sync_all`, else to its end, against the mean) with the
+  stored entries split evenly and long rows divided (the default), whole rows
+  by stored entries (`sparse-divide-rows=false`) and rows by count
+  (`sparse-nnz-balance=false`); numerics exact against scipy, or the largest
+  error against the tv reference's error bound (a divided row);
 - block-sparse attention, a BSR mask of 64x64 blocks with 90 % of them empty
   (the diagonal kept): `softmax(sddmm(mask, q, k.T) * 0.088) @ v` as users
   write it, fused into one flash-attention nest per block row
@@ -330,7 +333,8 @@ def spmm(
     )
     print(
         f"  core balance, split by row count (nnz-balance=false, {even.cycles} "
-        f"cycles): {balance(even)}"
+        f"cycles): {balance(even)}; rows of b from GM (resident-b=false): "
+        f"{balance(gm)}"
     )
     print(f"  bound: {busiest(run)}")
     for remark in run.remarks:

@@ -23,11 +23,14 @@ import scipy.sparse as sp
 from sparse_patterns import PATTERNS
 from test_sparse_lowering import _sparse, spmm_module
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.parser import Parser
 
+import pypto_mlir as pto
 from pypto_mlir.check import compare_levels, lower
 from pypto_mlir.diagnostics import diagnostic_handler
 from pypto_mlir.passes.csr_spmm_nest import RESIDENT_ROW_COST, ROW_COST, SNAP
 from pypto_mlir.pipelines import LowerPipeline
+from pypto_mlir.universe import default_context
 
 
 def one_long_row(shape: tuple[int, int], rng: np.random.Generator) -> sp.csr_array:
@@ -143,3 +146,29 @@ def test_rows_whole_when_switched_off(options: dict, why: str) -> None:
     assert why in remark
     assert "row groups, a row longer" not in remark
     assert "memref.alloc" not in str(lowered)
+
+
+@pto.kernel(backend="reference")
+def spmm_bias_relu(
+    a: pto.CSR[(40, 80), pto.f16],
+    b: pto.Tensor[(80, 32), pto.f16],
+    bias: pto.Tensor[(32,), pto.f16],
+):
+    return pto.relu(a @ b + bias)
+
+
+@pytest.mark.parametrize("level", ["tile", "ascend_hw"])
+@pytest.mark.parametrize("case", ["one_long_row", "power_law"])
+def test_divided_rows_with_the_epilogue(case: str, level: str) -> None:
+    """relu(a @ b + bias) fused into the nest: a divided row gets the
+    epilogue once, after its parts are added (tiny)."""
+    rng = _rng("epilogue", case)
+    a = CASES[case]((40, 80), rng)
+    b = rng.standard_normal((80, 32)).astype(np.float16)
+    bias = rng.standard_normal(32).astype(np.float16)
+    module = Parser(default_context(), spmm_bias_relu.mlir()).parse_module()
+    lowered, remark = _lower(module, level, "tiny")
+    assert "split evenly over the 2 row groups" in remark
+    inputs = [_sparse(a, "f16"), b, bias]
+    (comparison,) = compare_levels(module, lowered, "spmm_bias_relu", inputs)
+    assert comparison.ok, comparison.describe()
