@@ -250,7 +250,7 @@ def spmm_plan(
     divide = False
     if cores > 1:
         divide, why = divide_rows(
-            a, columns, target, options, window, granule, width, slices
+            a, columns, target, options, (window, in_ub), granule, width, slices
         )
         notes.append(why)
     plan = SpmmPlan(window, cores, in_ub, granule, width, slices, shared, divide)
@@ -262,7 +262,7 @@ def divide_rows(
     columns: int,
     target: Target,
     options: SpmmOptions,
-    window: int,
+    reads: tuple[int, bool],
     granule: int,
     width: int,
     slices: int,
@@ -271,9 +271,17 @@ def divide_rows(
     why: where it can pay, a row of all `K` entries on one core costing more
     than the combine (the estimates of `resident_costs` per entry, the
     `sync_all`, each core's second search of the offsets and a divided row's
-    partials)."""
+    partials). `reads`: the plan's window and whether the offsets are in
+    ub (else the searches would read GM on the scalar unit, a DataCache miss
+    a step)."""
+    window, in_ub = reads
     if not options.divide_rows:
         return False, "a row is never divided (spmm-divide-rows=false)"
+    if not in_ub:
+        return False, (
+            "a row is never divided (the offsets are not in ub: each core's "
+            "second search would read them from GM)"
+        )
     if granule != 1:
         return False, (
             "a row is never divided (a row of the result is less than a "

@@ -7,7 +7,7 @@
 // second core loop (after the sync_all tile-to-hw puts between the two) has
 // the group where the row begins add the parts and store it once. Refused
 // when a row of all K entries would cost less than the combine, or a result
-// row is less than a 32-byte GM block (spmv).
+// row is less than a 32-byte GM block (spmv), or the offsets are not in ub.
 // RUN: pypto-opt %s --split-input-file -p 'tv-sparse-to-tile{target=ascend910b}' 2>&1 | filecheck %s
 // RUN: pypto-opt %s --split-input-file -p 'tv-sparse-to-tile{target=ascend910b divide-rows=false}' 2>&1 | filecheck %s --check-prefix=OFF
 // RUN: pypto-opt %s --split-input-file -p 'pypto-lower{target=ascend910b sparse-divide-rows=false}' 2>&1 | filecheck %s --check-prefix=OFF
@@ -69,4 +69,13 @@ func.func @short_rows(%a: !tv.tensor<40x80xf16, #tv.csr<rows = 40, cols = 80, nn
 func.func @spmv(%a: !tv.tensor<1024x1024xf16, #tv.csr<rows = 1024, cols = 1024, nnz = ?, index = i32>>, %x: !tv.tensor<1024xf16>) -> !tv.tensor<1024xf16> {
   %c = tv.spmv %a, %x : !tv.tensor<1024x1024xf16, #tv.csr<rows = 1024, cols = 1024, nnz = ?, index = i32>>, !tv.tensor<1024xf16> -> !tv.tensor<1024xf16>
   func.return %c : !tv.tensor<1024xf16>
+}
+
+// -----
+
+// CHECK-LABEL: remark: tv-sparse-to-tile: tv.spmm by rows
+// CHECK-SAME: a row is never divided (the offsets are not in ub: each core's second search would read them from GM)
+func.func @i16_offsets(%a: !tv.tensor<1024x1024xf16, #tv.csr<rows = 1024, cols = 1024, nnz = ?, index = i16>>, %b: !tv.tensor<1024x128xf16>) -> !tv.tensor<1024x128xf16> {
+  %c = tv.spmm %a, %b : !tv.tensor<1024x1024xf16, #tv.csr<rows = 1024, cols = 1024, nnz = ?, index = i16>>, !tv.tensor<1024x128xf16> -> !tv.tensor<1024x128xf16>
+  func.return %c : !tv.tensor<1024x128xf16>
 }
