@@ -20,6 +20,8 @@ import zlib
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sparse_patterns import PATTERNS
 from test_sparse_lowering import _sparse, spmm_module
 from xdsl.dialects.builtin import ModuleOp
@@ -74,17 +76,29 @@ def _lower(module: ModuleOp, level: str, target: str, **options) -> tuple:
 
 
 def _check(
-    a: sp.csr_array, b: np.ndarray, level: str, target: str, dtype: str, **options
+    a: sp.csr_array,
+    b: np.ndarray,
+    level: str,
+    target: str,
+    dtype: str,
+    planned: bool = True,
+    **options,
 ) -> None:
+    """Within the bound, rows too short to be divided exact; the plan
+    divides rows (unless not `planned`: then every row exact)."""
     m, k = a.shape
     module = spmm_module(m, k, b.shape[1], dtype)
     lowered, remark = _lower(module, level, target, **options)
     groups = re.search(r"split evenly over the (\d+) row groups", remark)
-    assert groups is not None, remark
+    assert groups is not None or not planned, remark
+    if groups is None:
+        (comparison,) = compare_levels(module, lowered, "f", [_sparse(a, dtype), b])
+        np.testing.assert_array_equal(comparison.actual, comparison.expected)
+        return
     (comparison,) = compare_levels(module, lowered, "f", [_sparse(a, dtype), b])
     assert comparison.ok, comparison.describe()
     # rows no share divides: exact (entry order)
-    row_cost = ROW_COST if "sparse_resident_b" in options else RESIDENT_ROW_COST
+    row_cost = RESIDENT_ROW_COST if "b kept in ub" in remark else ROW_COST
     work = a.nnz + row_cost * m
     limit = work // (min(int(groups.group(1)), work) * SNAP)
     short = np.diff(a.indptr) <= limit
@@ -146,6 +160,29 @@ def test_rows_whole_when_switched_off(options: dict, why: str) -> None:
     assert why in remark
     assert "row groups, a row longer" not in remark
     assert "memref.alloc" not in str(lowered)
+
+
+@settings(max_examples=10, deadline=None, derandomize=True)
+@given(
+    rows=st.integers(1, 40),
+    cols=st.integers(1, 60),
+    n=st.sampled_from([8, 16, 40]),
+    density=st.floats(0.0, 1.0),
+    long_row=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_drawn_patterns(
+    rows: int, cols: int, n: int, density: float, long_row: bool, seed: int
+) -> None:
+    """Drawn shapes and patterns (tiny, f32, the tile interpreter), with or
+    without one full row: within the bound, short rows exact."""
+    rng = np.random.default_rng(seed)
+    mask = rng.random((rows, cols)) < density
+    if long_row:
+        mask[rng.integers(rows)] = True
+    a = sp.csr_array(np.where(mask, rng.standard_normal((rows, cols)), 0.0))
+    b = rng.standard_normal((cols, n)).astype(np.float32)
+    _check(a, b, "tile", "tiny", "f32", planned=False)
 
 
 @pto.kernel(backend="reference")
