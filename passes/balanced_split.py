@@ -7,7 +7,9 @@ by work rather than by count: a static loop over the cores marked
 finds its rows `[first(c), first(c + 1))` from the offsets by a binary search
 of unrolled steps on the scalar unit. A row's work is its stored entries plus
 a fixed `row_cost` (in entries), so each core gets about `(nnz + row_cost *
-rows) / cores` of it; a row is never divided.
+rows) / cores` of it; `core_rows` never divides a row, `entry_share` does
+(merge-path style: a core's first and last rows may be partial), but with
+`EntryWork.snap` only a row longer than a fraction of a share.
 """
 
 from __future__ import annotations
@@ -183,6 +185,10 @@ class EntryWork:
     row_cost: int
     work: SSAValue
     sharing: SSAValue
+    limit: SSAValue | None = None
+    """Rows of at most this many entries are not divided: a share's bound in
+    such a row moves to the row's end nearer the row's middle (the row goes
+    to the core its middle falls in, as `core_rows`); None: any row divided."""
 
     @staticmethod
     def of(
@@ -192,9 +198,17 @@ class EntryWork:
         rows: int,
         cores: int,
         row_cost: int,
+        snap: int = 0,
     ) -> EntryWork:
+        """With `snap`, rows of at most `work / (sharing * snap)` entries (a
+        `snap`-th of a share) are not divided (`limit`)."""
         work = nest.value(at, arith.AddiOp(nnz, nest.constant(row_cost * rows)))
-        return EntryWork(row_cost, work, smaller(nest, at, work, nest.constant(cores)))
+        sharing = smaller(nest, at, work, nest.constant(cores))
+        limit = None
+        if snap:
+            parts = nest.value(at, arith.MuliOp(sharing, nest.constant(snap)))
+            limit = nest.value(at, arith.DivUIOp(work, parts))
+        return EntryWork(row_cost, work, sharing, limit)
 
     def position(
         self, nest: SparseNest, at: InsertPoint, entry: SSAValue, row: Valid
@@ -235,7 +249,9 @@ def entry_bound(
     """The first entry of core `c`'s share: the first whose work position
     (`EntryWork.position`) reaches `w = min(c * work / sharing, work)`, found
     in row `r`, the first row whose last entry reaches it (a binary search):
-    `max(offsets[r], w - row_cost * (r + 1))`; `nnz` when no entry does."""
+    `max(offsets[r], w - row_cost * (r + 1))`; `nnz` when no entry does. A
+    row of at most `work.limit` entries is not divided: the bound is its first
+    entry when `w` lies before its middle (in work), else its end."""
     if isinstance(c, int) and c == 0:
         return nest.constant(0)
     share = nest.value(at, arith.MuliOp(nest.index_value(c), work.work))
@@ -253,7 +269,21 @@ def entry_bound(
     later = nest.value(at, arith.CmpiOp(wanted, begins, "sgt"))
     position = nest.value(at, arith.SelectOp(later, wanted, begins))
     base = nest.index_value(nest.scaled(at, row, work.row_cost, work.row_cost))
-    return nest.value(at, arith.SubiOp(position, base))
+    inside = nest.value(at, arith.SubiOp(position, base))
+    if work.limit is None:
+        return inside
+    start, end = offset(at, row), offset(at, next_row(nest, at, row, rows))
+    length = nest.value(at, arith.SubiOp(end, start))
+    short = nest.value(at, arith.CmpiOp(length, work.limit, "sle"))
+    # twice the row's middle: its work runs from `begins - row_cost` to the
+    # position of its end
+    ends = work.position(nest, at, end, row)
+    span = nest.value(at, arith.AddiOp(begins, ends))
+    middle = nest.value(at, arith.SubiOp(span, nest.constant(work.row_cost)))
+    twice = nest.value(at, arith.AddiOp(wanted, wanted))
+    past = nest.value(at, arith.CmpiOp(twice, middle, "sgt"))
+    whole = nest.value(at, arith.SelectOp(past, end, start))
+    return nest.value(at, arith.SelectOp(short, whole, inside))
 
 
 def entry_share(

@@ -55,7 +55,16 @@ from pypto_mlir.dialects import tile
 from pypto_mlir.dialects.tile import MemorySpace, TileType, element_bytes
 from pypto_mlir.targets import Target, cost
 
-from .balanced_split import Reader, core_loop, core_rows, offsets_in_ub, smaller
+from .balanced_split import (
+    EntryShare,
+    EntryWork,
+    Reader,
+    core_loop,
+    core_rows,
+    entry_share,
+    offsets_in_ub,
+    smaller,
+)
 from .nest_builder import Valid
 from .sparse_nests import Column, SparseBuffers, SparseNest
 
@@ -83,10 +92,26 @@ class SpmmPlan:
     group_window: int = 0
     """With a resident slice: the entries of a window loaded once for a whole
     row group when they fit (and nnz is at least as many); 0: per row."""
+    divide: bool = False
+    """The stored entries split evenly over the row groups, a row longer than
+    a `SNAP`-th of a share divided where a share ends: its partial sums go to
+    a GM workspace and the core where it begins adds them after a sync_all;
+    False: whole rows (`core_rows`)."""
 
 
 Loaded = tuple[SSAValue, SSAValue, SSAValue]
 """A loaded window: its column indices (i32), values (f32) and first entry."""
+
+SNAP = 16
+"""With divided rows, a row of at most a `SNAP`-th of a core's share of work
+is not divided (it goes to the core its middle falls in): a core's work is
+then off its share by at most a `SNAP`-th, and short rows pay no combine."""
+
+RESIDENT_ROW_COST = 16
+"""A row's fixed work in entries for the split with divided rows from a
+resident slice: its store (~290 cycles on MTE3) against an entry's chain (~24
+cycles). Measured at 1024x1024 power-law (bench_sparse.spmm): 3, 8, 12, 16,
+20, 24, 32 give 67131, 61033, 58023, 57320, 57897, 58848, 59732 cycles."""
 
 ROW_COST = 3
 """A row's fixed work in entries, for the core split: its two window DMAs
@@ -128,6 +153,7 @@ class SpmmOptions(Protocol):
     index_prefetch: bool
     nnz_balance: bool
     resident_b: bool
+    divide_rows: bool
 
 
 def resident_slices(
@@ -221,8 +247,71 @@ def spmm_plan(
         if in_ub:  # the offsets' table
             slice_bytes += -(-(a.shape[0] + 1) // 8) * 32
         shared = group_window(target, slice_bytes, window, width)
-    plan = SpmmPlan(window, cores, in_ub, granule, width, slices, shared)
+    divide = False
+    if cores > 1:
+        divide, why = divide_rows(
+            a, columns, target, options, (window, in_ub), granule, width, slices
+        )
+        notes.append(why)
+    plan = SpmmPlan(window, cores, in_ub, granule, width, slices, shared, divide)
     return plan, "; ".join(notes)
+
+
+def divide_rows(
+    a: SparseBuffers,
+    columns: int,
+    target: Target,
+    options: SpmmOptions,
+    reads: tuple[int, bool],
+    granule: int,
+    width: int,
+    slices: int,
+) -> tuple[bool, str]:
+    """Whether the balanced split divides long rows (`SpmmPlan.divide`), and
+    why: where it can pay, a row of all `K` entries on one core costing more
+    than the combine (the estimates of `resident_costs` per entry, the
+    `sync_all`, each core's second search of the offsets and a divided row's
+    partials). `reads`: the plan's window and whether the offsets are in
+    ub (else the searches would read GM on the scalar unit, a DataCache miss
+    a step)."""
+    window, in_ub = reads
+    if not options.divide_rows:
+        return False, "a row is never divided (spmm-divide-rows=false)"
+    if not in_ub:
+        return False, (
+            "a row is never divided (the offsets are not in ub: each core's "
+            "second search would read them from GM)"
+        )
+    if granule != 1:
+        return False, (
+            "a row is never divided (a row of the result is less than a "
+            f"{target.memories['gm'].alignment}-byte GM block, which cores would share)"
+        )
+    groups = target.cores // slices
+    rows, k = a.shape
+    costs = resident_costs(a, columns, target, window, groups, slices)
+    entry = costs.resident_slope * groups if width else costs.gm_slope * target.cores
+    longest = k * entry
+    steps = 4 * (rows.bit_length() + 1) * 4 * target.scalar.ub_load
+    size = (width or columns) * 4
+    # the partials of the groups a row of K entries spans when a share is the
+    # rows' fixed work alone, loaded one after another, and the row's store
+    spans = min(groups, k * groups // (ROW_COST * rows) + 1)
+    partials = spans * cost.dma_cycles(target, ("gm", "ub"), 1, size)
+    partials += cost.dma_cycles(target, ("ub", "gm"), 1, size)
+    combine = target.sync.all_latency + steps + partials
+    estimate = (
+        f"a row of up to {k} entries estimated at {longest:.0f} cycles on one core, "
+        f"the combine at {combine:.0f}"
+    )
+    if longest <= combine:
+        return False, f"a row is never divided ({estimate})"
+    return True, (
+        f"the stored entries split evenly over the {groups} row groups, a row longer "
+        f"than 1/{SNAP} of a share divided where a share ends, its partial sums "
+        "added by the core where it begins after a sync_all (the sum of such a "
+        f"row in another order: within the error bound; {estimate})"
+    )
 
 
 @dataclass(frozen=True)
@@ -307,6 +396,28 @@ def resident_costs(
     )
 
 
+@dataclass(frozen=True)
+class _Part:
+    """A row group's `EntryShare` of the stored entries, the workspace of the
+    divided rows' partial sums (`2 x groups` rows of f32) and the group."""
+
+    entries: EntryShare
+    workspace: SSAValue
+    group: SSAValue
+
+    def slot(self, nest: SparseNest, at: InsertPoint, which: int) -> SSAValue:
+        """This group's workspace row `which` (0: a row begun by an earlier
+        group, 1: a row ended by a later one)."""
+        return self.slot_of(nest, at, self.group, which)
+
+    @staticmethod
+    def slot_of(
+        nest: SparseNest, at: InsertPoint, group: Valid, which: int
+    ) -> SSAValue:
+        """Group `group`'s workspace row `which`."""
+        return nest.index_value(nest.scaled(at, group, 2, which))
+
+
 class CsrSpmmNest(SparseNest):
     """Builds the CSR `out = a @ b` row nest of a `SpmmPlan`."""
 
@@ -314,7 +425,7 @@ class CsrSpmmNest(SparseNest):
         self, a: SparseBuffers, b: SSAValue, out: SSAValue, plan: SpmmPlan
     ) -> None:
         b, out = self.as_matrix(b), self.as_matrix(out)
-        if not plan.width:
+        if not plan.width and not plan.divide:
 
             def row(
                 at: InsertPoint, r: Valid, offset: Reader, nnz: SSAValue, window: int
@@ -327,13 +438,27 @@ class CsrSpmmNest(SparseNest):
         rows = a.shape[0]
         zero = self.constant(0)
         nnz = self.value(self.top, memref.DimOp(a.indices, zero))
+        n = cast(MemRefType[Attribute], b.type).get_shape()[1]
+        groups = plan.cores // plan.slices
+        workspace: SSAValue | None = None
+        if plan.divide:
+            # per row group, two slots: a row begun by an earlier group (0),
+            # a row ended by a later one (1)
+            workspace = self.value(
+                self.top, memref.AllocOp([], [], MemRefType(f32, [2 * groups, n]))
+            )
 
-        def gm_offset(at: InsertPoint, row: Valid) -> SSAValue:
-            return self.read_index(at, a.offsets, row)
+        def reader(at: InsertPoint) -> Reader:
+            if plan.offsets_in_ub:
+                return offsets_in_ub(self, at, a.offsets, rows)
+            return lambda at, row: self.read_index(at, a.offsets, row)
 
-        def sliced(at: InsertPoint, c: Valid, _: list[SSAValue]) -> list[SSAValue]:
-            """Core `c`: row group `c / slices`, slice `c mod slices` of b."""
+        def place(at: InsertPoint, c: Valid) -> tuple[SSAValue, Column | None]:
+            """Core `c`'s row group `c / slices` and, with resident slices, its
+            column slice `c mod slices` of b."""
             c = self.index_value(c)
+            if not plan.width:
+                return c, None
             slices = self.constant(plan.slices)
             group = self.value(at, arith.DivUIOp(c, slices))
             first = self.value(
@@ -343,22 +468,45 @@ class CsrSpmmNest(SparseNest):
                     self.constant(plan.width),
                 ),
             )
-            k = cast(MemRefType[Attribute], b.type).get_shape()[0]
-            resident = self.load(
-                at,
-                b,
-                [0, first],
-                TileType([k, plan.width], a.element_type, MemorySpace.UB),
-            )
-            column = Column(first, plan.width, plan.width)
-            offset: Reader = gm_offset
-            if plan.offsets_in_ub:
-                offset = offsets_in_ub(self, at, a.offsets, rows)
-            groups = plan.cores // plan.slices
-            lo, hi = core_rows(
-                self, at, offset, group, groups, nnz, rows, ROW_COST, plan.granule
-            )
-            first_entry, last_entry = offset(at, lo), offset(at, hi)
+            return group, Column(first, plan.width, plan.width)
+
+        def work(at: InsertPoint) -> EntryWork:
+            row_cost = RESIDENT_ROW_COST if plan.width else ROW_COST
+            return EntryWork.of(self, at, nnz, rows, groups, row_cost, SNAP)
+
+        def share(at: InsertPoint, offset: Reader, group: SSAValue) -> _Part:
+            assert workspace is not None
+            entries = entry_share(self, at, offset, group, groups, rows, work(at))
+            return _Part(entries, workspace, group)
+
+        def core(at: InsertPoint, c: Valid, _: list[SSAValue]) -> list[SSAValue]:
+            """Core `c`: its row group's rows (with the slice of b)."""
+            group, column = place(at, c)
+            resident: SSAValue | None = None
+            if column is not None:
+                k = cast(MemRefType[Attribute], b.type).get_shape()[0]
+                resident = self.load(
+                    at,
+                    b,
+                    [0, column.start],
+                    TileType([k, plan.width], a.element_type, MemorySpace.UB),
+                )
+            offset = reader(at)
+            part: _Part | None = None
+            if plan.divide:
+                part = share(at, offset, group)
+                # the rows ending in the share, then the one straddling its end
+                lo, first_entry = part.entries.lo, part.entries.first
+                past = self.value(at, arith.AddiOp(part.entries.hi, self.constant(1)))
+                hi = self.value(
+                    at, arith.SelectOp(part.entries.straddles, past, part.entries.hi)
+                )
+                last_entry = part.entries.end
+            else:
+                lo, hi = core_rows(
+                    self, at, offset, group, groups, nnz, rows, ROW_COST, plan.granule
+                )
+                first_entry, last_entry = offset(at, lo), offset(at, hi)
             count = self.value(at, arith.SubiOp(last_entry, first_entry))
 
             def rows_of(
@@ -367,11 +515,13 @@ class CsrSpmmNest(SparseNest):
                 slice_: SSAValue | None,
                 shared: Loaded | None = None,
             ) -> None:
+                where = None if column is None else (column, slice_)
+
                 def each(
                     at: InsertPoint, r: Valid, _: list[SSAValue]
                 ) -> list[SSAValue]:
                     self._row(
-                        at, a, b, out, r, offset, nnz, window, (column, slice_), shared
+                        at, a, b, out, r, offset, nnz, window, where, shared, part
                     )
                     return []
 
@@ -414,7 +564,76 @@ class CsrSpmmNest(SparseNest):
             self.guarded(at, nnz, plan.window, emit)
             return []
 
-        core_loop(self, plan.cores, sliced)
+        core_loop(self, plan.cores, core)
+        if workspace is None:
+            return
+
+        def combine(at: InsertPoint, c: Valid, _: list[SSAValue]) -> list[SSAValue]:
+            """Core `c`: the divided row its group begins, if any (its slice)."""
+            group, column = place(at, c)
+            offset = reader(at)
+            part = share(at, offset, group)
+            entries = part.entries
+            # the group where a divided row begins completes it
+            begins = self.value(
+                at, arith.CmpiOp(entries.first, offset(at, entries.hi), "sle")
+            )
+            owns = self.value(at, arith.AndIOp(entries.straddles, begins))
+            body = Block()
+            here = InsertPoint.at_end(body)
+            self._combine(here, a, out, n, part, offset, work(here), column)
+            self.insert(here, scf.YieldOp())
+            self.insert(at, scf.IfOp(owns, [], [body]))
+            return []
+
+        core_loop(self, plan.cores, combine)
+        self.insert(self.top, memref.DeallocOp.get(workspace))
+
+    def _combine(
+        self,
+        at: InsertPoint,
+        a: SparseBuffers,
+        out: SSAValue,
+        n: int,
+        part: _Part,
+        offset: Reader,
+        work: EntryWork,
+        column: Column | None,
+    ) -> None:
+        """Row `hi` of the share, begun by this group and ended by later ones:
+        its partial sums (this group's slot 1, then slot 0 of each later group
+        whose share begins before the row's end) added in that order, cast and
+        stored once (with the epilogue)."""
+        hi = part.entries.hi
+        row_end = offset(at, self.add(at, hi, 1))
+        later = work.cores_before(self, at, work.position(self, at, row_end, hi))
+        following = self.value(at, arith.AddiOp(part.group, self.constant(1)))
+
+        def columns(at: InsertPoint, column: Column) -> None:
+            def partial(at: InsertPoint, slot: SSAValue) -> SSAValue:
+                return self.load(
+                    at,
+                    part.workspace,
+                    [slot, column.start],
+                    column.tile_type(f32),
+                    [1, column.valid],
+                )
+
+            def add(at: InsertPoint, g: Valid, sums: list[SSAValue]) -> list[SSAValue]:
+                other = partial(at, _Part.slot_of(self, at, g, 0))
+                return [self.value(at, tile.AddOp(sums[0], other))]
+
+            mine = partial(at, part.slot(self, at, 1))
+            (total,) = self.loop(at, following, later, 1, [mine], add)
+            result = self.cast_to(at, total, a.element_type)
+            if self.epilogue is not None:
+                result = self.epilogue(self, at, result, hi, column)
+            self.store(at, result, out, [hi, column.start])
+
+        if column is None:
+            self.column_tiles(at, n, columns)
+        else:
+            columns(at, column)
 
     def guarded(
         self,
@@ -499,13 +718,24 @@ class CsrSpmmNest(SparseNest):
         window: int,
         resident: tuple[Column, SSAValue | None] | None = None,
         shared: Loaded | None = None,
+        part: _Part | None = None,
     ) -> None:
         """Row `r`: per column tile an f32 accumulator over the row's entries
         (windows of `window` entries prefetched into ub, or GM reads); with
         `resident`, only that column tile, its rows gathered from the ub slice
         of b when one is given; with `shared`, every entry of the row lies in
-        that loaded window."""
+        that loaded window; with `part`, only the row's entries in that share,
+        the sum of a row divided with other shares stored to its slot of the
+        workspace instead (f32, not cast)."""
         start, end = offset(at, r), offset(at, self.add(at, r, 1))
+        divided: tuple[SSAValue, SSAValue] | None = None
+        if part is not None:
+            entries = part.entries
+            begun = self.value(at, arith.CmpiOp(start, entries.first, "slt"))
+            ended = self.value(at, arith.CmpiOp(entries.end, end, "slt"))
+            start = self.value(at, arith.SelectOp(begun, entries.first, start))
+            end = smaller(self, at, end, entries.end)
+            divided = (begun, self.value(at, arith.OrIOp(begun, ended)))
         element_type, values = a.element_type, self.block_values(a)
         n = cast(MemRefType[Attribute], b.type).get_shape()[1]
         first: Loaded | None = shared
@@ -558,10 +788,31 @@ class CsrSpmmNest(SparseNest):
                     )
 
                 (total,) = self.loop(at, stop, end, window, [total], later)
-            result = self.cast_to(at, total, element_type)
-            if self.epilogue is not None:
-                result = self.epilogue(self, at, result, r, column)
-            self.store(at, result, out, [r, column.start])
+
+            def whole(at: InsertPoint) -> None:
+                result = self.cast_to(at, total, element_type)
+                if self.epilogue is not None:
+                    result = self.epilogue(self, at, result, r, column)
+                self.store(at, result, out, [r, column.start])
+
+            if part is None or divided is None:
+                whole(at)
+                return
+            begun, partial = divided
+            halves = Block(), Block()
+            here = InsertPoint.at_end(halves[0])
+            slot = self.value(
+                here,
+                arith.SelectOp(
+                    begun, part.slot(self, here, 0), part.slot(self, here, 1)
+                ),
+            )
+            self.store(here, total, part.workspace, [slot, column.start])
+            self.insert(here, scf.YieldOp())
+            here = InsertPoint.at_end(halves[1])
+            whole(here)
+            self.insert(here, scf.YieldOp())
+            self.insert(at, scf.IfOp(partial, [], [halves[0]], [halves[1]]))
 
         if resident is None:
             self.column_tiles(at, n, columns)

@@ -198,6 +198,12 @@ class TvSparseToTilePass(ModulePass):
     slices) and gather its rows on chip with `tile.gather`; false: every row
     of `b` gathered from GM per entry."""
 
+    divide_rows: bool = True
+    """CSR spmm: with the nnz-balanced split, split the stored entries evenly
+    over the cores and divide a long row where a core's share ends (its
+    partial sums added after a sync_all), where the cost model estimates it
+    can pay; false: whole rows a core."""
+
     interleave: bool = True
     """Mark a function with a gather `pypto.interleave_groups`, so that
     tile-to-hw splits each nest of a phase over all the cores (the gathers

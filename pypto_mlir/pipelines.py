@@ -145,6 +145,7 @@ LOWER_STAGES: tuple[Stage, ...] = (
             ("sparse_fuse_epilogue", "fuse_epilogue"),
             ("sparse_entry_insert", "entry_insert"),
             ("sparse_resident_b", "resident_b"),
+            ("sparse_divide_rows", "divide_rows"),
             ("interleave", "interleave"),
         ),
     ),
@@ -209,7 +210,8 @@ class LowerPipeline(PipelinePass):
     sparse-attention-defer-update, sparse-attention-balance,
     sparse-attention-block-split, sparse-dense-fallback, sparse-dense-density, sparse-index-prefetch,
     sparse-nnz-balance, sparse-values-window, sparse-fuse-epilogue,
-    sparse-entry-insert, sparse-resident-b, interleave), tv-to-tile,
+    sparse-entry-insert, sparse-resident-b, sparse-divide-rows, interleave),
+    tv-to-tile,
     tile-peel-tails, tile-pipeline (unless double-buffer=false), tile-to-hw
     (bank-offset, matmul-grid),
     hw-coalesce-dma (unless coalesce-dma=false) and hw-insert-sync
@@ -404,6 +406,12 @@ class LowerPipeline(PipelinePass):
     """CSR spmm keeps column slices of b in ub and gathers their rows on chip
     where the cost model estimates it faster (tv-sparse-to-tile's
     resident-b); false: rows of b gathered from GM."""
+
+    sparse_divide_rows: bool = True
+    """CSR spmm splits the stored entries evenly over the cores, dividing a
+    long row where a share ends (partial sums added after a sync_all), where
+    the cost model estimates it can pay (tv-sparse-to-tile's divide-rows);
+    false: whole rows a core."""
 
     start_level: str = "tv"
     """The level of the input: tv, or tile for a module already tiled (a

@@ -6,15 +6,16 @@
 // On ascend910b the model finds none (the to_dense scatter costs more per
 // entry than the row nest); f32 values have none (the cube takes f16/bf16).
 // index-prefetch=false where the checks say "no scf.if" (the prefetching row
-// nest branches on a matrix of fewer entries than a window).
-// RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=tiny index-prefetch=false}' 2>&1 | filecheck %s
+// nest branches on a matrix of fewer entries than a window), divide-rows=false
+// there too (a divided row stores its partial sums under an scf.if).
+// RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=tiny index-prefetch=false divide-rows=false}' 2>&1 | filecheck %s
 // RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=tiny dense-density=0.5}' 2>&1 | filecheck %s --check-prefix=OVERRIDE
-// RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=tiny dense-fallback=false index-prefetch=false}' 2>&1 | filecheck %s --check-prefix=OFF
+// RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=tiny dense-fallback=false index-prefetch=false divide-rows=false}' 2>&1 | filecheck %s --check-prefix=OFF
 // RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=ascend910b index-prefetch=false}' 2>&1 | filecheck %s --check-prefix=NEVER
 // RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=tiny},tv-to-tile' 2>&1 | filecheck %s --check-prefix=TILED
 // RUN: not pypto-opt %s -p 'tv-sparse-to-tile{target=tiny dense-density=2.0}' 2>&1 | filecheck %s --check-prefix=RANGE
 // RUN: pypto-opt %s -p 'pypto-lower{target=tiny sparse-dense-density=0.5}' 2>&1 | filecheck %s --check-prefix=OVERRIDE
-// RUN: pypto-opt %s -p 'pypto-lower{target=tiny sparse-dense-fallback=false sparse-index-prefetch=false}' 2>&1 | filecheck %s --check-prefix=OFF
+// RUN: pypto-opt %s -p 'pypto-lower{target=tiny sparse-dense-fallback=false sparse-index-prefetch=false sparse-divide-rows=false}' 2>&1 | filecheck %s --check-prefix=OFF
 
 // CHECK: remark: tv-sparse-to-tile: dense fallback when nnz >= 9 (density 0.2197%, the cost model's; the model's: from nnz = 9): to_dense into a GM temporary and the dense matmul, else the row nest; estimated row nest 19800 + 1392.69 x nnz cycles, to_dense and matmul 24189 + 878.19 x nnz (matmul 4453)
 // CHECK: remark: tv-sparse-to-tile: tv.spmm by rows
