@@ -24,36 +24,21 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
+from test_csr_spmm_nest import matrices, runner
 from test_hw_insert_sync import flags_that_change_nothing
-from xdsl.dialects.builtin import ModuleOp
 
-from pypto_mlir.check import lower, lowered_arguments, result_buffers
+from pypto_mlir.check import lower
 from pypto_mlir.cli.source import SourceChunk, default_context, parse_chunk
 from pypto_mlir.diagnostics import diagnostic_handler
-from pypto_mlir.interp.ascend_hw import run_hw_function
-from pypto_mlir.interp.sparse import SparseArray
 from pypto_mlir.pipelines import LowerPipeline
-from pypto_mlir.targets import load_target
 
-ROWS, COLS = 10, 80
-A = f"!tv.tensor<{ROWS}x{COLS}xf16, #tv.csr<rows = {ROWS}, cols = {COLS}, nnz = ?, index = i32>>"
-OUT = f"!tv.tensor<{ROWS}x{COLS}xf16>"
+A = "!tv.tensor<10x80xf16, #tv.csr<rows = 10, cols = 80, nnz = ?, index = i32>>"
+OUT = "!tv.tensor<10x80xf16>"
 TO_DENSE = f"""
 func.func @f(%a: {A}) -> {OUT} {{
   %c = tv.to_dense %a : {A} -> {OUT}
   func.return %c : {OUT}
 }}"""
-PATTERNS = [
-    [0, 3, 70, 2, 5, 1, 0, 4, 9, 2],
-    [1, 0, 2, 3, 0, 1, 2, 0, 1, 2],
-    [0, 6, 0, 0, 0, 0, 0, 0, 0, 57],
-    [40, 0, 0, 0, 0, 1, 0, 0, 20, 1],
-    [0, 2, 0, 2, 0, 2, 0, 2, 0, 70],
-    [65, 0, 0, 66, 0, 1, 0, 0, 2, 0],
-    [40, 80, 40, 80, 80, 40, 5, 1, 2, 1],
-]
-"""Stored entries per row (of 80 columns), as test_csr_spmm_nest.py's."""
 
 
 @pytest.mark.xfail(
@@ -64,45 +49,11 @@ def test_every_flag_of_the_csr_to_dense_nest_is_needed() -> None:
     """10x80 on 2 cores (max-cores=2) on the patterns of
     test_csr_spmm_nest.py: every flag a run fires is needed."""
     module = parse_chunk(default_context(), SourceChunk(TO_DENSE, 1), "dense.mlir")
-    rng = np.random.default_rng(5)
-    matrices = []
-    for lengths in PATTERNS:
-        dense = np.zeros((ROWS, COLS), np.float32)
-        for row, count in enumerate(lengths):
-            dense[row, rng.choice(COLS, count, replace=False)] = rng.uniform(
-                -1, 1, count
-            )
-        matrices.append(sp.csr_array(dense.astype(np.float16).astype(np.float32)))
+    inputs = matrices(np.random.default_rng(5))
     with diagnostic_handler(lambda _: None):
         lowered = lower(module, "ascend_hw", LowerPipeline(max_cores=2))
-    function = next(iter(module.ops))
-    chip = load_target("ascend910b")
-    inputs = [
-        lowered_arguments(
-            function,  # pyright: ignore
-            [
-                SparseArray(
-                    (ROWS, COLS),
-                    (1, 1),
-                    a.indptr.astype(np.int32),
-                    a.indices.astype(np.int32),
-                    a.data.astype(np.float16),
-                )
-            ],
-        )
-        for a in matrices
-    ]
-
-    def run(candidate: ModuleOp) -> bytes:
-        produced = b""
-        for arguments in inputs:
-            outputs = result_buffers(function)  # pyright: ignore
-            args = [*(np.copy(x) for x in arguments), *outputs]
-            result = run_hw_function(candidate, "f", args, chip)
-            produced += result.outputs[-1].tobytes()
-        return produced
-
-    expected = b"".join(a.toarray().astype(np.float16).tobytes() for a in matrices)
+    run = runner(next(iter(module.ops)), inputs)
+    expected = b"".join(a.toarray().astype(np.float16).tobytes() for a in inputs)
     assert run(lowered.clone()) == expected
     unexercised: list[int] = []
     count, kept = flags_that_change_nothing(lowered, run, unexercised)

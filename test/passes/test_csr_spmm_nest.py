@@ -1,28 +1,31 @@
-"""The CSR spmm row nest (passes/csr_spmm_nest.py) on the simulator: every
+"""The CSR spmm row nest (passes/csr_spmm_nest.py) on the simulator: each
 flag hw-insert-sync gives it that a run of these inputs fires is needed
 (removing its set/wait pair makes the simulator report a race, a deadlock or
-an event misuse, or changes the result), with index prefetch and the
+an event misuse, or changes the result) but two, with index prefetch and the
 nnz-balanced split on.
 
-Two paths cannot run at 10x80 (12 flags): the resident branch (nnz >= 2048,
-4 flags) and the window loops of the unrolled row pair (8 flags: a row of
-more than 64 entries shares a chunk of the nnz-balanced split with another
-only when nnz is above ~400, and then the other rows' chunks hold one row).
+Two paths do not run at 10x80 (12 flags): the resident branch (nnz >= 2048,
+4 flags) and the window loops of the unrolled row pair (8 flags: no 10x80
+pattern a model of the split's chunk search tried, 200000 random ones, puts
+a row of more than 64 entries in one chunk with another row).
 Two flags that run are not shown needed (docs/hw_insert_sync.md, Limits):
 the mte3 -> mte2 flag carried around the pairs' remainder loop (at most one
 trip, but not innermost, so not taken for a branch: it orders nothing), and
 the GM row loop's mte2 -> mte3 flag back for its carried mte3 -> mte2 flag
 (no pattern found where it holds a set back). The chunk loop's flag backs
 that only S's issue order made needless are gone (hw-insert-sync
-scalar-issue: 32 of 50 flags changed nothing on the first two patterns
-before it and the patterns added here)."""
+scalar-issue; before it 29 of 46 flags changed nothing on the first two
+patterns, 19 of them because their set never fired there)."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import numpy as np
 import scipy.sparse as sp
 from test_hw_insert_sync import flags_that_change_nothing  # remove each flag in turn
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
 
 from pypto_mlir.check import lower, lowered_arguments, result_buffers
 from pypto_mlir.cli.source import SourceChunk, default_context, parse_chunk
@@ -60,11 +63,50 @@ KEPT = 2
 """Flags that run but that the patterns do not show needed (module docstring)."""
 
 
-def _matrix(lengths: list[int], rng: np.random.Generator) -> sp.csr_array:
-    dense = np.zeros((ROWS, 80), np.float32)
-    for row, count in enumerate(lengths):
-        dense[row, rng.choice(80, count, replace=False)] = rng.uniform(-1, 1, count)
-    return sp.csr_array(dense.astype(np.float16).astype(np.float32))
+def matrices(rng: np.random.Generator) -> list[sp.csr_array]:
+    """A 10x80 matrix of f16 values for each of `PATTERNS`."""
+    made = []
+    for lengths in PATTERNS:
+        dense = np.zeros((ROWS, 80), np.float32)
+        for row, count in enumerate(lengths):
+            dense[row, rng.choice(80, count, replace=False)] = rng.uniform(-1, 1, count)
+        made.append(sp.csr_array(dense.astype(np.float16).astype(np.float32)))
+    return made
+
+
+def runner(
+    function: Operation, inputs: list[sp.csr_array], *dense: np.ndarray
+) -> Callable[[ModuleOp], bytes]:
+    """Runs a lowered module's @f on each sparse input (with the `dense`
+    arguments after it) on ascend910b: the result bytes of all runs."""
+    chip = load_target("ascend910b")
+    arguments = [
+        lowered_arguments(
+            function,  # pyright: ignore
+            [
+                SparseArray(
+                    a.shape,
+                    (1, 1),
+                    a.indptr.astype(np.int32),
+                    a.indices.astype(np.int32),
+                    a.data.astype(np.float16),
+                ),
+                *dense,
+            ],
+        )
+        for a in inputs
+    ]
+
+    def run(candidate: ModuleOp) -> bytes:
+        produced = b""
+        for values in arguments:
+            outputs = result_buffers(function)  # pyright: ignore
+            args = [*(np.copy(x) for x in values), *outputs]
+            result = run_hw_function(candidate, "f", args, chip)
+            produced += result.outputs[-1].tobytes()
+        return produced
+
+    return run
 
 
 def test_every_flag_of_the_prefetching_spmm_is_needed() -> None:
@@ -73,42 +115,15 @@ def test_every_flag_of_the_prefetching_spmm_is_needed() -> None:
     but the two the module docstring names."""
     module = parse_chunk(default_context(), SourceChunk(SPMM, 1), "spmm.mlir")
     rng = np.random.default_rng(3)
-    matrices = [_matrix(lengths, rng) for lengths in PATTERNS]
+    inputs = matrices(rng)
     b = rng.standard_normal((80, 16)).astype(np.float16)
     remarks: list[str] = []
     with diagnostic_handler(lambda d: remarks.append(str(d))):
         lowered = lower(module, "ascend_hw", LowerPipeline(max_cores=2))
     assert any("prefetched into ub" in r for r in remarks), remarks
-    function = next(iter(module.ops))
-    chip = load_target("ascend910b")
-    inputs = [
-        lowered_arguments(
-            function,  # pyright: ignore
-            [
-                SparseArray(
-                    (ROWS, 80),
-                    (1, 1),
-                    a.indptr.astype(np.int32),
-                    a.indices.astype(np.int32),
-                    a.data.astype(np.float16),
-                ),
-                b,
-            ],
-        )
-        for a in matrices
-    ]
-
-    def run(candidate: ModuleOp) -> bytes:
-        produced = b""
-        for arguments in inputs:
-            outputs = result_buffers(function)  # pyright: ignore
-            args = [*(np.copy(x) for x in arguments), *outputs]
-            result = run_hw_function(candidate, "f", args, chip)
-            produced += result.outputs[-1].tobytes()
-        return produced
-
+    run = runner(next(iter(module.ops)), inputs, b)
     expected = b"".join(
-        (a @ b.astype(np.float32)).astype(np.float16).tobytes() for a in matrices
+        (a @ b.astype(np.float32)).astype(np.float16).tobytes() for a in inputs
     )
     assert run(lowered.clone()) == expected
     unexercised: list[int] = []
