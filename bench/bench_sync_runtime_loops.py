@@ -1,14 +1,16 @@
-"""hw-insert-sync runtime-loops off vs on: flags and cycles of sparse kernels.
+"""hw-insert-sync runtime-loops and scalar-issue off vs on: flags and cycles of
+sparse kernels.
 
 The two kernels of the sparse flag-removal tests, whose entry loops have bounds
 read at run time (docs/hw_insert_sync.md, "Loops of run-time bounds"): the
 BSR softmax (64x80, 16x16 blocks) on 2 cores over the five block patterns of
 test/passes/test_sparse_flags.py, and the CSR spmm row nest (10x80 @ 80x16,
 prefetch and nnz balance on) on 2 cores over six row patterns, lowered with
-`pypto-lower sync-runtime-loops=false` and `=true`. Prints the set_flag ops and
-the simulated cycles per pattern, and the ratio off / on; asserts nothing.
+`pypto-lower sync-runtime-loops=false` and `=true`, then the same for
+`sync-scalar-issue` ("Sets issued by S"). Prints the set_flag ops and the
+simulated cycles per pattern, and the ratio off / on; asserts nothing.
 
-    .venv/bin/python bench/bench_sync_runtime_loops.py   # ~1 min
+    .venv/bin/python bench/bench_sync_runtime_loops.py   # ~2 min
 """
 
 from __future__ import annotations
@@ -48,8 +50,12 @@ func.func @f(%a: {CSR_TYPE}, %b: !tv.tensor<80x16xf16>) -> !tv.tensor<10x16xf16>
 }}"""
 
 
-def _lower(module: ModuleOp, on: bool) -> ModuleOp:
-    options = LowerPipeline(target=TARGET, max_cores=2, sync_runtime_loops=on)
+OPTIONS = {"runtime-loops": "sync_runtime_loops", "scalar-issue": "sync_scalar_issue"}
+"""hw-insert-sync's options measured, with their LowerPipeline fields."""
+
+
+def _lower(module: ModuleOp, option: str, on: bool) -> ModuleOp:
+    options = LowerPipeline(target=TARGET, max_cores=2, **{OPTIONS[option]: on})
     with diagnostic_handler(lambda _: None):
         return lower(module.clone(), "ascend_hw", options)
 
@@ -58,7 +64,7 @@ def _sets(module: ModuleOp) -> int:
     return sum(isinstance(op, SetFlagOp) for op in module.walk())
 
 
-def bsr_softmax() -> tuple[str, dict[bool, tuple[int, list[int]]]]:
+def bsr_softmax(option: str) -> tuple[str, dict[bool, tuple[int, list[int]]]]:
     @pto.kernel(backend="reference")
     def softmax(a: pto.BSR[(64, 80), pto.f16, (16, 16)]):
         return pto.softmax(a)
@@ -78,7 +84,7 @@ def bsr_softmax() -> tuple[str, dict[bool, tuple[int, list[int]]]]:
     chip = load_target(TARGET)
     runs: dict[bool, tuple[int, list[int]]] = {}
     for on in (False, True):
-        lowered = _lower(module, on)
+        lowered = _lower(module, option, on)
         cycles = []
         for arguments, shape in inputs:
             out = np.full(shape, np.nan, np.float16)
@@ -88,7 +94,7 @@ def bsr_softmax() -> tuple[str, dict[bool, tuple[int, list[int]]]]:
     return "BSR softmax 64x80, 16x16 blocks, 2 cores", runs
 
 
-def csr_spmm() -> tuple[str, dict[bool, tuple[int, list[int]]]]:
+def csr_spmm(option: str) -> tuple[str, dict[bool, tuple[int, list[int]]]]:
     module = parse_chunk(default_context(), SourceChunk(SPMM, 1), "spmm.mlir")
     function = next(op for op in module.ops if isinstance(op, func.FuncOp))
     rng = np.random.default_rng(3)
@@ -118,7 +124,7 @@ def csr_spmm() -> tuple[str, dict[bool, tuple[int, list[int]]]]:
     chip = load_target(TARGET)
     runs: dict[bool, tuple[int, list[int]]] = {}
     for on in (False, True):
-        lowered = _lower(module, on)
+        lowered = _lower(module, option, on)
         cycles = []
         for arguments in inputs:
             args = [*arguments, *result_buffers(function)]
@@ -128,12 +134,13 @@ def csr_spmm() -> tuple[str, dict[bool, tuple[int, list[int]]]]:
 
 
 def main() -> None:
-    print(f"hw-insert-sync runtime-loops on {TARGET}: set_flag ops, cycles per pattern")
-    for name, runs in (bsr_softmax(), csr_spmm()):
-        (off_sets, off), (on_sets, on) = runs[False], runs[True]
-        ratios = " ".join(f"{a / b:.3f}x" for a, b in zip(off, on, strict=True))
-        print(f"{name}\n  off: {off_sets:>3} sets, cycles {off}")
-        print(f"  on:  {on_sets:>3} sets, cycles {on}\n  off / on: {ratios}")
+    for option in OPTIONS:
+        print(f"hw-insert-sync {option} on {TARGET}: set_flag ops, cycles per pattern")
+        for name, runs in (bsr_softmax(option), csr_spmm(option)):
+            (off_sets, off), (on_sets, on) = runs[False], runs[True]
+            ratios = " ".join(f"{a / b:.3f}x" for a, b in zip(off, on, strict=True))
+            print(f"{name}\n  off: {off_sets:>3} sets, cycles {off}")
+            print(f"  on:  {on_sets:>3} sets, cycles {on}\n  off / on: {ratios}")
 
 
 if __name__ == "__main__":

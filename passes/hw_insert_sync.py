@@ -27,7 +27,7 @@ block and the blocks around it, and event ids on every flag of the function.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from math import inf
 
@@ -78,9 +78,16 @@ def _has_instructions(op: Operation) -> bool:
 class FunctionSync:
     """Builds the frames of a function, chooses its flags and writes them."""
 
-    def __init__(self, func_op: func.FuncOp, target: Target, runtime_loops: bool):
+    def __init__(
+        self,
+        func_op: func.FuncOp,
+        target: Target,
+        runtime_loops: bool,
+        scalar_issue: bool = True,
+    ):
         self.target = target
         self.runtime_loops = runtime_loops
+        self.scalar_issue = scalar_issue
         self.analysis = AccessAnalysis(target)
         self.ranges = index_ranges(func_op)
         self.root = self.build(func_op.body.block, None, None, -1)
@@ -98,7 +105,7 @@ class FunctionSync:
             if pair is not None:
                 frame.forward_pairs |= {pair}
             frame.deps, frame.syncs, frame.edges, frame.fences = [], [], [], []
-            frame.relaxed = []
+            frame.relaxed, frame.issued = [], []
             frame.flags_changed()
 
     def unsound_pending(self) -> Frame | None:
@@ -117,6 +124,7 @@ class FunctionSync:
     ) -> Frame:
         frame = Frame(block, loop, parent, index)
         frame.runtime_loops = self.runtime_loops
+        frame.scalar_issue = self.scalar_issue
         frame.strict_pending = not self.runtime_loops
         for op in block.ops:
             if isinstance(op, FlagOp | PipeBarrierOp):
@@ -234,12 +242,11 @@ class FunctionSync:
         new: list[Dep] = []
         for sync in frame.syncs:
             next_set = sync.set_gap + n
-            if sync.fenced or frame.reaches(
-                sync.dst,
-                gap_wait_key(sync.wait_gap),
-                sync.src,
-                gap_set_key(next_set),
-            ):
+            wait_key, set_key = gap_wait_key(sync.wait_gap), gap_set_key(next_set)
+            if sync.fenced or frame.reaches(sync.dst, wait_key, sync.src, set_key):
+                continue
+            if frame.before_set(sync.dst, wait_key, sync.src, set_key):
+                frame.issued.append((sync, sync.dst, sync.src))
                 continue
             if frame.consumed_in_time(sync, next_set):
                 frame.relaxed.append((sync, next_set))
@@ -269,11 +276,21 @@ class FunctionSync:
         for c, node in enumerate(frame.nodes):
             if not _branches(node):
                 continue
-            for src, dst in sorted(_branch_flag_pairs(node)):
-                if not frame.reaches(
-                    dst, node_exit_key(c), src, node_start_key(c) + frame.period
-                ):
-                    new.append(frame.dep(c, c + n, dst, src, node.op, node.op))
+            pairs: set[tuple[Pipe, Pipe]] = set()
+            limit = node_start_key(c) + frame.period
+            issued: set[tuple[Pipe, Pipe]] = set()
+            for sync, run in _branch_flags(node):
+                ordered = _ordered_in_run(run, sync)
+                later = frame.propagate({p: node_exit_key(c) for p in ordered}, limit)
+                if later.get(sync.src, inf) <= limit:
+                    continue
+                if frame.scalar_issue and later.get(Pipe.S, inf) <= limit:
+                    issued.add((sync.dst, sync.src))
+                else:
+                    pairs.add((sync.src, sync.dst))
+            frame.issued += [(node.op, dst, src) for dst, src in sorted(issued)]
+            for src, dst in sorted(pairs):
+                new.append(frame.dep(c, c + n, dst, src, node.op, node.op))
         return new
 
     def plan_prologues(self) -> None:
@@ -512,11 +529,11 @@ class FunctionSync:
     def emit(self) -> None:
         for frame in self.root.frames():
             _emit_frame(frame, self.root)
-            _remark_runtime_loops(frame)
+            _remark_decisions(frame)
 
 
-def _remark_runtime_loops(frame: Frame) -> None:
-    """Remarks on what runtime-loops decided in `frame`."""
+def _remark_decisions(frame: Frame) -> None:
+    """Remarks on what runtime-loops and scalar-issue decided in `frame`."""
     for sync in frame.syncs:
         if sync.entered and frame.loop is not None:
             emit_remark(
@@ -526,6 +543,20 @@ def _remark_runtime_loops(frame: Frame) -> None:
                 "before the loop, instead of a flag outside that runs even when "
                 "the loop runs no iteration (runtime-loops)",
             )
+    seen: set[tuple[int, Pipe, Pipe]] = set()  # pending_deps may ask twice
+    for flag, dst, src in frame.issued:
+        key = (id(flag), dst, src)
+        if key in seen or (isinstance(flag, Sync) and flag not in frame.syncs):
+            continue
+        seen.add(key)
+        op = flag.consumer if isinstance(flag, Sync) else flag
+        what = "this wait" if isinstance(flag, Sync) else "the waits in this scf.if"
+        emit_remark(
+            op,
+            f"hw-insert-sync: no {dst} -> {src} flag back after {what}: S "
+            f"issues the next {src} -> {dst} set only after a wait that follows "
+            "it (scalar-issue)",
+        )
     for sync, _ in frame.relaxed:
         if sync in frame.syncs:
             emit_remark(
@@ -614,15 +645,34 @@ def _loop_orders_itself(first: Node, second: Node, x: Access, y: Access) -> bool
     )
 
 
-def _branch_flag_pairs(node: Node) -> set[tuple[Pipe, Pipe]]:
-    """Pipe pairs of flags in the branches of an scf.if, outside nested loops."""
-    pairs: set[tuple[Pipe, Pipe]] = set()
+_Run = list[tuple[Frame, int]]
+"""A flag's frame (with -1) and the frames around it up to a branch, each with
+its node holding the one before."""
+
+
+def _branch_flags(node: Node) -> Iterator[tuple[Sync, _Run]]:
+    """The flags in the branches of an scf.if, outside nested loops, each with
+    its run (`_Run`)."""
     for child in node.children:
-        pairs.update((s.src, s.dst) for s in child.syncs)
-        for inner in child.nodes:
+        for sync in child.syncs:
+            yield sync, [(child, -1)]
+        for index, inner in enumerate(child.nodes):
             if _branches(inner):
-                pairs.update(_branch_flag_pairs(inner))
-    return pairs
+                for sync, run in _branch_flags(inner):
+                    yield sync, [*run, (child, index)]
+
+
+def _ordered_in_run(run: _Run, sync: Sync) -> set[Pipe]:
+    """The pipes the flags of `sync`'s run order after its wait by the end of
+    the branch holding it (the destination pipe at least): a flag back for it
+    is needed only if those are not ordered before its next set."""
+    ordered = {sync.dst}
+    for frame, node in run:
+        key = gap_wait_key(sync.wait_gap) if node < 0 else node_exit_key(node)
+        end = gap_wait_key(frame.size)
+        reached = frame.propagate({p: key for p in ordered}, end)
+        ordered = {p for p, k in reached.items() if k <= end}
+    return ordered
 
 
 def _frame_of(placed: Sequence[tuple[Frame, Sync]], sync: Sync) -> Frame:
@@ -856,11 +906,14 @@ class OutOfEvents(Exception):
         self.pair = pair
 
 
-def insert_sync(func_op: func.FuncOp, runtime_loops: bool = True) -> list[Sync]:
+def insert_sync(
+    func_op: func.FuncOp, runtime_loops: bool = True, scalar_issue: bool = True
+) -> list[Sync]:
     """Synchronise one function; returns the flags placed (`Sync.ops` are their
-    ops). `runtime_loops`: docs/hw_insert_sync.md, "Loops of run-time bounds"."""
+    ops). `runtime_loops`: docs/hw_insert_sync.md, "Loops of run-time bounds";
+    `scalar_issue`: its "Sets issued by S"."""
     target, _ = target_of(func_op)
-    function = FunctionSync(func_op, target, runtime_loops)
+    function = FunctionSync(func_op, target, runtime_loops, scalar_issue)
     while True:
         function.synchronise(function.root)
         if (unsound := function.unsound_pending()) is not None:
@@ -891,11 +944,15 @@ class HwInsertSyncPass(ModulePass):
     backs a walk proves needless, around loops of run-time bounds; an innermost
     loop of at most one trip is a branch inside a loop too (remarks say where)."""
 
+    scalar_issue: bool = True
+    """Take a set as firing no earlier than S issues it: a wait ordered before
+    S there needs no flag back (never two pending sets; remarks say where)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for func_op in op.walk():
             if not isinstance(func_op, func.FuncOp) or not _has_instructions(func_op):
                 continue
-            insert_sync(func_op, self.runtime_loops)
+            insert_sync(func_op, self.runtime_loops, self.scalar_issue)
 
 
 def strip_sync(module: ModuleOp) -> None:

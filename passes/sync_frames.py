@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from math import inf
 
@@ -214,12 +214,21 @@ class Frame:
     relaxed: list[tuple[Sync, int]] = field(default_factory=list[tuple[Sync, int]])
     """Flags (with their next set's gap) `consumed_in_time` let go without a flag
     back, to check again once the frames around have their flags."""
+    issued: list[tuple[Sync | Operation, Pipe, Pipe]] = field(
+        default_factory=list[tuple["Sync | Operation", Pipe, Pipe]]
+    )
+    """Flags (or scf.ifs, with the pipes of flags in their branches) that need
+    no flag back only because S issues their next set (`before_set`), for the
+    remarks."""
     strict_pending: bool = False
     """`consumed_in_time` is not asked (hw-insert-sync runtime-loops=false, or
     an answer failed that check)."""
     runtime_loops: bool = True
     """Dependencies into loops ride on the loops' own flags (`_enter_loop` in
     passes/hw_insert_sync.py; hw-insert-sync runtime-loops)."""
+    scalar_issue: bool = True
+    """A set counts as firing no earlier than S issues it (`before_set`;
+    hw-insert-sync scalar-issue)."""
     fences: list[tuple[int, Operation]] = field(
         default_factory=list[tuple[int, Operation]]
     )
@@ -412,6 +421,18 @@ class Frame:
         reached = self.propagate({src: src_key}, max(dst_key, horizon))
         return reached.get(dst, inf) <= dst_key
 
+    def before_set(self, pipe: Pipe, key: int, src: Pipe, set_key: int) -> bool:
+        """Whether `pipe` at `key` is ordered before a set of `src` at `set_key`
+        fires (never two pending sets): `src`'s work before the set is, and
+        with `scalar_issue` so is S's, since S issues the set in program order
+        and holds its issue at its own waits. That is a question of when the
+        set fires, not of the data the flags order: the race detector's
+        happens-before (sim/race.py) does not carry S's waits to other pipes,
+        so `covers` does not use it."""
+        if self.reaches(pipe, key, src, set_key):
+            return True
+        return self.scalar_issue and self.reaches(pipe, key, Pipe.S, set_key)
+
     def propagate(
         self,
         start: Mapping[Pipe, float],
@@ -538,7 +559,9 @@ class Frame:
         """
         p, q = sync.src, sync.dst
         n = self.size
-        if Pipe.S in (p, q) or self.loop is None or self.strict_pending:
+        if self.loop is None or self.strict_pending:
+            return False
+        if Pipe.S in (p, q) and not self.scalar_issue:
             return False  # a scalar wait holds the issue of everything after it
         target = gap_set_key(next_set)
         fenced = {g % n for g, _ in self.fences}
@@ -551,8 +574,7 @@ class Frame:
                 if other is sync or other.dst != q or (other.wait_gap - gap) % n:
                     continue
                 shift = gap - other.wait_gap
-                reached = self.propagate({other.src: other.set_key + shift}, target)
-                if reached.get(p, inf) > target:
+                if not self.before_set(other.src, other.set_key + shift, p, target):
                     return False
             if gap % n in fenced:
                 return True
@@ -568,7 +590,10 @@ class Frame:
                     *(target, target, access.op, sync.producer),
                     _inner(node, access.op),
                 )
-                if not self.covers(last):
+                if not (
+                    self.covers(last)
+                    or (self.scalar_issue and self.covers(replace(last, dst=Pipe.S)))
+                ):
                     return False
             if not node.children:
                 return True  # an instruction that always runs

@@ -192,7 +192,14 @@ LOWER_STAGES: tuple[Stage, ...] = (
         inputs=("tile",),
     ),
     Stage("hw-coalesce-dma", "ascend_hw", enabled_by="coalesce_dma"),
-    Stage("hw-insert-sync", "ascend_hw", (("sync_runtime_loops", "runtime_loops"),)),
+    Stage(
+        "hw-insert-sync",
+        "ascend_hw",
+        (
+            ("sync_runtime_loops", "runtime_loops"),
+            ("sync_scalar_issue", "scalar_issue"),
+        ),
+    ),
 )
 """The stages of `pypto-lower` in order. A new stage (tile-pipeline,
 hw-coalesce-dma) is one entry here, and a field of `LowerPipeline` for each
@@ -215,7 +222,7 @@ class LowerPipeline(PipelinePass):
     tile-peel-tails, tile-pipeline (unless double-buffer=false), tile-to-hw
     (bank-offset, matmul-grid),
     hw-coalesce-dma (unless coalesce-dma=false) and hw-insert-sync
-    (sync-runtime-loops); every stage
+    (sync-runtime-loops, sync-scalar-issue); every stage
     is also a pass of its own. tuned=true takes the options pypto-tune stored.
     start-level=tile lowers tile IR: pypto-set-target and the stages from
     tile-peel-tails on.
@@ -285,6 +292,10 @@ class LowerPipeline(PipelinePass):
     sync_runtime_loops: bool = True
     """Synchronise around loops of run-time bounds without flags outside them
     that the loops' own flags make needless (hw-insert-sync runtime-loops)."""
+
+    sync_scalar_issue: bool = True
+    """Take a set as firing no earlier than S issues it, so that a wait
+    ordered before S there needs no flag back (hw-insert-sync scalar-issue)."""
 
     attention_fusion: bool = True
     """Fuse softmax(q @ k.T ...) @ v into one flash-attention nest (tv-to-tile)."""

@@ -121,13 +121,19 @@ def _check_missing_flag_error(
 
 
 def flags_that_change_nothing(
-    lowered: ModuleOp, run: Callable[[ModuleOp], bytes]
+    lowered: ModuleOp,
+    run: Callable[[ModuleOp], bytes],
+    unexercised: list[int] | None = None,
 ) -> tuple[int, list[int]]:
     """Remove each set/wait pair hw-insert-sync gave `lowered` in turn and run
     the rest (`run` gives the output bytes): a missing flag must cause a race,
     a deadlock or an event misuse at it (`_check_missing_flag_error`) or
     change the output. The number of flags and those whose removal changed
-    nothing."""
+    nothing.
+
+    With `unexercised`, a flag whose set in its own block can go alone with
+    no error or change (it never fires on these inputs: its path does not
+    run) is listed there instead: the inputs cannot show it needed."""
     reference = run(lowered.clone())
     count = len(resynchronise(lowered.clone()))
     kept: list[int] = []
@@ -138,11 +144,31 @@ def flags_that_change_nothing(
         for op in sync.ops:
             Rewriter.erase_op(op)
         try:
-            if run(module) == reference:
-                kept.append(index)
+            if run(module) != reference:
+                continue
         except SimError as error:
             _check_missing_flag_error(error, sync, places, module)
+            continue
+        if unexercised is not None and _never_fires(lowered, index, run, reference):
+            unexercised.append(index)
+        else:
+            kept.append(index)
     return count, kept
+
+
+def _never_fires(
+    lowered: ModuleOp, index: int, run: Callable[[ModuleOp], bytes], reference: bytes
+) -> bool:
+    """Whether flag `index`'s set in its own block (the last set op: a
+    loop-carried flag's prologue set comes first) never fires on `run`'s
+    inputs: without it alone nothing waits in vain and nothing changes."""
+    module = lowered.clone()
+    sync = resynchronise(module)[index]
+    Rewriter.erase_op([op for op in sync.ops if isinstance(op, hw.SetFlagOp)][-1])
+    try:
+        return run(module) == reference
+    except SimError:
+        return False
 
 
 def _loop_flags(module: ModuleOp) -> list[int]:
