@@ -187,6 +187,7 @@ LOWER_STAGES: tuple[Stage, ...] = (
             ("max_cores", "max_cores"),
             ("bank_offset", "bank_offset"),
             ("matmul_grid", "matmul_grid"),
+            ("block_reduce", "block_reduce"),
         ),
         inputs=("tile",),
     ),
@@ -326,6 +327,10 @@ class LowerPipeline(PipelinePass):
     bank_offset: bool = True
     """Place UB buffers a vector instruction uses together in different banks
     (tile-to-hw's memory planning)."""
+
+    block_reduce: bool = True
+    """Reduce rows of whole 32-byte blocks to their maxima (minima) 8 rows a
+    vector repeat (`vblock_reduce_*`) instead of a repeat per row (tile-to-hw)."""
 
     tuned: bool = False
     """Use the options pypto-tune stored for this kernel, target file and

@@ -15,7 +15,7 @@ from itertools import pairwise
 
 from xdsl.ir import Attribute, Operation, SSAValue
 
-from pypto_mlir.diagnostics import op_error
+from pypto_mlir.diagnostics import emit_remark, op_error
 from pypto_mlir.dialects import ascend_hw as hw
 from pypto_mlir.dialects import tile
 from pypto_mlir.dialects.tile import MemorySpace
@@ -41,12 +41,20 @@ from pypto_mlir.passes.hw_isel.gather import (
     gather_transpose,
 )
 from pypto_mlir.passes.hw_isel.strategy import Term, Terms, TileOpStrategy
+from pypto_mlir.targets import cost
 
 REDUCE_PRIMITIVES: dict[type[tile.TileReduceOp], type[hw.VectorReduceOp]] = {
     tile.ReduceSumOp: hw.VReduceSumOp,
     tile.ReduceMaxOp: hw.VReduceMaxOp,
     tile.ReduceMinOp: hw.VReduceMinOp,
 }
+
+BLOCK_REDUCE_PRIMITIVES: dict[type[tile.TileReduceOp], type[hw.VectorBlockReduceOp]] = {
+    tile.ReduceMaxOp: hw.VBlockReduceMaxOp,
+    tile.ReduceMinOp: hw.VBlockReduceMinOp,
+}
+"""The reductions whose rows of whole 32-byte blocks reduce 8 rows a repeat
+(`ReduceStrategy._block_levels`): exact, in any order."""
 
 REDUCE_COMBINE: dict[type[tile.TileReduceOp], type[hw.VectorBinaryOp]] = {
     tile.ReduceSumOp: hw.VAddOp,
@@ -69,7 +77,12 @@ class ReduceStrategy(TileOpStrategy):
     results (test/filecheck/passes/tile_to_hw/row-reductions.mlir). A single row:
     `vreduce` of every repeat into a scratch, level by level until one repeat is
     left, the partial last repeat of each level in a slot of its own, combined at
-    the end. f16/f32 only (vreduce is float-only)
+    the end. f16/f32 only (vreduce is float-only). Row maxima and minima of
+    rows of one 32-byte block, or of 8 such blocks of f32 (64 columns), with
+    `block_reduce` (tile-to-hw's option, default on): `vblock_reduce_*` (8
+    results a repeat), one level, or two through a scratch of 8 partials a
+    row, instead of a repeat per row (a remark gives both estimates;
+    test/filecheck/passes/tile_to_hw/block-reductions.mlir)
 
     `reduce_*` along columns: pairwise over rows: row `i` combines with row `i +
     ceil(rows / 2)` until one row is left (any vector type)
@@ -124,6 +137,9 @@ class ReduceStrategy(TileOpStrategy):
                 constant(source, per_block * self.block),
                 tables(source, element_type),
             ]
+        if self._block_levels(op, rows, cols, cols) == 2:
+            # a row of 8 block partials a row (rows of one repeat of f32)
+            return [term(source, Fraction(e, per_block))]
         if along_rows and rows > 1 and cols > 1:
             # ceil(cols / lanes) chunks of rows rounded up to a block, or rows
             # of ceil(cols / lanes) partials rounded up to a block
@@ -160,6 +176,8 @@ class ReduceStrategy(TileOpStrategy):
                 return self._int_reduce_scratch(element_type, rows, cols)
             if not along_rows and shape_rows > 1 and shape_cols == 1:
                 return self._int_reduce_scratch(element_type, 1, rows)
+        if self._block_levels(op, rows, cols, shape_cols) == 2:
+            return [hw.BufferType([rows * per_block], element_type, ub)]
         if along_rows and shape_cols > 1 and rows > 1 and cols > lanes:
             chunks = -(-cols // lanes)
             if self._reduces_by_row(rows, cols, element_type):
@@ -479,6 +497,10 @@ class ReduceStrategy(TileOpStrategy):
                 )
                 row += repeat
 
+        levels = self._block_levels(op, rows, cols, pitch)
+        if levels:
+            self._reduce_by_blocks(op, em, src, dst, rows, levels, scratch)
+            return
         if cols <= lanes:
             reduce_chunk(0, dst)
             return
@@ -538,3 +560,71 @@ class ReduceStrategy(TileOpStrategy):
                 0,
                 rows,
             )
+
+    def _block_levels(
+        self, op: tile.TileReduceOp, rows: int, cols: int, pitch: int
+    ) -> int:
+        """The levels of `vblock_reduce_*` that reduce `rows` rows of `cols`
+        elements (row pitch `pitch`) along the rows, 8 rows a repeat: 1 for
+        rows of one 32-byte block, 2 for rows of one repeat whose 8 block
+        partials make a block (f32); 0: not by blocks (`block_reduce` off, a
+        sum - it would round in another order -, rows not whole blocks, or
+        not a multiple of 8 rows within one instruction)."""
+        element_type = as_tile(op.source).element_type
+        if not (
+            self.block_reduce
+            and type(op) in BLOCK_REDUCE_PRIMITIVES
+            and self._reduces_rows(op)
+            and tile.is_float(element_type)
+            and cols == pitch
+            and rows % self.blocks_per_repeat == 0
+        ):
+            return 0
+        per_block = self.per_block(element_type)
+        if cols == per_block and rows // self.blocks_per_repeat <= (
+            self.target.vector.max_repeat
+        ):
+            return 1
+        fits = rows <= self.target.vector.max_repeat
+        if cols == self.lanes_for(element_type) == per_block * per_block and fits:
+            return 2
+        return 0
+
+    def _reduce_by_blocks(
+        self,
+        op: tile.TileReduceOp,
+        em: Emitter,
+        src: SSAValue,
+        dst: SSAValue,
+        rows: int,
+        levels: int,
+        scratch: list[SSAValue],
+    ) -> None:
+        """Rows of whole blocks reduced 8 rows a repeat (`_block_levels`): a
+        row of 8 blocks to its 8 block partials in a scratch, then each row of
+        partials (one block) to its value."""
+        reduce = BLOCK_REDUCE_PRIMITIVES[type(op)]
+        element_type = as_buffer(src).element_type
+        eight = self.blocks_per_repeat
+        if levels == 2:
+            em.emit(reduce(src, scratch[0], repeat=rows))
+            src = scratch[0]
+        em.emit(reduce(src, dst, repeat=rows // eight))
+        name = str(element_type)
+        kind = cost.vector_cost_key(reduce.name)
+        by_blocks = sum(
+            cost.vector_cycles(self.target, kind, repeats, name)
+            + cost.vector_head_cycles(self.target, kind, name)
+            for repeats in ([rows] if levels == 2 else []) + [rows // eight]
+        )
+        per_row = cost.vector_cost_key(REDUCE_PRIMITIVES[type(op)].name)
+        by_rows = cost.vector_cycles(
+            self.target, per_row, rows, name
+        ) + cost.vector_head_cycles(self.target, per_row, name)
+        emit_remark(
+            op,
+            f"tile-to-hw: {rows} rows of {as_tile(op.source).get_shape()[-1]} "
+            f"{name} reduced by 32-byte blocks, 8 rows a repeat ({levels} "
+            f"{reduce.name.removeprefix('ascend_hw.')}): ~{by_blocks} cycles "
+            f"instead of ~{by_rows} by a repeat per row (block-reduce=false)",
+        )
