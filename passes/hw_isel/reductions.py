@@ -82,7 +82,8 @@ class ReduceStrategy(TileOpStrategy):
     `block_reduce` (tile-to-hw's option, default on): `vblock_reduce_*` (8
     results a repeat), one level, or two through a scratch of 8 partials a
     row, instead of a repeat per row (a remark gives both estimates;
-    test/filecheck/passes/tile_to_hw/block-reductions.mlir)
+    test/filecheck/passes/tile_to_hw/block-reductions.mlir); rows of two
+    blocks combine them first (a `vmax`/`vmin` of the even and odd blocks)
 
     `reduce_*` along columns: pairwise over rows: row `i` combines with row `i +
     ceil(rows / 2)` until one row is left (any vector type)
@@ -137,9 +138,11 @@ class ReduceStrategy(TileOpStrategy):
                 constant(source, per_block * self.block),
                 tables(source, element_type),
             ]
-        if self._block_levels(op, rows, cols, cols) == 2:
-            # a row of 8 block partials a row (rows of one repeat of f32)
-            return [term(source, Fraction(e, per_block))]
+        levels = self._block_levels(op, rows, cols, cols)
+        if levels in ("blocks", "pairs"):
+            # a block a row: the 8 partials of a row of f32 (a repeat), or
+            # the larger of a row's two blocks
+            return [term(source, Fraction(e, cols // per_block))]
         if along_rows and rows > 1 and cols > 1:
             # ceil(cols / lanes) chunks of rows rounded up to a block, or rows
             # of ceil(cols / lanes) partials rounded up to a block
@@ -176,7 +179,7 @@ class ReduceStrategy(TileOpStrategy):
                 return self._int_reduce_scratch(element_type, rows, cols)
             if not along_rows and shape_rows > 1 and shape_cols == 1:
                 return self._int_reduce_scratch(element_type, 1, rows)
-        if self._block_levels(op, rows, cols, shape_cols) == 2:
+        if self._block_levels(op, rows, cols, shape_cols) in ("blocks", "pairs"):
             return [hw.BufferType([rows * per_block], element_type, ub)]
         if along_rows and shape_cols > 1 and rows > 1 and cols > lanes:
             chunks = -(-cols // lanes)
@@ -563,13 +566,14 @@ class ReduceStrategy(TileOpStrategy):
 
     def _block_levels(
         self, op: tile.TileReduceOp, rows: int, cols: int, pitch: int
-    ) -> int:
-        """The levels of `vblock_reduce_*` that reduce `rows` rows of `cols`
-        elements (row pitch `pitch`) along the rows, 8 rows a repeat: 1 for
-        rows of one 32-byte block, 2 for rows of one repeat whose 8 block
-        partials make a block (f32); 0: not by blocks (`block_reduce` off, a
-        sum - it would round in another order -, rows not whole blocks, or
-        not a multiple of 8 rows within one instruction)."""
+    ) -> str:
+        """How `vblock_reduce_*` reduces `rows` rows of `cols` elements (row
+        pitch `pitch`) along the rows, 8 rows a repeat: `"block"` rows of one
+        32-byte block; `"pairs"` rows of two blocks, combined into one first
+        (`vmax`/`vmin` of the even and the odd blocks); `"blocks"` rows of one
+        repeat whose 8 block partials make a block (f32); `""`: not by blocks
+        (`block_reduce` off, a sum - it would round in another order -, other
+        rows, or not a multiple of 8 rows within one instruction)."""
         element_type = as_tile(op.source).element_type
         if not (
             self.block_reduce
@@ -579,16 +583,16 @@ class ReduceStrategy(TileOpStrategy):
             and cols == pitch
             and rows % self.blocks_per_repeat == 0
         ):
-            return 0
+            return ""
         per_block = self.per_block(element_type)
-        if cols == per_block and rows // self.blocks_per_repeat <= (
-            self.target.vector.max_repeat
-        ):
-            return 1
-        fits = rows <= self.target.vector.max_repeat
-        if cols == self.lanes_for(element_type) == per_block * per_block and fits:
-            return 2
-        return 0
+        most = self.target.vector.max_repeat
+        if cols == per_block and rows // self.blocks_per_repeat <= most:
+            return "block"
+        if cols == 2 * per_block and rows // self.blocks_per_repeat <= most:
+            return "pairs"
+        if cols == self.lanes_for(element_type) == per_block**2 and rows <= most:
+            return "blocks"
+        return ""
 
     def _reduce_by_blocks(
         self,
@@ -597,7 +601,7 @@ class ReduceStrategy(TileOpStrategy):
         src: SSAValue,
         dst: SSAValue,
         rows: int,
-        levels: int,
+        levels: str,
         scratch: list[SSAValue],
     ) -> None:
         """Rows of whole blocks reduced 8 rows a repeat (`_block_levels`): a
@@ -606,25 +610,44 @@ class ReduceStrategy(TileOpStrategy):
         reduce = BLOCK_REDUCE_PRIMITIVES[type(op)]
         element_type = as_buffer(src).element_type
         eight = self.blocks_per_repeat
-        if levels == 2:
+        steps = [(reduce.name, rows // eight)]
+        if levels == "blocks":
             em.emit(reduce(src, scratch[0], repeat=rows))
             src = scratch[0]
+            steps.append((reduce.name, rows))
+        elif levels == "pairs":
+            # block 2r with block 2r + 1 of each row, 8 rows a repeat
+            combine = REDUCE_COMBINE[type(op)]
+            em.emit(
+                combine(
+                    src,
+                    em.subview(src, self.per_block(element_type)),
+                    scratch[0],
+                    repeat=rows // eight,
+                    blk_stride=[2, 2, 1],
+                    rep_stride=[2 * eight, 2 * eight, eight],
+                )
+            )
+            src = scratch[0]
+            steps.append((combine.name, rows // eight))
         em.emit(reduce(src, dst, repeat=rows // eight))
         name = str(element_type)
-        kind = cost.vector_cost_key(reduce.name)
         by_blocks = sum(
-            cost.vector_cycles(self.target, kind, repeats, name)
-            + cost.vector_head_cycles(self.target, kind, name)
-            for repeats in ([rows] if levels == 2 else []) + [rows // eight]
+            cost.vector_cycles(self.target, cost.vector_cost_key(op_name), n, name)
+            + cost.vector_head_cycles(self.target, cost.vector_cost_key(op_name), name)
+            for op_name, n in steps
         )
         per_row = cost.vector_cost_key(REDUCE_PRIMITIVES[type(op)].name)
         by_rows = cost.vector_cycles(
             self.target, per_row, rows, name
         ) + cost.vector_head_cycles(self.target, per_row, name)
+        names = " then ".join(
+            op_name.removeprefix("ascend_hw.") for op_name, _ in reversed(steps)
+        )
         emit_remark(
             op,
             f"tile-to-hw: {rows} rows of {as_tile(op.source).get_shape()[-1]} "
-            f"{name} reduced by 32-byte blocks, 8 rows a repeat ({levels} "
-            f"{reduce.name.removeprefix('ascend_hw.')}): ~{by_blocks} cycles "
-            f"instead of ~{by_rows} by a repeat per row (block-reduce=false)",
+            f"{name} reduced by 32-byte blocks, 8 rows a repeat ({names}): "
+            f"~{by_blocks} cycles instead of ~{by_rows} by a repeat per row "
+            "(block-reduce=false)",
         )

@@ -517,11 +517,18 @@ func.func @f(%x: memref<1x{n}x{element}>, %out: memref<1x1x{element}>) {{
 
 @pytest.mark.parametrize(
     ("name", "element", "rows", "cols"),
-    [("max", "f32", 64, 64), ("min", "f32", 24, 64), ("max", "f16", 16, 16)],
+    [
+        ("max", "f32", 64, 64),
+        ("min", "f32", 24, 64),
+        ("max", "f16", 16, 16),
+        ("max", "f32", 64, 16),
+        ("min", "f16", 8, 32),
+    ],
 )
 def test_block_row_reductions(name: str, element: str, rows: int, cols: int) -> None:
-    """Rows of whole blocks reduced 8 rows a repeat (vblock_reduce_*, one or
-    two levels): exact against the tile reference."""
+    """Rows of whole blocks reduced 8 rows a repeat (vblock_reduce_*: rows of
+    one block, of two - combined first -, of 8 f32 blocks - two levels): exact
+    against the tile reference."""
     t = f"!tile.tile<{rows}x{cols}x{element}, ub>"
     v = f"!tile.tile<{rows}x1x{element}, ub>"
     text = f"""
