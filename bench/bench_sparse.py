@@ -391,7 +391,8 @@ def attention(s: int, rng: np.random.Generator) -> tuple[Run, Run]:
         )
         shown = [r.split("remark: ")[-1] for r in run.remarks]
         for remark in dict.fromkeys(shown):  # once each, in order
-            if "tv-sparse-to-tile" in remark or "by 32-byte blocks" in remark:
+            blocks = run is sparse and "by 32-byte blocks" in remark
+            if "tv-sparse-to-tile" in remark or blocks:
                 print(f"    {remark}")
     print(
         f"  dense masked ({'flash-fused' if fused else 'NOT fused'}): "

@@ -207,3 +207,13 @@ func.func @balanced(%mask: !big, %q: !tv.tensor<2048x64xf16>, %k: !tv.tensor<204
   %out = tv.spmm %p, %v : !big, !tv.tensor<2048x64xf16> -> !tv.tensor<2048x64xf16>
   func.return %out : !tv.tensor<2048x64xf16>
 }
+
+// The row maxima of a block's f32 scores, 8 rows a repeat (tile-to-hw's
+// block-reduce): the 8 block maxima of each row, then their maximum; the ONES
+// equal columns of the row sums to one by a vmax of their two blocks first.
+// RUN: pypto-opt %s -p 'pypto-lower{target=ascend910b}' 2>&1 | filecheck %s --check-prefix=BLOCK
+// BLOCK: remark: tile-to-hw: 64 rows of 64 f32 reduced by 32-byte blocks, 8 rows a repeat (vblock_reduce_max then vblock_reduce_max)
+// BLOCK: remark: tile-to-hw: 64 rows of 16 f32 reduced by 32-byte blocks, 8 rows a repeat (vmax then vblock_reduce_max)
+// BLOCK: func.func @attention(
+// BLOCK: ascend_hw.vblock_reduce_max %{{.*}} {repeat = 64 : i64} : !ascend_hw.buf<64x64xf32, ub> -> !ascend_hw.buf<512xf32, ub>
+// BLOCK-NEXT: ascend_hw.vblock_reduce_max %{{.*}} {repeat = 8 : i64} : !ascend_hw.buf<512xf32, ub> -> !ascend_hw.buf<64x1xf32, ub>
