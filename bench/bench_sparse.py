@@ -349,6 +349,9 @@ def attention(s: int, rng: np.random.Generator) -> tuple[Run, Run]:
         sparse_attention_balance=False,
     )
     row_maxima = simulate(block_sparse.module(), arguments, True, block_reduce=False)
+    sum_columns = simulate(
+        block_sparse.module(), arguments, True, sparse_attention_sum_column=False
+    )
     dense = simulate(dense_masked.module(), [q, k, v, additive], False)
     fused = any("fused attention" in r for r in dense.remarks)
     sparse_fused = any("fused block-sparse attention" in r for r in sparse.remarks)
@@ -383,6 +386,11 @@ def attention(s: int, rng: np.random.Generator) -> tuple[Run, Run]:
             "(block-reduce=false)",
             row_maxima,
         ),
+        (
+            "sparse, fused, the running sums 16 columns wide "
+            "(sparse-attention-sum-column=false)",
+            sum_columns,
+        ),
     ):
         print(
             f"  {label}: {run.cycles} cycles, roofline {run.bound.cycles:.0f} "
@@ -403,7 +411,8 @@ def attention(s: int, rng: np.random.Generator) -> tuple[Run, Run]:
         f"  dense / sparse fused: {dense.cycles / sparse.cycles:.2f}x; whole rows "
         f"/ blocks split: {whole_rows.cycles / sparse.cycles:.2f}x; by count / "
         f"default: {by_count.cycles / sparse.cycles:.2f}x; block-reduce off / "
-        f"on: {row_maxima.cycles / sparse.cycles:.2f}x; unfused / "
+        f"on: {row_maxima.cycles / sparse.cycles:.2f}x; sum-column off / on: "
+        f"{sum_columns.cycles / sparse.cycles:.2f}x; unfused / "
         f"fused: {unfused.cycles / sparse.cycles:.2f}x; outputs differ from the "
         f"dense one by at most {differs(sparse):.2e} (fused), "
         f"{differs(unfused):.2e} (unfused); {time.perf_counter() - start:.0f}s"

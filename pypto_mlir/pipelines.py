@@ -135,6 +135,7 @@ LOWER_STAGES: tuple[Stage, ...] = (
             ("attention_cube_sum", "attention_cube_sum"),
             ("attention_scale_fold", "attention_scale_fold"),
             ("sparse_attention_defer_update", "attention_defer_update"),
+            ("sparse_attention_sum_column", "attention_sum_column"),
             ("sparse_attention_balance", "attention_balance"),
             ("sparse_attention_block_split", "attention_block_split"),
             ("sparse_dense_fallback", "dense_fallback"),
@@ -207,12 +208,13 @@ class LowerPipeline(PipelinePass):
     schedule=false; fuse-siblings, interleave, balance-cores,
     split-reductions), tv-sparse-to-tile (sparse-tile-cols, bsr-cube,
     sparse-gather-run, sparse-entry-window, sparse-fuse-attention,
-    sparse-attention-defer-update, sparse-attention-balance,
+    sparse-attention-defer-update, sparse-attention-sum-column,
+    sparse-attention-balance,
     sparse-attention-block-split, sparse-dense-fallback, sparse-dense-density, sparse-index-prefetch,
     sparse-nnz-balance, sparse-values-window, sparse-fuse-epilogue,
     sparse-entry-insert, sparse-resident-b, interleave), tv-to-tile,
     tile-peel-tails, tile-pipeline (unless double-buffer=false), tile-to-hw
-    (bank-offset, matmul-grid),
+    (bank-offset, matmul-grid, block-reduce),
     hw-coalesce-dma (unless coalesce-dma=false) and hw-insert-sync
     (sync-runtime-loops); every stage
     is also a pass of its own. tuned=true takes the options pypto-tune stored.
@@ -356,6 +358,11 @@ class LowerPipeline(PipelinePass):
     """In the block-sparse attention nest, each block's update of the sums
     and the accumulator after the next block's softmax (tv-sparse-to-tile's
     attention-defer-update)."""
+
+    sparse_attention_sum_column: bool = True
+    """In the block-sparse attention nest, each block's row sums from the cube
+    reduced to one column before the rescale (tv-sparse-to-tile's
+    attention-sum-column)."""
 
     sparse_attention_balance: bool = True
     """In the block-sparse attention nest, the block rows split over the
