@@ -390,6 +390,10 @@ def attention(s: int, rng: np.random.Generator) -> tuple[Run, Run]:
         sparse_attention_block_split=False,
         sparse_attention_balance=False,
     )
+    row_maxima = simulate(block_sparse.module(), arguments, True, block_reduce=False)
+    sum_columns = simulate(
+        block_sparse.module(), arguments, True, sparse_attention_sum_column=False
+    )
     dense = simulate(dense_masked.module(), [q, k, v, additive], False)
     fused = any("fused attention" in r for r in dense.remarks)
     sparse_fused = any("fused block-sparse attention" in r for r in sparse.remarks)
@@ -419,15 +423,27 @@ def attention(s: int, rng: np.random.Generator) -> tuple[Run, Run]:
             by_count,
         ),
         ("sparse, unfused (sparse-fuse-attention=false)", unfused),
+        (
+            "sparse, fused, a vreduce_max repeat per row of the scores "
+            "(block-reduce=false)",
+            row_maxima,
+        ),
+        (
+            "sparse, fused, the running sums 16 columns wide "
+            "(sparse-attention-sum-column=false)",
+            sum_columns,
+        ),
     ):
         print(
             f"  {label}: {run.cycles} cycles, roofline {run.bound.cycles:.0f} "
             f"({run.bound.limit.resource}), {run.fraction:.1%} of roofline; "
             f"{utilisation(run)}"
         )
-        for remark in run.remarks:
-            if "tv-sparse-to-tile" in remark:
-                print(f"    {remark.split('remark: ')[-1]}")
+        shown = [r.split("remark: ")[-1] for r in run.remarks]
+        for remark in dict.fromkeys(shown):  # once each, in order
+            blocks = run is sparse and "by 32-byte blocks" in remark
+            if "tv-sparse-to-tile" in remark or blocks:
+                print(f"    {remark}")
     print(
         f"  dense masked ({'flash-fused' if fused else 'NOT fused'}): "
         f"{dense.cycles} cycles, roofline {dense.bound.cycles:.0f} "
@@ -436,7 +452,9 @@ def attention(s: int, rng: np.random.Generator) -> tuple[Run, Run]:
     print(
         f"  dense / sparse fused: {dense.cycles / sparse.cycles:.2f}x; whole rows "
         f"/ blocks split: {whole_rows.cycles / sparse.cycles:.2f}x; by count / "
-        f"default: {by_count.cycles / sparse.cycles:.2f}x; unfused / "
+        f"default: {by_count.cycles / sparse.cycles:.2f}x; block-reduce off / "
+        f"on: {row_maxima.cycles / sparse.cycles:.2f}x; sum-column off / on: "
+        f"{sum_columns.cycles / sparse.cycles:.2f}x; unfused / "
         f"fused: {unfused.cycles / sparse.cycles:.2f}x; outputs differ from the "
         f"dense one by at most {differs(sparse):.2e} (fused), "
         f"{differs(unfused):.2e} (unfused); {time.perf_counter() - start:.0f}s"

@@ -1958,6 +1958,45 @@ class VReduceMinOp(VectorReduceOp):
     name = "ascend_hw.vreduce_min"
 
 
+class VectorBlockReduceOp(VectorReduceOp, abc.ABC):
+    """Per-block reduction (Ascend C BlockReduce*, vcgmax/vcgmin): each 32-byte
+    block of a repeat reduced to one value, the repeat's 8 results written
+    packed to `dst` from element `8 * i` for repeat i. Whole repeats only (no
+    mask, `dst_stride` 1): a row of one block reduces 8 rows a repeat.
+    Exact for max and min (no rounding)."""
+
+    def _verify_extra(self, target: Target) -> None:
+        if self.dst_stride.value.data != 1:
+            raise VerifyException(
+                f"writes its results packed: dst_stride must be 1, got "
+                f"{self.dst_stride.value.data}"
+            )
+        if len(self.active_lanes(target)) != self.lanes(target):
+            raise VerifyException("reduces whole repeats: takes no lane mask")
+        dst = _buf(self.dst)
+        blocks = target.vector.repeat_bytes // vector_block_bytes(target)
+        needed = self.repeat_count() * blocks * dst.element_bytes
+        if needed > dst.byte_size():
+            raise VerifyException(
+                f"{self.repeat_count()} repeats of {blocks} results need {needed} "
+                f"bytes of {dst}, which has {dst.byte_size()}"
+            )
+
+
+@irdl_op_definition
+class VBlockReduceMaxOp(VectorBlockReduceOp):
+    """Maximum of each 32-byte block of a repeat (vcgmax; f16, f32)."""
+
+    name = "ascend_hw.vblock_reduce_max"
+
+
+@irdl_op_definition
+class VBlockReduceMinOp(VectorBlockReduceOp):
+    """Minimum of each 32-byte block of a repeat (vcgmin; f16, f32)."""
+
+    name = "ascend_hw.vblock_reduce_min"
+
+
 @irdl_op_definition
 class VDupOp(VectorOp):
     """`dst[l] = scalar` on every enabled lane (Ascend C Duplicate).
@@ -2702,6 +2741,8 @@ AscendHW = Dialect(
         VReduceSumOp,
         VReduceMaxOp,
         VReduceMinOp,
+        VBlockReduceMaxOp,
+        VBlockReduceMinOp,
         VDupOp,
         VBrcbOp,
         VCmpOp,

@@ -42,7 +42,8 @@ Two forms of a function on sparse tensors are lowered here rather than op by op
   block rows; whole block rows, so no output row is shared).
 
   The decisions (`NestChoice`), each taken when its tiles fit and each
-  switchable: the row sums on the cube (`attention-cube-sum`), each block's
+  switchable: the row sums on the cube (`attention-cube-sum`), reduced to
+  one column a block before they are added (`attention-sum-column`), each block's
   update of the sums and the accumulator after the next block's softmax so
   that the vector unit (in order) does not wait for the cube's product
   (`attention-defer-update`), the scores in f32 (`attention-scale-fold`; off:
@@ -109,6 +110,13 @@ SHARE_ROW_COST = 4
 (measured: on ascend910b at S=4096 a core's phase took about two blocks'
 time more per block row, the first scores and the last update not
 overlapped, Q loaded, the output or the partials stored)."""
+
+SUM_COLUMN_CYCLES = (33, 456, 150)
+"""For the remark of `attention-sum-column` (ascend910b, 64-row blocks): a
+block's sums reduced to one column with tile-to-hw's block-reduce (a `vmax`
+and a `vblock_reduce_max`), without it (a `vreduce_max` repeat per row), and
+the running sums' rescale saved (a broadcast `vmul` repeat per row of ONES
+lanes and a `vadd`, against one repeat each)."""
 
 ROW_COST = 1
 """A block row's fixed work in stored blocks, for the core split: its Q
@@ -228,6 +236,10 @@ class NestChoice:
     cube_sum: bool
     defer: bool
     f32_scores: bool = False
+    sum_column: bool = False
+    """With `cube_sum`: each block's row sums (ONES equal columns) reduced
+    to one column before they are added to the running ones, so the running
+    sums and their rescale are one column instead of ONES."""
 
 
 def _refusal(
@@ -286,7 +298,8 @@ def _refusal(
     for cube_sum in (True, False) if wanted.cube_sum else (False,):
         for defer in (True, False) if wanted.defer else (False,):
             for f32_scores in (True, False) if wide else (False,):
-                choice = NestChoice(cube_sum, defer, f32_scores)
+                column = cube_sum and wanted.sum_column
+                choice = NestChoice(cube_sum, defer, f32_scores, column)
                 reason = _fits(target, (bm, bn, d, dv), size, choice)
                 if reason is None:
                     return None, choice
@@ -446,7 +459,7 @@ class SparseAttentionPlan:
             f"nest per block row of {bm}: per stored {bm}x{bn} block, K^T and V to "
             f"the cube, online softmax in UB, {sums}; the scores and the "
             "probabilities stay on chip (no GM temporary); empty block rows store "
-            f"zeros; {split}",
+            f"zeros; {split}{_sum_column_note(choice)}",
         )
         return True
 
@@ -501,6 +514,19 @@ class SparseAttentionPlan:
                 "attention-block-split=false: whole block rows)"
             ),
         )
+
+
+def _sum_column_note(choice: NestChoice) -> str:
+    """The remark's words on `attention-sum-column`, with its estimate (it
+    loses with tile-to-hw's block-reduce off)."""
+    if not choice.sum_column:
+        return ""
+    reduced, per_row, saved = SUM_COLUMN_CYCLES
+    return (
+        f"; each block's row sums reduced to one column before the rescale (~"
+        f"{reduced} cycles with tile-to-hw's block-reduce, ~{per_row} without; "
+        f"a one-column rescale saves ~{saved})"
+    )
 
 
 # --------------------------------------------------------------------------------------
@@ -564,7 +590,8 @@ class SparseAttentionNest(SparseNest):
         q_type = TileType([bm, d], element_type, MemorySpace.L1, layout="nz")
         zero_type = TileType([bm, dv], element_type, MemorySpace.UB)
         stat_type = TileType([bm, 1], f32, MemorySpace.UB)
-        sum_type = TileType([bm, ONES if cube_sum else 1], f32, MemorySpace.UB)
+        sum_columns = ONES if cube_sum and not choice.sum_column else 1
+        sum_type = TileType([bm, sum_columns], f32, MemorySpace.UB)
         block_rows = mask.shape[0] // bm
         workspaces: list[SSAValue] = []
         if split == "blocks":
@@ -616,7 +643,16 @@ class SparseAttentionNest(SparseNest):
                 here = InsertPoint.at_end(stored)
                 q_l0 = to_l0(self, here, q_l1, MemorySpace.L0A, False)
                 blocks = _Blocks(
-                    self, mask, k, v, q_l0, scale, ones, defer, choice.f32_scores
+                    self,
+                    mask,
+                    k,
+                    v,
+                    q_l0,
+                    scale,
+                    ones,
+                    defer,
+                    choice.f32_scores,
+                    choice.sum_column,
                 )
                 # m = lowest finite (the first block's correction exp(m - m') is
                 # 0), l = 0, acc = 0
@@ -643,7 +679,7 @@ class SparseAttentionNest(SparseNest):
                 maximum, total, acc, *pending = blocks.step(here, last, carried)
                 if defer:
                     total, acc = blocks.settle(here, total, acc, pending)
-                if cube_sum:  # the ONES columns of the sums are equal
+                if sum_columns > 1:  # the ONES columns of the sums are equal
                     total = self.value(here, tile.ReduceMaxOp(total, 1))
                 if share is None or begun is None or ended is None:
                     write_out(here, acc, total, row0)
@@ -859,6 +895,9 @@ class _Blocks:
     block's softmax (`step`)."""
     f32_scores: bool
     """The scores moved to UB in f32, a constant scale applied in f32."""
+    sum_column: bool = False
+    """Each block's row sums from the cube reduced to one column
+    (`NestChoice.sum_column`)."""
 
     def keys(self, at: InsertPoint, j: Valid) -> SSAValue:
         """The K block of stored block `j` in L1, addressed by its column
@@ -940,6 +979,8 @@ class _Blocks:
         p_l0 = probabilities_l0(nest, at, p_ub, element_type, False)
         if self.ones is not None:
             local_sum = product_ub(nest, at, p_l0, self.ones)
+            if self.sum_column:  # its ONES equal columns as one
+                local_sum = nest.value(at, tile.ReduceMaxOp(local_sum, 1))
         v_l0 = to_l0(nest, at, v_l1, MemorySpace.L0B, False)
         product = product_ub(nest, at, p_l0, v_l0)
         if self.defer:

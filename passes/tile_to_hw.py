@@ -234,8 +234,10 @@ class _FunctionLowering:
         cores: int,
         bank_offset: bool = True,
         matmul_grid: bool = True,
+        block_reduce: bool = True,
     ):
         self.matmul_grid = matmul_grid
+        self.block_reduce = block_reduce
         self.ctx = ctx
         self.target_name = target_name
         self.function = function
@@ -279,7 +281,7 @@ class _FunctionLowering:
         function.attributes[BLOCK_DIM_ATTR] = IntegerAttr(block_dim, i64)
         if _pipeline_split_loops(function, valid):
             values = tile_values(function)
-        selector = Selector(self.target, valid)
+        selector = Selector(self.target, valid, self.block_reduce)
         scratch_types = {op: selector.scratch(op) for op in function.walk()}
         plan = plan_memory(
             function,
@@ -479,6 +481,11 @@ class TileToHwPass(ModulePass):
     of rows and columns when the busiest core gets fewer blocks
     (multicore_split.core_split); false: by rows alone."""
 
+    block_reduce: bool = True
+    """Reduce rows of whole 32-byte blocks to their maxima (minima) 8 rows a
+    vector repeat (`vblock_reduce_max/min`, hw_isel/reductions.py) instead of
+    a `vreduce` repeat per row."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         name = resolve_target(op, self.target or None)
         try:
@@ -505,4 +512,5 @@ class TileToHwPass(ModulePass):
                     cores,
                     self.bank_offset,
                     self.matmul_grid,
+                    self.block_reduce,
                 ).run()

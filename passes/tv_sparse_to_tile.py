@@ -146,6 +146,12 @@ class TvSparseToTilePass(ModulePass):
     running ones after the next block's softmax, so that the vector unit does
     not wait for the cube in between."""
 
+    attention_sum_column: bool = True
+    """In the fused attention nest with the row sums on the cube, reduce each
+    block's sums (ONES equal columns) to one column before adding them to the
+    running sums (a one-column rescale); it loses with tile-to-hw's
+    block-reduce=false (a reduction repeat per row)."""
+
     attention_balance: bool = True
     """In the fused attention nest, split the block rows over the cores by
     stored blocks (each core searches the offsets for its block rows at run
@@ -288,6 +294,7 @@ class SparseFunctionLowering:
                 self.options.attention_cube_sum,
                 self.options.attention_defer_update,
                 self.options.attention_scale_fold,
+                self.options.attention_sum_column,
             ),
             self.options.attention_balance,
             self.options.attention_block_split,

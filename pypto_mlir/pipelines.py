@@ -135,6 +135,7 @@ LOWER_STAGES: tuple[Stage, ...] = (
             ("attention_cube_sum", "attention_cube_sum"),
             ("attention_scale_fold", "attention_scale_fold"),
             ("sparse_attention_defer_update", "attention_defer_update"),
+            ("sparse_attention_sum_column", "attention_sum_column"),
             ("sparse_attention_balance", "attention_balance"),
             ("sparse_attention_block_split", "attention_block_split"),
             ("sparse_dense_fallback", "dense_fallback"),
@@ -188,6 +189,7 @@ LOWER_STAGES: tuple[Stage, ...] = (
             ("max_cores", "max_cores"),
             ("bank_offset", "bank_offset"),
             ("matmul_grid", "matmul_grid"),
+            ("block_reduce", "block_reduce"),
         ),
         inputs=("tile",),
     ),
@@ -214,13 +216,14 @@ class LowerPipeline(PipelinePass):
     schedule=false; fuse-siblings, interleave, balance-cores,
     split-reductions), tv-sparse-to-tile (sparse-tile-cols, bsr-cube,
     sparse-gather-run, sparse-entry-window, sparse-fuse-attention,
-    sparse-attention-defer-update, sparse-attention-balance,
+    sparse-attention-defer-update, sparse-attention-sum-column,
+    sparse-attention-balance,
     sparse-attention-block-split, sparse-dense-fallback, sparse-dense-density, sparse-index-prefetch,
     sparse-nnz-balance, sparse-values-window, sparse-fuse-epilogue,
     sparse-entry-insert, sparse-resident-b, sparse-divide-rows, interleave),
     tv-to-tile,
     tile-peel-tails, tile-pipeline (unless double-buffer=false), tile-to-hw
-    (bank-offset, matmul-grid),
+    (bank-offset, matmul-grid, block-reduce),
     hw-coalesce-dma (unless coalesce-dma=false) and hw-insert-sync
     (sync-runtime-loops, sync-scalar-issue); every stage
     is also a pass of its own. tuned=true takes the options pypto-tune stored.
@@ -340,6 +343,10 @@ class LowerPipeline(PipelinePass):
     """Place UB buffers a vector instruction uses together in different banks
     (tile-to-hw's memory planning)."""
 
+    block_reduce: bool = True
+    """Reduce rows of whole 32-byte blocks to their maxima (minima) 8 rows a
+    vector repeat (`vblock_reduce_*`) instead of a repeat per row (tile-to-hw)."""
+
     tuned: bool = False
     """Use the options pypto-tune stored for this kernel, target file and
     compiler version (docs/tuning.md), when there are any; a remark says which."""
@@ -364,6 +371,11 @@ class LowerPipeline(PipelinePass):
     """In the block-sparse attention nest, each block's update of the sums
     and the accumulator after the next block's softmax (tv-sparse-to-tile's
     attention-defer-update)."""
+
+    sparse_attention_sum_column: bool = True
+    """In the block-sparse attention nest, each block's row sums from the cube
+    reduced to one column before the rescale (tv-sparse-to-tile's
+    attention-sum-column)."""
 
     sparse_attention_balance: bool = True
     """In the block-sparse attention nest, the block rows split over the

@@ -15,7 +15,7 @@ from itertools import pairwise
 
 from xdsl.ir import Attribute, Operation, SSAValue
 
-from pypto_mlir.diagnostics import op_error
+from pypto_mlir.diagnostics import emit_remark, op_error
 from pypto_mlir.dialects import ascend_hw as hw
 from pypto_mlir.dialects import tile
 from pypto_mlir.dialects.tile import MemorySpace
@@ -41,12 +41,20 @@ from pypto_mlir.passes.hw_isel.gather import (
     gather_transpose,
 )
 from pypto_mlir.passes.hw_isel.strategy import Term, Terms, TileOpStrategy
+from pypto_mlir.targets import cost
 
 REDUCE_PRIMITIVES: dict[type[tile.TileReduceOp], type[hw.VectorReduceOp]] = {
     tile.ReduceSumOp: hw.VReduceSumOp,
     tile.ReduceMaxOp: hw.VReduceMaxOp,
     tile.ReduceMinOp: hw.VReduceMinOp,
 }
+
+BLOCK_REDUCE_PRIMITIVES: dict[type[tile.TileReduceOp], type[hw.VectorBlockReduceOp]] = {
+    tile.ReduceMaxOp: hw.VBlockReduceMaxOp,
+    tile.ReduceMinOp: hw.VBlockReduceMinOp,
+}
+"""The reductions whose rows of whole 32-byte blocks reduce 8 rows a repeat
+(`ReduceStrategy._block_levels`): exact, in any order."""
 
 REDUCE_COMBINE: dict[type[tile.TileReduceOp], type[hw.VectorBinaryOp]] = {
     tile.ReduceSumOp: hw.VAddOp,
@@ -69,7 +77,13 @@ class ReduceStrategy(TileOpStrategy):
     results (test/filecheck/passes/tile_to_hw/row-reductions.mlir). A single row:
     `vreduce` of every repeat into a scratch, level by level until one repeat is
     left, the partial last repeat of each level in a slot of its own, combined at
-    the end. f16/f32 only (vreduce is float-only)
+    the end. f16/f32 only (vreduce is float-only). Row maxima and minima of
+    rows of one 32-byte block, or of 8 such blocks of f32 (64 columns), with
+    `block_reduce` (tile-to-hw's option, default on): `vblock_reduce_*` (8
+    results a repeat), one level, or two through a scratch of 8 partials a
+    row, instead of a repeat per row (a remark gives both estimates;
+    test/filecheck/passes/tile_to_hw/block-reductions.mlir); rows of two
+    blocks combine them first (a `vmax`/`vmin` of the even and odd blocks)
 
     `reduce_*` along columns: pairwise over rows: row `i` combines with row `i +
     ceil(rows / 2)` until one row is left (any vector type)
@@ -124,6 +138,11 @@ class ReduceStrategy(TileOpStrategy):
                 constant(source, per_block * self.block),
                 tables(source, element_type),
             ]
+        levels = self._block_levels(op, rows, cols, cols)
+        if levels in ("blocks", "pairs"):
+            # a block a row: the 8 partials of a row of f32 (a repeat), or
+            # the larger of a row's two blocks
+            return [term(source, Fraction(e, cols // per_block))]
         if along_rows and rows > 1 and cols > 1:
             # ceil(cols / lanes) chunks of rows rounded up to a block, or rows
             # of ceil(cols / lanes) partials rounded up to a block
@@ -160,6 +179,8 @@ class ReduceStrategy(TileOpStrategy):
                 return self._int_reduce_scratch(element_type, rows, cols)
             if not along_rows and shape_rows > 1 and shape_cols == 1:
                 return self._int_reduce_scratch(element_type, 1, rows)
+        if self._block_levels(op, rows, cols, shape_cols) in ("blocks", "pairs"):
+            return [hw.BufferType([rows * per_block], element_type, ub)]
         if along_rows and shape_cols > 1 and rows > 1 and cols > lanes:
             chunks = -(-cols // lanes)
             if self._reduces_by_row(rows, cols, element_type):
@@ -479,6 +500,10 @@ class ReduceStrategy(TileOpStrategy):
                 )
                 row += repeat
 
+        levels = self._block_levels(op, rows, cols, pitch)
+        if levels:
+            self._reduce_by_blocks(op, em, src, dst, rows, levels, scratch)
+            return
         if cols <= lanes:
             reduce_chunk(0, dst)
             return
@@ -538,3 +563,91 @@ class ReduceStrategy(TileOpStrategy):
                 0,
                 rows,
             )
+
+    def _block_levels(
+        self, op: tile.TileReduceOp, rows: int, cols: int, pitch: int
+    ) -> str:
+        """How `vblock_reduce_*` reduces `rows` rows of `cols` elements (row
+        pitch `pitch`) along the rows, 8 rows a repeat: `"block"` rows of one
+        32-byte block; `"pairs"` rows of two blocks, combined into one first
+        (`vmax`/`vmin` of the even and the odd blocks); `"blocks"` rows of one
+        repeat whose 8 block partials make a block (f32); `""`: not by blocks
+        (`block_reduce` off, a sum - it would round in another order -, other
+        rows, or not a multiple of 8 rows within one instruction)."""
+        element_type = as_tile(op.source).element_type
+        if not (
+            self.block_reduce
+            and type(op) in BLOCK_REDUCE_PRIMITIVES
+            and self._reduces_rows(op)
+            and tile.is_float(element_type)
+            and cols == pitch
+            and rows % self.blocks_per_repeat == 0
+        ):
+            return ""
+        per_block = self.per_block(element_type)
+        most = self.target.vector.max_repeat
+        if cols == per_block and rows // self.blocks_per_repeat <= most:
+            return "block"
+        if cols == 2 * per_block and rows // self.blocks_per_repeat <= most:
+            return "pairs"
+        if cols == self.lanes_for(element_type) == per_block**2 and rows <= most:
+            return "blocks"
+        return ""
+
+    def _reduce_by_blocks(
+        self,
+        op: tile.TileReduceOp,
+        em: Emitter,
+        src: SSAValue,
+        dst: SSAValue,
+        rows: int,
+        levels: str,
+        scratch: list[SSAValue],
+    ) -> None:
+        """Rows of whole blocks reduced 8 rows a repeat (`_block_levels`): a
+        row of 8 blocks to its 8 block partials in a scratch, then each row of
+        partials (one block) to its value."""
+        reduce = BLOCK_REDUCE_PRIMITIVES[type(op)]
+        element_type = as_buffer(src).element_type
+        eight = self.blocks_per_repeat
+        steps = [(reduce.name, rows // eight)]
+        if levels == "blocks":
+            em.emit(reduce(src, scratch[0], repeat=rows))
+            src = scratch[0]
+            steps.append((reduce.name, rows))
+        elif levels == "pairs":
+            # block 2r with block 2r + 1 of each row, 8 rows a repeat
+            combine = REDUCE_COMBINE[type(op)]
+            em.emit(
+                combine(
+                    src,
+                    em.subview(src, self.per_block(element_type)),
+                    scratch[0],
+                    repeat=rows // eight,
+                    blk_stride=[2, 2, 1],
+                    rep_stride=[2 * eight, 2 * eight, eight],
+                )
+            )
+            src = scratch[0]
+            steps.append((combine.name, rows // eight))
+        em.emit(reduce(src, dst, repeat=rows // eight))
+        name = str(element_type)
+        by_blocks = sum(
+            cost.vector_cycles(self.target, cost.vector_cost_key(op_name), n, name)
+            + cost.vector_head_cycles(self.target, cost.vector_cost_key(op_name), name)
+            for op_name, n in steps
+        )
+        per_row = cost.vector_cost_key(REDUCE_PRIMITIVES[type(op)].name)
+        by_rows = cost.vector_cycles(
+            self.target, per_row, rows, name
+        ) + cost.vector_head_cycles(self.target, per_row, name)
+        names = " then ".join(
+            op_name.removeprefix("ascend_hw.") for op_name, _ in reversed(steps)
+        )
+        emit_remark(
+            op,
+            f"tile-to-hw: {rows} rows of {as_tile(op.source).get_shape()[-1]} "
+            f"{name} reduced by 32-byte blocks, 8 rows a repeat ({names}): "
+            f"~{by_blocks} cycles instead of ~{by_rows} by a repeat per row "
+            "(block-reduce=false)",
+        )

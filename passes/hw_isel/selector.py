@@ -207,11 +207,13 @@ class Selector:
     """Per tile op: in-place operands, scratch buffers, and its instructions,
     each answered by the op's strategy (ops of other dialects have none)."""
 
-    def __init__(self, target: Target, valid: dict[SSAValue, Valid]):
+    def __init__(
+        self, target: Target, valid: dict[SSAValue, Valid], block_reduce: bool = True
+    ):
         self.target = target
         self.valid = valid
         self._context = IselContext(target, valid)
-        self._strategies = {s: s(target, valid) for s in STRATEGIES}
+        self._strategies = {s: s(target, valid, block_reduce) for s in STRATEGIES}
 
     def strategy(self, op: Operation) -> TileOpStrategy | None:
         """The strategy of tile op `op`; None for an op of another dialect."""

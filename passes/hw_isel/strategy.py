@@ -74,9 +74,14 @@ class Terms:
 class IselContext:
     """The target and the static valid extents of every tile of a function."""
 
-    def __init__(self, target: Target, valid: dict[SSAValue, Valid]):
+    def __init__(
+        self, target: Target, valid: dict[SSAValue, Valid], block_reduce: bool = True
+    ):
         self.target = target
         self.valid = valid
+        self.block_reduce = block_reduce
+        """Row maxima and minima of whole blocks by `vblock_reduce_*`
+        (tile-to-hw's `block-reduce`; hw_isel/reductions.py)."""
         self.block = hw.vector_block_bytes(target)
         self.blocks_per_repeat = target.vector.repeat_bytes // self.block
 

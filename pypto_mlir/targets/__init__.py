@@ -57,7 +57,7 @@ VECTOR_COST_KEYS: tuple[str, ...] = (
     *("add", "sub", "mul", "div", "max", "min"),
     *("adds", "muls", "maxs", "mins"),
     *("exp", "ln", "abs", "relu", "sqrt", "rsqrt", "reciprocal", "copy", "cast"),
-    *("reduce_sum", "reduce_max", "reduce_min"),
+    *("reduce_sum", "reduce_max", "reduce_min", "block_reduce_max", "block_reduce_min"),
     *("dup", "brcb", "cmp", "select", "gather"),
 )
 """The vector instructions' cost keys (`cost.vector_cost_key` of each ascend_hw

@@ -682,6 +682,31 @@ def test_reduce(name: str, elem: str, dst_stride: int) -> None:
     np.testing.assert_array_equal(out["d"], expected)
 
 
+@pytest.mark.parametrize("elem", ["f16", "f32"])
+@pytest.mark.parametrize("name", ["vblock_reduce_max", "vblock_reduce_min"])
+def test_block_reduce(name: str, elem: str) -> None:
+    """Each 32-byte block of a repeat to one value, 8 a repeat, packed; the
+    repeat stride skips a block between repeats."""
+    dtype = DTYPES[elem]
+    e, lanes = dtype.itemsize, 256 // dtype.itemsize
+    per_block, repeat, rep = 32 // e, 3, 9
+    rng = np.random.default_rng(seed_of(name, elem))
+    a = Buf("a", elem, random_values(rng, elem, (repeat - 1) * rep * per_block + lanes))
+    d = Buf("d", elem, random_values(rng, elem, 32))
+    body = (
+        f"ascend_hw.{name} %a -> %d {{repeat = {repeat}, "
+        f"rep_stride = array<i64: {rep}>}} : {a.type} -> {d.type}"
+    )
+    out, _ = run_vector(body, [a, d])
+    expected = d.data.copy()
+    for i in range(repeat):
+        blocks = a.data[i * rep * per_block : i * rep * per_block + lanes]
+        blocks = blocks.reshape(8, per_block)
+        found = blocks.max(axis=1) if name.endswith("max") else blocks.min(axis=1)
+        expected[8 * i : 8 * i + 8] = found
+    np.testing.assert_array_equal(out["d"], expected)
+
+
 @pytest.mark.parametrize("elem", ["f16", "f32", "i16", "i32", "bf16"])
 def test_vdup(elem: str) -> None:
     dtype = DTYPES[elem]

@@ -515,6 +515,39 @@ func.func @f(%x: memref<1x{n}x{element}>, %out: memref<1x1x{element}>) {{
     assert_close(expected, result.outputs[1], element, bound if name == "sum" else 0.0)
 
 
+@pytest.mark.parametrize(
+    ("name", "element", "rows", "cols"),
+    [
+        ("max", "f32", 64, 64),
+        ("min", "f32", 24, 64),
+        ("max", "f16", 16, 16),
+        ("max", "f32", 64, 16),
+        ("min", "f16", 8, 32),
+    ],
+)
+def test_block_row_reductions(name: str, element: str, rows: int, cols: int) -> None:
+    """Rows of whole blocks reduced 8 rows a repeat (vblock_reduce_*: rows of
+    one block, of two - combined first -, of 8 f32 blocks - two levels): exact
+    against the tile reference."""
+    t = f"!tile.tile<{rows}x{cols}x{element}, ub>"
+    v = f"!tile.tile<{rows}x1x{element}, ub>"
+    text = f"""
+func.func @f(%x: memref<{rows}x{cols}x{element}>, %out: memref<{rows}x1x{element}>) {{
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0, %c0] : memref<{rows}x{cols}x{element}> -> {t}
+  %r = tile.reduce_{name} %t, axis = 1 : {t} -> {v}
+  tile.store %r, %out[%c0, %c0] : {v} -> memref<{rows}x1x{element}>
+  func.return
+}}
+"""
+    x = random((rows, cols), element, rows + cols)
+    module = parse(text)
+    expected = poison((rows, 1), element)
+    run_tile_level(module, "f", [x, expected])
+    result = run_lowered(module, "ascend910b", [x, poison((rows, 1), element)])
+    assert_close(expected, result.outputs[1], element, 0.0)
+
+
 def test_row_reduction_carried_across_column_tiles() -> None:
     """A running [rows, 1] maximum carried by scf.for (one buffer, in place)."""
     rows, cols, tn = 12, 100, 32

@@ -161,6 +161,8 @@ def test_fused_nest_matches_the_reference(
         "attention_cube_sum",
         "sparse_attention_defer_update",
         "attention_scale_fold",
+        "sparse_attention_sum_column",
+        "block_reduce",
     ],
 )
 def test_each_switch_off_matches_the_reference(option: str) -> None:
@@ -168,8 +170,10 @@ def test_each_switch_off_matches_the_reference(option: str) -> None:
     through three GM temporaries; attention-cube-sum=false: the row sums on
     the vector unit; attention-defer-update=false: each block's update right
     after it; attention-scale-fold=false: the scores rounded to f16 and
-    scaled in f16 as the reference. All as exact as the default, which says
-    what it does."""
+    scaled in f16 as the reference; block-reduce=false (tile-to-hw): a
+    vreduce_max repeat per row of the scores, the same bits as the block
+    reductions; attention-sum-column=false: the running sums ONES columns
+    wide. All as exact as the default, which says what it does."""
     module = _kernel(384, 64, 64, "mul").module()
     result, remarks = _check(
         module, _inputs(384, 64, 64, "odd_rows"), "ascend910b", **{option: False}
@@ -183,13 +187,22 @@ def test_each_switch_off_matches_the_reference(option: str) -> None:
         assert "row sums on the vector unit" in text
     elif option == "attention_scale_fold":
         assert FUSED in text and "kept in f32" not in text
+    elif option == "block_reduce":
+        assert FUSED in text and "by 32-byte blocks" not in text
+    elif option == "sparse_attention_sum_column":
+        assert FUSED in text and "reduced to one column" not in text
     else:
         assert FUSED in text and "after the next block's softmax" not in text
-    _, default = _check(module, _inputs(384, 64, 64, "odd_rows"), "ascend910b")
+    on, default = _check(module, _inputs(384, 64, 64, "odd_rows"), "ascend910b")
     text = " ".join(default)
+    if option == "block_reduce":
+        assert "64 rows of 64 f32 reduced by 32-byte blocks" in text, text
+        for a, b in zip(on.comparisons, result.comparisons, strict=True):
+            assert a.actual.tobytes() == b.actual.tobytes()
     assert "row sums on the cube" in text, text
     assert "after the next block's softmax" in text, text
     assert "the scores kept in f32, scaled in f32" in text, text
+    assert "each block's row sums reduced to one column" in text, text
 
 
 SPLITS = {

@@ -26,10 +26,12 @@ from pypto_mlir.interp.ascend_hw.runtime import HwRuntime
 from pypto_mlir.interp.ascend_hw.values import _INSTANCE_LIMIT, HwBuffer, _element_type
 from pypto_mlir.interp.ascend_hw.vector_kernels import (
     _BINARY,
+    _BLOCK_REDUCE,
     _REDUCE,
     _SCALAR,
     _UNARY,
     VectorKernel,
+    _block_reduce_kernel,
     _brcb_kernel,
     _cast_kernel,
     _compare_kernel,
@@ -93,6 +95,9 @@ _UNARY_FAMILY = _VectorFamily(
 _COPY_FAMILY = _VectorFamily(lambda op: _copy_kernel, _in_order)
 _CAST_FAMILY = _VectorFamily(lambda op: _cast_kernel(op.round.data), _in_order)
 _REDUCE_FAMILY = _VectorFamily(lambda op: _reduce_kernel(_REDUCE[type(op)]), _in_order)
+_BLOCK_REDUCE_FAMILY = _VectorFamily(
+    lambda op: _block_reduce_kernel(_BLOCK_REDUCE[type(op)]), _in_order
+)
 _DUP_FAMILY = _VectorFamily(
     lambda op: _dup_kernel, lambda a: ((a[1],), a[0]), _dst_type
 )
@@ -284,6 +289,18 @@ class HwVectorFunctions(HwFunctions):
         self, interpreter: Interpreter, op: hw.VReduceMinOp, args: PythonValues
     ) -> PythonValues:
         return self._run_vector(op, args, _REDUCE_FAMILY)
+
+    @direct_impl(hw.VBlockReduceMaxOp)
+    def run_vblock_reduce_max(
+        self, interpreter: Interpreter, op: hw.VBlockReduceMaxOp, args: PythonValues
+    ) -> PythonValues:
+        return self._run_vector(op, args, _BLOCK_REDUCE_FAMILY)
+
+    @direct_impl(hw.VBlockReduceMinOp)
+    def run_vblock_reduce_min(
+        self, interpreter: Interpreter, op: hw.VBlockReduceMinOp, args: PythonValues
+    ) -> PythonValues:
+        return self._run_vector(op, args, _BLOCK_REDUCE_FAMILY)
 
     @direct_impl(hw.VDupOp)
     def run_vdup(

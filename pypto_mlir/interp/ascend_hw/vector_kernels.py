@@ -68,6 +68,10 @@ _REDUCE: dict[type[hw.VectorReduceOp], Callable[..., np.ndarray]] = {
     hw.VReduceMaxOp: lambda x: np.max(x, axis=1),
     hw.VReduceMinOp: lambda x: np.min(x, axis=1),
 }
+_BLOCK_REDUCE: dict[type[hw.VectorBlockReduceOp], Callable[..., np.ndarray]] = {
+    hw.VBlockReduceMaxOp: np.max,
+    hw.VBlockReduceMinOp: np.min,
+}
 _COMPARE: dict[CmpMode, Callable[..., np.ndarray]] = {
     CmpMode.LT: np.less,
     CmpMode.LE: np.less_equal,
@@ -134,6 +138,19 @@ def _reduce_kernel(fn: Callable[..., np.ndarray]) -> VectorKernel:
         src, dst = call.operands
         result = fn(src.read(lo, hi)).astype(plan.dtypes[1], copy=False)
         dst.write(lo, hi, result)
+
+    return kernel
+
+
+def _block_reduce_kernel(fn: Callable[..., np.ndarray]) -> VectorKernel:
+    """Each 32-byte block of a repeat reduced to one value (whole repeats)."""
+
+    def kernel(plan: _VectorPlan, call: _VectorCall, lo: int, hi: int) -> None:
+        src, dst = call.operands
+        values = src.read(lo, hi)
+        per_block = 32 // plan.dtypes[0].itemsize
+        blocks = values.reshape(values.shape[0], -1, per_block)
+        dst.write(lo, hi, fn(blocks, axis=2).astype(plan.dtypes[1], copy=False))
 
     return kernel
 

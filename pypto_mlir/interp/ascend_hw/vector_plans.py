@@ -192,6 +192,13 @@ def _side_patterns(
     op: hw.VectorOp, lanes: int, active: tuple[int, ...], repeat: int, target: Target
 ) -> list[tuple[LanePattern, np.dtype[Any], bool]]:
     """Patterns of the buffers a vector op addresses by repeat, not by lane."""
+    if isinstance(op, hw.VectorBlockReduceOp):
+        dtype = storage_dtype(_element_type(op.dst))
+        per_repeat = target.vector.repeat_bytes // hw.vector_block_bytes(target)
+        e = dtype.itemsize
+        view = ((repeat, 1, per_repeat), (per_repeat * e, per_repeat * e, e))
+        pattern = make_pattern(range(per_repeat), per_repeat, repeat, e, view)
+        return [(pattern, dtype, True)]
     if isinstance(op, hw.VectorReduceOp):
         dtype = storage_dtype(_element_type(op.dst))
         stride = op.dst_stride.value.data

@@ -189,6 +189,30 @@ func.func @f(%a: !ascend_hw.buf<64x128xf16, ub>, %r: !ascend_hw.buf<64xf16, ub>)
 
 // -----
 
+// CHECK: 'ascend_hw.vblock_reduce_max' op 9 repeats of 8 results need 144 bytes of !ascend_hw.buf<64xf16, ub>, which has 128
+func.func @f(%a: !ascend_hw.buf<64x128xf16, ub>, %r: !ascend_hw.buf<64xf16, ub>) {
+  ascend_hw.vblock_reduce_max %a -> %r {repeat = 9} : !ascend_hw.buf<64x128xf16, ub> -> !ascend_hw.buf<64xf16, ub>
+  func.return
+}
+
+// -----
+
+// CHECK: 'ascend_hw.vblock_reduce_max' op reduces whole repeats: takes no lane mask
+func.func @f(%a: !ascend_hw.buf<64x128xf16, ub>, %r: !ascend_hw.buf<64xf16, ub>) {
+  ascend_hw.vblock_reduce_max %a -> %r {mask = 64} : !ascend_hw.buf<64x128xf16, ub> -> !ascend_hw.buf<64xf16, ub>
+  func.return
+}
+
+// -----
+
+// CHECK: 'ascend_hw.vblock_reduce_min' op writes its results packed: dst_stride must be 1, got 2
+func.func @f(%a: !ascend_hw.buf<64x128xf16, ub>, %r: !ascend_hw.buf<64xf16, ub>) {
+  ascend_hw.vblock_reduce_min %a -> %r {dst_stride = 2} : !ascend_hw.buf<64x128xf16, ub> -> !ascend_hw.buf<64xf16, ub>
+  func.return
+}
+
+// -----
+
 // CHECK: 'ascend_hw.vreduce_max' op 64 results with dst_stride 2 need 254 bytes of !ascend_hw.buf<64xf16, ub>, which has 128
 func.func @f(%a: !ascend_hw.buf<64x128xf16, ub>, %r: !ascend_hw.buf<64xf16, ub>) {
   ascend_hw.vreduce_max %a -> %r {repeat = 64, dst_stride = 2} : !ascend_hw.buf<64x128xf16, ub> -> !ascend_hw.buf<64xf16, ub>

@@ -122,6 +122,8 @@ func.func @cube(%a: !ascend_hw.buf<128x64xf16, l0a, nz>, %b: !ascend_hw.buf<64x1
 // CHECK-NEXT: ascend_hw.vreduce_sum %[[X]] -> %[[R:.*]] {repeat = 64 : i64} : !ascend_hw.buf<64x128xf16, ub> -> !ascend_hw.buf<64xf16, ub>
 // CHECK-NEXT: ascend_hw.vreduce_max %[[X]] -> %[[R]] {repeat = 32 : i64, dst_stride = 2 : i64} : !ascend_hw.buf<64x128xf16, ub> -> !ascend_hw.buf<64xf16, ub>
 // CHECK-NEXT: ascend_hw.vreduce_min %[[X]] -> %[[R]] {mask = 64 : i64} : !ascend_hw.buf<64x128xf16, ub> -> !ascend_hw.buf<64xf16, ub>
+// CHECK-NEXT: ascend_hw.vblock_reduce_max %[[F]] -> %[[F]] {repeat = 16 : i64} : !ascend_hw.buf<64x128xf32, ub> -> !ascend_hw.buf<64x128xf32, ub>
+// CHECK-NEXT: ascend_hw.vblock_reduce_min %[[X]] -> %[[R]] {repeat = 8 : i64} : !ascend_hw.buf<64x128xf16, ub> -> !ascend_hw.buf<64xf16, ub>
 // CHECK-NEXT: ascend_hw.vdup %[[S]] -> %[[Z]] {repeat = 64 : i64} : f16 -> !ascend_hw.buf<64x128xf16, ub>
 // CHECK-NEXT: ascend_hw.vbrcb %[[R]] -> %[[BC:.*]] {repeat = 8 : i64} : !ascend_hw.buf<64xf16, ub> -> !ascend_hw.buf<64x16xf16, ub>
 // CHECK-NEXT: ascend_hw.vcmp lt %[[X]], %[[Y]] -> %[[M:.*]] {repeat = 64 : i64} : !ascend_hw.buf<64x128xf16, ub>, !ascend_hw.buf<64x128xf16, ub> -> !ascend_hw.buf<1024xi8, ub>
@@ -136,6 +138,7 @@ func.func @cube(%a: !ascend_hw.buf<128x64xf16, l0a, nz>, %b: !ascend_hw.buf<64x1
 // GENERIC: "ascend_hw.vadds"(%{{.*}}, %{{.*}}, %{{.*}}) <{repeat = 64 : i64}> : (!ascend_hw.buf<64x128xf16, ub>, f16, !ascend_hw.buf<64x128xf16, ub>) -> ()
 // GENERIC: "ascend_hw.vcast"(%{{.*}}, %{{.*}}) <{round = #ascend_hw<round none>, repeat = 128 : i64}>
 // GENERIC: "ascend_hw.vreduce_max"(%{{.*}}, %{{.*}}) <{repeat = 32 : i64, dst_stride = 2 : i64}>
+// GENERIC: "ascend_hw.vblock_reduce_max"(%{{.*}}, %{{.*}}) <{repeat = 16 : i64, dst_stride = 1 : i64}>
 // GENERIC: "ascend_hw.vdup"(%{{.*}}, %{{.*}}) <{repeat = 64 : i64}> : (f16, !ascend_hw.buf<64x128xf16, ub>) -> ()
 // GENERIC: "ascend_hw.vcmp"(%{{.*}}, %{{.*}}, %{{.*}}) <{cmp = #ascend_hw<cmp lt>, repeat = 64 : i64}>
 // GENERIC: "ascend_hw.vselect"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{repeat = 64 : i64}>
@@ -170,6 +173,9 @@ func.func @vector(%x: !ascend_hw.buf<64x128xf16, ub>, %y: !ascend_hw.buf<64x128x
   ascend_hw.vreduce_sum %x -> %r {repeat = 64} : !ascend_hw.buf<64x128xf16, ub> -> !ascend_hw.buf<64xf16, ub>
   ascend_hw.vreduce_max %x -> %r {repeat = 32, dst_stride = 2} : !ascend_hw.buf<64x128xf16, ub> -> !ascend_hw.buf<64xf16, ub>
   ascend_hw.vreduce_min %x -> %r {mask = 64} : !ascend_hw.buf<64x128xf16, ub> -> !ascend_hw.buf<64xf16, ub>
+  // Each 32-byte block of a repeat to one value, 8 per repeat, packed.
+  ascend_hw.vblock_reduce_max %f -> %f {repeat = 16} : !ascend_hw.buf<64x128xf32, ub> -> !ascend_hw.buf<64x128xf32, ub>
+  ascend_hw.vblock_reduce_min %x -> %r {repeat = 8} : !ascend_hw.buf<64x128xf16, ub> -> !ascend_hw.buf<64xf16, ub>
   ascend_hw.vdup %s -> %z {repeat = 64} : f16 -> !ascend_hw.buf<64x128xf16, ub>
   // Each of the 64 row values fills one 32-byte block.
   ascend_hw.vbrcb %r -> %bc {repeat = 8} : !ascend_hw.buf<64xf16, ub> -> !ascend_hw.buf<64x16xf16, ub>

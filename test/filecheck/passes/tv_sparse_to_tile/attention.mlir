@@ -58,7 +58,7 @@ func.func @attention(%mask: !mask, %q: !tv.tensor<128x64xf16>, %k: !tv.tensor<12
 // CHECK:       memref.load %mask_indices[%[[START]]]
 // CHECK:       tile.matmul %[[QA]]
 // CHECK:       %[[LAST:.*]] = arith.subi %[[END]], %{{.*}} : index
-// CHECK:       %[[M:.*]], %[[L:.*]], %[[A:.*]], %[[PS:.*]], %[[PO:.*]], %[[PC:.*]], %[[S:.*]] = scf.for %[[J:.*]] = %[[START]] to %[[LAST]] step %{{.*}} iter_args(%[[IM:.*]] = %{{.*}}, %[[IL:.*]] = %{{.*}}, %[[IA:.*]] = %{{.*}}, %[[IPS:.*]] = %{{.*}}, %[[IPO:.*]] = %{{.*}}, %[[IPC:.*]] = %{{.*}}, %[[IS:.*]] = %{{.*}}) -> (!tile.tile<64x1xf32, ub>, !tile.tile<64x16xf32, ub>, !tile.tile<64x64xf32, ub>, !tile.tile<64x16xf32, ub>, !tile.tile<64x64xf32, ub>, !tile.tile<64x1xf32, ub>, !tile.tile<64x64xf32, ub>)
+// CHECK:       %[[M:.*]], %[[L:.*]], %[[A:.*]], %[[PS:.*]], %[[PO:.*]], %[[PC:.*]], %[[S:.*]] = scf.for %[[J:.*]] = %[[START]] to %[[LAST]] step %{{.*}} iter_args(%[[IM:.*]] = %{{.*}}, %[[IL:.*]] = %{{.*}}, %[[IA:.*]] = %{{.*}}, %[[IPS:.*]] = %{{.*}}, %[[IPO:.*]] = %{{.*}}, %[[IPC:.*]] = %{{.*}}, %[[IS:.*]] = %{{.*}}) -> (!tile.tile<64x1xf32, ub>, !tile.tile<64x1xf32, ub>, !tile.tile<64x64xf32, ub>, !tile.tile<64x1xf32, ub>, !tile.tile<64x64xf32, ub>, !tile.tile<64x1xf32, ub>, !tile.tile<64x64xf32, ub>)
 // The next block's K, then this block's V (with the deferred update the next
 // scores are needed before this block's product).
 // CHECK:         %[[NEXT:.*]] = arith.addi %[[J]], %{{.*}} : index
@@ -77,7 +77,7 @@ func.func @attention(%mask: !mask, %q: !tv.tensor<128x64xf16>, %k: !tv.tensor<12
 // CHECK:         %[[NSU:.*]] = tile.move %[[NS]] : !tile.tile<64x64xf32, l0c> -> !tile.tile<64x64xf32, ub>
 // CHECK:         tile.cast %[[E]] : !tile.tile<64x64xf32, ub> -> !tile.tile<64x64xf16, ub>
 // The previous block's update, after this block's softmax:
-// CHECK:         %[[SUMS:.*]] = tile.add %{{.*}}, %[[IPS]] : !tile.tile<64x16xf32, ub>
+// CHECK:         %[[SUMS:.*]] = tile.add %{{.*}}, %[[IPS]] : !tile.tile<64x1xf32, ub>
 // CHECK:         tile.mul %[[IA]], %[[IPC]]
 // CHECK:         %[[ACC:.*]] = tile.add %{{.*}}, %[[IPO]] : !tile.tile<64x64xf32, ub>
 // CHECK:         %[[P:.*]] = tile.move %{{.*}} : !tile.tile<64x64xf16, l1, layout = nz> -> !tile.tile<64x64xf16, l0a>
@@ -207,3 +207,34 @@ func.func @balanced(%mask: !big, %q: !tv.tensor<2048x64xf16>, %k: !tv.tensor<204
   %out = tv.spmm %p, %v : !big, !tv.tensor<2048x64xf16> -> !tv.tensor<2048x64xf16>
   func.return %out : !tv.tensor<2048x64xf16>
 }
+
+// The row maxima of a block's f32 scores, 8 rows a repeat (tile-to-hw's
+// block-reduce): the 8 block maxima of each row, then their maximum; the ONES
+// equal columns of the row sums to one by a vmax of their two blocks first.
+// RUN: pypto-opt %s -p 'pypto-lower{target=ascend910b}' 2>&1 | filecheck %s --check-prefix=BLOCK
+// BLOCK: remark: tile-to-hw: 64 rows of 64 f32 reduced by 32-byte blocks, 8 rows a repeat (vblock_reduce_max then vblock_reduce_max)
+// BLOCK: remark: tile-to-hw: 64 rows of 16 f32 reduced by 32-byte blocks, 8 rows a repeat (vmax then vblock_reduce_max)
+// BLOCK: func.func @attention(
+// BLOCK: ascend_hw.vblock_reduce_max %{{.*}} {repeat = 64 : i64} : !ascend_hw.buf<64x64xf32, ub> -> !ascend_hw.buf<512xf32, ub>
+// BLOCK-NEXT: ascend_hw.vblock_reduce_max %{{.*}} {repeat = 8 : i64} : !ascend_hw.buf<512xf32, ub> -> !ascend_hw.buf<64x1xf32, ub>
+
+// attention-sum-column (default on; pypto-lower: sparse-attention-sum-column):
+// each block's row sums from the cube (ONES equal columns) reduced to one
+// column before they are added, so the running sums are one column; off:
+// ONES columns, reduced once at the end of the row.
+// RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=ascend910b}' 2>&1 | filecheck %s --check-prefix=COLUMN
+// RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=ascend910b attention-sum-column=false}' 2>&1 | filecheck %s --check-prefix=NO-COLUMN
+// RUN: pypto-opt %s -p 'pypto-lower{target=ascend910b sparse-attention-sum-column=false}' 2>&1 | filecheck %s --check-prefix=NO-COLUMN-REMARK
+// COLUMN: remark: tv-sparse-to-tile: fused block-sparse attention {{.*}}; each block's row sums reduced to one column before the rescale (~33 cycles with tile-to-hw's block-reduce, ~456 without; a one-column rescale saves ~150)
+// COLUMN-LABEL: func.func @attention(
+// COLUMN: tile.matmul %{{.*}}, %{{.*}} : !tile.tile<64x64xf16, l0a>, !tile.tile<64x16xf16, l0b> -> !tile.tile<64x16xf32, l0c>
+// COLUMN-NEXT: %[[SU:.*]] = tile.move %{{.*}} : !tile.tile<64x16xf32, l0c> -> !tile.tile<64x16xf32, ub>
+// COLUMN-NEXT: tile.reduce_max %[[SU]], axis = 1 : !tile.tile<64x16xf32, ub> -> !tile.tile<64x1xf32, ub>
+// NO-COLUMN-NOT: reduced to one column
+// NO-COLUMN: remark: tv-sparse-to-tile: fused block-sparse attention
+// NO-COLUMN-LABEL: func.func @attention(
+// NO-COLUMN: scf.for {{.*}} -> (!tile.tile<64x1xf32, ub>, !tile.tile<64x16xf32, ub>, !tile.tile<64x64xf32, ub>, !tile.tile<64x16xf32, ub>,
+// NO-COLUMN: tile.reduce_max %{{.*}}, axis = 1 : !tile.tile<64x16xf32, ub> -> !tile.tile<64x1xf32, ub>
+// NO-COLUMN-NEXT: tile.fill
+// NO-COLUMN-REMARK-NOT: reduced to one column
+// NO-COLUMN-REMARK: remark: tv-sparse-to-tile: fused block-sparse attention
