@@ -1,0 +1,86 @@
+// CSR spmm over row ranges of b (b-ranges, default on where it fits and the
+// pipe estimates at 1 % density say it is faster than the row nest): the cores
+// are 8 row ranges of b (512 rows x 128 columns f16 = 128 KiB in ub) x 3 row
+// groups. Core c loads its range once; per row of its group, the window of
+// indices shifted by -k0 (tile.sub), the row's run of entries in the range
+// found by two binary searches of the window, their rows gathered from the
+// range on chip, the f32 partial row stored to a GM workspace. A second core
+// loop (after tile-to-hw's sync_all) adds the 8 partials of its rows 32 rows at
+// a time and stores them.
+// RUN: pypto-opt %s --split-input-file -p 'tv-sparse-to-tile{target=ascend910b}' 2>&1 | filecheck %s
+// RUN: pypto-opt %s --split-input-file -p 'tv-sparse-to-tile{target=ascend910b b-ranges=false}' 2>&1 | filecheck %s --check-prefix=OFF
+// RUN: pypto-opt %s --split-input-file -p 'pypto-lower{target=ascend910b sparse-b-ranges=false}' 2>&1 | filecheck %s --check-prefix=OFF
+// RUN: pypto-opt %s --split-input-file -p 'tv-sparse-to-tile{target=ascend910b index-prefetch=false}' 2>&1 | filecheck %s --check-prefix=NOPREFETCH
+
+// CHECK-LABEL: remark: tv-sparse-to-tile: tv.spmm by rows
+// CHECK-SAME: b split into 8 row ranges of 512 kept in ub, 8 ranges x 3 row groups, each core's partial rows added after a sync_all 32 rows at a time; the pipe estimates at 1% density (167772 entries): row ranges {{[0-9]+}} (MTE3), rows of b from GM {{[0-9]+}} (MTE2)
+// CHECK: func.func @spmm(
+// CHECK:   %[[WS:.*]] = memref.alloc() : memref<32768x128xf32>
+// CHECK:   scf.for %[[CORE:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK:     %[[RANGE:.*]] = arith.remui %[[CORE]]
+// CHECK:     %[[K0:.*]] = arith.muli %[[RANGE]]
+// CHECK:     %[[B:.*]] = tile.load %b[%[[K0]], %{{.*}}] : memref<4096x128xf16> -> !tile.tile<512x128xf16, ub>
+// CHECK:     %[[SHIFT:.*]] = arith.index_cast %[[K0]] : index to i32
+// CHECK:     scf.if
+// CHECK:       scf.for
+// CHECK:         tile.fill
+// CHECK:         scf.for
+// CHECK:           %[[IDS:.*]] = tile.load %a_indices[%{{.*}}] : memref<?xi32> -> !tile.tile<64xi32, ub>
+// CHECK:           %[[SHIFTED:.*]] = tile.sub %[[IDS]], %[[SHIFT]] : !tile.tile<64xi32, ub>, i32
+// CHECK:           tile.extract %[[SHIFTED]]
+// CHECK:           scf.for
+// CHECK:             tile.gather %[[B]][%[[SHIFTED]], %{{.*}}] : !tile.tile<512x128xf16, ub>, !tile.tile<64xi32, ub> -> !tile.tile<1x128xf16, ub>
+// CHECK:         tile.store %{{.*}}, %[[WS]][%{{.*}}, %{{.*}}] : !tile.tile<1x128xf32, ub> -> memref<32768x128xf32>
+// CHECK:     } else {
+// CHECK:       memref.load %a_indices
+// CHECK:       tile.load %b[%{{.*}}, %{{.*}}] : memref<4096x128xf16> -> !tile.tile<1x128xf16, ub>
+// CHECK:   } {pypto.core_loop}
+// CHECK:   scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK:     scf.for
+// CHECK:       tile.load %[[WS]][%{{.*}}, %{{.*}}] : memref<32768x128xf32> -> !tile.tile<32x128xf32, ub>
+// CHECK-COUNT-7: tile.add
+// CHECK:       tile.cast %{{.*}} : !tile.tile<32x128xf32, ub> -> !tile.tile<32x128xf16, ub>
+// CHECK:       tile.store %{{.*}}, %out[%{{.*}}, %{{.*}}] : !tile.tile<32x128xf16, ub> -> memref<4096x128xf16>
+// CHECK:   } {pypto.core_loop}
+// CHECK:   memref.dealloc %[[WS]]
+
+// OFF: row ranges of b off (b-ranges=false)
+// OFF-NOT: memref.alloc
+// NOPREFETCH: rows of b gathered from GM (a resident slice of b needs prefetched i32 indices, the balanced split and a slice of whole 32-byte rows that fits in ub); no row ranges of b (they need prefetched i32 indices, the balanced split, rows of b of whole 32-byte blocks and a range that fits in ub)
+func.func @spmm(%a: !tv.tensor<4096x4096xf16, #tv.csr<rows = 4096, cols = 4096, nnz = ?, index = i32>>, %b: !tv.tensor<4096x128xf16>) -> !tv.tensor<4096x128xf16> {
+  %c = tv.spmm %a, %b : !tv.tensor<4096x4096xf16, #tv.csr<rows = 4096, cols = 4096, nnz = ?, index = i32>>, !tv.tensor<4096x128xf16> -> !tv.tensor<4096x128xf16>
+  func.return %c : !tv.tensor<4096x128xf16>
+}
+
+// -----
+
+// 1024 deep: the resident column slices (resident.mlir) are kept.
+// CHECK-LABEL: remark: tv-sparse-to-tile: tv.spmm by rows
+// CHECK-SAME: row ranges of b a resident column slice kept; the pipe estimates at 1% density (10486 entries): row ranges {{[0-9]+}} (MTE3), rows of b from GM {{[0-9]+}} (MTE2)
+// OFF: row ranges of b off (b-ranges=false)
+func.func @shallow(%a: !tv.tensor<1024x1024xf16, #tv.csr<rows = 1024, cols = 1024, nnz = ?, index = i32>>, %b: !tv.tensor<1024x128xf16>) -> !tv.tensor<1024x128xf16> {
+  %c = tv.spmm %a, %b : !tv.tensor<1024x1024xf16, #tv.csr<rows = 1024, cols = 1024, nnz = ?, index = i32>>, !tv.tensor<1024x128xf16> -> !tv.tensor<1024x128xf16>
+  func.return %c : !tv.tensor<1024x128xf16>
+}
+
+// -----
+
+// 64 rows 4096 deep: each core stores a partial for every row of its group,
+// more than the row nest's gathers at 1 %: not taken.
+// CHECK-LABEL: remark: tv-sparse-to-tile: tv.spmm by rows
+// CHECK-SAME: row ranges of b not taken; the pipe estimates at 1% density (2621 entries)
+// CHECK-NOT: memref.alloc
+func.func @short(%a: !tv.tensor<64x4096xf16, #tv.csr<rows = 64, cols = 4096, nnz = ?, index = i32>>, %b: !tv.tensor<4096x128xf16>) -> !tv.tensor<64x128xf16> {
+  %c = tv.spmm %a, %b : !tv.tensor<64x4096xf16, #tv.csr<rows = 64, cols = 4096, nnz = ?, index = i32>>, !tv.tensor<4096x128xf16> -> !tv.tensor<64x128xf16>
+  func.return %c : !tv.tensor<64x128xf16>
+}
+
+// -----
+
+// Rows of b of 8 f16 (16 bytes) are not whole 32-byte ub blocks.
+// CHECK-LABEL: remark: tv-sparse-to-tile: tv.spmm by rows
+// CHECK-SAME: no row ranges of b (they need prefetched i32 indices, the balanced split, rows of b of whole 32-byte blocks and a range that fits in ub)
+func.func @narrow(%a: !tv.tensor<64x4096xf16, #tv.csr<rows = 64, cols = 4096, nnz = ?, index = i32>>, %b: !tv.tensor<4096x8xf16>) -> !tv.tensor<64x8xf16> {
+  %c = tv.spmm %a, %b : !tv.tensor<64x4096xf16, #tv.csr<rows = 64, cols = 4096, nnz = ?, index = i32>>, !tv.tensor<4096x8xf16> -> !tv.tensor<64x8xf16>
+  func.return %c : !tv.tensor<64x8xf16>
+}
