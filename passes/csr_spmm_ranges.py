@@ -26,7 +26,7 @@ from math import gcd
 from typing import cast
 
 from xdsl.dialects import arith, memref, scf
-from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, f32, i32
+from xdsl.dialects.builtin import MemRefType, f32, i32
 from xdsl.ir import Attribute, Block, SSAValue
 from xdsl.rewriter import InsertPoint
 
@@ -84,6 +84,9 @@ class RangePlan:
     block_rows: int
     """Rows of a block whose entries are loaded in one chunk when they fit
     (at the assumed density with half as many again to spare)."""
+    table: bool
+    """The offsets' table is in ub (else each block loads its rows' offsets,
+    and the group search reads them from GM)."""
     chunk: int
     """Entries of a block's chunk (a power of two up to `CHUNK` that fits in
     ub double-buffered); 0: per-row windows only."""
@@ -93,23 +96,29 @@ def range_split(
     a: SparseBuffers, columns: int, target: Target, plan: SpmmPlan, density: float
 ) -> RangePlan | None:
     """The fewest row ranges of `b` (a divisor of the cores) whose range, all
-    `columns` wide, fits in ub beside the offsets' table, the double-buffered
-    windows (and their shifted indices) and the row tiles; None if none does
-    or the rows of `b` are not whole 32-byte blocks."""
+    `columns` wide, fits in ub beside the offsets' table (or without it: fewer
+    ranges are fewer partial rows, each a store), the double-buffered windows
+    (and their shifted indices) and the row tiles; None if none does or the
+    rows of `b` are not whole 32-byte blocks."""
     size = element_bytes(a.element_type)
     ub = cast(int, target.memories["ub"].size)
     alignment = target.memories["ub"].alignment
     if columns * size % alignment or not plan.window or plan.cores < 2:
         return None
     rows, k = a.shape
-    table = -(-(rows + 1) // 8) * 32 if plan.offsets_in_ub else 0
-    rest = table + 2 * plan.window * (WINDOW_BYTES + 4) + ROW_TILES * columns * 4
+    tables = [(-(-(rows + 1) // 8) * 32, True)] if plan.offsets_in_ub else []
+    tables.append((2 * (BLOCK_ROWS + 8) * 4, False))  # a block's offsets
+    rest = 2 * plan.window * (WINDOW_BYTES + 4) + ROW_TILES * columns * 4
     block = gcd(rows, COMBINE_ROWS)
-    for ranges in range(2, target.cores + 1):
-        if target.cores % ranges:
-            continue
+    fitting = (
+        (ranges, table, in_ub)
+        for ranges in range(2, target.cores + 1)
+        if target.cores % ranges == 0
+        for table, in_ub in tables
+    )
+    for ranges, table, in_ub in fitting:
         span = -(-k // ranges)
-        free = ub - span * columns * size - rest
+        free = ub - span * columns * size - rest - table
         if free < 0:
             continue
         chunk = CHUNK
@@ -120,7 +129,7 @@ def range_split(
         while block_rows > 1 and block_rows * density * k * 1.5 > chunk:
             block_rows //= 2
         groups = target.cores // ranges
-        return RangePlan(ranges, span, groups, block, block_rows, chunk)
+        return RangePlan(ranges, span, groups, block, block_rows, in_ub, chunk)
     return None
 
 
@@ -247,7 +256,7 @@ def range_plan(
     mine = range_pipes(a, columns, target, plan.window, ranges, nnz)
     rows_nest = gm_pipes(a, columns, target, plan.window, nnz)
     estimate = (
-        f"the pipe estimates at {density:.0%} density ({nnz} entries): row ranges "
+        f"the pipe estimates at {density * 100:g}% density ({nnz} entries): row ranges "
         f"{mine.text()}, rows of b from GM {rows_nest.text()}"
     )
     if plan.width or mine.bound[1] >= rows_nest.bound[1]:
@@ -256,7 +265,18 @@ def range_plan(
     return ranges, (
         f"b split into {ranges.ranges} row ranges of {ranges.span} kept in ub, "
         f"{ranges.ranges} ranges x {ranges.groups} row groups, each core's partial "
-        f"rows added after a sync_all {ranges.block} rows at a time; {estimate}"
+        f"rows added after a sync_all {ranges.block} rows at a time; "
+        + (
+            "the offsets in ub"
+            if ranges.table
+            else f"the offsets loaded per block of {ranges.block_rows} rows"
+        )
+        + (
+            f", indices and values per block in a chunk of {ranges.chunk}"
+            if ranges.chunk
+            else ", indices and values in per-row windows"
+        )
+        + f"; {estimate}"
     )
 
 
@@ -283,7 +303,7 @@ class CsrRangeNest(CsrSpmmNest):
         cores = ranges.ranges * ranges.groups
 
         def reader(at: InsertPoint) -> Reader:
-            if plan.offsets_in_ub:
+            if ranges.table:
                 return offsets_in_ub(self, at, a.offsets, rows)
             return lambda at, row: self.read_index(at, a.offsets, row)
 
@@ -299,19 +319,18 @@ class CsrRangeNest(CsrSpmmNest):
                 self.value(at, arith.SubiOp(self.constant(k), k0)),
                 self.constant(ranges.span),
             )
+            # the tile starts at min(k0, k - span), so that it lies inside b
+            # (static rows); the range's rows are `low .. low + held` of it
+            row0 = smaller(self, at, k0, self.constant(k - ranges.span))
             resident = self.load(
                 at,
                 b,
-                [k0, 0],
-                TileType(
-                    [ranges.span, n],
-                    a.element_type,
-                    MemorySpace.UB,
-                    valid=[DYNAMIC_INDEX if k % ranges.span else ranges.span, n],
-                ),
-                [held, n] if k % ranges.span else (),
+                [row0, 0],
+                TileType([ranges.span, n], a.element_type, MemorySpace.UB),
             )
-            shift = self.value(at, arith.IndexCastOp(k0, i32))
+            shift = self.value(at, arith.IndexCastOp(row0, i32))
+            low = self.value(at, arith.SubiOp(k0, row0))
+            high = self.value(at, arith.AddiOp(low, held))
             first = self.value(
                 at, arith.MuliOp(which, self.constant(rows))
             )  # the range's first workspace row
@@ -326,6 +345,7 @@ class CsrRangeNest(CsrSpmmNest):
                 end: Valid,
                 window: int,
                 chunk: Loaded | None = None,
+                rows_offset: Reader | None = None,
             ) -> None:
                 def each(
                     at: InsertPoint, r: Valid, _: list[SSAValue]
@@ -334,9 +354,9 @@ class CsrRangeNest(CsrSpmmNest):
                         at,
                         a,
                         b,
-                        (resident, shift, held),
+                        (resident, shift, low, high, k0),
                         column,
-                        offset,
+                        rows_offset or offset,
                         nnz,
                         window,
                         r,
@@ -417,7 +437,9 @@ class CsrRangeNest(CsrSpmmNest):
         offset: Reader,
         nnz: SSAValue,
         shift: SSAValue,
-        rows_of: Callable[[InsertPoint, Valid, Valid, int, Loaded | None], None],
+        rows_of: Callable[
+            [InsertPoint, Valid, Valid, int, Loaded | None, Reader | None], None
+        ],
         window: int,
     ) -> None:
         """The rows `lo .. hi` in blocks of `block_rows`: a block whose entries
@@ -455,7 +477,10 @@ class CsrRangeNest(CsrSpmmNest):
             end = smaller(
                 self, at, self.value(at, arith.AddiOp(start, self.constant(size))), hi
             )
-            first, last = offset(at, start), offset(at, end)
+            reads = offset
+            if not ranges.table:  # the block's offsets, loaded into ub
+                reads = self._block_offsets(at, a, start, size)
+            first, last = reads(at, start), reads(at, end)
             entries = self.value(at, arith.SubiOp(last, first))
             fits = self.value(
                 at,
@@ -472,22 +497,44 @@ class CsrRangeNest(CsrSpmmNest):
             here = InsertPoint.at_end(chunked)
             indices, values, base = self._window(here, a, first, nnz, ranges.chunk)
             shifted = self.value(here, tile.SubOp(indices, shift))
-            rows_of(here, start, end, window, (shifted, values, base))
+            rows_of(here, start, end, window, (shifted, values, base), reads)
             self.insert(here, scf.YieldOp())
             here = InsertPoint.at_end(per_row)
-            rows_of(here, start, end, window, None)
+            rows_of(here, start, end, window, None, reads)
             self.insert(here, scf.YieldOp())
             self.insert(at, scf.IfOp(fits, [], [chunked], [per_row]))
             return []
 
         self.loop(at, 0, blocks, 1, [], block)
 
+    def _block_offsets(
+        self, at: InsertPoint, a: SparseBuffers, start: SSAValue, size: int
+    ) -> Reader:
+        """The offsets of rows `start ..` (at most `size` rows and the end)
+        loaded into ub with one DMA from `min(start, rows + 1 - loaded)` (so
+        that the tile lies inside the offsets), read by `tile.extract`."""
+        padded = -(-(size + 1) // 8) * 8
+        loaded = min(padded, a.shape[0] + 1)
+        base = smaller(self, at, start, self.constant(a.shape[0] + 1 - loaded))
+        table = self.load(
+            at,
+            a.offsets,
+            [base],
+            TileType([padded], i32, MemorySpace.UB, valid=[loaded]),
+        )
+
+        def offset(at: InsertPoint, row: Valid) -> SSAValue:
+            position = self.value(at, arith.SubiOp(self.index_value(row), base))
+            return self.value(at, tile.ExtractOp(table, [position]))
+
+        return offset
+
     def _range_row(
         self,
         at: InsertPoint,
         a: SparseBuffers,
         b: SSAValue,
-        resident: tuple[SSAValue, SSAValue, SSAValue],
+        resident: tuple[SSAValue, SSAValue, SSAValue, SSAValue, SSAValue],
         column: Column,
         offset: Reader,
         nnz: SSAValue,
@@ -497,18 +544,19 @@ class CsrRangeNest(CsrSpmmNest):
         chunk: Loaded | None = None,
     ) -> None:
         """Row `r`'s f32 partial over the entries whose column lies in the
-        resident range (`shift .. shift + held`), handed to `store`: per window
+        resident range, handed to `store`: per window
         of the row, the run found by two binary searches of its shifted
         indices, gathered from the range on chip; without windows (nnz <
         window) the first range's core reads the row's entries and rows of b
         from GM, the others store zeros.
-        `resident`: the range of b, its first row as an i32 and its rows;
+        `resident`: the tile of b, its first row as an i32, the range's first
+        and end row in it and the range's first row of b;
         `chunk`: a loaded chunk (shifted indices) holding the row's entries."""
-        slice_, shift, held = resident
+        slice_, shift, low, high, k0 = resident
         start, end = offset(at, r), offset(at, self.add(at, r, 1))
         acc = self.zeros(at, column.tile_type(f32), [1, column.valid])
         if not window:  # the first range takes the whole row, the others none
-            first = self.value(at, arith.CmpiOp(shift, self.constant(0, i32), "eq"))
+            first = self.value(at, arith.CmpiOp(k0, self.constant(0), "eq"))
             end = self.value(at, arith.SelectOp(first, end, start))
             (total,) = self._range_gm_entries(at, a, b, column, start, end, acc)
             store(at, total)
@@ -524,8 +572,8 @@ class CsrRangeNest(CsrSpmmNest):
             stop = smaller(
                 self, at, end, self.value(at, arith.AddiOp(q, self.constant(window)))
             )
-            lo = self._lower_bound(at, shifted, base, q, stop, self.constant(0), window)
-            hi = self._lower_bound(at, shifted, base, lo, stop, held, window)
+            lo = self._lower_bound(at, shifted, base, q, stop, low, window)
+            hi = self._lower_bound(at, shifted, base, lo, stop, high, window)
             return self._entries(
                 at, b, column, (shifted, values, base), lo, hi, accs[0], slice_
             )

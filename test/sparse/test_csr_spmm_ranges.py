@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from sparse_patterns import PATTERNS
 from test_sparse_lowering import _rng, _sparse, spmm_module
 
@@ -58,3 +59,26 @@ def test_row_ranges_off() -> None:
     )
     assert any("row ranges of b off (b-ranges=false)" in r for r in remarks)
     assert "sync_all" not in str(lowered)
+
+
+def test_row_ranges_without_the_offsets_table() -> None:
+    """2048 rows x 1440 deep x 128 on ascend910b: 2 ranges of 720 rows of b
+    (180 KiB) leave no room for the 8 KiB offsets table, so each block of 4
+    rows loads its offsets (and the group search reads them from GM), and its
+    entries in a chunk of 128. Rows 0-99 empty, row 100 with 700 entries (more
+    than a chunk: per-row windows, several a row), the rest at 0.5 %."""
+    m, k, n = 2048, 1440, 128
+    options = {**OPTIONS, "sparse_b_ranges_density": 0.01}
+    module, lowered, remarks = _lowered(m, k, n, "ascend910b", **options)
+    wanted = "the offsets loaded per block of 4 rows, indices and values per block"
+    assert any(wanted in r for r in remarks), remarks
+    rng = _rng("ranges", "no table")
+    dense = sp.random_array(
+        (m, k), density=0.005, format="csr", dtype=np.float32, rng=rng
+    ).toarray()
+    dense[:100] = 0
+    dense[100, rng.choice(k, 700, replace=False)] = rng.standard_normal(700)
+    a = sp.csr_array(dense.astype(np.float16).astype(np.float32))
+    b = rng.standard_normal((k, n)).astype(np.float16)
+    for comparison in compare_levels(module, lowered, "f", [_sparse(a, "f16"), b]):
+        assert comparison.ok, comparison.describe()

@@ -1,49 +1,63 @@
 // CSR spmm over row ranges of b (b-ranges, default on where it fits and the
 // pipe estimates at 1 % density say it is faster than the row nest): the cores
-// are 8 row ranges of b (512 rows x 128 columns f16 = 128 KiB in ub) x 3 row
-// groups. Core c loads its range once; per row of its group, the window of
-// indices shifted by -k0 (tile.sub), the row's run of entries in the range
-// found by two binary searches of the window, their rows gathered from the
-// range on chip, the f32 partial row stored to a GM workspace. A second core
-// loop (after tile-to-hw's sync_all) adds the 8 partials of its rows 32 rows at
-// a time and stores them.
+// are 6 row ranges of b (683 rows x 128 columns f16 = 171 KiB in ub, no room
+// for the offsets' table) x 4 row groups. Core c loads its range once (from
+// min(k0, 4096 - 683), inside b); per block of 8 rows of its group, the
+// block's offsets and a chunk of 512 indices and values (when the block's
+// entries fit; else per-row windows of 64), the indices shifted by the tile's
+// first row (tile.sub); per row its run of entries in the range found by two
+// binary searches, their rows gathered from the range on chip, the f32 partial
+// row stored to a GM workspace. A second core loop (after tile-to-hw's
+// sync_all) adds the 6 partials of its rows 32 rows at a time and stores them.
 // RUN: pypto-opt %s --split-input-file -p 'tv-sparse-to-tile{target=ascend910b}' 2>&1 | filecheck %s
 // RUN: pypto-opt %s --split-input-file -p 'tv-sparse-to-tile{target=ascend910b b-ranges=false}' 2>&1 | filecheck %s --check-prefix=OFF
 // RUN: pypto-opt %s --split-input-file -p 'pypto-lower{target=ascend910b sparse-b-ranges=false}' 2>&1 | filecheck %s --check-prefix=OFF
 // RUN: pypto-opt %s --split-input-file -p 'tv-sparse-to-tile{target=ascend910b index-prefetch=false}' 2>&1 | filecheck %s --check-prefix=NOPREFETCH
+// RUN: pypto-opt %s --split-input-file -p 'tv-sparse-to-tile{target=ascend910b b-ranges-density=0.5}' 2>&1 | filecheck %s --check-prefix=DENSE
+// RUN: not pypto-opt %s -p 'tv-sparse-to-tile{target=ascend910b b-ranges-density=0.0}' 2>&1 | filecheck %s --check-prefix=BAD
 
 // CHECK-LABEL: remark: tv-sparse-to-tile: tv.spmm by rows
-// CHECK-SAME: b split into 8 row ranges of 512 kept in ub, 8 ranges x 3 row groups, each core's partial rows added after a sync_all 32 rows at a time; the pipe estimates at 1% density (167772 entries): row ranges {{[0-9]+}} (MTE3), rows of b from GM {{[0-9]+}} (MTE2)
+// CHECK-SAME: b split into 6 row ranges of 683 kept in ub, 6 ranges x 4 row groups, each core's partial rows added after a sync_all 32 rows at a time; the offsets loaded per block of 8 rows, indices and values per block in a chunk of 512; the pipe estimates at 1% density (167772 entries): row ranges {{[0-9]+}} (MTE3), rows of b from GM {{[0-9]+}} (MTE2)
 // CHECK: func.func @spmm(
-// CHECK:   %[[WS:.*]] = memref.alloc() : memref<32768x128xf32>
+// CHECK:   %[[WS:.*]] = memref.alloc() : memref<24576x128xf32>
 // CHECK:   scf.for %[[CORE:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
 // CHECK:     %[[RANGE:.*]] = arith.remui %[[CORE]]
 // CHECK:     %[[K0:.*]] = arith.muli %[[RANGE]]
-// CHECK:     %[[B:.*]] = tile.load %b[%[[K0]], %{{.*}}] : memref<4096x128xf16> -> !tile.tile<512x128xf16, ub>
-// CHECK:     %[[SHIFT:.*]] = arith.index_cast %[[K0]] : index to i32
+// CHECK:     %[[LESS:.*]] = arith.cmpi slt, %[[K0]]
+// CHECK:     %[[ROW0:.*]] = arith.select %[[LESS]], %[[K0]]
+// CHECK:     %[[B:.*]] = tile.load %b[%[[ROW0]], %{{.*}}] : memref<4096x128xf16> -> !tile.tile<683x128xf16, ub>
+// CHECK:     %[[SHIFT:.*]] = arith.index_cast %[[ROW0]] : index to i32
 // CHECK:     scf.if
 // CHECK:       scf.for
-// CHECK:         tile.fill
-// CHECK:         scf.for
-// CHECK:           %[[IDS:.*]] = tile.load %a_indices[%{{.*}}] : memref<?xi32> -> !tile.tile<64xi32, ub>
-// CHECK:           %[[SHIFTED:.*]] = tile.sub %[[IDS]], %[[SHIFT]] : !tile.tile<64xi32, ub>, i32
-// CHECK:           tile.extract %[[SHIFTED]]
+// CHECK:         tile.load %a_offsets[%{{.*}}] : memref<4097xi32> -> !tile.tile<16xi32, ub>
+// CHECK:         scf.if
+// CHECK:           %[[IDS:.*]] = tile.load %a_indices[%{{.*}}] : memref<?xi32> -> !tile.tile<512xi32, ub>
+// CHECK:           %[[SHIFTED:.*]] = tile.sub %[[IDS]], %[[SHIFT]] : !tile.tile<512xi32, ub>, i32
 // CHECK:           scf.for
-// CHECK:             tile.gather %[[B]][%[[SHIFTED]], %{{.*}}] : !tile.tile<512x128xf16, ub>, !tile.tile<64xi32, ub> -> !tile.tile<1x128xf16, ub>
-// CHECK:         tile.store %{{.*}}, %[[WS]][%{{.*}}, %{{.*}}] : !tile.tile<1x128xf32, ub> -> memref<32768x128xf32>
+// CHECK:             tile.fill
+// CHECK:             tile.extract %[[SHIFTED]]
+// CHECK:             tile.gather %[[B]][%[[SHIFTED]], %{{.*}}] : !tile.tile<683x128xf16, ub>, !tile.tile<512xi32, ub> -> !tile.tile<1x128xf16, ub>
+// CHECK:             tile.store %{{.*}}, %[[WS]][%{{.*}}, %{{.*}}] : !tile.tile<1x128xf32, ub> -> memref<24576x128xf32>
+// CHECK:         } else {
+// CHECK:           tile.load %a_indices[%{{.*}}] : memref<?xi32> -> !tile.tile<64xi32, ub>
+// CHECK:           tile.gather %[[B]]
 // CHECK:     } else {
 // CHECK:       memref.load %a_indices
 // CHECK:       tile.load %b[%{{.*}}, %{{.*}}] : memref<4096x128xf16> -> !tile.tile<1x128xf16, ub>
 // CHECK:   } {pypto.core_loop}
 // CHECK:   scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} {
 // CHECK:     scf.for
-// CHECK:       tile.load %[[WS]][%{{.*}}, %{{.*}}] : memref<32768x128xf32> -> !tile.tile<32x128xf32, ub>
-// CHECK-COUNT-7: tile.add
+// CHECK:       tile.load %[[WS]][%{{.*}}, %{{.*}}] : memref<24576x128xf32> -> !tile.tile<32x128xf32, ub>
+// CHECK-COUNT-5: tile.add
 // CHECK:       tile.cast %{{.*}} : !tile.tile<32x128xf32, ub> -> !tile.tile<32x128xf16, ub>
 // CHECK:       tile.store %{{.*}}, %out[%{{.*}}, %{{.*}}] : !tile.tile<32x128xf16, ub> -> memref<4096x128xf16>
 // CHECK:   } {pypto.core_loop}
 // CHECK:   memref.dealloc %[[WS]]
 
+// Estimated at 50 % (b-ranges-density=0.5): blocks of one row (a row of 2048
+// entries does not fit a chunk of 512: its windows then), still taken.
+// DENSE: b split into 6 row ranges of 683 kept in ub, 6 ranges x 4 row groups, each core's partial rows added after a sync_all 32 rows at a time; the offsets loaded per block of 1 rows, indices and values per block in a chunk of 512; the pipe estimates at 50% density (8388608 entries)
+// BAD: error: tv-sparse-to-tile: b-ranges-density must be in (0, 1], got 0
 // OFF: row ranges of b off (b-ranges=false)
 // OFF-NOT: memref.alloc
 // NOPREFETCH: rows of b gathered from GM (a resident slice of b needs prefetched i32 indices, the balanced split and a slice of whole 32-byte rows that fits in ub); no row ranges of b (they need prefetched i32 indices, the balanced split, rows of b of whole 32-byte blocks and a range that fits in ub)
