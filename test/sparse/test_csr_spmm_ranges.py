@@ -14,10 +14,13 @@ import pytest
 import scipy.sparse as sp
 from sparse_patterns import PATTERNS
 from test_sparse_lowering import _rng, _sparse, spmm_module
+from xdsl.parser import Parser
 
+import pypto_mlir as pto
 from pypto_mlir.check import compare_levels, lower
 from pypto_mlir.diagnostics import diagnostic_handler
 from pypto_mlir.pipelines import LowerPipeline
+from pypto_mlir.universe import default_context
 
 # Shapes where the row ranges are taken (resident slices off, the choice
 # estimated at 50 % density): ascend910b 2 ranges of 500 rows x 12 row groups
@@ -81,4 +84,33 @@ def test_row_ranges_without_the_offsets_table() -> None:
     a = sp.csr_array(dense.astype(np.float16).astype(np.float32))
     b = rng.standard_normal((k, n)).astype(np.float16)
     for comparison in compare_levels(module, lowered, "f", [_sparse(a, "f16"), b]):
+        assert comparison.ok, comparison.describe()
+
+
+@pto.kernel(backend="reference")
+def spmm_bias_relu(
+    a: pto.CSR[(40, 80), pto.f16],
+    b: pto.Tensor[(80, 16), pto.f16],
+    bias: pto.Tensor[(16,), pto.f16],
+):
+    return pto.relu(a @ b + bias)
+
+
+@pytest.mark.parametrize("target", sorted(SHAPES))
+def test_row_ranges_with_an_epilogue(target: str) -> None:
+    """relu(a @ b + bias row) applied by the combine to its blocks of rows (40
+    x 80 x 16: the tiny shape; on ascend910b 2 ranges of 40 x 12 groups)."""
+    module = Parser(default_context(), spmm_bias_relu.mlir()).parse_module()
+    remarks: list[str] = []
+    with diagnostic_handler(lambda d: remarks.append(str(d))):
+        lowered = lower(module, "ascend_hw", LowerPipeline(target=target, **OPTIONS))
+    assert any("b split into" in r for r in remarks), remarks
+    assert any("fused into the rows" in r for r in remarks), remarks
+    rng = _rng("ranges", "epilogue", target)
+    a = PATTERNS["empty_rows"]((40, 80), rng)
+    b = rng.standard_normal((80, 16)).astype(np.float16)
+    bias = rng.standard_normal(16).astype(np.float16)
+    for comparison in compare_levels(
+        module, lowered, "spmm_bias_relu", [_sparse(a, "f16"), b, bias]
+    ):
         assert comparison.ok, comparison.describe()
