@@ -6,10 +6,12 @@ slice is 16 columns, so every entry's chain runs on 8 cores. This nest splits
 `b` by rows instead (docs/sparse.md, *Row ranges of b*): the cores are
 `ranges` column ranges of `a` (= row ranges of `b`, `span` rows each) times
 row groups (split by stored entries, passes/balanced_split.py). Core `c`
-loads `b[k0 : k0 + span, :]` into ub once; per row of its group it loads the
-row's window of indices and values, shifts the indices by `-k0` (one vector
-op), finds the row's run of entries whose column falls in its range by two
-binary searches of the window (a row's entries are sorted), gathers their
+loads `b[k0 : k0 + span, :]` into ub once (a tile from `min(k0, K - span)`);
+per block of rows of its group it loads the block's indices and values in one
+chunk (per-row windows when they do not fit) and, without the offsets' table
+in ub, the block's offsets, and shifts the indices by the tile's first row
+(one vector op); per row it finds the run of entries whose column falls in
+its range by two binary searches (a row's entries are sorted), gathers their
 rows of the resident range on chip (`tile.gather`) and stores its f32 partial
 row to a GM workspace. After a `sync_all`, each core adds the `ranges`
 partials of its rows, a block of rows at a time, in range order, and stores
