@@ -288,7 +288,11 @@ def spmm(
             ("default", {}),
             ("prefetch off", {"sparse_index_prefetch": False}),
             ("balance off", {"sparse_nnz_balance": False}),
-            ("resident off", {"sparse_resident_b": False}),
+            (
+                "rows of b from GM",
+                {"sparse_resident_b": False, "sparse_b_ranges": False},
+            ),
+            ("ranges off", {"sparse_b_ranges": False}),
             ("whole rows", {"sparse_divide_rows": False}),
         )
     }
@@ -306,17 +310,18 @@ def spmm(
         + "; ".join(f"{name} {text}" for name, text in numerics.items())
     )
     print(f"  utilisation: {utilisation(run)}  [{ARTICLE}]")
-    off, gm = runs["prefetch off"], runs["resident off"]
+    off, gm = runs["prefetch off"], runs["rows of b from GM"]
     print(
         f"  index prefetch off / on: {off.cycles} / {run.cycles} cycles = "
-        f"{off.cycles / run.cycles:.2f}x (the resident slice gathers by the "
-        f"prefetched index tiles, so prefetch off also gathers from GM; with the "
-        f"rows of b from GM both ways: {off.cycles} / {gm.cycles} = "
+        f"{off.cycles / run.cycles:.2f}x (the resident slices and the row ranges "
+        f"gather by the prefetched index tiles, so prefetch off also gathers from "
+        f"GM; with the rows of b from GM both ways: {off.cycles} / {gm.cycles} = "
         f"{off.cycles / gm.cycles:.2f}x)"
     )
     print(
-        f"  resident slice of b off / on (sparse-resident-b=false): {gm.cycles} / "
-        f"{run.cycles} cycles = {gm.cycles / run.cycles:.2f}x"
+        f"  rows of b from GM / on chip (sparse-resident-b=false "
+        f"sparse-b-ranges=false): {gm.cycles} / {run.cycles} cycles = "
+        f"{gm.cycles / run.cycles:.2f}x"
     )
     even = runs["balance off"]
     sliced = [re.search(r"as (\d+) column slice", r) for r in run.remarks]
@@ -333,8 +338,13 @@ def spmm(
     )
     print(
         f"  core balance, split by row count (nnz-balance=false, {even.cycles} "
-        f"cycles): {balance(even)}; rows of b from GM (resident-b=false): "
+        f"cycles): {balance(even)}; rows of b from GM (resident-b=false b-ranges=false): "
         f"{balance(gm)}"
+    )
+    ranges = runs["ranges off"]
+    print(
+        f"  row ranges of b off / on (sparse-b-ranges=false): {ranges.cycles} / "
+        f"{run.cycles} cycles = {ranges.cycles / run.cycles:.2f}x"
     )
     print(f"  bound: {busiest(run)}")
     for remark in run.remarks:

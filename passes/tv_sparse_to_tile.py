@@ -62,6 +62,7 @@ from pypto_mlir.targets import Target
 from .bufferize import finish_function, memref_type
 from .csr_entry_nests import SDDMM_WINDOW, CsrEntryNest
 from .csr_spmm_nest import CsrSpmmNest, spmm_plan
+from .csr_spmm_ranges import ASSUMED_DENSITY, CsrRangeNest, range_plan
 from .located_builder import LocatedBuilder
 from .multicore_split import INTERLEAVE_ATTR
 from .nest_builder import memref_strides
@@ -210,6 +211,15 @@ class TvSparseToTilePass(ModulePass):
     partial sums added after a sync_all), where the cost model estimates it
     can pay; false: whole rows a core."""
 
+    b_ranges: bool = True
+    """CSR spmm: where it fits and the pipe estimates say it is faster, split
+    `b` into row ranges kept in ub, one a core, the partial rows added after a
+    `sync_all` (passes/csr_spmm_ranges.py); false: the row nest."""
+
+    b_ranges_density: float = ASSUMED_DENSITY
+    """The density (nnz / entries) the b-ranges choice is estimated at: nnz is
+    a run-time size."""
+
     interleave: bool = True
     """Mark a function with a gather `pypto.interleave_groups`, so that
     tile-to-hw splits each nest of a phase over all the cores (the gathers
@@ -232,6 +242,12 @@ class TvSparseToTilePass(ModulePass):
                 op,
                 "tv-sparse-to-tile: values-window must be >= 0, got "
                 f"{self.values_window}",
+            )
+        if not 0 < self.b_ranges_density <= 1:
+            raise op_error(
+                op,
+                "tv-sparse-to-tile: b-ranges-density must be in (0, 1], got "
+                f"{self.b_ranges_density}",
             )
         if not 0 <= self.dense_density <= 1:
             raise op_error(
@@ -880,12 +896,20 @@ class SparseFunctionLowering:
             rows_builder = self._dense_fallback(op, a, b, out, cols, builder)
         if reason == "csr":
             plan, why = spmm_plan(a, n, self.target, self.options)
-            alignment = self.target.memories["ub"].alignment
-            nest = CsrSpmmNest(
-                rows_builder, cols, column_unit([a.element_type, f32], alignment)
+            ranges, ranges_why = range_plan(
+                a, n, self.target, self.options, plan, self.options.b_ranges_density
             )
-            nest.epilogue = rows
-            nest.spmm_csr(a, b, out, plan)
+            why = f"{why}; {ranges_why}"
+            alignment = self.target.memories["ub"].alignment
+            unit = column_unit([a.element_type, f32], alignment)
+            if ranges is not None:
+                range_nest = CsrRangeNest(rows_builder, cols, unit)
+                range_nest.epilogue = rows
+                range_nest.spmm_ranges(a, b, out, plan, ranges)
+            else:
+                nest = CsrSpmmNest(rows_builder, cols, unit)
+                nest.epilogue = rows
+                nest.spmm_csr(a, b, out, plan)
             emit_remark(
                 op,
                 f"tv-sparse-to-tile: {op.name} by rows, {_columns(cols)} a tile: per "

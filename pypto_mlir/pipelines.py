@@ -147,6 +147,8 @@ LOWER_STAGES: tuple[Stage, ...] = (
             ("sparse_entry_insert", "entry_insert"),
             ("sparse_resident_b", "resident_b"),
             ("sparse_divide_rows", "divide_rows"),
+            ("sparse_b_ranges", "b_ranges"),
+            ("sparse_b_ranges_density", "b_ranges_density"),
             ("interleave", "interleave"),
         ),
     ),
@@ -220,8 +222,8 @@ class LowerPipeline(PipelinePass):
     sparse-attention-balance,
     sparse-attention-block-split, sparse-dense-fallback, sparse-dense-density, sparse-index-prefetch,
     sparse-nnz-balance, sparse-values-window, sparse-fuse-epilogue,
-    sparse-entry-insert, sparse-resident-b, sparse-divide-rows, interleave),
-    tv-to-tile,
+    sparse-entry-insert, sparse-resident-b, sparse-divide-rows,
+    sparse-b-ranges, sparse-b-ranges-density, interleave), tv-to-tile,
     tile-peel-tails, tile-pipeline (unless double-buffer=false), tile-to-hw
     (bank-offset, matmul-grid, block-reduce),
     hw-coalesce-dma (unless coalesce-dma=false) and hw-insert-sync
@@ -435,6 +437,14 @@ class LowerPipeline(PipelinePass):
     long row where a share ends (partial sums added after a sync_all), where
     the cost model estimates it can pay (tv-sparse-to-tile's divide-rows);
     false: whole rows a core."""
+    sparse_b_ranges: bool = True
+    """CSR spmm splits b into row ranges kept in ub, one a core, the partial
+    rows added after a sync_all, where the pipe estimates say it is faster
+    (tv-sparse-to-tile's b-ranges); false: the row nest."""
+
+    sparse_b_ranges_density: float = 0.01
+    """The density the b-ranges choice is estimated at (tv-sparse-to-tile's
+    b-ranges-density; nnz is a run-time size)."""
 
     start_level: str = "tv"
     """The level of the input: tv, or tile for a module already tiled (a
