@@ -899,7 +899,11 @@ class SparseFunctionLowering:
             ranges, ranges_why = range_plan(
                 a, n, self.target, self.options, plan, self.options.b_ranges_density
             )
-            why = f"{why}; {ranges_why}"
+            why = (
+                f"{why}; {ranges_why}"
+                if ranges is None
+                else f"{ranges_why} (instead of the row nest: {why})"
+            )
             alignment = self.target.memories["ub"].alignment
             unit = column_unit([a.element_type, f32], alignment)
             if ranges is not None:

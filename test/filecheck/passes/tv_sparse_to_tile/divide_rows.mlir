@@ -11,7 +11,7 @@
 // RUN: pypto-opt %s --split-input-file -p 'tv-sparse-to-tile{target=ascend910b}' 2>&1 | filecheck %s
 // RUN: pypto-opt %s --split-input-file -p 'tv-sparse-to-tile{target=ascend910b divide-rows=false}' 2>&1 | filecheck %s --check-prefix=OFF
 // RUN: pypto-opt %s --split-input-file -p 'pypto-lower{target=ascend910b sparse-divide-rows=false}' 2>&1 | filecheck %s --check-prefix=OFF
-// RUN: pypto-opt %s --split-input-file -p 'tv-sparse-to-tile{target=ascend910b resident-b=false}' 2>&1 | filecheck %s --check-prefix=GM
+// RUN: pypto-opt %s --split-input-file -p 'tv-sparse-to-tile{target=ascend910b resident-b=false b-ranges=false}' 2>&1 | filecheck %s --check-prefix=GM
 
 // CHECK-LABEL: remark: tv-sparse-to-tile: tv.spmm by rows
 // CHECK-SAME: 12 row groups x 2 slices
