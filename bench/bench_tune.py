@@ -269,7 +269,12 @@ def throughput(kernel: Kernel, target: str, budget: int, cache: TuneCache) -> No
         def ray_executor() -> Executor:
             from pypto_mlir.tune.executors import RayExecutor
 
-            ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+            ray.init(
+                address="local",
+                num_cpus=2,
+                include_dashboard=False,
+                log_to_driver=False,
+            )
             return RayExecutor()
 
         executors.append(("ray, 2 CPUs", ray_executor))

@@ -73,6 +73,7 @@ from .sparse_nests import SparseBuffers, SparseNest
 from .sparse_outline import DISTRIBUTE_ATTR, outline
 from .sparse_values import ValuesWindows, auto_window
 from .tiling_model import BUFFERING, column_unit
+from .topk_attention import Plans, TopkAttentionPlan
 
 LOWERED_OPS: tuple[type[Operation], ...] = (
     tv.SpmmOp,
@@ -198,6 +199,11 @@ class TvSparseToTilePass(ModulePass):
     slices) and gather its rows on chip with `tile.gather`; false: every row
     of `b` gathered from GM per entry."""
 
+    fuse_topk_attention: bool = True
+    """Lower top-k attention (`softmax(q[:, None] @ k[idx].mT * s) @ v[idx]`)
+    as one nest per query row (passes/topk_attention.py); false: the gathers
+    to GM temporaries and the batched matmuls outlined for tv-to-tile."""
+
     interleave: bool = True
     """Mark a function with a gather `pypto.interleave_groups`, so that
     tile-to-hw splits each nest of a phase over all the cores (the gathers
@@ -286,6 +292,15 @@ class SparseFunctionLowering:
             self.options.attention_balance,
             self.options.attention_block_split,
         )
+        plan = Plans(
+            plan,
+            TopkAttentionPlan(
+                [o for o in ops if not plan.handles(o)],
+                self.target,
+                self.options.fuse_topk_attention,
+                self.options.gather_run,
+            ),
+        )
         self._check([o for o in ops if not plan.handles(o)], return_op, plan)
         fused = self._fuse_epilogues(ops, plan)
         self._arguments()
@@ -350,9 +365,7 @@ class SparseFunctionLowering:
             [o for o in ops if o.parent is self.block],
         )
 
-    def _fuse_epilogues(
-        self, ops: Sequence[Operation], plan: SparseAttentionPlan
-    ) -> set[Operation]:
+    def _fuse_epilogues(self, ops: Sequence[Operation], plan: Plans) -> set[Operation]:
         """The element-wise ops that read only an spmm's result, applied to its
         rows in UB (passes/sparse_epilogue.py), with a remark each; returns
         the ops fused."""
@@ -620,7 +633,7 @@ class SparseFunctionLowering:
         self,
         ops: Sequence[Operation],
         return_op: func.ReturnOp,
-        plan: SparseAttentionPlan,
+        plan: Plans,
     ) -> None:
         for op in ops:
             if isinstance(op, tv.SPARSE_OPS) and not isinstance(op, _SPARSE_SIDE):

@@ -132,6 +132,7 @@ LOWER_STAGES: tuple[Stage, ...] = (
             ("sparse_gather_run", "gather_run"),
             ("sparse_entry_window", "entry_window"),
             ("sparse_fuse_attention", "fuse_attention"),
+            ("sparse_fuse_topk_attention", "fuse_topk_attention"),
             ("attention_cube_sum", "attention_cube_sum"),
             ("attention_scale_fold", "attention_scale_fold"),
             ("sparse_attention_defer_update", "attention_defer_update"),
@@ -206,6 +207,7 @@ class LowerPipeline(PipelinePass):
     schedule=false; fuse-siblings, interleave, balance-cores,
     split-reductions), tv-sparse-to-tile (sparse-tile-cols, bsr-cube,
     sparse-gather-run, sparse-entry-window, sparse-fuse-attention,
+    sparse-fuse-topk-attention,
     sparse-attention-defer-update, sparse-attention-balance,
     sparse-attention-block-split, sparse-dense-fallback, sparse-dense-density, sparse-index-prefetch,
     sparse-nnz-balance, sparse-values-window, sparse-fuse-epilogue,
@@ -367,6 +369,11 @@ class LowerPipeline(PipelinePass):
     """Lower block-sparse attention (`spmm(sparse_softmax(sddmm(...) [* s]),
     v)`) as one flash-attention nest per block row (tv-sparse-to-tile's
     fuse-attention); false: one nest per op through GM temporaries."""
+
+    sparse_fuse_topk_attention: bool = True
+    """Lower top-k attention (`softmax(q[:, None] @ k[idx].mT * s) @ v[idx]`)
+    as one nest per query row (tv-sparse-to-tile's fuse-topk-attention);
+    false: the gathers to GM temporaries, then the batched matmuls."""
 
     sparse_dense_fallback: bool = True
     """CSR spmm branches at run time on nnz to to_dense and the dense matmul
