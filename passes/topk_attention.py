@@ -33,6 +33,7 @@ its probabilities rounded; the products accumulate in f32.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, cast
@@ -47,7 +48,6 @@ from pypto_mlir.dialects import tensor_view as tv
 from pypto_mlir.dialects import tile
 from pypto_mlir.dialects.tile import MemorySpace, TileType, element_bytes
 from pypto_mlir.targets import Target
-from pypto_mlir.targets.cost import dma_cycles
 
 from .located_builder import LocatedBuilder
 from .nest_builder import Valid
@@ -265,17 +265,29 @@ class TopkAttentionPlan:
             "(f32 multiply and row sum; the cube would need the k gathered rows "
             f"as one tile, which no tile op builds){scale} and the softmax in ub; "
             "one store per output row, no GM temporary; estimated "
-            f"{cycles} cycles (row DMAs on MTE2)",
+            f"{cycles} cycles of MTE2 a core (one L2-hit DMA per row)",
         )
         return True
 
     def _estimate(self, chain: TopkChain) -> int:
         """MTE2 cycles of the busiest core if every gathered row were its own
-        DMA (runs merge some): the gathers bound the nest (docs/sparse.md)."""
+        DMA hitting L2 (runs merge some): the gathers bound the nest
+        (docs/sparse.md)."""
         s, top, depth = chain.shape
         row = depth * element_bytes(_tensor(chain.keys.source).element_type)
-        per_row = dma_cycles(self.target, ("gm", "ub"), 1, row)
-        return -(-s // self.target.cores) * 2 * top * per_row
+        return (
+            -(-s // self.target.cores) * 2 * top * l2_hit_read_cycles(self.target, row)
+        )
+
+
+def l2_hit_read_cycles(target: Target, size: int) -> int:
+    """One GM -> UB DMA of `size` contiguous bytes that hits L2: the hit
+    latency instead of the path's, its burst overhead and whole granules at
+    the path's rate (the simulator's model, docs/simulator.md "L2 cache")."""
+    path = target.dma_path("gm", "ub")
+    latency = target.l2.hit_latency if target.l2 is not None else path.latency
+    granules = -(-size // path.granule) * path.granule
+    return latency + path.burst_overhead + math.ceil(granules / path.bytes_per_cycle)
 
 
 class LoweringPlan(Protocol):

@@ -15,7 +15,7 @@
 // RUN: pypto-opt %s -p 'pypto-lower{target=ascend910b sparse-fuse-topk-attention=false}' 2>&1 | filecheck %s --check-prefix=OFF
 // RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=tiny}' 2>&1 | filecheck %s --check-prefix=TINY
 
-// CHECK: remark: tv-sparse-to-tile: fused top-k attention (S=16, k=8, d=32) as one nest per query row over the cores: the index row in ub, the k key rows and value rows gathered GM -> ub, 4 consecutive indices as one DMA (else row by row); the scores on the vector unit (f32 multiply and row sum; the cube would need the k gathered rows as one tile, which no tile op builds), the scale 0.0880127 and the softmax in ub; one store per output row, no GM temporary; estimated {{[0-9]+}} cycles (row DMAs on MTE2)
+// CHECK: remark: tv-sparse-to-tile: fused top-k attention (S=16, k=8, d=32) as one nest per query row over the cores: the index row in ub, the k key rows and value rows gathered GM -> ub, 4 consecutive indices as one DMA (else row by row); the scores on the vector unit (f32 multiply and row sum; the cube would need the k gathered rows as one tile, which no tile op builds), the scale 0.0880127 and the softmax in ub; one store per output row, no GM temporary; estimated {{[0-9]+}} cycles of MTE2 a core (one L2-hit DMA per row)
 
 // CHECK-LABEL: func.func @topk(%q: memref<16x32xf16>, %k: memref<64x32xf16>, %v: memref<64x32xf16>, %idx: memref<16x8xi32>, %out: memref<16x32xf16>)
 // CHECK-NOT:   memref.alloc
