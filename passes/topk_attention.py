@@ -10,8 +10,8 @@ frontend traces from
 a constant, softmax over the keys, gather of v, batched matmul, window) and
 lowers it as one nest over the query rows, split over the cores by tile-to-hw
 (docs/sparse.md, *Top-k attention*). Per query: its row of q and its row of
-indices loaded into UB (loads at the top of the query loop: tile-pipeline
-prefetches them as any tile), the keys' rows gathered GM -> UB by the
+indices loaded into UB (not prefetched: tile-pipeline leaves a static loop
+with nested loops alone; it pipelines the loops over single rows), the keys' rows gathered GM -> UB by the
 indices read on the scalar unit (`tile.extract`), a group of `run`
 consecutive indices as one `run`-row DMA (the run check of the gather nest:
 `idx[j + t] == idx[j] + t`), each key row's score `q . k` on the vector unit
@@ -161,8 +161,6 @@ def topk_chain(op: Operation) -> TopkChain | None:
 
 def _refusal(chain: TopkChain, target: Target, run: int) -> str | None:
     """Why the fused nest does not take `chain` (None: it does)."""
-    if run < 1:
-        return f"gather-run {run} (the gathers refuse it)"
     types = {_tensor(v).element_type for v in (chain.reshape.input, chain.keys.source)}
     types.add(_tensor(chain.values.source).element_type)
     if len(types) != 1 or next(iter(types)) not in ELEMENT_TYPES:
@@ -260,14 +258,25 @@ class TopkAttentionPlan:
             op,
             f"tv-sparse-to-tile: fused top-k attention (S={s}, k={top}, d={depth}) "
             f"as one nest per query row over the cores: the index row in ub, the "
-            f"k key rows and value rows gathered GM -> ub, {self.run} consecutive "
-            "indices as one DMA (else row by row); the scores on the vector unit "
+            f"k key rows and value rows gathered GM -> ub, {self._runs()}; the scores on the vector unit "
             "(f32 multiply and row sum; the cube would need the k gathered rows "
             f"as one tile, which no tile op builds){scale} and the softmax in ub; "
             "one store per output row, no GM temporary; estimated "
             f"{cycles} cycles of MTE2 a core (one L2-hit DMA per row)",
         )
         return True
+
+    def _runs(self) -> str:
+        if self.run == 1:
+            return (
+                "each row its own DMA (topk-gather-run=1: tile-pipeline prefetches "
+                "single rows, not the loads of a run, which sit in loops of 0/1 "
+                "trips)"
+            )
+        return (
+            f"{self.run} consecutive indices as one DMA (else row by row; "
+            "not prefetched)"
+        )
 
     def _estimate(self, chain: TopkChain) -> int:
         """MTE2 cycles of the busiest core if every gathered row were its own

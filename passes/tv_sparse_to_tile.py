@@ -204,6 +204,13 @@ class TvSparseToTilePass(ModulePass):
     as one nest per query row (passes/topk_attention.py); false: the gathers
     to GM temporaries and the batched matmuls outlined for tv-to-tile."""
 
+    topk_gather_run: int = 1
+    """In the fused top-k attention nest, gather a run of this many
+    consecutive indices as one DMA (checked at run time, as `gather-run`);
+    1: each row its own DMA. Default 1: the run loads sit in loops of 0/1
+    trips that tile-pipeline does not prefetch, and the pipelined single
+    rows measured faster (docs/sparse.md, *Top-k attention*)."""
+
     interleave: bool = True
     """Mark a function with a gather `pypto.interleave_groups`, so that
     tile-to-hw splits each nest of a phase over all the cores (the gathers
@@ -220,6 +227,12 @@ class TvSparseToTilePass(ModulePass):
         if self.tile_cols < 0:
             raise op_error(
                 op, f"tv-sparse-to-tile: tile-cols must be >= 0, got {self.tile_cols}"
+            )
+        if self.topk_gather_run < 1:
+            raise op_error(
+                op,
+                "tv-sparse-to-tile: topk-gather-run must be >= 1, got "
+                f"{self.topk_gather_run}",
             )
         if self.values_window < 0:
             raise op_error(
@@ -298,7 +311,7 @@ class SparseFunctionLowering:
                 [o for o in ops if not plan.handles(o)],
                 self.target,
                 self.options.fuse_topk_attention,
-                self.options.gather_run,
+                self.options.topk_gather_run,
             ),
         )
         self._check([o for o in ops if not plan.handles(o)], return_op, plan)

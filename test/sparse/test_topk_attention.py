@@ -208,16 +208,35 @@ def test_fused_and_unfused_agree_and_fused_is_faster() -> None:
     assert fused_cycles < unfused_cycles
 
 
-def test_the_nest_writes_no_gm_temporary_and_one_store_per_row() -> None:
+@pytest.mark.parametrize(("run", "rows"), [(1, [1]), (4, [1, 4])])
+def test_the_nest_writes_no_gm_temporary_and_one_store_per_row(
+    run: int, rows: list[int]
+) -> None:
     """One nest: no memref.alloc (the S x k x d temporaries of the unfused
-    lowering), the output row stored once per query."""
+    lowering), the output row stored once per query; the gathered rows one
+    by one (topk-gather-run=1, the default) or also in runs of 4."""
     lowered = lower(
-        _kernel("reference").module(), "tile", LowerPipeline(target="ascend910b")
+        _kernel("reference").module(),
+        "tile",
+        LowerPipeline(target="ascend910b", sparse_topk_gather_run=run),
     )
     function = next(op for op in lowered.walk() if isinstance(op, func.FuncOp))
     assert not [op for op in function.walk() if isinstance(op, memref.AllocOp)]
     stores = [op for op in function.walk() if isinstance(op, tile.StoreOp)]
     assert len(stores) == 1
     loads = [op for op in function.walk() if isinstance(op, tile.LoadOp)]
-    rows = sorted({op.result.type.get_shape()[0] for op in loads})
-    assert rows == [1, 4]  # single rows and runs of 4 (gather-run)
+    assert sorted({op.result.type.get_shape()[0] for op in loads}) == rows
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_runs_of_keys_match_the_reference(target: str) -> None:
+    """topk-gather-run=4: runs as one DMA, other groups row by row (every
+    other query's keys consecutive, the others random and unsorted)."""
+    module = _kernel("reference", 9, 12).module()
+    inputs = _inputs(0, 9, 12, "runs")
+    inputs[3][::2] = _inputs(1, 5, 12, "unsorted")[3]
+    expected = np.asarray(
+        run_tv_function(module, "topk_attention", inputs)[0], np.float32
+    )
+    got, _, _, _ = _run(module, inputs, target, sparse_topk_gather_run=4)
+    np.testing.assert_allclose(got, expected, atol=2e-3, rtol=0)
