@@ -141,6 +141,20 @@ class SparseNest(LoopBuilder):
             return value
         return self.value(at, arith.IndexCastOp(value, IndexType()))
 
+    def consecutive(self, at: InsertPoint, rows: Sequence[SSAValue]) -> SSAValue:
+        """Whether `rows[t] == rows[0] + t` for every t (scalar compares): a
+        run of consecutive indices, moved as one multi-row DMA."""
+        assert len(rows) > 1
+        found: SSAValue | None = None
+        for t in range(1, len(rows)):
+            step = self.value(
+                at,
+                arith.CmpiOp(rows[t], self.index_value(self.add(at, rows[0], t)), "eq"),
+            )
+            found = step if found is None else self.value(at, arith.AndIOp(found, step))
+        assert found is not None
+        return found
+
     def row_range(
         self, at: InsertPoint, offsets: SSAValue, row: Valid
     ) -> tuple[SSAValue, SSAValue]:
@@ -462,20 +476,7 @@ class SparseNest(LoopBuilder):
             *outer, first = position
             places = [[*outer, self.add(at, first, t)] for t in range(run)]
             rows = [self.read_index(at, indices, *place) for place in places]
-            consecutive: SSAValue | None = None
-            for t in range(1, run):
-                step = self.value(
-                    at,
-                    arith.CmpiOp(
-                        rows[t], self.index_value(self.add(at, rows[0], t)), "eq"
-                    ),
-                )
-                consecutive = (
-                    step
-                    if consecutive is None
-                    else self.value(at, arith.AndIOp(consecutive, step))
-                )
-            assert consecutive is not None
+            consecutive = self.consecutive(at, rows)
             whole, single = Block(), Block()
             copy(InsertPoint.at_end(whole), rows[0], position, run)
             self.insert(InsertPoint.at_end(whole), scf.YieldOp())

@@ -74,6 +74,7 @@ from .sparse_nests import SparseBuffers, SparseNest
 from .sparse_outline import DISTRIBUTE_ATTR, outline
 from .sparse_values import ValuesWindows, auto_window
 from .tiling_model import BUFFERING, column_unit
+from .topk_attention import Plans, TopkAttentionPlan
 
 LOWERED_OPS: tuple[type[Operation], ...] = (
     tv.SpmmOp,
@@ -220,6 +221,18 @@ class TvSparseToTilePass(ModulePass):
     """The density (nnz / entries) the b-ranges choice is estimated at: nnz is
     a run-time size."""
 
+    fuse_topk_attention: bool = True
+    """Lower top-k attention (`softmax(q[:, None] @ k[idx].mT * s) @ v[idx]`)
+    as one nest per query row (passes/topk_attention.py); false: the gathers
+    to GM temporaries and the batched matmuls outlined for tv-to-tile."""
+
+    topk_gather_run: int = 1
+    """In the fused top-k attention nest, gather a run of this many
+    consecutive indices as one DMA (checked at run time, as `gather-run`);
+    1: each row its own DMA. Default 1: the run loads sit in loops of 0/1
+    trips that tile-pipeline does not prefetch, and the pipelined single
+    rows measured faster (docs/sparse.md, *Top-k attention*)."""
+
     interleave: bool = True
     """Mark a function with a gather `pypto.interleave_groups`, so that
     tile-to-hw splits each nest of a phase over all the cores (the gathers
@@ -236,6 +249,12 @@ class TvSparseToTilePass(ModulePass):
         if self.tile_cols < 0:
             raise op_error(
                 op, f"tv-sparse-to-tile: tile-cols must be >= 0, got {self.tile_cols}"
+            )
+        if self.topk_gather_run < 1:
+            raise op_error(
+                op,
+                "tv-sparse-to-tile: topk-gather-run must be >= 1, got "
+                f"{self.topk_gather_run}",
             )
         if self.values_window < 0:
             raise op_error(
@@ -315,6 +334,15 @@ class SparseFunctionLowering:
             self.options.attention_balance,
             self.options.attention_block_split,
         )
+        plan = Plans(
+            plan,
+            TopkAttentionPlan(
+                [o for o in ops if not plan.handles(o)],
+                self.target,
+                self.options.fuse_topk_attention,
+                self.options.topk_gather_run,
+            ),
+        )
         self._check([o for o in ops if not plan.handles(o)], return_op, plan)
         fused = self._fuse_epilogues(ops, plan)
         self._arguments()
@@ -379,9 +407,7 @@ class SparseFunctionLowering:
             [o for o in ops if o.parent is self.block],
         )
 
-    def _fuse_epilogues(
-        self, ops: Sequence[Operation], plan: SparseAttentionPlan
-    ) -> set[Operation]:
+    def _fuse_epilogues(self, ops: Sequence[Operation], plan: Plans) -> set[Operation]:
         """The element-wise ops that read only an spmm's result, applied to its
         rows in UB (passes/sparse_epilogue.py), with a remark each; returns
         the ops fused."""
@@ -649,7 +675,7 @@ class SparseFunctionLowering:
         self,
         ops: Sequence[Operation],
         return_op: func.ReturnOp,
-        plan: SparseAttentionPlan,
+        plan: Plans,
     ) -> None:
         for op in ops:
             if isinstance(op, tv.SPARSE_OPS) and not isinstance(op, _SPARSE_SIDE):

@@ -132,6 +132,8 @@ LOWER_STAGES: tuple[Stage, ...] = (
             ("sparse_gather_run", "gather_run"),
             ("sparse_entry_window", "entry_window"),
             ("sparse_fuse_attention", "fuse_attention"),
+            ("sparse_fuse_topk_attention", "fuse_topk_attention"),
+            ("sparse_topk_gather_run", "topk_gather_run"),
             ("attention_cube_sum", "attention_cube_sum"),
             ("attention_scale_fold", "attention_scale_fold"),
             ("sparse_attention_defer_update", "attention_defer_update"),
@@ -218,6 +220,7 @@ class LowerPipeline(PipelinePass):
     schedule=false; fuse-siblings, interleave, balance-cores,
     split-reductions), tv-sparse-to-tile (sparse-tile-cols, bsr-cube,
     sparse-gather-run, sparse-entry-window, sparse-fuse-attention,
+    sparse-fuse-topk-attention, sparse-topk-gather-run,
     sparse-attention-defer-update, sparse-attention-sum-column,
     sparse-attention-balance,
     sparse-attention-block-split, sparse-dense-fallback, sparse-dense-density, sparse-index-prefetch,
@@ -394,6 +397,16 @@ class LowerPipeline(PipelinePass):
     """Lower block-sparse attention (`spmm(sparse_softmax(sddmm(...) [* s]),
     v)`) as one flash-attention nest per block row (tv-sparse-to-tile's
     fuse-attention); false: one nest per op through GM temporaries."""
+
+    sparse_fuse_topk_attention: bool = True
+    """Lower top-k attention (`softmax(q[:, None] @ k[idx].mT * s) @ v[idx]`)
+    as one nest per query row (tv-sparse-to-tile's fuse-topk-attention);
+    false: the gathers to GM temporaries, then the batched matmuls."""
+
+    sparse_topk_gather_run: int = 1
+    """In the fused top-k attention nest, runs of this many consecutive
+    indices as one DMA (tv-sparse-to-tile's topk-gather-run); 1: each row its
+    own DMA, pipelined by tile-pipeline (measured faster)."""
 
     sparse_dense_fallback: bool = True
     """CSR spmm branches at run time on nnz to to_dense and the dense matmul

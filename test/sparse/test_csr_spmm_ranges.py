@@ -55,10 +55,14 @@ def test_row_ranges_within_the_bound(pattern: str, target: str) -> None:
 
 
 def test_row_ranges_off() -> None:
-    """b-ranges=false: the row nest (no workspace, no partials)."""
+    """b-ranges=false: the row nest (whole rows here: no sync_all)."""
     m, k, n = SHAPES["ascend910b"]
     _, lowered, remarks = _lowered(
-        m, k, n, "ascend910b", **{**OPTIONS, "sparse_b_ranges": False}
+        m,
+        k,
+        n,
+        "ascend910b",
+        **{**OPTIONS, "sparse_b_ranges": False, "sparse_divide_rows": False},
     )
     assert any("row ranges of b off (b-ranges=false)" in r for r in remarks)
     assert "sync_all" not in str(lowered)
