@@ -81,10 +81,8 @@ from pypto_mlir.interp.gm_memref import poison_array
 from pypto_mlir.interp.sparse import SparseArray
 from pypto_mlir.interp.tensor_view import run_tv_function
 from pypto_mlir.passes.csr_spmm_nest import ROW_COST
-from pypto_mlir.passes.tv_sparse_to_tile import (
-    SparseFunctionLowering,
-    TvSparseToTilePass,
-)
+from pypto_mlir.passes.sparse_function_lowering import SparseFunctionLowering
+from pypto_mlir.passes.tv_sparse_to_tile import TvSparseToTilePass
 from pypto_mlir.pipelines import LowerPipeline
 from pypto_mlir.roofline import Roofline, roofline
 from pypto_mlir.sim.access import Pipe

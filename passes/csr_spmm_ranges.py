@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from math import gcd
-from typing import cast
+from typing import Protocol, cast
 
 from xdsl.dialects import arith, memref, scf
 from xdsl.dialects.builtin import MemRefType, f32, i32
@@ -50,7 +50,7 @@ from .nest_builder import Valid
 from .sparse_nests import Column, SparseBuffers
 
 
-class RangeOptions(SpmmOptions):
+class RangeOptions(SpmmOptions, Protocol):
     """The tv-sparse-to-tile options the choice reads."""
 
     b_ranges: bool
