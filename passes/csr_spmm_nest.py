@@ -355,14 +355,10 @@ def resident_costs(
     scalar = target.scalar
 
     def dma(path: tuple[str, str], bursts: int, length: int) -> float:
-        cycles = cost.dma_cycles(target, path, bursts, length)
-        if path[0] == "gm" and target.l2 is not None:
-            cycles += target.l2.hit_latency - target.dma_path(*path).latency
-        return cycles
+        return cost.l2_hit_dma_cycles(target, path, bursts, length)
 
     def vector(op: str, elements: int, dtype: str) -> int:
-        repeats = cost.vector_repeats(target, elements, dtype)
-        return cost.vector_cycles(target, op, repeats, dtype)
+        return cost.vector_cycles_for(target, op, elements, dtype)
 
     def arithmetic(width: int) -> float:
         return (

@@ -151,19 +151,6 @@ class PipeCosts:
         return f"{cycles:.0f} ({pipe})"
 
 
-def _dma(target: Target, path: tuple[str, str], bursts: int, length: int) -> float:
-    """A DMA's cycles, a GM read at the L2's hit latency."""
-    cycles = cost.dma_cycles(target, path, bursts, length)
-    if path[0] == "gm" and target.l2 is not None:
-        cycles += target.l2.hit_latency - target.dma_path(*path).latency
-    return cycles
-
-
-def _vector(target: Target, op: str, elements: int, dtype: str) -> int:
-    repeats = cost.vector_repeats(target, elements, dtype)
-    return cost.vector_cycles(target, op, repeats, dtype)
-
-
 def gm_pipes(
     a: SparseBuffers, columns: int, target: Target, window: int, nnz: int
 ) -> PipeCosts:
@@ -174,13 +161,16 @@ def gm_pipes(
     entries = nnz / target.cores
     ub_load = target.scalar.ub_load
     arithmetic = sum(
-        _vector(target, op, columns, "f32") for op in ("cast", "mul", "add")
+        cost.vector_cycles_for(target, op, columns, "f32")
+        for op in ("cast", "mul", "add")
     )
     return PipeCosts(
         {
-            "MTE2": entries * _dma(target, ("gm", "ub"), 1, columns * size)
-            + rows * 2 * _dma(target, ("gm", "ub"), 1, window * 4),
-            "MTE3": rows * _dma(target, ("ub", "gm"), 1, columns * size),
+            "MTE2": entries
+            * cost.l2_hit_dma_cycles(target, ("gm", "ub"), 1, columns * size)
+            + rows * 2 * cost.l2_hit_dma_cycles(target, ("gm", "ub"), 1, window * 4),
+            "MTE3": rows
+            * cost.l2_hit_dma_cycles(target, ("ub", "gm"), 1, columns * size),
             "S": (entries * 2 + rows * 2) * ub_load,
             "V": entries * arithmetic,
         }
@@ -210,25 +200,40 @@ def range_pipes(
     ub_load = target.scalar.ub_load
     steps = 2 * window.bit_length()
     dtype = str(a.element_type)
-    per_entry_v = _vector(target, "copy", columns, dtype) + sum(
-        _vector(target, op, columns, "f32") for op in ("cast", "mul", "add")
+    per_entry_v = cost.vector_cycles_for(target, "copy", columns, dtype) + sum(
+        cost.vector_cycles_for(target, op, columns, "f32")
+        for op in ("cast", "mul", "add")
     )
     per_row_v = (
-        _vector(target, "dup", columns, "f32")
-        + (_vector(target, "add", chunk, "i32") + _vector(target, "cast", chunk, "f32"))
+        cost.vector_cycles_for(target, "dup", columns, "f32")
+        + (
+            cost.vector_cycles_for(target, "add", chunk, "i32")
+            + cost.vector_cycles_for(target, "cast", chunk, "f32")
+        )
         / ranges.block_rows
     )
     blocks = rows / cores / ranges.block
-    combine_v = ranges.ranges * _vector(target, "add", ranges.block * columns, "f32")
+    combine_v = ranges.ranges * cost.vector_cycles_for(
+        target, "add", ranges.block * columns, "f32"
+    )
     return PipeCosts(
         {
-            "MTE2": _dma(target, ("gm", "ub"), ranges.span, columns * size)
-            + visits / ranges.block_rows * 2 * _dma(target, ("gm", "ub"), 1, chunk * 4)
+            "MTE2": cost.l2_hit_dma_cycles(
+                target, ("gm", "ub"), ranges.span, columns * size
+            )
+            + visits
+            / ranges.block_rows
+            * 2
+            * cost.l2_hit_dma_cycles(target, ("gm", "ub"), 1, chunk * 4)
             + blocks
             * ranges.ranges
-            * _dma(target, ("gm", "ub"), ranges.block, columns * 4),
-            "MTE3": visits * _dma(target, ("ub", "gm"), 1, columns * 4)
-            + blocks * _dma(target, ("ub", "gm"), ranges.block, columns * size),
+            * cost.l2_hit_dma_cycles(target, ("gm", "ub"), ranges.block, columns * 4),
+            "MTE3": visits
+            * cost.l2_hit_dma_cycles(target, ("ub", "gm"), 1, columns * 4)
+            + blocks
+            * cost.l2_hit_dma_cycles(
+                target, ("ub", "gm"), ranges.block, columns * size
+            ),
             "S": (visits * (2 + steps) + entries * 2) * ub_load,
             "V": entries * per_entry_v + visits * per_row_v + blocks * combine_v,
         }

@@ -87,15 +87,10 @@ def spmm_fallback_costs(
         """A GM read hits the L2 when the target has one (b's rows are
         gathered again and again; a line holds many values), as the matmul
         model assumes for shared panels."""
-        cycles = cost.dma_cycles(target, path, 1, length)
-        if path[0] == "gm" and target.l2 is not None:
-            cycles += target.l2.hit_latency - target.dma_path(*path).latency
-        return cycles
+        return cost.l2_hit_dma_cycles(target, path, 1, length)
 
     def vector(op: str, elements: int, dtype: str) -> int:
-        return cost.vector_cycles(
-            target, op, cost.vector_repeats(target, elements, dtype), dtype
-        )
+        return cost.vector_cycles_for(target, op, elements, dtype)
 
     width = min(cols, n)
     per_entry = tiles * (

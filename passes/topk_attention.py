@@ -33,7 +33,6 @@ its probabilities rounded; the products accumulate in f32.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, cast
@@ -47,7 +46,7 @@ from pypto_mlir.diagnostics import emit_remark
 from pypto_mlir.dialects import tensor_view as tv
 from pypto_mlir.dialects import tile
 from pypto_mlir.dialects.tile import MemorySpace, TileType, element_bytes
-from pypto_mlir.targets import Target
+from pypto_mlir.targets import Target, cost
 
 from .located_builder import LocatedBuilder
 from .nest_builder import Valid
@@ -285,18 +284,11 @@ class TopkAttentionPlan:
         s, top, depth = chain.shape
         row = depth * element_bytes(_tensor(chain.keys.source).element_type)
         return (
-            -(-s // self.target.cores) * 2 * top * l2_hit_read_cycles(self.target, row)
+            -(-s // self.target.cores)
+            * 2
+            * top
+            * cost.l2_hit_dma_cycles(self.target, ("gm", "ub"), 1, row)
         )
-
-
-def l2_hit_read_cycles(target: Target, size: int) -> int:
-    """One GM -> UB DMA of `size` contiguous bytes that hits L2: the hit
-    latency instead of the path's, its burst overhead and whole granules at
-    the path's rate (the simulator's model, docs/simulator.md "L2 cache")."""
-    path = target.dma_path("gm", "ub")
-    latency = target.l2.hit_latency if target.l2 is not None else path.latency
-    granules = -(-size // path.granule) * path.granule
-    return latency + path.burst_overhead + math.ceil(granules / path.bytes_per_cycle)
 
 
 class LoweringPlan(Protocol):

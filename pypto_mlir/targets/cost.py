@@ -142,6 +142,19 @@ def dma_cycles(
     ).cycles
 
 
+def l2_hit_dma_cycles(
+    target: Target, path: tuple[str, str], bursts: int, burst_bytes: int
+) -> int:
+    """`dma_cycles` of a GM read whose lines are all in the L2 (when the target
+    has one): the L2's `hit_latency` instead of the path's start-up
+    (docs/simulator.md, "L2 cache"). The compile-time estimate of data read
+    again and again (gathered rows, shared panels); other paths unchanged."""
+    cycles = dma_cycles(target, path, bursts, burst_bytes)
+    if path[0] == "gm" and target.l2 is not None:
+        cycles += target.l2.hit_latency - target.dma_path(*path).latency
+    return cycles
+
+
 def mmad_cycles(
     target: Target, m: int, n: int, k: int, in_dtype: str | np.dtype | type
 ) -> int:
@@ -199,6 +212,14 @@ def vector_cycles(
         raise ValueError(f"negative repeat count {repeats}")
     _check_cost_key(op)
     return math.ceil(repeats * cycles_per_repeat(target, op, 8 * dtype_bytes(dtype)))
+
+
+def vector_cycles_for(
+    target: Target, op: str, elements: int, dtype: str | np.dtype | type
+) -> int:
+    """`vector_cycles` of `op` over `elements` elements of `dtype` (its
+    `vector_repeats`): an estimate's per-instruction figure."""
+    return vector_cycles(target, op, vector_repeats(target, elements, dtype), dtype)
 
 
 def vector_head_cycles(

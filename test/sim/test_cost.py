@@ -27,9 +27,11 @@ from pypto_mlir.targets.cost import (
     bank_conflict_cycles,
     dma_cost,
     dma_cycles,
+    l2_hit_dma_cycles,
     mmad_cycles,
     scalar_cycles,
     vector_cycles,
+    vector_cycles_for,
     vector_head_cycles,
     vector_repeats,
 )
@@ -44,6 +46,27 @@ def test_one_dma_of_one_burst() -> None:
     cost = dma_cost(T, ("gm", "ub"), 1, 8192)
     assert (cost.cycles, cost.wire_bytes) == (1437, 8192)
     assert dma_cycles(T, ("gm", "ub"), 1, 8192) == 1437
+
+
+def test_l2_hit_dma_pays_the_hit_latency() -> None:
+    """One 256 B row gm -> ub that hits the L2: a 512 B granule, 50 (the L2's
+    hit_latency, not the path's 1295) + 2 + ceil(512 / 58.56) = 61; a write
+    and a target without an L2 (tiny) cost what dma_cycles says."""
+    assert l2_hit_dma_cycles(T, ("gm", "ub"), 1, 256) == 61
+    assert l2_hit_dma_cycles(T, ("ub", "gm"), 1, 256) == dma_cycles(
+        T, ("ub", "gm"), 1, 256
+    )
+    tiny = load_target("tiny")
+    assert l2_hit_dma_cycles(tiny, ("gm", "ub"), 1, 256) == dma_cycles(
+        tiny, ("gm", "ub"), 1, 256
+    )
+
+
+def test_vector_cycles_for_counts_the_repeats() -> None:
+    """1000 f32 elements are ceil(4000 / 256) = 16 repeats."""
+    assert vector_cycles_for(T, "add", 1000, "f32") == vector_cycles(
+        T, "add", 16, "f32"
+    )
 
 
 def test_latency_is_per_transfer_and_overhead_per_burst() -> None:
