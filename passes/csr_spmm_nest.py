@@ -621,10 +621,7 @@ class CsrSpmmNest(SparseNest):
 
             mine = partial(at, part.slot(self, at, 1))
             (total,) = self.loop(at, following, later, 1, [mine], add)
-            result = self.cast_to(at, total, a.element_type)
-            if self.epilogue is not None:
-                result = self.epilogue(self, at, result, hi, column)
-            self.store(at, result, out, [hi, column.start])
+            self.store_result(at, total, a.element_type, out, hi, column)
 
         if column is None:
             self.column_tiles(at, n, columns)
@@ -786,10 +783,7 @@ class CsrSpmmNest(SparseNest):
                 (total,) = self.loop(at, stop, end, window, [total], later)
 
             def whole(at: InsertPoint) -> None:
-                result = self.cast_to(at, total, element_type)
-                if self.epilogue is not None:
-                    result = self.epilogue(self, at, result, r, column)
-                self.store(at, result, out, [r, column.start])
+                self.store_result(at, total, element_type, out, r, column)
 
             if part is None or divided is None:
                 whole(at)

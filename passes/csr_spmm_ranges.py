@@ -420,10 +420,7 @@ class CsrRangeNest(CsrSpmmNest):
                         at, workspace, [self.scaled(at, r0, 1, g * rows), 0], tile_type
                     )
                     total = self.value(at, tile.AddOp(total, part))
-                result = self.cast_to(at, total, a.element_type)
-                if self.epilogue is not None:
-                    result = self.epilogue(self, at, result, r0, column)
-                self.store(at, result, out, [r0, 0])
+                self.store_result(at, total, a.element_type, out, r0, column)
                 return []
 
             self.loop(at, start, end, 1, [], block)

@@ -258,6 +258,23 @@ class SparseNest(LoopBuilder):
             at, tile.StoreOp(value, dest, [self.index_value(i) for i in indices])
         )
 
+    def store_result(
+        self,
+        at: InsertPoint,
+        total: SSAValue,
+        element_type: Attribute,
+        out: SSAValue,
+        row: Valid,
+        column: Column,
+    ) -> None:
+        """The end of a product's rows: `total` (f32) cast to the result's
+        `element_type`, the fused element-wise epilogue applied
+        (passes/sparse_epilogue.py), stored at `out[row, column.start]`."""
+        result = self.cast_to(at, total, element_type)
+        if self.epilogue is not None:
+            result = self.epilogue(self, at, result, row, column)
+        self.store(at, result, out, [row, column.start])
+
     def to_f32(self, at: InsertPoint, value: SSAValue) -> SSAValue:
         if cast(TileType, value.type).element_type == f32:
             return value
@@ -326,11 +343,8 @@ class SparseNest(LoopBuilder):
                     return self.loop(at, 0, bn, 1, accs, inner)
 
                 (total,) = self.loop(at, start, end, 1, [acc], entry)
-                result = self.cast_to(at, total, element_type)
                 row = self.scaled(at, br, bm, i)
-                if self.epilogue is not None:
-                    result = self.epilogue(self, at, result, row, column)
-                self.store(at, result, out, [row, column.start])
+                self.store_result(at, total, element_type, out, row, column)
 
             self.column_tiles(at, n, columns)
 
