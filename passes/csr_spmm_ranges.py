@@ -388,28 +388,8 @@ class CsrRangeNest(CsrSpmmNest):
             return []
 
         def combine(at: InsertPoint, c: Valid, _: list[SSAValue]) -> list[SSAValue]:
-            blocks = rows // ranges.block
-            c = self.index_value(c)
-            start = self.value(
-                at,
-                arith.DivUIOp(
-                    self.value(at, arith.MuliOp(c, self.constant(blocks))),
-                    self.constant(cores),
-                ),
-            )
-            end = self.value(
-                at,
-                arith.DivUIOp(
-                    self.value(
-                        at,
-                        arith.MuliOp(
-                            self.value(at, arith.AddiOp(c, self.constant(1))),
-                            self.constant(blocks),
-                        ),
-                    ),
-                    self.constant(cores),
-                ),
-            )
+            blocks = self.constant(rows // ranges.block)
+            start, end = (self.core_share(at, blocks, c, cores, k) for k in (0, 1))
 
             def block(at: InsertPoint, j: Valid, _: list[SSAValue]) -> list[SSAValue]:
                 r0 = self.scaled(at, j, ranges.block)

@@ -258,6 +258,16 @@ class SparseNest(LoopBuilder):
             at, tile.StoreOp(value, dest, [self.index_value(i) for i in indices])
         )
 
+    def core_share(
+        self, at: InsertPoint, count: SSAValue, c: Valid, cores: int, plus: int
+    ) -> SSAValue:
+        """`(c + plus) * count / cores`: where core `c`'s share of `count` items
+        begins (`plus` 0) or ends (1); the shares differ by one at most."""
+        times = self.value(
+            at, arith.MuliOp(self.index_value(self.add(at, c, plus)), count)
+        )
+        return self.value(at, arith.DivUIOp(times, self.constant(cores)))
+
     def store_result(
         self,
         at: InsertPoint,

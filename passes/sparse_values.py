@@ -76,7 +76,7 @@ class ValuesWindows(SparseNest):
             return
 
         def core(at: InsertPoint, c: Valid, _: list[SSAValue]) -> list[SSAValue]:
-            lo, hi = (self._share(at, count, c, cores, k) for k in (0, 1))
+            lo, hi = (self.core_share(at, count, c, cores, k) for k in (0, 1))
             windows_of(
                 at,
                 self.value(at, arith.MuliOp(lo, width)),
@@ -95,16 +95,6 @@ class ValuesWindows(SparseNest):
             return []
 
         core_loop(self, cores, core)
-
-    def _share(
-        self, at: InsertPoint, count: SSAValue, c: Valid, cores: int, plus: int
-    ) -> SSAValue:
-        """`(c + plus) * count / cores`: the cores' shares of the windows differ
-        by one at most."""
-        times = self.value(
-            at, arith.MuliOp(self.index_value(self.add(at, c, plus)), count)
-        )
-        return self.value(at, arith.DivUIOp(times, self.constant(cores)))
 
     def _rest(
         self, at: InsertPoint, nnz: SSAValue, whole: SSAValue, window: int, emit: Emit
