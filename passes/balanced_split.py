@@ -85,8 +85,22 @@ def first_row(
     holds, `rows` if none: a binary search of `bit_length(rows) + 1` unrolled
     steps on the scalar unit (`reaches` may see `rows` once converged, and
     must hold there)."""
-    lo, hi = nest.constant(0), nest.constant(rows)
-    for _ in range(max(1, rows.bit_length() + 1)):
+    steps = max(1, rows.bit_length() + 1)
+    return lower_bound(nest, at, nest.constant(0), nest.constant(rows), steps, reaches)
+
+
+def lower_bound(
+    nest: SparseNest,
+    at: InsertPoint,
+    lo: SSAValue,
+    hi: SSAValue,
+    steps: int,
+    reaches: Callable[[InsertPoint, SSAValue], SSAValue],
+) -> SSAValue:
+    """The first position in `[lo, hi]` for which `reaches` (monotone) holds,
+    `hi` if none: `steps` unrolled halvings on the scalar unit (enough when
+    `2 ** steps > hi - lo`; `reaches` must hold at `hi`)."""
+    for _ in range(steps):
         total = nest.value(at, arith.AddiOp(lo, hi))
         mid = nest.value(at, arith.DivUIOp(total, nest.constant(2)))
         found = reaches(at, mid)

@@ -36,7 +36,14 @@ from pypto_mlir.dialects import tile
 from pypto_mlir.dialects.tile import MemorySpace, TileType, element_bytes
 from pypto_mlir.targets import Target, cost
 
-from .balanced_split import Reader, core_loop, core_rows, offsets_in_ub, smaller
+from .balanced_split import (
+    Reader,
+    core_loop,
+    core_rows,
+    lower_bound,
+    offsets_in_ub,
+    smaller,
+)
 from .csr_spmm_nest import (
     ROW_COST,
     ROW_TILES,
@@ -580,20 +587,16 @@ class CsrRangeNest(CsrSpmmNest):
         `bit_length(window)` unrolled steps of ub reads (at most `window + 1`
         candidates)."""
         last = self.constant(cast(TileType, shifted.type).get_shape()[0] - 1)
-        for _ in range(window.bit_length()):
-            mid = self.value(
-                at,
-                arith.DivUIOp(self.value(at, arith.AddiOp(lo, hi)), self.constant(2)),
-            )
-            at_end = self.value(at, arith.CmpiOp(mid, hi, "sge"))
+
+        def reaches(at: InsertPoint, mid: SSAValue) -> SSAValue:
+            at_end = self.value(at, arith.CmpiOp(mid, end, "sge"))
             position = smaller(self, at, self.value(at, arith.SubiOp(mid, base)), last)
             col = self.value(at, tile.ExtractOp(shifted, [position]))
             reached = self.value(at, arith.CmpiOp(col, key, "sge"))
-            found = self.value(at, arith.OrIOp(at_end, reached))
-            hi = self.value(at, arith.SelectOp(found, mid, hi))
-            after = self.value(at, arith.AddiOp(mid, self.constant(1)))
-            lo = self.value(at, arith.SelectOp(found, lo, after))
-        return lo
+            return self.value(at, arith.OrIOp(at_end, reached))
+
+        end = hi
+        return lower_bound(self, at, lo, hi, window.bit_length(), reaches)
 
     def _range_gm_entries(
         self,
