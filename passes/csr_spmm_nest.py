@@ -739,22 +739,7 @@ class CsrSpmmNest(SparseNest):
         def columns(at: InsertPoint, column: Column) -> None:
             acc = self.zeros(at, column.tile_type(f32), [1, column.valid])
             if first is None:
-
-                def entry(
-                    at: InsertPoint, p: Valid, accs: list[SSAValue]
-                ) -> list[SSAValue]:
-                    col = self.read_index(at, a.indices, p)
-                    value = self.load(
-                        at,
-                        values,
-                        [p, 0, 0],
-                        TileType([1, 1], element_type, MemorySpace.UB),
-                    )
-                    scale = self.to_f32(at, value)
-                    gathered = self._gm_row(at, b, column, col)
-                    return [self._accumulate(at, gathered, scale, accs[0])]
-
-                (total,) = self.loop(at, start, end, 1, [acc], entry)
+                (total,) = self._gm_entries(at, a, values, b, column, start, end, acc)
             elif shared is not None:
                 (total,) = self._entries(at, b, column, shared, start, end, acc, ub)
             else:
@@ -858,6 +843,31 @@ class CsrSpmmNest(SparseNest):
             return [self._accumulate(at, gathered, scale, accs[0])]
 
         return self.loop(at, lo, hi, 1, [acc], entry)
+
+    def _gm_entries(
+        self,
+        at: InsertPoint,
+        a: SparseBuffers,
+        values: SSAValue,
+        b: SSAValue,
+        column: Column,
+        start: SSAValue,
+        end: SSAValue,
+        acc: SSAValue,
+    ) -> list[SSAValue]:
+        """The entries `start .. end` read from GM (`values` as `nnz x 1 x 1`),
+        each multiplied by its row of b (from GM) and added to `acc`."""
+
+        def entry(at: InsertPoint, p: Valid, accs: list[SSAValue]) -> list[SSAValue]:
+            col = self.read_index(at, a.indices, p)
+            value = self.load(
+                at, values, [p, 0, 0], TileType([1, 1], a.element_type, MemorySpace.UB)
+            )
+            scale = self.to_f32(at, value)
+            gathered = self._gm_row(at, b, column, col)
+            return [self._accumulate(at, gathered, scale, accs[0])]
+
+        return self.loop(at, start, end, 1, [acc], entry)
 
     def _gm_row(
         self, at: InsertPoint, b: SSAValue, column: Column, col: SSAValue

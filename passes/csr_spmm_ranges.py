@@ -549,7 +549,8 @@ class CsrRangeNest(CsrSpmmNest):
         if not window:  # the first range takes the whole row, the others none
             first = self.value(at, arith.CmpiOp(k0, self.constant(0), "eq"))
             end = self.value(at, arith.SelectOp(first, end, start))
-            (total,) = self._range_gm_entries(at, a, b, column, start, end, acc)
+            values = self.block_values(a)
+            (total,) = self._gm_entries(at, a, values, b, column, start, end, acc)
             store(at, total)
             return
 
@@ -597,27 +598,3 @@ class CsrRangeNest(CsrSpmmNest):
 
         end = hi
         return lower_bound(self, at, lo, hi, window.bit_length(), reaches)
-
-    def _range_gm_entries(
-        self,
-        at: InsertPoint,
-        a: SparseBuffers,
-        b: SSAValue,
-        column: Column,
-        start: SSAValue,
-        end: SSAValue,
-        acc: SSAValue,
-    ) -> list[SSAValue]:
-        """The entries `start .. end` read from GM, each multiplied by its row
-        of b (from GM) and added."""
-        values = self.block_values(a)
-
-        def entry(at: InsertPoint, p: Valid, accs: list[SSAValue]) -> list[SSAValue]:
-            col = self.read_index(at, a.indices, p)
-            value = self.load(
-                at, values, [p, 0, 0], TileType([1, 1], a.element_type, MemorySpace.UB)
-            )
-            gathered = self._gm_row(at, b, column, col)
-            return [self._accumulate(at, gathered, self.to_f32(at, value), accs[0])]
-
-        return self.loop(at, start, end, 1, [acc], entry)
