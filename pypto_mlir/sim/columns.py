@@ -13,8 +13,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
-from operator import itemgetter
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -25,7 +24,6 @@ __all__ = [
     "RecordColumns",
     "flag_pairs",
     "line_of",
-    "path_codes",
     "record_columns",
     "short_line",
 ]
@@ -125,41 +123,63 @@ def _codes(values: list[str]) -> tuple[np.ndarray, list[str]]:
     return codes, list(table)
 
 
-def path_codes(records: Sequence[Record]) -> tuple[np.ndarray, list[str]]:
-    """Each record's DMA path as an index into the `src->dst` names (-1: none)."""
-    index: dict[int, int] = {id(None): -1}
-    names: list[str] = []
-    codes: list[int] = []
-    for path in map(itemgetter(9), records):
-        code = index.get(id(path))
-        if code is None:
-            code = index[id(path)] = len(names)
-            names.append(f"{path.src}->{path.dst}")
-        codes.append(code)
-    return np.fromiter(codes, np.int64, len(records)), names
+def _object_codes(
+    machine: RecordedRun, packs: list[Any], field: int, by_id: bool
+) -> tuple[np.ndarray, list[Any]]:
+    """Each record's name, loc or path (`field` of `RecordStore.packed().codes`)
+    as an index into the distinct values in first-seen order, cores in turn
+    (paths by identity; None: -1)."""
+    table: dict[object, int] = {}
+    values: list[Any] = []
+    parts = []
+    for core, packed in zip(machine.cores, packs, strict=True):
+        objects = core.records.objects
+        local = packed.codes[field]
+        used, first = np.unique(local, return_index=True)
+        remap = np.full(len(objects), -1, np.int64)
+        for code in used[np.argsort(first)].tolist():
+            value = objects[code]
+            if value is None:
+                continue
+            key = id(value) if by_id else value
+            index = table.get(key)
+            if index is None:
+                index = table[key] = len(values)
+                values.append(value)
+            remap[code] = index
+        parts.append(remap[local])
+    return np.concatenate(parts) if parts else np.zeros(0, np.int64), values
 
 
 def record_columns(machine: RecordedRun, replay: _ReplayTimes) -> RecordColumns:
     """The columns of a finished replay of `machine`'s records."""
     records = [core.records for core in machine.cores]
-    flat: list[Record] = [rec for recs in records for rec in recs]
-    n = len(flat)
+    packs = [recs.packed() for recs in records]
 
     def column(index: int) -> np.ndarray:
-        return np.fromiter(map(itemgetter(index), flat), np.int64, n)
+        parts = [packed.ints[index] for packed in packs]
+        return np.concatenate(parts) if parts else np.zeros(0, np.int64)
 
-    kind = column(2)
-    pipe = column(3)
-    names = list(map(itemgetter(4), flat))
-    locs = list(map(itemgetter(5), flat))
-    name, name_list = _codes(names)
-    loc, loc_list = _codes(locs)
+    kind = column(1)
+    pipe = column(2)
+    n = len(kind)
+    name, name_list = _object_codes(machine, packs, 0, False)
+    loc, loc_list = _object_codes(machine, packs, 1, False)
     line_codes, line_list = _codes([line_of(v) for v in loc_list])
-    keys = [rec.key if rec.key is not None else (-1, -1, -1) for rec in flat]
-    key = np.array(keys, np.int64).reshape(n, 3)
+    key = np.full((n, 3), -1, np.int64)
+    at = 0
+    for recs, packed in zip(records, packs, strict=True):
+        objects = recs.objects
+        keys = np.full((len(objects), 3), -1, np.int64)
+        for code, value in enumerate(objects):
+            if type(value) is tuple:
+                keys[code] = value
+        key[at : at + len(packed.codes[3])] = keys[packed.codes[3]]
+        at += len(packed.codes[3])
     is_flag = (kind == RecordKind.SET) | (kind == RecordKind.WAIT)
     key[~is_flag] = -1
-    path, path_names = path_codes(flat)
+    path, paths = _object_codes(machine, packs, 2, True)
+    path_names = [f"{p.src}->{p.dst}" for p in paths]
     sizes = [len(recs) for recs in records]
     by_index = {st.index: st for st in replay.cores}
     start = np.concatenate(
@@ -185,8 +205,8 @@ def record_columns(machine: RecordedRun, replay: _ReplayTimes) -> RecordColumns:
         queue=_queue_pipe(pipe),
         start=start,
         end=end,
-        nbytes=column(10),
-        wire_bytes=column(11),
+        nbytes=column(4),
+        wire_bytes=column(5),
         name=name,
         names=name_list,
         loc=loc,

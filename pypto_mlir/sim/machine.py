@@ -28,7 +28,7 @@ from pypto_mlir.sim.errors import (
     SimError,
     UninitializedReadError,
 )
-from pypto_mlir.sim.records import Record, RecordKind
+from pypto_mlir.sim.records import Record, RecordKind, RecordStore, RunRecords
 from pypto_mlir.sim.report import Report
 from pypto_mlir.sim.timing import replay
 from pypto_mlir.targets import ON_CHIP_MEMORIES, DmaPath, Target
@@ -107,10 +107,7 @@ class Core:
         self.written: dict[str, np.ndarray] = {
             name: np.zeros(buf.size, dtype=bool) for name, buf in self.memories.items()
         }
-        self.records: list[Record] = []
-        # The machine's record lists, appended to for every record of this core.
-        self._all_records = machine.records
-        self._instructions = machine.instructions
+        self.records = RecordStore(index)
         self.allocs: dict[str, list[tuple[int, int]]] = {
             name: [] for name in ON_CHIP_MEMORIES
         }
@@ -321,8 +318,9 @@ class Core:
             nbytes = sum(a.nbytes for a in writes) if info is not None else 0
         if wire_bytes is None:
             wire_bytes = nbytes
-        records = self._all_records
-        gid = len(records)
+        machine = self.machine
+        gid = machine.issued
+        machine.issued = gid + 1
         rec = _new_record(
             Record,
             (
@@ -344,9 +342,7 @@ class Core:
             ),
         )
         self._pending_scalar = 0
-        records.append(rec)
         self.records.append(rec)
-        self._instructions.append(rec)
         return gid
 
     def scalar_load(self, name: str, loc: str, access: Access) -> int:
@@ -394,8 +390,9 @@ class Core:
                 self._first_write(access, loc)
         if path is not None and id(path) not in self.used_paths:
             self.used_paths[id(path)] = path
-        records = self._all_records
-        gid = len(records)
+        machine = self.machine
+        gid = machine.issued
+        machine.issued = gid + 1
         rec = _new_record(
             Record,
             (
@@ -417,9 +414,7 @@ class Core:
             ),
         )
         self._pending_scalar = 0
-        records.append(rec)
         self.records.append(rec)
-        self._instructions.append(rec)
         return gid
 
     def byte_view(self, mem: str | GmTensor) -> memoryview | None:
@@ -535,8 +530,9 @@ class Core:
                 (loc, unmatched[0]),
             )
         unmatched.append(loc)
-        records = self._all_records
-        gid = len(records)
+        machine = self.machine
+        gid = machine.issued
+        machine.issued = gid + 1
         rec = _new_record(
             Record,
             (
@@ -558,7 +554,6 @@ class Core:
             ),
         )
         self._pending_scalar = 0
-        records.append(rec)
         self.records.append(rec)
         return gid
 
@@ -630,8 +625,9 @@ class Core:
         key: tuple[int, int, int] | None = None,
     ) -> int:
         """Append a record without operands (a flag, a barrier, trailing scalar work)."""
-        records = self._all_records
-        gid = len(records)
+        machine = self.machine
+        gid = machine.issued
+        machine.issued = gid + 1
         rec = _new_record(
             Record,
             (
@@ -653,10 +649,7 @@ class Core:
             ),
         )
         self._pending_scalar = 0
-        records.append(rec)
         self.records.append(rec)
-        if kind == _INSTR:
-            self._instructions.append(rec)
         return gid
 
     def _bytes_of(self, mem: str | GmTensor) -> np.ndarray:
@@ -696,12 +689,13 @@ class Machine:
             )
         self.target = target
         self.block_dim = block_dim
-        self.records: list[Record] = []
-        self.instructions: list[Record] = []
-        """The records of instructions (not flags or barriers), in gid order."""
+        self.issued = 0
+        """Records issued so far (the next record's gid)."""
         self.gm_tensors: list[GmTensor] = []
         self._gm_by_name: dict[str, GmTensor] = {}
         self.cores: list[Core] = [Core(self, i) for i in range(block_dim)]
+        self.records = RunRecords([core.records for core in self.cores])
+        """Every record of every core, by gid."""
         self._finished = False
 
     def core(self, block_idx: int) -> Core:

@@ -23,16 +23,15 @@ core the sync_all orders everything, like `barrier("all")`.
 from __future__ import annotations
 
 from array import array
-from itertools import chain
-from operator import attrgetter, gt, itemgetter
+from operator import gt
 from typing import NamedTuple
 
 import numpy as np
 
 from pypto_mlir.sim.access import NUM_PIPES, Access, GmTensor
 from pypto_mlir.sim.errors import RaceError
-from pypto_mlir.sim.records import Record, RecordedRun, int_column
-from pypto_mlir.targets import ON_CHIP_MEMORIES, Target
+from pypto_mlir.sim.records import Record, RecordedRun, RecordKind, int_column
+from pypto_mlir.targets import ON_CHIP_MEMORIES, DmaPath, Target
 
 
 def race_block_bytes(target: Target) -> int:
@@ -313,42 +312,85 @@ _MEM_SHIFT = 32
 
 
 class AccessTable:
-    """The instruction records (`machine.instructions`: flags and barriers have no
-    accesses) as numpy columns: `rec_*`, one row per instruction; and every access
-    of every instruction, one row per Access (reads before writes within an
-    instruction, instructions in gid order), `rec` naming its instruction's row."""
+    """The instruction records (flags and barriers have no accesses) as numpy
+    columns: `rec_*`, one row per instruction in gid order (`rec_path` a code
+    into `paths`, the `src->dst` names in first-seen order; -1: none); and
+    every access of every instruction, one row per Access (reads before writes
+    within an instruction), `rec` naming its instruction's row. Built from the
+    cores' packed records (`RecordStore.packed`), no record rebuilt."""
 
     def __init__(self, machine: RecordedRun):
-        records = machine.instructions
-        n_records = len(records)
-        self.rec_gid = np.fromiter(map(itemgetter(0), records), np.int64, n_records)
-        self.rec_core = np.fromiter(map(itemgetter(1), records), np.int64, n_records)
-        self.rec_pipe = np.fromiter(map(itemgetter(3), records), np.int64, n_records)
-        reads = list(map(itemgetter(7), records))
-        writes = list(map(itemgetter(8), records))
-        n_reads = np.fromiter(map(len, reads), np.int64, n_records)
-        n_writes = np.fromiter(map(len, writes), np.int64, n_records)
-        per_record = n_reads + n_writes
-        # Each record's reads then its writes: r0, w0, r1, w1, ... flattened.
-        flat: list[Access] = list(
-            chain.from_iterable(chain.from_iterable(zip(reads, writes, strict=True)))
-        )
-        n = len(flat)
-        self.rec = np.repeat(np.arange(n_records, dtype=np.int64), per_record)
+        gids, cores, pipes, nbytes, paths, per, accesses = [], [], [], [], [], [], []
+        writes, mems = [], []
+        path_objects: dict[int, int] = {}  # id(path) -> index in path_list
+        path_list: list[object] = []
+        for core in machine.cores:
+            store = core.records
+            packed = store.packed()
+            gid, kind, pipe, _, size = packed.ints[:5]
+            path = packed.codes[2]
+            instr = np.flatnonzero(kind == RecordKind.INSTR)
+            counts = packed.reads + packed.writes
+            objects = store.objects
+            mem_code = np.full(len(objects), -1, np.int64)
+            path_code = np.full(len(objects), -1, np.int64)
+            for code, value in enumerate(objects):
+                if type(value) is str and value in _ON_CHIP_CODES:
+                    mem_code[code] = _ON_CHIP_CODES[value]
+                elif isinstance(value, GmTensor):
+                    mem_code[code] = len(_ON_CHIP_CODES) + value.id
+                elif isinstance(value, DmaPath):
+                    index = path_objects.setdefault(id(value), len(path_list))
+                    if index == len(path_list):
+                        path_list.append(value)
+                    path_code[code] = index
+            gids.append(gid[instr])
+            cores.append(np.full(len(instr), core.index, np.int64))
+            pipes.append(pipe[instr])
+            nbytes.append(size[instr])
+            paths.append(path_code[path[instr]])
+            per.append(counts[instr])
+            first = np.cumsum(counts) - counts
+            position = np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(
+                first, counts
+            )
+            writes.append(position >= np.repeat(packed.reads, counts))
+            mems.append(mem_code[packed.accesses[0]])
+            accesses.append(packed.accesses[1:])
+        order = np.argsort(np.concatenate(gids), kind="stable")
+        self.rec_gid = np.concatenate(gids)[order]
+        self.rec_core = np.concatenate(cores)[order]
+        self.rec_pipe = np.concatenate(pipes)[order]
+        self.rec_nbytes = np.concatenate(nbytes)[order]
+        per_record = np.concatenate(per)
+        # The accesses of the instructions in gid order: row `order[i]`'s run.
         first = np.cumsum(per_record) - per_record
-        position = np.arange(n, dtype=np.int64) - np.repeat(first, per_record)
-        self.write = position >= np.repeat(n_reads, per_record)
-        self.start = np.fromiter(map(attrgetter("start"), flat), np.int64, n)
-        self.length = np.fromiter(map(attrgetter("length"), flat), np.int64, n)
-        self.count = np.fromiter(map(attrgetter("count"), flat), np.int64, n)
-        self.stride = np.fromiter(map(attrgetter("stride"), flat), np.int64, n)
-        codes: dict[object, int] = dict(_ON_CHIP_CODES)
-        for tensor in machine.gm_tensors:
-            codes[tensor] = len(_ON_CHIP_CODES) + tensor.id
-        mems = map(attrgetter("mem"), flat)
-        self.mem = np.fromiter(map(codes.__getitem__, mems), np.int64, n)
+        per_record = per_record[order]
+        n_records = len(order)
+        self.rec = np.repeat(np.arange(n_records, dtype=np.int64), per_record)
+        sorted_first = np.cumsum(per_record) - per_record
+        rows = np.repeat(first[order] - sorted_first, per_record) + np.arange(
+            int(per_record.sum()), dtype=np.int64
+        )
+        self.write = np.concatenate(writes)[rows]
+        self.start, self.length, self.count, self.stride = (
+            np.concatenate([a[i] for a in accesses])[rows] for i in range(4)
+        )
+        self.mem = np.concatenate(mems)[rows]
         self.gm = self.mem >= len(_ON_CHIP_CODES)
         self.nbytes = self.length * self.count
+        # Paths renumbered in first-seen (gid) order, as their names are listed.
+        raw = np.concatenate(paths)[order]
+        with_path = raw >= 0
+        used, seen = np.unique(raw[with_path], return_index=True)
+        ranked = used[np.argsort(seen)]
+        renumber = np.full(len(path_list) + 1, -1, np.int64)
+        renumber[ranked] = np.arange(len(ranked), dtype=np.int64)
+        self.rec_path = np.where(with_path, renumber[raw], -1)
+        self.paths = [
+            f"{path_list[i].src}->{path_list[i].dst}"  # type: ignore[attr-defined]
+            for i in ranked.tolist()
+        ]
 
 
 RACE_CHUNK_ENTRIES = 1 << 20

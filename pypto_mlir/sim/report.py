@@ -8,13 +8,12 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator, MutableSequence, Sequence
 from dataclasses import dataclass, field
-from operator import itemgetter
 from typing import Any, NamedTuple, Protocol, overload
 
 import numpy as np
 
 from pypto_mlir.sim.access import NUM_PIPES, Pipe
-from pypto_mlir.sim.columns import RecordColumns, path_codes, record_columns
+from pypto_mlir.sim.columns import RecordColumns, record_columns
 from pypto_mlir.sim.l2 import L2Cache, L2Transfers
 from pypto_mlir.sim.race import AccessTable
 from pypto_mlir.sim.records import Record, RecordedRun, RecordKind
@@ -496,12 +495,10 @@ def build_report(
     if table is None:
         table = AccessTable(machine)
     target = machine.target
-    records = machine.instructions
-    n = len(records)
     rec_core = table.rec_core
-    nbytes = np.fromiter(map(itemgetter(10), records), np.int64, n)
+    nbytes = table.rec_nbytes
     # Path of each instruction as an index into `path_names` (-1: none).
-    path_code, path_names = path_codes(records)
+    path_code, path_names = table.rec_path, table.paths
     on_gm = table.gm
     access_core = rec_core[table.rec]
     gm_read = np.zeros(machine.block_dim, np.int64)

@@ -49,18 +49,27 @@ from __future__ import annotations
 
 import heapq
 import math
+from array import array
 from collections import deque
 from collections.abc import Generator, MutableSequence
 from dataclasses import dataclass
 from time import process_time
 
+import numpy as np
+
 from pypto_mlir.sim.access import NUM_PIPES, Pipe
 from pypto_mlir.sim.errors import DeadlockError, EventError, SimError
 from pypto_mlir.sim.l2 import L2Cache
 from pypto_mlir.sim.race import AccessTable, ClockLog, RaceDetector, find_races
-from pypto_mlir.sim.records import Record, RecordedRun, RecordKind, int_column
+from pypto_mlir.sim.records import (
+    Record,
+    RecordedRun,
+    RecordKind,
+    RecordStore,
+    int_column,
+)
 from pypto_mlir.sim.report import Report, build_report
-from pypto_mlir.targets import Target
+from pypto_mlir.targets import DmaPath, Target
 
 _S = int(Pipe.S)
 _INSTR = RecordKind.INSTR
@@ -69,6 +78,14 @@ _WAIT = RecordKind.WAIT
 _BARRIER = RecordKind.BARRIER
 _SYNC_ALL = RecordKind.SYNC_ALL
 _ALL = int(Pipe.ALL)
+
+
+_History = tuple[array, array, array]
+"""A flag key's fire times, set positions and consume times, in order."""
+
+
+def _history() -> _History:
+    return array("q"), array("q"), array("q")
 
 
 _FLUSHED = -1
@@ -153,8 +170,9 @@ class _Replay:
         self.seq = 0
         # (core, src, dst, event) -> fired, unconsumed sets: (time, clock, record).
         self.pending: dict[tuple[int, int, int, int], deque] = {}
-        # key -> ([(fire time, set record)], [(consume time, wait record)]) in order.
-        self.history: dict[tuple[int, int, int, int], tuple[list, list]] = {}
+        # key -> (fire times, set positions, consume times) of its flags in
+        # order, int columns: a long run has millions.
+        self.history: dict[tuple[int, int, int, int], _History] = {}
         self.gm_in_flight: list[int] = []
         self.gm_wire_bytes = 0
         self.l2 = _l2_of(self.target)
@@ -372,9 +390,11 @@ class _Replay:
         fired = self.pending.get(key)
         if fired is None:
             fired = self.pending[key] = deque()
-            self.history[key] = ([], [])
+            self.history[key] = _history()
         fired.append((t, tuple(vc), rec))
-        self.history[key][0].append((t, rec))
+        history = self.history[key]
+        history[0].append(t)
+        history[1].append(j)
         st.start[j] = st.end[j] = t
         st.free[pipe] = t
         st.stream_end[pipe] = _FLUSHED
@@ -393,7 +413,7 @@ class _Replay:
             return False
         set_time, clock, _ = fired.popleft()
         vc = self.tick(st, pipe, rec)
-        self.history[(st.index, src, dst, event)][1].append((max(t, set_time), rec))
+        self.history[(st.index, src, dst, event)][2].append(max(t, set_time))
         for p in range(NUM_PIPES):
             if clock[p] > vc[p]:
                 vc[p] = clock[p]
@@ -452,11 +472,12 @@ class _Replay:
     def check_pending_limit(self) -> None:
         """The (k + limit)-th set of a key must not fire before the k-th wait consumed."""
         limit = self.max_pending
-        for (core, src, dst, event), (sets, waits) in self.history.items():
+        for (core, src, dst, event), (fires, sets, waits) in self.history.items():
+            recs = self.cores[core].recs
             for k in range(min(len(sets) - limit, len(waits))):
-                fire_time, rec = sets[k + limit]
-                if fire_time < waits[k][0]:
-                    earlier = sets[k][1]
+                fire_time = fires[k + limit]
+                if fire_time < waits[k]:
+                    rec, earlier = recs[sets[k + limit]], recs[sets[k]]
                     raise EventError(
                         f"{_at(rec.loc)}set_flag({Pipe(src).name} -> {Pipe(dst).name}, "
                         f"event {event}) on core {core} fires at cycle {fire_time} while "
@@ -660,9 +681,11 @@ class _LoggedReplay(_Replay):
         fired = self.pending.get(key)
         if fired is None:
             fired = self.pending[key] = deque()
-            self.history[key] = ([], [])
+            self.history[key] = _history()
         fired.append((t, tuple(vc), rec))
-        self.history[key][0].append((t, rec))
+        history = self.history[key]
+        history[0].append(t)
+        history[1].append(j)
         st.start[j] = st.end[j] = t
         st.free[pipe] = t
         st.stream_end[pipe] = _FLUSHED
@@ -684,7 +707,7 @@ class _LoggedReplay(_Replay):
         vc = st.vc[pipe]
         vc[pipe] += 1
         start = t if t > set_time else set_time
-        self.history[key][1].append((start, rec))
+        self.history[key][2].append(start)
         for p in range(NUM_PIPES):
             if clock[p] > vc[p]:
                 vc[p] = clock[p]
@@ -693,21 +716,26 @@ class _LoggedReplay(_Replay):
         return True
 
 
-def _core_state(index: int, recs: list[Record]) -> _CoreState:
-    """`_CoreState(index, recs)`, with the records read by index."""
+def _core_state(index: int, recs: RecordStore) -> _CoreState:
+    """`_CoreState(index, recs)`, with the queues built from the record columns."""
     st = _CoreState(index, [])
     st.recs = recs
     n = len(recs)
-    queues = st.queues
-    barrier_need = st.barrier_need
-    for j, rec in enumerate(recs):
-        p = rec[_PIPE]
-        if p == _ALL:
-            barrier_need[j] = [len(q) for q in queues]
-        elif p != _S:
-            queues[p].append(j)
-        elif rec[_KIND] == _BARRIER:
-            barrier_need[j] = [len(q) for q in queues]
+    pipe = recs.column(_PIPE)
+    kind = recs.column(_KIND)
+    queued = (pipe != _S) & (pipe != _ALL)
+    st.queues = [
+        array("q", np.flatnonzero(queued & (pipe == p)).tobytes())
+        for p in range(NUM_PIPES)
+    ]
+    barriers = np.flatnonzero((pipe == _ALL) | ((pipe == _S) & (kind == _BARRIER)))
+    if barriers.size:
+        # Per barrier, how many records of each queue come before it.
+        need = np.stack(
+            [np.searchsorted(np.frombuffer(q, np.int64), barriers) for q in st.queues],
+            axis=1,
+        )
+        st.barrier_need = dict(zip(barriers.tolist(), need.tolist(), strict=True))
     st.issue = int_column(n)
     st.start = int_column(n)
     st.end = int_column(n)
@@ -781,12 +809,8 @@ class _DataflowReplay:
             for k in range(min(len(sets) - limit, len(waits))):
                 if sets[k + limit] < waits[k]:
                     return False
-        gm_ids = {id(p) for p in self.target.dma.values() if p.touches_gm}
         self.gm_wire_bytes = sum(
-            rec.wire_bytes
-            for core in self.machine.cores
-            for rec in core.records
-            if rec.path is not None and (id(rec.path) in gm_ids or rec.path.touches_gm)
+            _gm_wire_bytes(core.records) for core in self.machine.cores
         )
         return True
 
@@ -1003,6 +1027,13 @@ class _DataflowReplay:
         if any(channel[0] for channel in channels.values()):
             self.unconsumed = True
         return True
+
+
+def _gm_wire_bytes(recs: RecordStore) -> int:
+    """The wire bytes of a core's transfers on paths that touch GM."""
+    packed = recs.packed()
+    gm = np.array([isinstance(v, DmaPath) and v.touches_gm for v in recs.objects], bool)
+    return int(packed.ints[5][gm[packed.codes[2]]].sum())
 
 
 def _l2_of(target: Target) -> L2Cache | None:
