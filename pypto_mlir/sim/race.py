@@ -378,7 +378,6 @@ class AccessTable:
         )
         self.mem = np.concatenate(mems)[rows]
         self.gm = self.mem >= len(_ON_CHIP_CODES)
-        self.nbytes = self.length * self.count
         # Paths renumbered in first-seen (gid) order, as their names are listed.
         raw = np.concatenate(paths)[order]
         with_path = raw >= 0
@@ -436,21 +435,30 @@ def find_races(
     keep = np.flatnonzero(table.length > 0)
     if not keep.size:
         return False
+    columns = (table.rec, table.start, table.length, table.count, table.stride)
+    gm, mem, write = table.gm, table.mem, table.write
+    if keep.size < len(table.rec):  # else the table's own columns, not copies
+        columns = tuple(column[keep] for column in columns)
+        gm, mem, write = gm[keep], mem[keep], write[keep]
+    del keep
+    rec, start, length, count, stride = columns
     rec_core = table.rec_core
-    rec = table.rec[keep]
-    start = table.start[keep]
-    length = table.length[keep]
-    count = table.count[keep]
-    stride = table.stride[keep]
-    mem = np.where(
-        table.gm[keep],
-        table.mem[keep] + machine.block_dim * len(_ON_CHIP_CODES),
-        rec_core[rec] * len(_ON_CHIP_CODES) + table.mem[keep],
-    )
+    # The memory's global key, shifted to its block addresses' high bits: on
+    # chip one memory per core, GM one per tensor after them.
+    base = rec_core[rec] * len(_ON_CHIP_CODES)
+    base += mem
+    np.copyto(base, mem + machine.block_dim * len(_ON_CHIP_CODES), where=gm)
+    base <<= _MEM_SHIFT
+    del gm, mem
     block = race_block_bytes(machine.target)
-    base = mem << _MEM_SHIFT
-    lo = base | (start // block)
-    hi = base | ((start + (count - 1) * stride + length + block - 1) // block)
+    lo = start // block
+    lo |= base
+    hi = count - 1
+    hi *= stride
+    hi += start
+    hi += length + block - 1
+    hi //= block
+    hi |= base
     # Bursts whose gaps leave no whole block between them touch a block range;
     # others are split into one entry per burst.
     solid = (count == 1) | (stride - length < block)
@@ -466,14 +474,19 @@ def find_races(
         _array(log.row)[gid],
         _array(log.rows).reshape(-1, NUM_PIPES),
     )
-    write = table.write[keep]
     accesses = (rec, write, start, length, stride, solid, entries, base, lo, hi)
     limit = chunk_entries or RACE_CHUNK_ENTRIES
     for c_lo, c_hi in _chunk_ranges(lo, hi, entries, limit):
         inside = np.flatnonzero((lo < c_hi) & (hi > c_lo))
-        if inside.size and _races_in(
-            tuple(column[inside] for column in accesses), block, c_lo, c_hi, clocks
-        ):
+        if not inside.size:
+            continue
+        part = (
+            accesses
+            if inside.size == len(lo)
+            else tuple(column[inside] for column in accesses)
+        )
+        del inside
+        if _races_in(part, block, c_lo, c_hi, clocks):
             return True
     return False
 

@@ -181,6 +181,10 @@ class RecordStore(Sequence[Record]):
             yield from recs if recs is not None else self._build(self._chunks[c])
         yield from self._tail
 
+    def drop_cache(self) -> None:
+        """Forget the rebuilt records (a pass that read them in order is done)."""
+        self._cache.clear()
+
     # --- columns ---------------------------------------------------------------------------
     @property
     def objects(self) -> list[object]:

@@ -503,12 +503,11 @@ def build_report(
     access_core = rec_core[table.rec]
     gm_read = np.zeros(machine.block_dim, np.int64)
     gm_written = np.zeros(machine.block_dim, np.int64)
-    np.add.at(
-        gm_read, access_core[on_gm & ~table.write], table.nbytes[on_gm & ~table.write]
-    )
-    np.add.at(
-        gm_written, access_core[on_gm & table.write], table.nbytes[on_gm & table.write]
-    )
+    gm_rows = np.flatnonzero(on_gm)
+    gm_bytes = table.length[gm_rows] * table.count[gm_rows]
+    written = table.write[gm_rows]
+    np.add.at(gm_read, access_core[gm_rows[~written]], gm_bytes[~written])
+    np.add.at(gm_written, access_core[gm_rows[written]], gm_bytes[written])
     cores: list[CoreStats] = []
     total_paths: dict[str, int] = {}
     sync_alls = _sync_alls(machine, replay)

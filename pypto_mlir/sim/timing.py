@@ -1095,6 +1095,7 @@ def replay(machine: RecordedRun, *, reference: bool = False) -> Report:
             fast = _DataflowReplay(machine, log)
             ok = fast.run()
         clock = _phase(phases, "timing", clock)
+        _drop_replay_state(machine, fast)
         if ok:
             table = AccessTable(machine)
             clean = not find_races(machine, log, table)
@@ -1111,6 +1112,19 @@ def replay(machine: RecordedRun, *, reference: bool = False) -> Report:
     report = build_report(machine, state)
     _phase(phases, "report", clock)
     return report
+
+
+def _drop_replay_state(
+    machine: RecordedRun, fast: _DataflowReplay | _LoggedReplay
+) -> None:
+    """Free what only the timing needed: the records the stores rebuilt for it,
+    the pipe queues and issue times (the report reads start and end)."""
+    for core in machine.cores:
+        core.records.drop_cache()
+    for st in fast.cores:
+        if type(st) is _CoreState:
+            st.queues = []
+            st.issue = int_column(0)
 
 
 def _check_sync_counts(machine: RecordedRun) -> None:
