@@ -25,6 +25,8 @@ memory goes.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import os
 import resource
@@ -40,7 +42,7 @@ import pypto_mlir as pto
 from pypto_mlir.check import lower, result_buffers
 from pypto_mlir.interp.ascend_hw import run_hw_function
 from pypto_mlir.pipelines import LowerPipeline
-from pypto_mlir.sim import timing
+from pypto_mlir.sim import records, timing
 from pypto_mlir.targets import load_target
 
 M, K, N = pto.sym("M"), pto.sym("K"), pto.sym("N")
@@ -63,8 +65,13 @@ def _rss_mib() -> float:
     return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
-def measure(n: int) -> dict[str, Any]:
-    """Compile and simulate the n^3 GEMM in this process; its figures."""
+def measure(n: int, unpacked: bool = False) -> dict[str, Any]:
+    """Compile and simulate the n^3 GEMM in this process; its figures.
+    `unpacked`: the cores' records stay tuples (`RecordStore` never packs a
+    chunk), as every record was before the stores packed them."""
+    if unpacked:
+        records._CHUNK_BITS = 62
+        records._CHUNK = 1 << 62
     rng = np.random.default_rng(n)
     a = rng.standard_normal((n, n), dtype=np.float32).astype(np.float16)
     b = (rng.standard_normal((n, n), dtype=np.float32) / np.sqrt(n)).astype(np.float16)
@@ -95,6 +102,34 @@ def measure(n: int) -> dict[str, Any]:
         "run wall": t2 - t1,
         "data RSS MiB": data_rss,
         "peak RSS MiB": peak,
+        "peak B per record": (peak - data_rss) * 2**20 / result.records,
+    }
+
+
+TOPK = (512, 64)
+"""The top-k attention shape of the memory-per-record figure (S, k)."""
+
+
+def topk_memory(s: int, unpacked: bool = False) -> dict[str, Any]:
+    """Peak RSS per record of bench_sparse's fused top-k attention at S=s,
+    k=TOPK[1], in this process (`unpacked` as in `measure`)."""
+    import bench_sparse
+
+    if unpacked:
+        records._CHUNK_BITS = 62
+        records._CHUNK = 1 << 62
+    before = _rss_mib()
+    with contextlib.redirect_stdout(io.StringIO()):
+        run = bench_sparse.topk_attention(
+            s, TOPK[1], np.random.default_rng(2), unfused=False
+        )
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    n = len(run.report.columns)
+    return {
+        "records": n,
+        "cycles": run.cycles,
+        "peak RSS MiB": peak,
+        "peak B per record": (peak - before) * 2**20 / n,
     }
 
 
@@ -108,27 +143,47 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=list(DEFAULT_SIZES))
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--unpacked", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--topk", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one is not None:
-        print(json.dumps(measure(args.one)))
+        figures = topk_memory if args.topk else measure
+        print(json.dumps(figures(args.one, args.unpacked)))
         return
     env = {"OPENBLAS_NUM_THREADS": "1", **os.environ}
-    rows: list[dict[str, Any]] = []
-    for n in args.sizes:
+
+    def child(n: int, *flags: str) -> dict[str, Any]:
         run = subprocess.run(
-            [sys.executable, str(Path(__file__)), "--one", str(n)],
+            [sys.executable, str(Path(__file__)), "--one", str(n), *flags],
             env=env,
             check=True,
             capture_output=True,
             text=True,
         )
-        rows.append(json.loads(run.stdout.splitlines()[-1]))
+        return json.loads(run.stdout.splitlines()[-1])
+
+    rows = [child(n) for n in args.sizes]
+    # Memory per record before/after the packed stores: on a GEMM the fixed
+    # memory hides it, so on bench_sparse's fused top-k attention (a record
+    # per gathered row and its flags).
+    tuples = child(TOPK[0], "--unpacked", "--topk")
+    packed = child(TOPK[0], "--topk")
     keys = list(dict.fromkeys(key for row in rows for key in row))
     width = max(map(len, keys))
     print("GEMM N^3 f16 on ascend910b (seconds; MiB of RSS):")
     for key in keys:
         cells = "".join(f"{_formatted(row.get(key, '-')):>12}" for row in rows)
         print(f"  {key:<{width}}{cells}")
+    before, after = tuples["peak B per record"], packed["peak B per record"]
+    print(
+        f"peak memory per record, fused top-k attention S={TOPK[0]} k={TOPK[1]} "
+        f"({packed['records']} records; peak RSS less the RSS before "
+        f"simulating): records as tuples {before:.0f} B "
+        f"({tuples['peak RSS MiB']:.0f} MiB peak), packed RecordStore "
+        f"{after:.0f} B ({packed['peak RSS MiB']:.0f} MiB peak), "
+        f"{before / after:.2f}x less; cycles {tuples['cycles']} and "
+        f"{packed['cycles']} (must be equal)"
+    )
 
 
 if __name__ == "__main__":

@@ -79,9 +79,10 @@ _new_record = tuple.__new__
 _new_object = object.__new__
 
 
-_CHUNK_BITS = 12
+_CHUNK_BITS = 10
 _CHUNK = 1 << _CHUNK_BITS
-"""Records a `RecordStore` packs at a time (and materialises again at a time)."""
+"""Records a `RecordStore` packs at a time (and rebuilds at a time): small, so
+that the few rebuilt chunks of every core stay small next to the run."""
 
 _CACHED_CHUNKS = 4
 """Materialised chunks a store keeps: the replays walk a core's records with S
@@ -124,7 +125,7 @@ class _Chunk(NamedTuple):
 
 
 class RecordStore(Sequence[Record]):
-    """One core's records in program order, packed into int columns `_CHUNK` at
+    """One core's records in program order, packed into int columns `_CHUNK` (1024) at
     a time: a record is a tuple of 15 fields with an int object or two and its
     own accesses (about 300 bytes), its columns about 40 bytes and 15 per access.
 
