@@ -320,8 +320,8 @@ class AccessTable:
     cores' packed records (`RecordStore.packed`), no record rebuilt."""
 
     def __init__(self, machine: RecordedRun):
-        gids, cores, pipes, nbytes, paths, per, accesses = [], [], [], [], [], [], []
-        writes, mems = [], []
+        gids, cores, pipes, nbytes, paths, per = [], [], [], [], [], []
+        writes, mems, starts, lengths, counts_, strides = [], [], [], [], [], []
         path_objects: dict[int, int] = {}  # id(path) -> index in path_list
         path_list: list[object] = []
         for core in machine.cores:
@@ -356,13 +356,16 @@ class AccessTable:
             )
             writes.append(position >= np.repeat(packed.reads, counts))
             mems.append(mem_code[packed.accesses[0]])
-            accesses.append(packed.accesses[1:])
+            for column, part in zip(
+                (starts, lengths, counts_, strides), packed.accesses[1:], strict=True
+            ):
+                column.append(part)
         order = np.argsort(np.concatenate(gids), kind="stable")
-        self.rec_gid = np.concatenate(gids)[order]
-        self.rec_core = np.concatenate(cores)[order]
-        self.rec_pipe = np.concatenate(pipes)[order]
-        self.rec_nbytes = np.concatenate(nbytes)[order]
-        per_record = np.concatenate(per)
+        self.rec_gid = _take(gids, order)
+        self.rec_core = _take(cores, order)
+        self.rec_pipe = _take(pipes, order)
+        self.rec_nbytes = _take(nbytes, order)
+        per_record = _take(per, None)
         # The accesses of the instructions in gid order: row `order[i]`'s run.
         first = np.cumsum(per_record) - per_record
         per_record = per_record[order]
@@ -372,14 +375,17 @@ class AccessTable:
         rows = np.repeat(first[order] - sorted_first, per_record) + np.arange(
             int(per_record.sum()), dtype=np.int64
         )
-        self.write = np.concatenate(writes)[rows]
-        self.start, self.length, self.count, self.stride = (
-            np.concatenate([a[i] for a in accesses])[rows] for i in range(4)
-        )
-        self.mem = np.concatenate(mems)[rows]
+        del first, sorted_first
+        self.write = _take(writes, rows)
+        self.start = _take(starts, rows)
+        self.length = _take(lengths, rows)
+        self.count = _take(counts_, rows)
+        self.stride = _take(strides, rows)
+        self.mem = _take(mems, rows)
+        del rows
         self.gm = self.mem >= len(_ON_CHIP_CODES)
         # Paths renumbered in first-seen (gid) order, as their names are listed.
-        raw = np.concatenate(paths)[order]
+        raw = _take(paths, order)
         with_path = raw >= 0
         used, seen = np.unique(raw[with_path], return_index=True)
         ranked = used[np.argsort(seen)]
@@ -390,6 +396,14 @@ class AccessTable:
             f"{path_list[i].src}->{path_list[i].dst}"  # type: ignore[attr-defined]
             for i in ranked.tolist()
         ]
+
+
+def _take(parts: list[np.ndarray], index: np.ndarray | None) -> np.ndarray:
+    """The parts joined, then taken at `index` (None: all); empties `parts`
+    first, so that a table column's pieces are freed as it is built."""
+    joined = np.concatenate(parts)
+    parts.clear()
+    return joined if index is None else joined[index]
 
 
 RACE_CHUNK_ENTRIES = 1 << 20
