@@ -124,17 +124,17 @@ def _codes(values: list[str]) -> tuple[np.ndarray, list[str]]:
 
 
 def _object_codes(
-    machine: RecordedRun, packs: list[Any], field: int, by_id: bool
+    machine: RecordedRun, field: int, by_id: bool
 ) -> tuple[np.ndarray, list[Any]]:
-    """Each record's name, loc or path (`field` of `RecordStore.packed().codes`)
-    as an index into the distinct values in first-seen order, cores in turn
-    (paths by identity; None: -1)."""
+    """Each record's name, loc or path (`field` of `Record`) as an index into
+    the distinct values in first-seen order, cores in turn (paths by identity;
+    None: -1)."""
     table: dict[object, int] = {}
     values: list[Any] = []
     parts = []
-    for core, packed in zip(machine.cores, packs, strict=True):
+    for core in machine.cores:
+        local = core.records.column(field)
         objects = core.records.objects
-        local = packed.codes[field]
         used, first = np.unique(local, return_index=True)
         remap = np.full(len(objects), -1, np.int64)
         for code in used[np.argsort(first)].tolist():
@@ -152,33 +152,34 @@ def _object_codes(
 
 
 def record_columns(machine: RecordedRun, replay: _ReplayTimes) -> RecordColumns:
-    """The columns of a finished replay of `machine`'s records."""
+    """The columns of a finished replay of `machine`'s records, read field by
+    field from the cores' packed records (`RecordStore.column`)."""
     records = [core.records for core in machine.cores]
-    packs = [recs.packed() for recs in records]
 
-    def column(index: int) -> np.ndarray:
-        parts = [packed.ints[index] for packed in packs]
+    def column(field: int) -> np.ndarray:
+        parts = [recs.column(field) for recs in records]
         return np.concatenate(parts) if parts else np.zeros(0, np.int64)
 
-    kind = column(1)
-    pipe = column(2)
+    kind = column(2)
+    pipe = column(3)
     n = len(kind)
-    name, name_list = _object_codes(machine, packs, 0, False)
-    loc, loc_list = _object_codes(machine, packs, 1, False)
+    name, name_list = _object_codes(machine, 4, False)
+    loc, loc_list = _object_codes(machine, 5, False)
     line_codes, line_list = _codes([line_of(v) for v in loc_list])
     key = np.full((n, 3), -1, np.int64)
     at = 0
-    for recs, packed in zip(records, packs, strict=True):
+    for recs in records:
+        codes = recs.column(12)
         objects = recs.objects
         keys = np.full((len(objects), 3), -1, np.int64)
         for code, value in enumerate(objects):
             if type(value) is tuple:
                 keys[code] = value
-        key[at : at + len(packed.codes[3])] = keys[packed.codes[3]]
-        at += len(packed.codes[3])
+        key[at : at + len(codes)] = keys[codes]
+        at += len(codes)
     is_flag = (kind == RecordKind.SET) | (kind == RecordKind.WAIT)
     key[~is_flag] = -1
-    path, paths = _object_codes(machine, packs, 2, True)
+    path, paths = _object_codes(machine, 9, True)
     path_names = [f"{p.src}->{p.dst}" for p in paths]
     sizes = [len(recs) for recs in records]
     by_index = {st.index: st for st in replay.cores}
@@ -205,8 +206,8 @@ def record_columns(machine: RecordedRun, replay: _ReplayTimes) -> RecordColumns:
         queue=_queue_pipe(pipe),
         start=start,
         end=end,
-        nbytes=column(4),
-        wire_bytes=column(5),
+        nbytes=column(10),
+        wire_bytes=column(11),
         name=name,
         names=name_list,
         loc=loc,

@@ -213,13 +213,22 @@ class RecordStore(Sequence[Record]):
         )
 
     def column(self, field: int) -> np.ndarray:
-        """The int field `field` of `Record` (one of `_INT_FIELDS`) of every
-        record, as int64."""
-        i = _INT_FIELDS.index(field)
+        """Field `field` of `Record` of every record as int64: the value of an
+        int field (`_INT_FIELDS`), the code into `objects` of the others
+        (`_OBJECT_FIELDS`)."""
+        tail = self._tail
+        if field in _INT_FIELDS:
+            i = _INT_FIELDS.index(field)
+            parts = [c.ints[i] for c in self._chunks]
+            values = [r[field] for r in tail]
+        else:
+            i = _OBJECT_FIELDS.index(field)
+            parts = [c.codes[i] for c in self._chunks]
+            values = [self._code(r[field]) for r in tail]
         return np.concatenate(
             [
-                *(c.ints[i].astype(np.int64) for c in self._chunks),
-                np.fromiter((r[field] for r in self._tail), np.int64, len(self._tail)),
+                *(part.astype(np.int64) for part in parts),
+                np.array(values, np.int64),
             ]
         )
 
