@@ -313,22 +313,39 @@ _MEM_SHIFT = 32
 
 class AccessTable:
     """The instruction records (flags and barriers have no accesses) as numpy
-    columns: `rec_*`, one row per instruction in gid order (`rec_path` a code
-    into `paths`, the `src->dst` names in first-seen order; -1: none); and
-    every access of every instruction, one row per Access (reads before writes
-    within an instruction), `rec` naming its instruction's row. Built from the
-    cores' packed records (`RecordStore.packed`), no record rebuilt."""
+    columns: `rec_*`, one row per instruction, core after core in program
+    order (`rec_path` a code into `paths`, the `src->dst` names; -1: none);
+    and every access of every instruction, one row per Access (reads before
+    writes within an instruction), `rec` naming its instruction's row. Built
+    from the cores' packed records (`RecordStore.packed`), one core at a time
+    into the final columns; no record rebuilt. Nothing that reads it depends
+    on the order of its rows (sums per core, program order within a core, and
+    the race pass sorts the accesses itself)."""
 
     def __init__(self, machine: RecordedRun):
-        gids, cores, pipes, nbytes, paths, per = [], [], [], [], [], []
-        writes, mems, starts, lengths, counts_, strides = [], [], [], [], [], []
+        kinds = [core.records.column(2) for core in machine.cores]
+        n_records = sum(int(np.count_nonzero(k == RecordKind.INSTR)) for k in kinds)
+        del kinds
+        n = sum(int(core.records.access_count()) for core in machine.cores)
+        self.rec_gid = np.empty(n_records, np.int64)
+        self.rec_core = np.empty(n_records, np.int64)
+        self.rec_pipe = np.empty(n_records, np.int64)
+        self.rec_nbytes = np.empty(n_records, np.int64)
+        self.rec_path = np.empty(n_records, np.int64)
+        self.rec = np.empty(n, np.int64)
+        self.write = np.empty(n, bool)
+        self.start = np.empty(n, np.int64)
+        self.length = np.empty(n, np.int64)
+        self.count = np.empty(n, np.int64)
+        self.stride = np.empty(n, np.int64)
+        self.mem = np.empty(n, np.int64)
         path_objects: dict[int, int] = {}  # id(path) -> index in path_list
         path_list: list[object] = []
+        r = a = 0  # rows filled so far
         for core in machine.cores:
             store = core.records
             packed = store.packed()
             gid, kind, pipe, _, size = packed.ints[:5]
-            path = packed.codes[2]
             instr = np.flatnonzero(kind == RecordKind.INSTR)
             counts = packed.reads + packed.writes
             objects = store.objects
@@ -344,66 +361,32 @@ class AccessTable:
                     if index == len(path_list):
                         path_list.append(value)
                     path_code[code] = index
-            gids.append(gid[instr])
-            cores.append(np.full(len(instr), core.index, np.int64))
-            pipes.append(pipe[instr])
-            nbytes.append(size[instr])
-            paths.append(path_code[path[instr]])
-            per.append(counts[instr])
+            rows = slice(r, r + len(instr))
+            self.rec_gid[rows] = gid[instr]
+            self.rec_core[rows] = core.index
+            self.rec_pipe[rows] = pipe[instr]
+            self.rec_nbytes[rows] = size[instr]
+            self.rec_path[rows] = path_code[packed.codes[2][instr]]
+            per = counts[instr]  # only instructions have accesses
+            m = int(per.sum())
+            at = slice(a, a + m)
+            self.rec[at] = np.repeat(np.arange(r, r + len(instr), dtype=np.int64), per)
             first = np.cumsum(counts) - counts
-            position = np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(
-                first, counts
-            )
-            writes.append(position >= np.repeat(packed.reads, counts))
-            mems.append(mem_code[packed.accesses[0]])
-            for column, part in zip(
-                (starts, lengths, counts_, strides), packed.accesses[1:], strict=True
-            ):
-                column.append(part)
-        order = np.argsort(np.concatenate(gids), kind="stable")
-        self.rec_gid = _take(gids, order)
-        self.rec_core = _take(cores, order)
-        self.rec_pipe = _take(pipes, order)
-        self.rec_nbytes = _take(nbytes, order)
-        per_record = _take(per, None)
-        # The accesses of the instructions in gid order: row `order[i]`'s run.
-        first = np.cumsum(per_record) - per_record
-        per_record = per_record[order]
-        n_records = len(order)
-        self.rec = np.repeat(np.arange(n_records, dtype=np.int64), per_record)
-        sorted_first = np.cumsum(per_record) - per_record
-        rows = np.repeat(first[order] - sorted_first, per_record) + np.arange(
-            int(per_record.sum()), dtype=np.int64
-        )
-        del first, sorted_first
-        self.write = _take(writes, rows)
-        self.start = _take(starts, rows)
-        self.length = _take(lengths, rows)
-        self.count = _take(counts_, rows)
-        self.stride = _take(strides, rows)
-        self.mem = _take(mems, rows)
-        del rows
+            position = np.arange(m, dtype=np.int64) - np.repeat(first, counts)
+            self.write[at] = position >= np.repeat(packed.reads, counts)
+            del first, position
+            self.mem[at] = mem_code[packed.accesses[0]]
+            self.start[at] = packed.accesses[1]
+            self.length[at] = packed.accesses[2]
+            self.count[at] = packed.accesses[3]
+            self.stride[at] = packed.accesses[4]
+            r += len(instr)
+            a += m
         self.gm = self.mem >= len(_ON_CHIP_CODES)
-        # Paths renumbered in first-seen (gid) order, as their names are listed.
-        raw = _take(paths, order)
-        with_path = raw >= 0
-        used, seen = np.unique(raw[with_path], return_index=True)
-        ranked = used[np.argsort(seen)]
-        renumber = np.full(len(path_list) + 1, -1, np.int64)
-        renumber[ranked] = np.arange(len(ranked), dtype=np.int64)
-        self.rec_path = np.where(with_path, renumber[raw], -1)
         self.paths = [
-            f"{path_list[i].src}->{path_list[i].dst}"  # type: ignore[attr-defined]
-            for i in ranked.tolist()
+            f"{path.src}->{path.dst}"  # type: ignore[attr-defined]
+            for path in path_list
         ]
-
-
-def _take(parts: list[np.ndarray], index: np.ndarray | None) -> np.ndarray:
-    """The parts joined, then taken at `index` (None: all); empties `parts`
-    first, so that a table column's pieces are freed as it is built."""
-    joined = np.concatenate(parts)
-    parts.clear()
-    return joined if index is None else joined[index]
 
 
 RACE_CHUNK_ENTRIES = 1 << 20

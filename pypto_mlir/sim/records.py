@@ -212,6 +212,12 @@ class RecordStore(Sequence[Record]):
             ),
         )
 
+    def access_count(self) -> int:
+        """How many accesses the records have (reads and writes)."""
+        return sum(len(c.accesses[0]) for c in self._chunks) + sum(
+            len(r[7]) + len(r[8]) for r in self._tail
+        )
+
     def column(self, field: int) -> np.ndarray:
         """Field `field` of `Record` of every record as int64: the value of an
         int field (`_INT_FIELDS`), the code into `objects` of the others
