@@ -8,7 +8,11 @@ records) and of each phase of `Machine.finish()` (`sim.timing.last_phases`:
 the replay, the race pass, the report), and the peak RSS of the run
 (`resource.getrusage(RUSAGE_SELF).ru_maxrss`) next to the RSS of its three
 arrays alone. Each N runs in its own Python process, so each peak is its own.
-Prints figures; asserts nothing.
+Then the peak memory per record of bench_sparse's fused top-k attention
+(S=512 k=64, 872248 records) with the cores' records kept as tuples and
+packed (`RecordStore`), each in its own process: 811 and 648 bytes a record
+when measured (docs/simulator.md, "Performance"). Prints figures; asserts
+nothing.
 
     .venv/bin/python bench/bench_sim_scale.py                # N = 1024, 2048
     .venv/bin/python bench/bench_sim_scale.py --sizes 6144   # the issue's GEMM
