@@ -49,7 +49,7 @@ from pypto_mlir.dialects.tile import MemorySpace, TileType, element_bytes
 from pypto_mlir.targets import Target, cost
 
 from .located_builder import LocatedBuilder
-from .nest_builder import Valid
+from .nest_builder import Valid, compute_type
 from .sparse_nests import SparseBuffers, SparseNest
 from .tiling_model import BUFFERING, column_unit
 
@@ -403,11 +403,18 @@ class TopkAttentionNest(SparseNest):
             with located(chain.scores.location):
                 rounded = self.cast_to(at, scores, element_type)
             if chain.scaled is not None and chain.scale is not None:
+                # bf16 scales in f32 (the vector unit has no bf16), rounded back
+                # as tv.mul rounds.
+                compute = compute_type(element_type)
                 with located(chain.scaled.location):
-                    rounded = self.value(
+                    product = self.value(
                         at,
-                        tile.MulOp(rounded, self.constant(chain.scale, element_type)),
+                        tile.MulOp(
+                            self.cast_to(at, rounded, compute),
+                            self.constant(chain.scale, compute),
+                        ),
                     )
+                    rounded = self.cast_to(at, product, element_type)
             with located(chain.softmax.location):
                 probabilities = self.softmax(at, self.to_f32(at, rounded), element_type)
 
