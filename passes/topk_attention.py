@@ -170,7 +170,8 @@ def _refusal(chain: TopkChain, target: Target, run: int) -> str | None:
         return "the indices must be i32 (read from UB on the scalar unit)"
     _, top, depth = chain.shape
     ub = cast(int, target.memories["ub"].size)
-    needs = _ub_bytes(top, depth, run, target)
+    # Fewer indices than a run: row by row (TopkNest.groups), one row's tiles.
+    needs = _ub_bytes(top, depth, run if top >= run else 1, target)
     if needs > ub:
         return (
             f"k = {top} scores and d = {depth} columns need {needs} bytes of ub "

@@ -257,3 +257,16 @@ def test_bf16_scales_in_f32(target: str) -> None:
     got, _, _, remarks = _run(module, inputs, target)
     assert any("fused top-k attention" in r for r in remarks)
     np.testing.assert_array_equal(got, expected)
+
+
+def test_fewer_keys_than_a_run_fuse_row_by_row() -> None:
+    """k = 1 with topk-gather-run=4 gathers row by row; the ub check counted
+    4-row tiles and refused to fuse on tiny where one row's tiles fit."""
+    module = _kernel("reference", 5, 1).module()
+    inputs = _inputs(2, 5, 1)
+    expected = np.asarray(
+        run_tv_function(module, "topk_attention", inputs)[0], np.float32
+    )
+    got, _, _, remarks = _run(module, inputs, "tiny", sparse_topk_gather_run=16)
+    assert any("fused top-k attention" in r for r in remarks), remarks
+    np.testing.assert_allclose(got, expected, atol=2e-3, rtol=0)
