@@ -98,7 +98,7 @@ from .balanced_split import (
     smaller,
 )
 from .located_builder import LocatedBuilder
-from .nest_builder import Valid
+from .nest_builder import Valid, compute_type
 from .sparse_nests import SparseBuffers, SparseNest
 from .tiling_model import column_unit
 
@@ -312,6 +312,22 @@ def _constant(value: SSAValue) -> float | None:
     if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, FloatAttr):
         return owner.value.value.data
     return None
+
+
+def _computed_scalar(
+    nest: SparseNest, at: InsertPoint, scalar: SSAValue, element_type: Attribute
+) -> SSAValue:
+    """`scalar` (of `element_type`) in the type the vector unit computes that
+    type in: a bf16 scale in f32 (a constant as such, else through a
+    one-element tile cast, exact), as the vector nests take it."""
+    compute = compute_type(element_type)
+    if compute == element_type:
+        return scalar
+    if (value := _constant(scalar)) is not None:
+        return nest.constant(value, compute)
+    ones = TileType([1, 1], element_type, MemorySpace.UB)
+    filled = nest.value(at, tile.FillOp(scalar, ones))
+    return nest.value(at, tile.CastOp(filled, compute))
 
 
 def _fits(
@@ -556,11 +572,14 @@ class SparseAttentionNest(SparseNest):
         )
         nnz = self.value(self.top, memref.DimOp(values, self.constant(0)))
         kind = tile.MulOp if isinstance(form.op, tv.MulOp) else tile.DivOp
+        # bf16 in f32 (the vector unit has no bf16), rounded back as tv rounds.
+        compute = compute_type(element_type)
+        scalar = _computed_scalar(self, self.top, form.scalar, element_type)
 
         def block(at: InsertPoint, j: Valid, _: list[SSAValue]) -> list[SSAValue]:
             loaded = self.load(at, values, [j, 0, 0], block_type)
-            scaled = self.value(at, kind(loaded, form.scalar))
-            self.store(at, scaled, results, [j, 0, 0])
+            scaled = self.value(at, kind(self.cast_to(at, loaded, compute), scalar))
+            self.store(at, self.cast_to(at, scaled, element_type), results, [j, 0, 0])
             return []
 
         self.loop(self.top, 0, nnz, 1, [], block)
@@ -960,9 +979,16 @@ class _Blocks:
             scores = nest.value(at, tile.MulOp(scores, nest.constant(factor, f32)))
         elif self.scale is not None:  # in the scores' type, as the reference
             kind = tile.MulOp if isinstance(self.scale.op, tv.MulOp) else tile.DivOp
-            scores = nest.value(at, kind(scores, self.scale.scalar))
-        # The row maximum in the scores' type (exact: a cast changes no value).
-        local = nest.to_f32(at, nest.value(at, tile.ReduceMaxOp(scores, 1)))
+            scalar = _computed_scalar(nest, at, self.scale.scalar, element_type)
+            computed = nest.cast_to(at, scores, compute_type(element_type))
+            scores = nest.cast_to(
+                at, nest.value(at, kind(computed, scalar)), element_type
+            )
+        # The row maximum in the scores' type (exact: a cast changes no value;
+        # bf16 in f32).
+        scores_type = cast(TileType, scores.type).element_type
+        computed = nest.cast_to(at, scores, compute_type(scores_type))
+        local = nest.to_f32(at, nest.value(at, tile.ReduceMaxOp(computed, 1)))
         new_max, correction = running_max(nest, at, local, maximum)
         assert correction is not None
         shifted = nest.value(at, tile.SubOp(nest.to_f32(at, scores), new_max))

@@ -208,7 +208,7 @@ class SparseFunctionLowering:
             written.add(result)
             if not plan.emit(op, out, builder, self.sparse, self.dense):
                 self._emit(op, out, builder)
-            pattern = _pattern_operand(op)
+            pattern = pattern_operand(op)
             if pattern is not None:  # a sparse result: values on its operand's pattern
                 operand = self.sparse[pattern]
                 self.sparse[result] = SparseBuffers(
@@ -268,7 +268,7 @@ class SparseFunctionLowering:
         """A GM buffer for `op`'s result: its dense shape, or for a sparse result
         the values of its operand's pattern (`nnz` read from that operand)."""
         result_type = _tensor(op.results[0])
-        pattern = _pattern_operand(op)
+        pattern = pattern_operand(op)
         if pattern is None:
             return builder.value(memref.AllocOp([], [], memref_type(result_type)))
         zero = builder.value(arith.ConstantOp(IntegerAttr(0, IndexType())))
@@ -1168,7 +1168,7 @@ def _window_view(
     )
 
 
-def _pattern_operand(op: Operation) -> SSAValue | None:
+def pattern_operand(op: Operation) -> SSAValue | None:
     """The sparse operand whose pattern a sparse result has (None: dense result)."""
     if isinstance(op, tv.SddmmOp):
         return op.mask

@@ -50,7 +50,13 @@ from pypto_mlir.dialects.tile import MemorySpace, TileType
 
 from .index_range import ROW_ENTRIES_ATTR
 from .located_builder import LocatedBuilder
-from .nest_builder import LoopBuilder, Valid, i64_array_attr, reassociation_attr
+from .nest_builder import (
+    LoopBuilder,
+    Valid,
+    compute_type,
+    i64_array_attr,
+    reassociation_attr,
+)
 
 
 @dataclass(frozen=True)
@@ -561,13 +567,18 @@ class SparseNest(LoopBuilder):
                 at: InsertPoint, j: Valid, acc: list[SSAValue]
             ) -> list[SSAValue]:
                 loaded = self.load(at, values, [j, 0, 0], block_type)
+                loaded = self.cast_to(at, loaded, compute)
                 return [self.value(at, tile.MaxOp(acc[0], loaded))]
 
-            # The elementwise max of the row's blocks in their own type, then
-            # one row reduction: exact (a max rounds nothing, in any order),
-            # one `bm x bn` reduction per block row instead of one per block.
-            lowest = self.constant(float("-inf"), element_type)
-            init = self.value(at, tile.FillOp(lowest, block_type))
+            # The elementwise max of the row's blocks in their own type (bf16
+            # in f32: the vector unit has no bf16), then one row reduction:
+            # exact (a max rounds nothing, in any order), one `bm x bn`
+            # reduction per block row instead of one per block.
+            compute = compute_type(element_type)
+            lowest = self.constant(float("-inf"), compute)
+            init = self.value(
+                at, tile.FillOp(lowest, block_type.with_(element_type=compute))
+            )
             (most,) = self.entries(at, start, end, [init], running_max)
             peak = self.value(at, tile.ReduceMaxOp(self.to_f32(at, most), 1))
 

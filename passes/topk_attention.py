@@ -49,7 +49,7 @@ from pypto_mlir.dialects.tile import MemorySpace, TileType, element_bytes
 from pypto_mlir.targets import Target, cost
 
 from .located_builder import LocatedBuilder
-from .nest_builder import Valid
+from .nest_builder import Valid, compute_type
 from .sparse_nests import SparseBuffers, SparseNest
 from .tiling_model import BUFFERING, column_unit
 
@@ -170,7 +170,8 @@ def _refusal(chain: TopkChain, target: Target, run: int) -> str | None:
         return "the indices must be i32 (read from UB on the scalar unit)"
     _, top, depth = chain.shape
     ub = cast(int, target.memories["ub"].size)
-    needs = _ub_bytes(top, depth, run, target)
+    # Fewer indices than a run: row by row (TopkNest.groups), one row's tiles.
+    needs = _ub_bytes(top, depth, run if top >= run else 1, target)
     if needs > ub:
         return (
             f"k = {top} scores and d = {depth} columns need {needs} bytes of ub "
@@ -403,11 +404,18 @@ class TopkAttentionNest(SparseNest):
             with located(chain.scores.location):
                 rounded = self.cast_to(at, scores, element_type)
             if chain.scaled is not None and chain.scale is not None:
+                # bf16 scales in f32 (the vector unit has no bf16), rounded back
+                # as tv.mul rounds.
+                compute = compute_type(element_type)
                 with located(chain.scaled.location):
-                    rounded = self.value(
+                    product = self.value(
                         at,
-                        tile.MulOp(rounded, self.constant(chain.scale, element_type)),
+                        tile.MulOp(
+                            self.cast_to(at, rounded, compute),
+                            self.constant(chain.scale, compute),
+                        ),
                     )
+                    rounded = self.cast_to(at, product, element_type)
             with located(chain.softmax.location):
                 probabilities = self.softmax(at, self.to_f32(at, rounded), element_type)
 

@@ -38,7 +38,7 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.interpreters.builtin import scalar_attr
-from xdsl.ir import Attribute
+from xdsl.ir import Attribute, BlockArgument, OpResult
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import DiagnosticException
 
@@ -46,6 +46,7 @@ from pypto_mlir.diagnostics import (
     DiagnosticError,
     capture_op_errors,
     error_diagnostic,
+    op_error,
     verify,
 )
 from pypto_mlir.dialects import tensor_view as tv
@@ -57,6 +58,7 @@ from pypto_mlir.interp.sparse import SparseArray
 from pypto_mlir.interp.tensor_view import sparse_argument
 from pypto_mlir.interp.tile import gm_interpreter
 from pypto_mlir.numerics import epsilon, numpy_dtype, round_to_bf16
+from pypto_mlir.passes.sparse_function_lowering import pattern_operand
 from pypto_mlir.pipelines import LowerPipeline
 from pypto_mlir.targets import Target, load_target
 from pypto_mlir.targets.resolve import resolve_target
@@ -338,15 +340,81 @@ def _element_type(result_type: Attribute) -> Attribute:
     return result_type
 
 
-def result_buffers(function: func.FuncOp) -> list[np.ndarray]:
+def result_buffers(
+    function: func.FuncOp, inputs: Sequence[Any] = ()
+) -> list[np.ndarray]:
     """New output buffers for the tensor results of a tv function, in order:
     the trailing memref arguments of its lowering. They hold the poison
-    pattern (NaN / the smallest integer), so elements never written show."""
-    return [
-        poison_array(t.get_shape(), t.element_type)
+    pattern (NaN / the smallest integer), so elements never written show. A
+    sparse result is its values buffer, as long as those of the argument whose
+    pattern it has (`sparse_result_sources`; `inputs` as the kernel takes them,
+    docs/sparse.md)."""
+    types = [
+        t
         for t in function.function_type.outputs.data
         if isinstance(t, tv.TensorViewType)
     ]
+    buffers: list[np.ndarray] = []
+    for result_type, source in zip(types, sparse_result_sources(function), strict=True):
+        shape: Sequence[int] = result_type.get_shape()
+        if source is not None:
+            pattern = sparse_argument(
+                function.function_type.inputs.data[source], inputs[source]
+            )
+            shape = pattern.values.shape
+        buffers.append(poison_array(shape, result_type.element_type))
+    return buffers
+
+
+def sparse_result_sources(function: func.FuncOp) -> list[int | None]:
+    """Per tensor result of tv `function`, the argument whose offsets and
+    indices a sparse result shares (None for a dense result); a sparse result
+    whose pattern is not an argument's is an error at the return."""
+    returned = function.body.block.last_op
+    assert isinstance(returned, func.ReturnOp)
+    sources: list[int | None] = []
+    for value in returned.arguments:
+        value_type = value.type
+        if not isinstance(value_type, tv.TensorViewType):
+            continue
+        if not value_type.is_sparse:
+            sources.append(None)
+            continue
+        while isinstance(value, OpResult):
+            operand = pattern_operand(value.op)
+            if operand is None:
+                break
+            value = operand
+        if not isinstance(value, BlockArgument):
+            raise op_error(
+                returned,
+                "a sparse result must have the pattern of a sparse argument "
+                "(the result of sddmm, softmax or a scale of one): its offsets "
+                "and indices are the argument's",
+            )
+        sources.append(value.index)
+    return sources
+
+
+def with_sparse_results(
+    function: func.FuncOp, inputs: Sequence[Any], outputs: Sequence[np.ndarray]
+) -> list[Any]:
+    """The lowered run's `outputs` as the tv function returns them: a sparse
+    result a `SparseArray` of its values and its source argument's pattern."""
+    results: list[Any] = list(outputs)
+    for i, source in enumerate(sparse_result_sources(function)):
+        if source is not None:
+            pattern = sparse_argument(
+                function.function_type.inputs.data[source], inputs[source]
+            )
+            results[i] = SparseArray(
+                pattern.shape,
+                pattern.block,
+                pattern.offsets,
+                pattern.indices,
+                outputs[i],
+            )
+    return results
 
 
 def _run_lowered(

@@ -198,7 +198,7 @@ def run_kernel(
             )
 
     lowered = stage("lower", lower_with_progress)
-    outputs = result_buffers(function)
+    outputs = result_buffers(function, arguments)
     run = stage(
         "simulate",
         lambda: run_hw_function(

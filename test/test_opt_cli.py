@@ -52,6 +52,7 @@ from pypto_mlir.diagnostics import (
 )
 from pypto_mlir.pipelines import (
     CleanupPipeline,
+    LowerPipeline,
     PipelinePass,
     expand_pipelines,
     pass_by_name,
@@ -319,6 +320,22 @@ def test_pipeline_builds_passes_with_options() -> None:
         "options-pass{sizes=4,8 scale=0.5},pypto-cleanup{cse=false}", available
     )
     assert passes == [_OptionsPass((4, 8), 0.5), CleanupPipeline(cse=False)]
+
+
+def test_an_integer_fills_a_float_option() -> None:
+    """`sparse-b-ranges-density=1` (the largest density) was refused as
+    'expected float'; mlir-opt reads a double option from `1` too."""
+    available = {"options-pass": lambda: _OptionsPass}
+    passes = build_pass_pipeline("options-pass{scale=1}", available)
+    assert passes == [_OptionsPass((1,), 1.0)]
+    assert isinstance(passes[0].scale, float)
+    density = build_pass_pipeline(
+        "pypto-lower{target=tiny sparse-b-ranges-density=1}",
+        {"pypto-lower": lambda: LowerPipeline},
+    )
+    assert density == [LowerPipeline(target="tiny", sparse_b_ranges_density=1.0)]
+    with pytest.raises(DiagnosticError, match=r"expected tuple\[int, \.\.\.\]"):
+        build_pass_pipeline("options-pass{sizes=1.0}", available)
 
 
 @pytest.mark.parametrize(

@@ -190,6 +190,21 @@ def test_integers_out_of_range_are_located(
     assert f"{name}:2:3: error" in result.stderr
 
 
+def test_an_integer_too_long_in_a_type_alias_is_located(tmp_path: Path) -> None:
+    """An alias is parsed outside any op (found by pypto-fuzz on
+    tv_sparse_to_tile/epilogue.mlir: a 5000-digit block size of `#tv.csr`)."""
+    csr = f"#tv.csr<rows = 64, cols = 64, nnz = ?, index = i32, block = [32, {'1' * 5001}]>"
+    name = _write(
+        tmp_path,
+        "alias.mlir",
+        f"!t = !tv.tensor<64x64xf16, {csr}>\n"
+        "func.func @f(%a: !t) {\n  func.return\n}\n",
+    )
+    result = _run([OPT, name], tmp_path)
+    _assert_located_error(result, name, "integer literal too long (5001 digits")
+    assert f"{name}:1:1: error" in result.stderr
+
+
 @pytest.mark.parametrize(
     "text",
     [

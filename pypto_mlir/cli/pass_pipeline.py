@@ -11,7 +11,7 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import NoneType, UnionType
-from typing import Any, Union, get_args, get_origin, get_type_hints
+from typing import Any, Union, cast, get_args, get_origin, get_type_hints
 
 from xdsl.passes import ModulePass
 from xdsl.utils.arg_spec import (
@@ -211,6 +211,17 @@ def _value_fits(values: ParameterListType, hint: Any) -> bool:
     return (len(values) == 1 and isa(values[0], hint)) or isa(values, hint)
 
 
+def _widened(values: ParameterListType, hint: Any) -> ParameterListType:
+    """Integers as floats for a float option (`density=1`, as mlir-opt reads a
+    double), where the integers themselves do not fit."""
+    if _value_fits(values, hint) or not values:
+        return values
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        return values
+    floats: ParameterListType = [float(cast(int, v)) for v in values]
+    return floats if _value_fits(floats, hint) else values
+
+
 def _field_type(pass_type: type[ModulePass], field: dataclasses.Field[Any]) -> Any:
     """The resolved type of a pass option (fields may be string annotations)."""
     if not isinstance(field.type, str):
@@ -274,6 +285,7 @@ def build_pass(
                 key.end,
             )
         hint = _field_type(pass_type, fields[field_name])
+        values = _widened(values, hint)
         if not values and not _value_fits(values, hint):
             raise _error(
                 f"option '{written}' of pass '{name.text}' needs a value: expected "

@@ -7,10 +7,12 @@ those of the original file, also for chunks of a split input.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import struct
 import sys
 from bisect import bisect_right
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -182,17 +184,29 @@ class LocatingParser(Parser):
             StringAttr(location.file), IntAttr(location.line), IntAttr(location.column)
         )
 
-    def parse_operation(self) -> Operation:
-        start = self.pos
+    @contextlib.contextmanager
+    def _integers_checked(self, start: int) -> Iterator[None]:
+        """xDSL builds attributes from parsed integers without checking them
+        against their type: IntegerAttr raises ValueError, a dense array's
+        struct.pack struct.error, Python's int() a ValueError past 4300 digits.
+        Each becomes a parse error from `start` to here."""
         try:
-            op = super().parse_operation()
+            yield
         except (ValueError, OverflowError, struct.error) as error:
-            # xDSL builds attributes from parsed integers without checking them
-            # against their type: IntegerAttr raises ValueError, a dense array's
-            # struct.pack struct.error, Python's int() a ValueError past 4300 digits.
             raise ParseError(
                 Span(start, self.pos, self.lexer.input), _integer_problem(error)
             ) from error
+
+    def _parse_alias_def(self) -> None:
+        # An alias (`!t = !tv.tensor<...>`) is parsed outside any op.
+        with self._integers_checked(self.pos):
+            super()._parse_alias_def()
+
+    def parse_operation(self) -> Operation:
+        start = self.pos
+        try:
+            with self._integers_checked(start):
+                op = super().parse_operation()
         except DiagnosticException as error:
             # An attribute or type verifier failed inside this op: remember the
             # innermost op being parsed, the best place to point at.

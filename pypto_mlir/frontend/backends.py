@@ -212,19 +212,25 @@ class _SimCompiled(Compiled):
     def __init__(
         self,
         entry: str,
-        new_outputs: Callable[[], list[np.ndarray]],
+        new_outputs: Callable[[Sequence[Any]], list[np.ndarray]],
         lowered: ModuleOp,
         target: Any,
         pipeline: str,
         remarks: list[Diagnostic],
         roofline: Any | None = None,
         arguments: Callable[[Sequence[Any]], list[Any]] = list,
+        results: Callable[[Sequence[Any], list[np.ndarray]], list[Any]] | None = None,
     ) -> None:
         self.entry = entry
         self.arguments = arguments
         """The lowered function's arguments for the kernel's (a sparse tensor
         is three buffers, docs/sparse.md)."""
         self.new_outputs = new_outputs
+        """The output buffers for a run's arguments (a sparse result's values
+        are as many as its pattern's)."""
+        self.results = results
+        """The kernel's results from the run's arguments and output buffers
+        (a sparse result with its pattern); None: the buffers."""
         self.roofline = roofline
         """The `sim.report.RooflineBound` of the tv kernel (None: no bound),
         or a function of the run's arguments giving it (a sparse kernel's
@@ -240,7 +246,7 @@ class _SimCompiled(Compiled):
         from pypto_mlir.sim import SimError
         from pypto_mlir.sim_diagnostic import sim_diagnostic
 
-        outputs = self.new_outputs()
+        outputs = self.new_outputs(args)
         # The simulator's GM is its arguments, written in place (bf16 ones are
         # rounded there): the caller's arrays stay as they were.
         inputs = [
@@ -259,6 +265,8 @@ class _SimCompiled(Compiled):
         result.report.roofline = (
             self.roofline(args) if callable(self.roofline) else self.roofline
         )
+        if self.results is not None:
+            return Execution(self.results(args, outputs), result.report)
         return Execution(outputs, result.report)
 
 
@@ -289,7 +297,13 @@ class SimBackend(Backend):
         return None
 
     def compile(self, module: ModuleOp, entry: str) -> Compiled:
-        from pypto_mlir.check import lowered_arguments, result_buffers
+        from pypto_mlir.check import (
+            lowered_arguments,
+            result_buffers,
+            sparse_result_sources,
+            with_sparse_results,
+        )
+        from pypto_mlir.diagnostics import DiagnosticError
         from pypto_mlir.roofline import roofline_bound
         from pypto_mlir.sparse_roofline import has_sparse_ops, sparse_roofline_bound
         from pypto_mlir.targets import load_target
@@ -303,13 +317,24 @@ class SimBackend(Backend):
             def bound(args: Sequence[Any]) -> Any:
                 return sparse_roofline_bound(module, entry, target, args)
 
+        try:
+            sparse = any(s is not None for s in sparse_result_sources(source))
+        except DiagnosticError as error:
+            raise KernelError(
+                f"cannot lower kernel '{entry}' for {self.target}: "
+                f"{error.diagnostic.message}",
+                error.diagnostic.location,
+            ) from None
         return self._lower(
             module,
             entry,
             "tv",
-            lambda: result_buffers(source),
+            lambda args: result_buffers(source, args),
             bound,
             lambda args: lowered_arguments(source, args),
+            (lambda args, out: with_sparse_results(source, args, out))
+            if sparse
+            else None,
         )
 
     def compile_tile(self, module: ModuleOp, entry: str) -> Compiled:
@@ -317,11 +342,12 @@ class SimBackend(Backend):
         from pypto_mlir.targets import load_target
         from pypto_mlir.tile_roofline import tile_roofline_bound
 
+        outputs = tile_outputs(module, entry)
         return self._lower(
             module,
             entry,
             "tile",
-            tile_outputs(module, entry),
+            lambda _: outputs(),
             tile_roofline_bound(module, entry, load_target(self.target)),
         )
 
@@ -330,9 +356,10 @@ class SimBackend(Backend):
         module: ModuleOp,
         entry: str,
         start_level: str,
-        new_outputs: Callable[[], list[np.ndarray]],
+        new_outputs: Callable[[Sequence[Any]], list[np.ndarray]],
         roofline: Any | None,
         arguments: Callable[[Sequence[Any]], list[Any]] = list,
+        results: Callable[[Sequence[Any], list[np.ndarray]], list[Any]] | None = None,
     ) -> Compiled:
         from pypto_mlir.check import lower
         from pypto_mlir.diagnostics import DiagnosticError, diagnostic_handler
@@ -378,6 +405,7 @@ class SimBackend(Backend):
             remarks,
             roofline,
             arguments,
+            results,
         )
 
 

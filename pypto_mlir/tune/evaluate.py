@@ -158,7 +158,10 @@ def evaluate(task: Task) -> Outcome:
         run = run_hw_function(
             lowered,
             task.entry,
-            [*lowered_arguments(function, arguments), *result_buffers(function)],
+            [
+                *lowered_arguments(function, arguments),
+                *result_buffers(function, arguments),
+            ],
             load_target(target_name),
         )
         cycles = int(run.report.cycles)

@@ -155,6 +155,29 @@ def test_fused_nest_matches_the_reference(
 
 
 @pytest.mark.parametrize(
+    ("target", "scale", "options"),
+    [
+        ("ascend910b", "mul", {"sparse_fuse_attention": False}),
+        ("ascend910b", "div", {"attention_scale_fold": False}),
+        ("ascend910b", "none", {"sparse_fuse_attention": False}),
+        ("tiny", "mul", {}),
+    ],
+    ids=["unfused-mul", "bf16-scores-div", "unfused-softmax", "tiny"],
+)
+def test_bf16_computes_in_f32(target: str, scale: str, options: dict) -> None:
+    """bf16 attention: the BSR softmax's running max, the scale of the
+    values (unfused) and the fused nest's scores in their type
+    (attention-scale-fold=false; tiny, where the f32 scores do not fit)
+    emitted bf16 tile.max / tile.mul / tile.div / tile.reduce_max, which the
+    vector unit lacks (a verifier error); now in f32 and rounded back as tv
+    rounds: exact against the reference."""
+    module = _kernel(80, 16, 16, scale, pto.bf16).module()
+    inputs = _inputs(80, 16, 16, "odd_rows", np.float32)
+    result, _ = _check(module, inputs, target, **options)
+    assert result.ok, [c.describe() for c in result.comparisons]
+
+
+@pytest.mark.parametrize(
     "option",
     [
         "sparse_fuse_attention",
