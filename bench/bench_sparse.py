@@ -35,10 +35,12 @@ Issue 14's benchmark, each kernel lowered by `pypto-lower` and run once:
   the ratios and the % of each one's roofline; the outputs compared.
 
 - top-k attention, `softmax(q[:, None] @ k[idx].mT * 0.088) @ v[idx]`, S=1024
-  k=64 (--large adds the issue's S=8192 k=256, fused only): the fused nest
-  (passes/topk_attention.py) and unfused (`sparse-fuse-topk-attention=false`),
-  cycles, % of its roofline (gathered rows once per query), cycles per
-  gathered row and the bound.
+  k=64 (--large adds the issue's S=8192 k=256, the default build only): the
+  default build (the dense fallback, passes/topk_dense.py, or the fused nest,
+  passes/topk_attention.py, by the cost model's estimates), the other path
+  forced (`sparse-topk-dense-fallback=never` / `always`) and unfused
+  (`sparse-fuse-topk-attention=false`), cycles, % of its roofline (gathered
+  rows once per query), cycles per gathered row and the bound.
 
 Then each target of issue 14 as met / MISS, with the bound of the run: the
 busiest pipe of any core without its waits (barriers, flags), its share of the
@@ -918,7 +920,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sparse, dense = attention(size, rng)
     topk = topk_attention(1024, 64, np.random.default_rng(2))
     large = None
-    if args.large:  # the fused nest only: the unfused run takes hours
+    if args.large:  # the default build only: gather and unfused runs take hours
         large = topk_attention(
             8192, 256, np.random.default_rng(2), unfused=False, gather=False
         )
