@@ -18,13 +18,15 @@ duplicates round as the reference's scaled scores.
 
 The mask nest, per block of `rows` query rows (the blocks split over the
 cores by tile-to-hw): the block's index rows loaded into UB with one DMA;
-per query row, an i32 count row filled with 0 on V, each index read on S
-(`tile.extract`) and its count incremented (`tile.extract`, `arith.addi`,
-`tile.insert`: three UB accesses on S), the row cast to f32, `ln` (0 -> -inf,
+per query row, an i32 row filled with 0 on V and each index marked 1 on S
+(`tile.extract` of the index, `tile.insert`: two UB accesses); the row's sum
+(V, read back on S) is k unless a key is named twice, and only then a second
+pass counts (`tile.extract`, `arith.addi`, `tile.insert`: a loop of 0 or 1
+trips, as the fused nest's runs); the counts cast to f32, `ln` (0 -> -inf,
 1 -> 0) and cast to the scores' type on V, and stored. An index outside the
-keys is a scalar access outside the count row, which the simulator reports at
-the gather's line: the row's physical width is exactly `N` (a multiple of the
-alignment unit, else no fallback).
+keys is a scalar access outside the count row, which the simulator reports
+at the gather's line: the row's physical width is exactly `N` (a multiple
+of the alignment unit, else no fallback).
 
 The choice is made at compile time (S, k, N, d are static) from the
 estimates of both paths (`dense_estimate` here, the fused nest's
@@ -70,9 +72,13 @@ fallback applies, nowhere."""
 MASK_TYPES: tuple[Attribute, ...] = (f16, bf16)
 """Element types of q, k and v the fallback takes (the flash nest's cube)."""
 
-INDEX_SCALAR_OPS = 3
-"""Scalar ALU instructions per index besides its three UB accesses: the
-increment and the addresses of the two reads (the estimate's figure)."""
+INDEX_SCALAR_OPS = 1
+"""Scalar ALU instructions per index besides its two UB accesses (its
+read and the mark's write): its address (the estimate's figure)."""
+
+ROW_SCALAR_OPS = 3
+"""Scalar ALU instructions per row besides the read of its count of keys
+named: the compare, the select and the loop of 0/1 trips."""
 
 
 @dataclass(frozen=True)
@@ -148,19 +154,25 @@ def dense_estimate(
     unit = mask_unit(element_type, target)
     scalar = target.scalar
     per_index = (
-        2 * scalar.ub_load
-        + scalar.ub_store
-        + cost.scalar_cycles(target, INDEX_SCALAR_OPS)
+        scalar.ub_load + scalar.ub_store + cost.scalar_cycles(target, INDEX_SCALAR_OPS)
     )
     name = str(element_type)
-    steps = (("dup", "i32"), ("cast", "f32"), ("ln", "f32"), ("cast", name))
+    steps = (
+        ("dup", "i32"),
+        ("cast", "f32"),
+        ("reduce_sum", "f32"),
+        ("cast", "f32"),
+        ("ln", "f32"),
+        ("cast", name),
+    )
+    check = scalar.ub_load + cost.scalar_cycles(target, ROW_SCALAR_OPS)
     vector = sum(
         cost.vector_cycles_for(target, op, keys, dtype)
         + cost.vector_head_cycles(target, op, dtype)
         for op, dtype in steps
     )
     store = cost.dma_cycles(target, ("ub", "gm"), 1, keys * 2)
-    row = top * per_index + vector + store
+    row = top * per_index + check + vector + store
     ub = cast(int, target.memories["ub"].size)
     index_row = -(-top // unit) * unit * 4
     best: tuple[float, int] | None = None
@@ -277,21 +289,54 @@ class TopkMaskNest(SparseNest):
             ids = self.load(at, idx, [b, 0], ids_type)
 
             def row(at: InsertPoint, r: Valid, _: list[SSAValue]) -> list[SSAValue]:
-                counts = self.zeros(at, count_type, [])
-
-                def count(
-                    at: InsertPoint, j: Valid, carried: list[SSAValue]
-                ) -> list[SSAValue]:
+                def keys_of(
+                    at: InsertPoint, j: Valid
+                ) -> tuple[SSAValue, list[SSAValue]]:
                     key = self.value(
                         at,
                         tile.ExtractOp(ids, [self.index_value(r), self.index_value(j)]),
                     )
-                    at_key = [self.constant(0), key]
+                    return key, [self.constant(0), key]
+
+                def mark(
+                    at: InsertPoint, j: Valid, carried: list[SSAValue]
+                ) -> list[SSAValue]:
+                    _, at_key = keys_of(at, j)
+                    one = tile.InsertOp(self.constant(1), carried[0], at_key)
+                    return [self.value(at, one)]
+
+                def count(
+                    at: InsertPoint, j: Valid, carried: list[SSAValue]
+                ) -> list[SSAValue]:
+                    _, at_key = keys_of(at, j)
                     old = self.value(at, tile.ExtractOp(carried[0], at_key))
                     new = self.value(at, arith.AddiOp(old, self.constant(1)))
                     return [self.value(at, tile.InsertOp(new, carried[0], at_key))]
 
-                (counts,) = self.loop(at, 0, top, 1, [counts], count)
+                zeros = self.zeros(at, count_type, [])
+                (marks,) = self.loop(at, 0, top, 1, [zeros], mark)
+                # keys named: k unless one is named twice; then count again
+                named = self.value(at, tile.ReduceSumOp(self.to_f32(at, marks), 1))
+                named = self.value(at, tile.CastOp(named, i32))
+                distinct = self.value(
+                    at, tile.ExtractOp(named, [self.constant(0), self.constant(0)])
+                )
+                repeats = self.value(
+                    at, arith.CmpiOp(distinct, self.constant(top), "ult")
+                )
+                trips = self.value(
+                    at,
+                    arith.SelectOp(repeats, self.constant(1), self.constant(0)),
+                )
+
+                def recount(
+                    at: InsertPoint, _: Valid, carried: list[SSAValue]
+                ) -> list[SSAValue]:
+                    del carried
+                    fresh = self.zeros(at, count_type, [])
+                    return self.loop(at, 0, top, 1, [fresh], count)
+
+                (counts,) = self.loop(at, 0, trips, 1, [marks], recount)
                 logs = self.value(at, tile.LogOp(self.to_f32(at, counts)))
                 row_mask = self.cast_to(at, logs, element_type)
                 self.store(at, row_mask, out, [self.scaled(at, b, 1, r), 0])

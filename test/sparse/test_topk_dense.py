@@ -108,7 +108,7 @@ def test_the_option_and_the_gather_path_agree(mode: str) -> None:
 
 @pytest.mark.parametrize("bad", [N, -1])
 def test_an_index_out_of_range_is_the_simulators_located_error(bad: int) -> None:
-    """An index past the keys (or negative) reads outside the count row
+    """An index past the keys (or negative) writes outside the count row
     (exactly N wide): the simulator's error names the instruction, at the
     gather's line."""
     q, k, v, idx = _inputs(8, 4, False, 2)
@@ -116,7 +116,7 @@ def test_an_index_out_of_range_is_the_simulators_located_error(bad: int) -> None
     line = topk_kernel.__code__.co_firstlineno + 8  # `k[idx]`
     with pytest.raises(
         SimError,
-        match=rf"test_topk_attention.py:{line}:\d+: load_scalar: index \[0, {bad}\] is "
+        match=rf"test_topk_attention.py:{line}:\d+: store_scalar: index \[0, {bad}\] is "
         "outside",
     ):
         _simulate([q, k, v, idx])
