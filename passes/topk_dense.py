@@ -65,10 +65,6 @@ TOPK_DENSE_MODES = ("auto", "always", "never")
 """The values of `topk-dense-fallback`: by the cost model, wherever the
 fallback applies, nowhere."""
 
-TOPK_DENSE_MODES = ("auto", "always", "never")
-"""The values of `topk-dense-fallback`: by the cost model, wherever the
-fallback applies, nowhere."""
-
 MASK_TYPES: tuple[Attribute, ...] = (f16, bf16)
 """Element types of q, k and v the fallback takes (the flash nest's cube)."""
 
@@ -283,69 +279,53 @@ class TopkMaskNest(SparseNest):
         s, top, keys = shape
         index_cols = -(-top // self.unit) * self.unit
         ids_type = TileType([rows, index_cols], i32, MemorySpace.UB, valid=[rows, top])
-        count_type = TileType([1, keys], i32, MemorySpace.UB)
 
         def block(at: InsertPoint, b: Valid, _: list[SSAValue]) -> list[SSAValue]:
             ids = self.load(at, idx, [b, 0], ids_type)
-
-            def row(at: InsertPoint, r: Valid, _: list[SSAValue]) -> list[SSAValue]:
-                def keys_of(
-                    at: InsertPoint, j: Valid
-                ) -> tuple[SSAValue, list[SSAValue]]:
-                    key = self.value(
-                        at,
-                        tile.ExtractOp(ids, [self.index_value(r), self.index_value(j)]),
-                    )
-                    return key, [self.constant(0), key]
-
-                def mark(
-                    at: InsertPoint, j: Valid, carried: list[SSAValue]
-                ) -> list[SSAValue]:
-                    _, at_key = keys_of(at, j)
-                    one = tile.InsertOp(self.constant(1), carried[0], at_key)
-                    return [self.value(at, one)]
-
-                def count(
-                    at: InsertPoint, j: Valid, carried: list[SSAValue]
-                ) -> list[SSAValue]:
-                    _, at_key = keys_of(at, j)
-                    old = self.value(at, tile.ExtractOp(carried[0], at_key))
-                    new = self.value(at, arith.AddiOp(old, self.constant(1)))
-                    return [self.value(at, tile.InsertOp(new, carried[0], at_key))]
-
-                zeros = self.zeros(at, count_type, [])
-                (marks,) = self.loop(at, 0, top, 1, [zeros], mark)
-                # keys named: k unless one is named twice; then count again
-                named = self.value(at, tile.ReduceSumOp(self.to_f32(at, marks), 1))
-                named = self.value(at, tile.CastOp(named, i32))
-                distinct = self.value(
-                    at, tile.ExtractOp(named, [self.constant(0), self.constant(0)])
-                )
-                repeats = self.value(
-                    at, arith.CmpiOp(distinct, self.constant(top), "ult")
-                )
-                trips = self.value(
-                    at,
-                    arith.SelectOp(repeats, self.constant(1), self.constant(0)),
-                )
-
-                def recount(
-                    at: InsertPoint, _: Valid, carried: list[SSAValue]
-                ) -> list[SSAValue]:
-                    del carried
-                    fresh = self.zeros(at, count_type, [])
-                    return self.loop(at, 0, top, 1, [fresh], count)
-
-                (counts,) = self.loop(at, 0, trips, 1, [marks], recount)
-                logs = self.value(at, tile.LogOp(self.to_f32(at, counts)))
-                row_mask = self.cast_to(at, logs, element_type)
-                self.store(at, row_mask, out, [self.scaled(at, b, 1, r), 0])
-                return []
-
             # unrolled: tile-to-hw splits the block loop over the cores when
             # every store moves with it (`b + r` with r constant)
             for r in range(rows):
-                row(at, r, [])
+                counts = self.counts(at, ids, r, top, keys)
+                logs = self.value(at, tile.LogOp(self.to_f32(at, counts)))
+                row_mask = self.cast_to(at, logs, element_type)
+                self.store(at, row_mask, out, [self.scaled(at, b, 1, r), 0])
             return []
 
         self.loop(self.top, 0, s, rows, [], block)
+
+    def counts(
+        self, at: InsertPoint, ids: SSAValue, r: int, top: int, keys: int
+    ) -> SSAValue:
+        """The `1 x keys` i32 row of how often row `r` of the index tile `ids`
+        names each key: each marked 1, counted again only when the marks sum
+        below `top` (a key named twice)."""
+        count_type = TileType([1, keys], i32, MemorySpace.UB)
+
+        def position(at: InsertPoint, j: Valid) -> list[SSAValue]:
+            """Where index `j` of the row lands in the count row."""
+            key = tile.ExtractOp(ids, [self.constant(r), self.index_value(j)])
+            return [self.constant(0), self.value(at, key)]
+
+        def mark(at: InsertPoint, j: Valid, carried: list[SSAValue]) -> list[SSAValue]:
+            one = tile.InsertOp(self.constant(1), carried[0], position(at, j))
+            return [self.value(at, one)]
+
+        def count(at: InsertPoint, j: Valid, carried: list[SSAValue]) -> list[SSAValue]:
+            where = position(at, j)
+            old = self.value(at, tile.ExtractOp(carried[0], where))
+            new = self.value(at, arith.AddiOp(old, self.constant(1)))
+            return [self.value(at, tile.InsertOp(new, carried[0], where))]
+
+        def recount(at: InsertPoint, _: Valid, __: list[SSAValue]) -> list[SSAValue]:
+            return self.loop(at, 0, top, 1, [self.zeros(at, count_type, [])], count)
+
+        (marks,) = self.loop(at, 0, top, 1, [self.zeros(at, count_type, [])], mark)
+        named = self.value(at, tile.ReduceSumOp(self.to_f32(at, marks), 1))
+        named = self.value(at, tile.CastOp(named, i32))
+        zero = self.constant(0)
+        distinct = self.value(at, tile.ExtractOp(named, [zero, zero]))
+        repeats = self.value(at, arith.CmpiOp(distinct, self.constant(top), "ult"))
+        # a loop of 0 or 1 trips, not an scf.if: tile-to-hw lowers loops
+        # carrying tiles, not branches yielding them
+        trips = self.value(at, arith.SelectOp(repeats, self.constant(1), zero))
+        return self.loop(at, 0, trips, 1, [marks], recount)[0]
