@@ -66,7 +66,12 @@ TOPK_DENSE_MODES = ("auto", "always", "never")
 fallback applies, nowhere."""
 
 MASK_TYPES: tuple[Attribute, ...] = (f16, bf16)
-"""Element types of q, k and v the fallback takes (the flash nest's cube)."""
+"""Element types of q, k and v the fallback takes (the cube's)."""
+
+FLASH_TYPES: tuple[Attribute, ...] = (f16,)
+"""Element types tv-to-tile's flash-attention nest fuses (bf16 attention is
+three nests through GM, which the estimate does not cover: `auto` then keeps
+the gather nest)."""
 
 INDEX_SCALAR_OPS = 1
 """Scalar ALU instructions per index besides its two UB accesses (its
@@ -85,8 +90,9 @@ class DenseEstimate:
     """The mask nest (its S, V, MTE2 and MTE3 work as one chain a row)."""
     flash: float | None
     """The flash-attention nest (passes/attention_model.py) plus the mask's
-    blocks loaded in each key step; None: no blocks fit (tv-to-tile then
-    lowers the attention as three nests through GM, not estimated)."""
+    blocks loaded in each key step; None: no blocks fit or the type is not
+    f16 (tv-to-tile then lowers the attention as three nests through GM, not
+    estimated)."""
     rows: int
     """Query rows of an index block."""
     per_index: float
@@ -98,7 +104,7 @@ class DenseEstimate:
 
     def text(self) -> str:
         flash = (
-            "not estimated: no flash-attention blocks fit"
+            "not estimated: no flash-attention nest (no blocks fit, or not f16)"
             if self.flash is None
             else f"{self.flash:.0f}"
         )
@@ -183,7 +189,9 @@ def dense_estimate(
     if best is None:
         return None
     mask, rows = best[0] + target.sync.all_latency, best[1]
-    tiling = choose_tiling(target, target.cores, (s, keys), depth, depth, cube_sum)
+    tiling = None
+    if element_type in FLASH_TYPES:
+        tiling = choose_tiling(target, target.cores, (s, keys), depth, depth, cube_sum)
     if tiling is None:
         return DenseEstimate(mask, None, rows, per_index)
     # the flash estimate has no mask: its br x bc block's transfer each key step

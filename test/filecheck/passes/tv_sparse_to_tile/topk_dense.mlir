@@ -74,7 +74,7 @@
 // ALWAYS: remark: tv-sparse-to-tile: top-k attention (S=16, k=8, d=32) by its dense fallback: {{.*}} (topk-dense-fallback=always); estimated {{.*}}; the gather nest 976
 // ALWAYS: remark: tv-sparse-to-tile: top-k attention (S=16, k=8, d=32): no dense fallback: N = 56 keys
 
-// TINY: remark: tv-sparse-to-tile: top-k attention (S=16, k=8, d=32) by its dense fallback: {{.*}} (topk-dense-fallback=always); estimated mask nest {{[0-9]+}} (8 index rows a load, 17 scalar cycles an index), flash nest not estimated: no flash-attention blocks fit; the gather nest 167168
+// TINY: remark: tv-sparse-to-tile: top-k attention (S=16, k=8, d=32) by its dense fallback: {{.*}} (topk-dense-fallback=always); estimated mask nest {{[0-9]+}} (8 index rows a load, 17 scalar cycles an index), flash nest not estimated: no flash-attention nest (no blocks fit, or not f16); the gather nest 167168
 
 // BAD: error: tv-sparse-to-tile: topk-dense-fallback must be one of auto, always, never, got 'yes'
 
