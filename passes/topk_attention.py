@@ -239,10 +239,15 @@ class TopkAttentionPlan:
             if dense is not None and self._takes(dense, mode, reason, chain):
                 self.dense[op] = dense
             elif reason is not None:
+                no_dense = ""
+                if fuse and dense is not None:
+                    no_dense = f"; no dense fallback: estimated {dense.text()}"
+                elif fuse:
+                    no_dense = f"; no dense fallback: {why}"
                 emit_remark(
                     op,
                     "tv-sparse-to-tile: top-k attention not fused: "
-                    f"{reason}; the gathers go to GM temporaries (unfused)",
+                    f"{reason}; the gathers go to GM temporaries (unfused){no_dense}",
                 )
                 continue
             else:
