@@ -114,6 +114,7 @@ class SparseLoweringOptions(RangeOptions, Protocol):
     b_ranges_density: float
     fuse_topk_attention: bool
     topk_gather_run: int
+    topk_dense_fallback: str
     interleave: bool
 
 
@@ -165,8 +166,8 @@ class SparseFunctionLowering:
             TopkAttentionPlan(
                 [o for o in ops if not plan.handles(o)],
                 self.target,
-                self.options.fuse_topk_attention,
-                self.options.topk_gather_run,
+                self.options,
+                self.function,
             ),
         )
         self._check([o for o in ops if not plan.handles(o)], return_op, plan)

@@ -37,7 +37,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, cast
 
-from xdsl.dialects import arith
+from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import FloatAttr, MemRefType, bf16, f16, f32, i32
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
@@ -52,6 +52,14 @@ from .located_builder import LocatedBuilder
 from .nest_builder import Valid, compute_type
 from .sparse_nests import SparseBuffers, SparseNest
 from .tiling_model import BUFFERING, column_unit
+from .topk_dense import (
+    DenseAttention,
+    DenseEstimate,
+    dense_estimate,
+    dense_refusal,
+    emit_dense,
+    mask_unit,
+)
 
 ELEMENT_TYPES: tuple[Attribute, ...] = (f16, bf16, f32)
 """Element types of q, k and v the fused nest takes (the vector unit casts
@@ -198,28 +206,106 @@ def _round_up(value: int, unit: int) -> int:
 
 class TopkAttentionPlan:
     """The top-k attention chains of one function's tv ops that the fused
-    nest lowers, each at its root; the chains' other ops are `covered`."""
+    nest, or its dense fallback (passes/topk_dense.py), lowers, each at its
+    root; the chains' other ops are `covered`."""
 
-    def __init__(self, ops: Sequence[Operation], target: Target, fuse: bool, run: int):
+    def __init__(
+        self,
+        ops: Sequence[Operation],
+        target: Target,
+        options: TopkOptions,
+        function: func.FuncOp,
+    ):
         self.target = target
-        self.run = run
+        self.run = options.topk_gather_run
+        self.mode = options.topk_dense_fallback
+        self.function = function
         self.chains: dict[Operation, TopkChain] = {}
+        self.dense: dict[Operation, DenseEstimate] = {}
+        """The chains lowered by the dense fallback, with its estimate."""
+        self.dense_remarks: dict[Operation, str] = {}
+        """Why a chain the fused nest takes has no dense fallback."""
         self.covered: set[Operation] = set()
         for op in ops:
             chain = topk_chain(op)
             if chain is None:
                 continue
+            fuse = options.fuse_topk_attention
             reason = "fuse-topk-attention=false" if not fuse else None
             reason = reason or _refusal(chain, target, self.run)
-            if reason is not None:
+            mode = options.topk_dense_fallback
+            dense, why = None, "topk-dense-fallback=never"
+            if fuse and mode != "never":
+                dense, why = self._dense(chain, options.attention_cube_sum)
+            if dense is not None and self._takes(dense, mode, reason, chain):
+                self.dense[op] = dense
+            elif reason is not None:
+                no_dense = ""
+                if fuse and dense is not None:
+                    no_dense = f"; no dense fallback: estimated {dense.text()}"
+                elif fuse:
+                    no_dense = f"; no dense fallback: {why}"
                 emit_remark(
                     op,
                     "tv-sparse-to-tile: top-k attention not fused: "
-                    f"{reason}; the gathers go to GM temporaries (unfused)",
+                    f"{reason}; the gathers go to GM temporaries (unfused){no_dense}",
                 )
                 continue
+            else:
+                self.dense_remarks[op] = why or self._costs(chain, dense)
             self.chains[op] = chain
             self.covered.update(chain.ops[:-1])
+
+    def _dense(
+        self, chain: TopkChain, cube_sum: bool
+    ) -> tuple[DenseEstimate | None, str | None]:
+        """The dense fallback's estimate, or why there is none."""
+        s, top, depth = chain.shape
+        keys = _tensor(chain.keys.source).get_shape()[0]
+        element_type = _tensor(chain.keys.source).element_type
+        types = {
+            _tensor(v).element_type
+            for v in (chain.reshape.input, chain.keys.source, chain.values.source)
+        }
+        if len(types) != 1:
+            return None, "q, k and v differ in type"
+        why = dense_refusal(
+            element_type,
+            _tensor(chain.keys.indices).element_type,
+            keys,
+            len(_tensor(chain.root.results[0]).get_shape()),
+            mask_unit(element_type, self.target),
+        )
+        if why is not None:
+            return None, why
+        found = dense_estimate(
+            self.target, (s, top, keys, depth), element_type, cube_sum
+        )
+        if found is None:
+            return None, (
+                "its tiles do not fit (the mask nest's rows or the flash nest's "
+                f"blocks) on target '{self.target.name}'"
+            )
+        return found, None
+
+    def _takes(
+        self, dense: DenseEstimate, mode: str, refused: str | None, chain: TopkChain
+    ) -> bool:
+        """Whether the dense fallback lowers `chain`: always, or when
+        estimated cheaper than the fused nest (or that is `refused`)."""
+        if mode == "always":
+            return True
+        if dense.total is None:
+            return False
+        return refused is not None or dense.total < self._estimate(chain)
+
+    def _costs(self, chain: TopkChain, dense: DenseEstimate | None) -> str:
+        """Both estimates, for the remarks."""
+        assert dense is not None
+        return (
+            f"estimated {dense.text()}; the gather nest {self._estimate(chain)} "
+            "(one L2-hit DMA per gathered row)"
+        )
 
     def handles(self, op: Operation) -> bool:
         return op in self.covered or op in self.chains
@@ -237,32 +323,65 @@ class TopkAttentionPlan:
         chain = self.chains.get(op)
         if chain is None:
             return False
+        s, top, depth = chain.shape
+        shape = f"(S={s}, k={top}, d={depth})"
+        q, k, v = (
+            dense[chain.reshape.input],
+            dense[chain.keys.source],
+            dense[chain.values.source],
+        )
+        idx = dense[chain.keys.indices]
         element_type = _tensor(chain.keys.source).element_type
+        estimate = self.dense.get(op)
+        if estimate is not None:
+            keys = _tensor(chain.keys.source).get_shape()[0]
+            scale = None if chain.scaled is None else chain.scaled.operands[1]
+            gather = chain.keys.location
+            where = [gather, chain.scores.location]
+            where += [(chain.scaled or chain.scores).location]
+            where += [chain.softmax.location, chain.root.location]
+            forced = " (topk-dense-fallback=always)" if self.mode == "always" else ""
+            emit_dense(
+                builder,
+                self.function,
+                self.target,
+                DenseAttention(q, k, v, idx, out, scale, where),
+                (s, top, keys, depth),
+                element_type,
+                estimate.rows,
+            )
+            emit_remark(
+                op,
+                f"tv-sparse-to-tile: top-k attention {shape} by its dense "
+                f"fallback: an {s}x{keys} additive mask (ln of each key's count in "
+                "the query's index row: 0 named once, -inf not named) built on the "
+                "scalar unit into a GM temporary, then softmax(q @ k.T"
+                f"{'' if scale is None else ' * s'} + mask) @ v outlined for "
+                "tv-to-tile (its flash-attention nest where the blocks fit)"
+                f"{forced}; {self._costs(chain, estimate)}",
+            )
+            return True
         unit = column_unit(
             [element_type, f32, i32], self.target.memories["ub"].alignment
         )
         nest = TopkAttentionNest(builder, 1, unit)
-        nest.attention(
-            dense[chain.reshape.input],
-            dense[chain.keys.source],
-            dense[chain.values.source],
-            dense[chain.keys.indices],
-            out,
-            chain,
-            self.run,
-        )
-        s, top, depth = chain.shape
+        nest.attention(q, k, v, idx, out, chain, self.run)
         cycles = self._estimate(chain)
-        scale = "" if chain.scale is None else f", the scale {chain.scale:g}"
+        scale_text = "" if chain.scale is None else f", the scale {chain.scale:g}"
         emit_remark(
             op,
-            f"tv-sparse-to-tile: fused top-k attention (S={s}, k={top}, d={depth}) "
+            f"tv-sparse-to-tile: fused top-k attention {shape} "
             f"as one nest per query row over the cores: the index row in ub, the "
             f"k key rows and value rows gathered GM -> ub, {self._runs()}; the scores on the vector unit "
             "(f32 multiply and row sum; the cube would need the k gathered rows "
-            f"as one tile, which no tile op builds){scale} and the softmax in ub; "
+            f"as one tile, which no tile op builds){scale_text} and the softmax in ub; "
             "one store per output row, no GM temporary; estimated "
             f"{cycles} cycles of MTE2 a core (one L2-hit DMA per row)",
+        )
+        emit_remark(
+            op,
+            f"tv-sparse-to-tile: top-k attention {shape}: no dense fallback: "
+            f"{self.dense_remarks[op]}",
         )
         return True
 
@@ -290,6 +409,15 @@ class TopkAttentionPlan:
             * top
             * cost.l2_hit_dma_cycles(self.target, ("gm", "ub"), 1, row)
         )
+
+
+class TopkOptions(Protocol):
+    """The tv-sparse-to-tile options the plan reads (passes/tv_sparse_to_tile.py)."""
+
+    fuse_topk_attention: bool
+    topk_gather_run: int
+    topk_dense_fallback: str
+    attention_cube_sum: bool
 
 
 class LoweringPlan(Protocol):

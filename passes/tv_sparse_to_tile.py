@@ -44,6 +44,7 @@ from pypto_mlir.targets import Target
 from .csr_spmm_ranges import ASSUMED_DENSITY
 from .set_target import required_target
 from .sparse_function_lowering import CUBE_TYPES, SparseFunctionLowering, is_sparse
+from .topk_dense import TOPK_DENSE_MODES
 
 
 @dataclass(frozen=True)
@@ -180,6 +181,12 @@ class TvSparseToTilePass(ModulePass):
     trips that tile-pipeline does not prefetch, and the pipelined single
     rows measured faster (docs/sparse.md, *Top-k attention*)."""
 
+    topk_dense_fallback: str = "auto"
+    """Lower top-k attention by an additive mask built from the indices and
+    the dense flash-attention nest (passes/topk_dense.py): `auto` where the
+    cost model estimates it cheaper than the fused gather nest, `always`
+    where it applies, `never`."""
+
     interleave: bool = True
     """Mark a function with a gather `pypto.interleave_groups`, so that
     tile-to-hw splits each nest of a phase over all the cores (the gathers
@@ -202,6 +209,12 @@ class TvSparseToTilePass(ModulePass):
                 op,
                 "tv-sparse-to-tile: topk-gather-run must be >= 1, got "
                 f"{self.topk_gather_run}",
+            )
+        if self.topk_dense_fallback not in TOPK_DENSE_MODES:
+            raise op_error(
+                op,
+                "tv-sparse-to-tile: topk-dense-fallback must be one of "
+                f"{', '.join(TOPK_DENSE_MODES)}, got '{self.topk_dense_fallback}'",
             )
         if self.values_window < 0:
             raise op_error(

@@ -134,6 +134,7 @@ LOWER_STAGES: tuple[Stage, ...] = (
             ("sparse_fuse_attention", "fuse_attention"),
             ("sparse_fuse_topk_attention", "fuse_topk_attention"),
             ("sparse_topk_gather_run", "topk_gather_run"),
+            ("sparse_topk_dense_fallback", "topk_dense_fallback"),
             ("attention_cube_sum", "attention_cube_sum"),
             ("attention_scale_fold", "attention_scale_fold"),
             ("sparse_attention_defer_update", "attention_defer_update"),
@@ -221,6 +222,7 @@ class LowerPipeline(PipelinePass):
     split-reductions), tv-sparse-to-tile (sparse-tile-cols, bsr-cube,
     sparse-gather-run, sparse-entry-window, sparse-fuse-attention,
     sparse-fuse-topk-attention, sparse-topk-gather-run,
+    sparse-topk-dense-fallback,
     sparse-attention-defer-update, sparse-attention-sum-column,
     sparse-attention-balance,
     sparse-attention-block-split, sparse-dense-fallback, sparse-dense-density, sparse-index-prefetch,
@@ -407,6 +409,12 @@ class LowerPipeline(PipelinePass):
     """In the fused top-k attention nest, runs of this many consecutive
     indices as one DMA (tv-sparse-to-tile's topk-gather-run); 1: each row its
     own DMA, pipelined by tile-pipeline (measured faster)."""
+
+    sparse_topk_dense_fallback: str = "auto"
+    """Lower top-k attention by an additive mask and the dense flash nest
+    (tv-sparse-to-tile's topk-dense-fallback): `auto` where the cost model
+    estimates that cheaper than the fused gather nest, `always` where it
+    applies, `never`."""
 
     sparse_dense_fallback: bool = True
     """CSR spmm branches at run time on nnz to to_dense and the dense matmul

@@ -306,8 +306,8 @@ def _sparse_dense_density(
     )
 
 
-def _sparse_sizes(op_type: type, values: tuple[int, ...], what: str) -> Provider:
-    """A provider of an int option of tv-sparse-to-tile's nests of `op_type`:
+def _sparse_sizes(op_type: type, values: tuple[Value, ...], what: str) -> Provider:
+    """A provider of an option of tv-sparse-to-tile's nests of `op_type`:
     `values` probed (`probed_dimension`) when the kernel has such an op."""
 
     def provider(
@@ -328,6 +328,10 @@ register_dimension("max_cores", _max_cores)
 register_dimension("sparse_dense_density", _sparse_dense_density)
 register_dimension(
     "sparse_gather_run", _sparse_sizes(tv.GatherOp, (1, 2, 4, 8), "run lengths")
+)
+register_dimension(
+    "sparse_topk_dense_fallback",
+    _sparse_sizes(tv.GatherOp, ("always", "auto", "never"), "top-k paths"),
 )
 register_dimension(
     "sparse_entry_window",

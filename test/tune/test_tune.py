@@ -458,3 +458,43 @@ def test_a_gather_tunes_its_run_length() -> None:
     runs = next(d for d in space.dimensions if d.name == "sparse_gather_run")
     assert runs.default == 4 and set(runs.values) == {1, 2, 4, 8}
     assert "sparse-entry-window (no tv.sparse_softmax)" in space.untuned
+
+
+TOPK = """\
+func.func @topk(%q: !tv.tensor<16x32xf16>, %k: !tv.tensor<64x32xf16>, %v: !tv.tensor<64x32xf16>, %idx: !tv.tensor<16x8xi32>) -> !tv.tensor<16x32xf16> {
+  %0 = tv.reshape %q : !tv.tensor<16x32xf16> to !tv.tensor<16x1x32xf16>
+  %1 = tv.gather %k[%idx] : !tv.tensor<64x32xf16>, !tv.tensor<16x8xi32> -> !tv.tensor<16x8x32xf16>
+  %3 = tv.matmul %0, %1 transpose_b acc(f32) : !tv.tensor<16x1x32xf16>, !tv.tensor<16x8x32xf16> -> !tv.tensor<16x1x8xf16>
+  %6 = tv.softmax %3 axis = 2 : !tv.tensor<16x1x8xf16>
+  %7 = tv.gather %v[%idx] : !tv.tensor<64x32xf16>, !tv.tensor<16x8xi32> -> !tv.tensor<16x8x32xf16>
+  %8 = tv.matmul %6, %7 acc(f32) : !tv.tensor<16x1x8xf16>, !tv.tensor<16x8x32xf16> -> !tv.tensor<16x1x32xf16>
+  %9 = tv.view %8[0, 0, 0] [16, 1, 32] [1, 1, 1] : !tv.tensor<16x1x32xf16> to !tv.tensor<16x32xf16>
+  func.return %9 : !tv.tensor<16x32xf16>
+}
+"""
+
+
+def test_top_k_attention_tunes_its_path() -> None:
+    """sparse-topk-dense-fallback: `always` (the dense fallback) probed
+    against the default `auto` (here the gather nest, which `never` repeats:
+    pruned as the same tiling); a plain gather has no top-k path to choose."""
+    space = build_space(
+        parse(TOPK),
+        "topk",
+        load_target("ascend910b"),
+        LowerPipeline(target="ascend910b"),
+        only=["sparse-topk-dense-fallback"],
+    )
+    (paths,) = space.dimensions
+    assert paths.default == "auto" and paths.values == ("always", "auto")
+    assert space.pruned == {"sparse-topk-dense-fallback: same tiling": 1}
+    with pytest.raises(
+        SpaceError, match=r"sparse-topk-dense-fallback \(no choice for this kernel\)"
+    ):
+        build_space(
+            parse(GATHER),
+            "g",
+            load_target("tiny"),
+            LowerPipeline(target="tiny"),
+            only=["sparse-topk-dense-fallback"],
+        )
