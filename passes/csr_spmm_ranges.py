@@ -13,7 +13,8 @@ in ub, the block's offsets, and shifts the indices by the tile's first row
 (one vector op); per row it finds the run of entries whose column falls in
 its range by two binary searches (a row's entries are sorted), gathers their
 rows of the resident range on chip (`tile.gather`) and stores its f32 partial
-row to a GM workspace. After a `sync_all`, each core adds the `ranges`
+row to a GM workspace, several consecutive rows a DMA from a ub block where
+one fits (`row-block`, SparseNest.blocked_rows). After a `sync_all`, each core adds the `ranges`
 partials of its rows, a block of rows at a time, in range order, and stores
 them (with the epilogue). The sum of a row is thus split by column range:
 each range's entries in their order, then the ranges' partials in range
