@@ -63,7 +63,6 @@ class RangeOptions(SpmmOptions, Protocol):
     """The tv-sparse-to-tile options the choice reads."""
 
     b_ranges: bool
-    row_block: int
 
 
 ASSUMED_DENSITY = 0.01

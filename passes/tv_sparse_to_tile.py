@@ -165,12 +165,13 @@ class TvSparseToTilePass(ModulePass):
     `sync_all` (passes/csr_spmm_ranges.py); false: the row nest."""
 
     row_block: int = 4
-    """CSR spmm over row ranges of `b`: store up to this many consecutive
-    partial rows with one DMA from a ub block tile (fewer where ub holds
-    fewer); 0 or 1: one DMA a row. The block's rows are emitted one after
-    another (its loop then carries nothing and is software-pipelined), so
-    the nest grows with it: 8 measured no faster than 4 at 1024 and took
-    four times as long to compile."""
+    """CSR spmm with a resident slice of `b` (its result rows) or over row
+    ranges of `b` (its partial rows): store up to this many consecutive rows
+    with one DMA from a ub block tile (fewer where ub holds fewer); 0 or 1:
+    one DMA a row. The block's rows are emitted one after another (its loop
+    then carries nothing and is software-pipelined), so the nest grows with
+    it: 8 measured no faster than 4 with the row ranges at 1024 and took four
+    times as long to compile."""
 
     b_ranges_density: float = ASSUMED_DENSITY
     """The density (nnz / entries) the b-ranges choice is estimated at: nnz is

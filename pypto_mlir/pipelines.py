@@ -461,9 +461,9 @@ class LowerPipeline(PipelinePass):
     b-ranges-density; nnz is a run-time size)."""
 
     sparse_row_block: int = 4
-    """CSR spmm over row ranges of b stores up to this many consecutive
-    partial rows with one DMA from a ub block (tv-sparse-to-tile's
-    row-block); 0 or 1: one DMA a row."""
+    """CSR spmm with a resident slice of b or over row ranges of b stores up
+    to this many consecutive result / partial rows with one DMA from a ub
+    block (tv-sparse-to-tile's row-block); 0 or 1: one DMA a row."""
 
     start_level: str = "tv"
     """The level of the input: tv, or tile for a module already tiled (a
