@@ -116,7 +116,10 @@ RESIDENT_ROW_COST = 16
 """A row's fixed work in entries for the split with divided rows from a
 resident slice: its store (~290 cycles on MTE3) against an entry's chain (~24
 cycles). Measured at 1024x1024 power-law (bench_sparse.spmm): 3, 8, 12, 16,
-20, 24, 32 give 67131, 61033, 58023, 57320, 57897, 58848, 59732 cycles."""
+20, 24, 32 give 67131, 61033, 58023, 57320, 57897, 58848, 59732 cycles.
+With the rows stored by blocks (`row-block`) a row costs little more than an
+entry and the split takes `ROW_COST`: at 1024 power-law (rng 0 alone) 1, 3,
+6, 16 give 41379, 43564, 47175, 49882 cycles; uniform 3: 42578 (16: 43030)."""
 
 ROW_COST = 3
 """A row's fixed work in entries, for the core split: its two window DMAs
@@ -510,7 +513,10 @@ class CsrSpmmNest(SparseNest):
             return group, Column(first, plan.width, plan.width)
 
         def work(at: InsertPoint) -> EntryWork:
-            row_cost = RESIDENT_ROW_COST if plan.width else ROW_COST
+            # a row stored alone costs its DMA's start-up; by blocks, little
+            row_cost = (
+                RESIDENT_ROW_COST if plan.width and plan.store_rows <= 1 else ROW_COST
+            )
             return EntryWork.of(self, at, nnz, rows, groups, row_cost, SNAP)
 
         def share(at: InsertPoint, offset: Reader, group: SSAValue) -> _Part:
