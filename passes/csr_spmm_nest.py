@@ -286,7 +286,7 @@ def row_block(
     ub = cast(int, target.memories["ub"].size)
     free = ub - slice_bytes - 2 * window * WINDOW_BYTES - ROW_TILES * width * 4
     row_bytes = BUFFERING * width * (4 + element_bytes(a.element_type))
-    rows = most
+    rows = min(most, a.shape[0])  # a block lies inside the result
     while rows > 1 and rows * row_bytes > free:
         rows //= 2
     return (rows, rows * row_bytes) if rows > 1 else (1, 0)

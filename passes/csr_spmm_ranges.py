@@ -154,7 +154,7 @@ def range_split(
         while block_rows > 1 and block_rows * density * k * 1.5 > chunk:
             block_rows //= 2
         left = free - (2 * chunk * (WINDOW_BYTES + 4) if chunk else 0)
-        stored = min(row_block, block_rows) if chunk else row_block
+        stored = min(row_block, rows, block_rows if chunk else rows)
         while stored > 1 and BUFFERING * stored * columns * 4 > left:
             stored //= 2
         groups = target.cores // ranges
