@@ -287,7 +287,9 @@ def row_block(
     free = ub - slice_bytes - 2 * window * WINDOW_BYTES - ROW_TILES * width * 4
     row_bytes = BUFFERING * width * (4 + element_bytes(a.element_type))
     rows = min(most, a.shape[0])  # a block lies inside the result
-    while rows > 1 and rows * row_bytes > free:
+    while (
+        rows > 1 and 2 * rows * row_bytes > free
+    ):  # a margin: the row tiles are an estimate
         rows //= 2
     return (rows, rows * row_bytes) if rows > 1 else (1, 0)
 
