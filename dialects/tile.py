@@ -1829,6 +1829,102 @@ class InsertOp(IRDLOperation):
         )
 
 
+@irdl_op_definition
+class InsertRowsOp(IRDLOperation):
+    """The ub tile `dest` with its rows `row .. row + W` replaced by the `W`
+    rows of `value`, at a row known at run time: the tile counterpart of
+    `tile.insert` for whole rows.
+
+        %blk2 = tile.insert_rows %row, %blk[%r] : !tile.tile<1x128xf32, ub>,
+                  !tile.tile<16x128xf32, ub>
+
+    How a nest that computes consecutive rows one at a time collects them in a
+    block tile stored with one DMA instead of one DMA a row (the CSR spmm's
+    partial rows, docs/sparse.md). Same element type, columns and valid
+    columns; `value`'s rows all valid; the rows `row .. row + W` must lie in
+    `dest`'s valid rows (the interpreter checks; a constant row here). The
+    vector unit copies the rows, so rows are whole 32-byte blocks.
+    """
+
+    name = "tile.insert_rows"
+
+    T: ClassVar = VarConstraint("T", base(TileType))
+
+    value = operand_def(TileType)
+    dest = operand_def(T)
+    row = operand_def(IndexType())
+    result = result_def(T)
+
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$value `,` $dest `[` $row `]` attr-dict `:` type($value) `,` type($dest)"
+    )
+
+    def __init__(
+        self,
+        value: SSAValue | Operation,
+        dest: SSAValue | Operation,
+        row: SSAValue | Operation,
+    ):
+        dest = SSAValue.get(dest)
+        super().__init__(operands=[value, dest, row], result_types=[dest.type])
+
+    def verify_(self) -> None:
+        value, dest = _tile_type(self.value), _tile_type(self.dest)
+        for what, tile in (("its value", value), ("its destination", dest)):
+            _verify_space(self, what, tile, (MemorySpace.UB,))
+        _verify_element_type(
+            self, "its destination", dest.element_type, GATHER_ELEMENT_TYPES
+        )
+        if value.get_num_dims() != 2 or dest.get_num_dims() != 2:
+            raise VerifyException(
+                f"inserts rows of a 2-d tile into a 2-d tile, got {value} and {dest}"
+            )
+        rows, columns = value.get_shape()
+        if (
+            value.element_type != dest.element_type
+            or columns != dest.get_shape()[1]
+            or list(value.get_valid()) != [rows, dest.get_valid()[1]]
+        ):
+            raise VerifyException(
+                f"expects rows of the destination's element type and columns, all "
+                f"valid, got {value} for {dest}"
+            )
+        if rows > dest.get_shape()[0]:
+            raise VerifyException(
+                f"inserts {rows} rows into a tile of {dest.get_shape()[0]}"
+            )
+        _verify_whole_rows(self, "rows", dest)
+        _verify_constant_run(
+            self.row, rows, dest, "rows", "the destination's shape", dim=0
+        )
+
+
+def _verify_whole_rows(op: Operation, what: str, tile: TileType) -> None:
+    """Rows the vector unit copies start on ub's alignment: whole blocks."""
+    alignment = target_of(op)[0].memories["ub"].alignment
+    columns, size = tile.get_shape()[1], element_bytes(tile.element_type)
+    if columns * size % alignment:
+        raise VerifyException(
+            f"{what} of {columns} x {size} bytes are not whole {alignment}-byte "
+            "blocks (ub's alignment)"
+        )
+
+
+def _verify_constant_run(
+    start: SSAValue, count: int, tile: TileType, what: str, where: str, dim: int
+) -> None:
+    """A constant `start`: `start .. start + count` lies in `tile`'s dim."""
+    owner = start.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+        first = owner.value.value.data
+        if not 0 <= first <= tile.get_shape()[dim] - count:
+            raise VerifyException(
+                f"{what} [{first}, {first + count}) are outside {where} "
+                f"{list(tile.get_shape())}"
+            )
+
+
 GATHER_INDEX_TYPES: tuple[Attribute, ...] = (i16, i32)
 GATHER_ELEMENT_TYPES: tuple[Attribute, ...] = (f16, bf16, f32, i16, i32)
 """Rows are copied by the vector unit, which moves 16- and 32-bit lanes."""
@@ -1907,20 +2003,10 @@ class GatherOp(IRDLOperation):
             raise VerifyException(
                 f"gathers {rows} rows, but the index tile holds {idx.get_shape()[0]}"
             )
-        alignment = target_of(self)[0].memories["ub"].alignment
-        if columns * element_bytes(src.element_type) % alignment:
-            raise VerifyException(
-                f"source rows of {columns} x {element_bytes(src.element_type)} bytes "
-                f"are not whole {alignment}-byte blocks (ub's alignment)"
-            )
-        owner = self.start.owner
-        if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
-            first = owner.value.value.data
-            if not 0 <= first <= idx.get_shape()[0] - rows:
-                raise VerifyException(
-                    f"indices [{first}, {first + rows}) are outside the index "
-                    f"tile's shape {list(idx.get_shape())}"
-                )
+        _verify_whole_rows(self, "source rows", src)
+        _verify_constant_run(
+            self.start, rows, idx, "indices", "the index tile's shape", dim=0
+        )
 
 
 UNARY_OPS: tuple[type[TileUnaryOp], ...] = (
@@ -1961,6 +2047,7 @@ Tile = Dialect(
         ValidDimOp,
         ExtractOp,
         InsertOp,
+        InsertRowsOp,
         GatherOp,
     ],
     [TileType, MemorySpaceAttr, LayoutAttr, PadValueAttr, RoundModeAttr],

@@ -67,6 +67,7 @@ from .balanced_split import (
 )
 from .nest_builder import Valid
 from .sparse_nests import Column, SparseBuffers, SparseNest
+from .tiling_model import BUFFERING
 
 
 @dataclass(frozen=True)
@@ -97,6 +98,10 @@ class SpmmPlan:
     a `SNAP`-th of a share divided where a share ends: its partial sums go to
     a GM workspace and the core where it begins adds them after a sync_all;
     False: whole rows (`core_rows`)."""
+    store_rows: int = 1
+    """With a resident slice: consecutive result rows stored with one DMA
+    from a ub block (`row-block`, what fits beside the slice); 1: a DMA a
+    row."""
 
 
 Loaded = tuple[SSAValue, SSAValue, SSAValue]
@@ -111,7 +116,10 @@ RESIDENT_ROW_COST = 16
 """A row's fixed work in entries for the split with divided rows from a
 resident slice: its store (~290 cycles on MTE3) against an entry's chain (~24
 cycles). Measured at 1024x1024 power-law (bench_sparse.spmm): 3, 8, 12, 16,
-20, 24, 32 give 67131, 61033, 58023, 57320, 57897, 58848, 59732 cycles."""
+20, 24, 32 give 67131, 61033, 58023, 57320, 57897, 58848, 59732 cycles.
+With the rows stored by blocks (`row-block`) a row costs little more than an
+entry and the split takes `ROW_COST`: at 1024 power-law (rng 0 alone) 1, 3,
+6, 16 give 41379, 43564, 47175, 49882 cycles; uniform 3: 42578 (16: 43030)."""
 
 ROW_COST = 3
 """A row's fixed work in entries, for the core split: its two window DMAs
@@ -154,6 +162,7 @@ class SpmmOptions(Protocol):
     nnz_balance: bool
     resident_b: bool
     divide_rows: bool
+    row_block: int
 
 
 def resident_slices(
@@ -241,20 +250,59 @@ def spmm_plan(
             )
             cores = groups * slices
             granule = gm // gcd(gm, width * element_bytes(a.element_type))
-    shared = 0
+    shared, store_rows = 0, 1
     if width:
         slice_bytes = a.shape[1] * width * element_bytes(a.element_type)
         if in_ub:  # the offsets' table
             slice_bytes += -(-(a.shape[0] + 1) // 8) * 32
-        shared = group_window(target, slice_bytes, window, width)
+        store_rows, block_bytes = row_block(
+            a, target, slice_bytes, window, width, options.row_block
+        )
+        notes.append(_row_block_text(store_rows, options.row_block))
+        shared = group_window(target, slice_bytes + block_bytes, window, width)
     divide = False
     if cores > 1:
         divide, why = divide_rows(
             a, columns, target, options, (window, in_ub), granule, width, slices
         )
         notes.append(why)
-    plan = SpmmPlan(window, cores, in_ub, granule, width, slices, shared, divide)
+    plan = SpmmPlan(
+        window, cores, in_ub, granule, width, slices, shared, divide, store_rows
+    )
     return plan, "; ".join(notes)
+
+
+def row_block(
+    a: SparseBuffers,
+    target: Target,
+    slice_bytes: int,
+    window: int,
+    width: int,
+    most: int,
+) -> tuple[int, int]:
+    """The rows of a result block (at most `most`) whose f32 sums and cast
+    copy fit in ub double-buffered beside the resident slice, the per-row
+    windows and the row tiles, and their bytes; (1, 0): a DMA a row."""
+    ub = cast(int, target.memories["ub"].size)
+    free = ub - slice_bytes - 2 * window * WINDOW_BYTES - ROW_TILES * width * 4
+    row_bytes = BUFFERING * width * (4 + element_bytes(a.element_type))
+    rows = min(most, a.shape[0])  # a block lies inside the result
+    while (
+        rows > 1 and 2 * rows * row_bytes > free
+    ):  # a margin: the row tiles are an estimate
+        rows //= 2
+    return (rows, rows * row_bytes) if rows > 1 else (1, 0)
+
+
+def _row_block_text(rows: int, most: int) -> str:
+    """How the row nest stores its rows (for the remark)."""
+    if rows > 1:
+        return (
+            f"result rows stored {rows} at a time from a ub block (the most of "
+            f"row-block={most} that fits in ub double-buffered beside the slice)"
+        )
+    why = "" if most <= 1 else ": no block of 2 rows fits in ub beside the slice"
+    return f"result rows stored one at a time (row-block={most}{why})"
 
 
 def divide_rows(
@@ -467,7 +515,10 @@ class CsrSpmmNest(SparseNest):
             return group, Column(first, plan.width, plan.width)
 
         def work(at: InsertPoint) -> EntryWork:
-            row_cost = RESIDENT_ROW_COST if plan.width else ROW_COST
+            # a row stored alone costs its DMA's start-up; by blocks, little
+            row_cost = (
+                RESIDENT_ROW_COST if plan.width and plan.store_rows <= 1 else ROW_COST
+            )
             return EntryWork.of(self, at, nnz, rows, groups, row_cost, SNAP)
 
         def share(at: InsertPoint, offset: Reader, group: SSAValue) -> _Part:
@@ -521,7 +572,44 @@ class CsrSpmmNest(SparseNest):
                     )
                     return []
 
-                self.loop(at, lo, hi, 1, [], each)
+                blocks = plan.store_rows
+                if column is None or blocks <= 1:
+                    self.loop(at, lo, hi, 1, [], each)
+                    return
+
+                def tile_of(at: InsertPoint, r: Valid) -> SSAValue:
+                    got: list[SSAValue] = []
+                    self._row(
+                        at,
+                        a,
+                        b,
+                        out,
+                        r,
+                        offset,
+                        nnz,
+                        window,
+                        where,
+                        shared,
+                        keep=lambda at, t: got.append(t),
+                    )
+                    return got[0]
+
+                def store(at: InsertPoint, t: SSAValue, r: Valid) -> None:
+                    assert column is not None
+                    self.store_result(at, t, a.element_type, out, r, column)
+
+                if part is None:
+                    self.blocked_rows(at, lo, hi, blocks, column, tile_of, store)
+                    return
+                # the first and last rows may be divided (their sums go to the
+                # workspace): alone; the rows between are whole, by blocks
+                first_end = smaller(self, at, self.add(at, lo, 1), hi)
+                last = self.value(at, arith.SubiOp(hi, self.constant(1)))
+                less = self.value(at, arith.CmpiOp(last, first_end, "slt"))
+                last = self.value(at, arith.SelectOp(less, first_end, last))
+                self.loop(at, lo, first_end, 1, [], each)
+                self.blocked_rows(at, first_end, last, blocks, column, tile_of, store)
+                self.loop(at, last, hi, 1, [], each)
 
             def emit(at: InsertPoint, window: int) -> None:
                 """The rows from the resident slice with prefetched windows (the
@@ -712,6 +800,7 @@ class CsrSpmmNest(SparseNest):
         resident: tuple[Column, SSAValue | None] | None = None,
         shared: Loaded | None = None,
         part: _Part | None = None,
+        keep: Callable[[InsertPoint, SSAValue], None] | None = None,
     ) -> None:
         """Row `r`: per column tile an f32 accumulator over the row's entries
         (windows of `window` entries prefetched into ub, or GM reads); with
@@ -768,6 +857,9 @@ class CsrSpmmNest(SparseNest):
                 (total,) = self.loop(at, stop, end, window, [total], later)
 
             def whole(at: InsertPoint) -> None:
+                if keep is not None:
+                    keep(at, total)
+                    return
                 self.store_result(at, total, element_type, out, r, column)
 
             if part is None or divided is None:

@@ -13,7 +13,8 @@ in ub, the block's offsets, and shifts the indices by the tile's first row
 (one vector op); per row it finds the run of entries whose column falls in
 its range by two binary searches (a row's entries are sorted), gathers their
 rows of the resident range on chip (`tile.gather`) and stores its f32 partial
-row to a GM workspace. After a `sync_all`, each core adds the `ranges`
+row to a GM workspace, several consecutive rows a DMA from a ub block where
+one fits (`row-block`, SparseNest.blocked_rows). After a `sync_all`, each core adds the `ranges`
 partials of its rows, a block of rows at a time, in range order, and stores
 them (with the epilogue). The sum of a row is thus split by column range:
 each range's entries in their order, then the ranges' partials in range
@@ -55,6 +56,7 @@ from .csr_spmm_nest import (
 )
 from .nest_builder import Valid
 from .sparse_nests import Column, SparseBuffers
+from .tiling_model import BUFFERING
 
 
 class RangeOptions(SpmmOptions, Protocol):
@@ -99,16 +101,30 @@ class RangePlan:
     chunk: int
     """Entries of a block's chunk (a power of two up to `CHUNK` that fits in
     ub double-buffered); 0: per-row windows only."""
+    store_rows: int = 1
+    """Consecutive partial rows stored with one DMA from a ub block tile (at
+    most `row-block`, what fits in ub double-buffered beside the rest, and a
+    chunk's block of rows); 1: one DMA a row."""
 
 
 def range_split(
-    a: SparseBuffers, columns: int, target: Target, plan: SpmmPlan, density: float
+    a: SparseBuffers,
+    columns: int,
+    target: Target,
+    plan: SpmmPlan,
+    density: float,
+    row_block: int = 1,
 ) -> RangePlan | None:
     """The fewest row ranges of `b` (a divisor of the cores) whose range, all
     `columns` wide, fits in ub beside the offsets' table (or without it: fewer
     ranges are fewer partial rows, each a store), the double-buffered windows
     (and their shifted indices) and the row tiles; None if none does or the
-    rows of `b` are not whole 32-byte blocks."""
+    rows of `b` are not whole 32-byte blocks. In what ub has left: the chunk
+    of a block of rows (the largest that fits), then, with `row_block` > 1,
+    the block tile of partial rows stored at once (up to `row_block` rows and
+    a chunk's block of rows). The chunk comes first: at 4096 x 4096 x 128 a
+    chunk of 256 leaves room for blocks of 4 rows where one of 512 leaves
+    none, and measured 1.14x slower (docs/sparse.md, *Row ranges of b*)."""
     size = element_bytes(a.element_type)
     ub = cast(int, target.memories["ub"].size)
     alignment = target.memories["ub"].alignment
@@ -137,8 +153,14 @@ def range_split(
         block_rows = BLOCK_ROWS
         while block_rows > 1 and block_rows * density * k * 1.5 > chunk:
             block_rows //= 2
+        left = free - (2 * chunk * (WINDOW_BYTES + 4) if chunk else 0)
+        stored = min(row_block, rows, block_rows if chunk else rows)
+        while stored > 1 and BUFFERING * stored * columns * 4 > left:
+            stored //= 2
         groups = target.cores // ranges
-        return RangePlan(ranges, span, groups, block, block_rows, in_ub, chunk)
+        return RangePlan(
+            ranges, span, groups, block, block_rows, in_ub, chunk, max(stored, 1)
+        )
     return None
 
 
@@ -236,7 +258,10 @@ def range_pipes(
             * ranges.ranges
             * cost.l2_hit_dma_cycles(target, ("gm", "ub"), ranges.block, columns * 4),
             "MTE3": visits
-            * cost.l2_hit_dma_cycles(target, ("ub", "gm"), 1, columns * 4)
+            / ranges.store_rows
+            * cost.l2_hit_dma_cycles(
+                target, ("ub", "gm"), ranges.store_rows, columns * 4
+            )
             + blocks
             * cost.l2_hit_dma_cycles(
                 target, ("ub", "gm"), ranges.block, columns * size
@@ -260,7 +285,7 @@ def range_plan(
     both at `density` (the nnz is a run-time size) say it is faster."""
     if not options.b_ranges:
         return None, "row ranges of b off (b-ranges=false)"
-    ranges = range_split(a, columns, target, plan, density)
+    ranges = range_split(a, columns, target, plan, density, options.row_block)
     if ranges is None:
         return None, (
             "no row ranges of b (they need prefetched i32 indices, the balanced "
@@ -280,6 +305,8 @@ def range_plan(
         f"b split into {ranges.ranges} row ranges of {ranges.span} kept in ub, "
         f"{ranges.ranges} ranges x {ranges.groups} row groups, each core's partial "
         f"rows added after a sync_all {ranges.block} rows at a time; "
+        + _stored_text(ranges, options.row_block)
+        + "; "
         + (
             "the offsets in ub"
             if ranges.table
@@ -292,6 +319,23 @@ def range_plan(
         )
         + f"; {estimate}"
     )
+
+
+def _stored_text(ranges: RangePlan, row_block: int) -> str:
+    """How the partial rows are stored, and why (for the remark)."""
+    if ranges.store_rows > 1:
+        return (
+            f"partial rows stored {ranges.store_rows} at a time from a ub block "
+            f"(the most of row-block={row_block} that fits in ub double-buffered "
+            "beside the range" + (" and a block's chunk)" if ranges.chunk else ")")
+        )
+    if row_block <= 1:
+        why = ""
+    elif ranges.chunk and ranges.block_rows == 1:
+        why = ": a block of rows sharing a chunk is one row"
+    else:
+        why = ": no block of 2 rows fits in ub beside the range"
+    return f"partial rows stored one at a time (row-block={row_block}{why})"
 
 
 class CsrRangeNest(CsrSpmmNest):
@@ -361,10 +405,8 @@ class CsrRangeNest(CsrSpmmNest):
                 chunk: Loaded | None = None,
                 rows_offset: Reader | None = None,
             ) -> None:
-                def each(
-                    at: InsertPoint, r: Valid, _: list[SSAValue]
-                ) -> list[SSAValue]:
-                    self._range_row(
+                def row(at: InsertPoint, r: Valid) -> SSAValue:
+                    return self._range_row(
                         at,
                         a,
                         b,
@@ -374,14 +416,13 @@ class CsrRangeNest(CsrSpmmNest):
                         nnz,
                         window,
                         r,
-                        lambda at, total: self.store(
-                            at, total, workspace, [self.scaled(at, r, 1, first), 0]
-                        ),
                         chunk,
                     )
-                    return []
 
-                self.loop(at, start, end, 1, [], each)
+                def store(at: InsertPoint, total: SSAValue, r: Valid) -> None:
+                    self.store(at, total, workspace, [self.scaled(at, r, 1, first), 0])
+
+                self.blocked_rows(at, start, end, ranges.store_rows, column, row, store)
 
             def emit(at: InsertPoint, window: int) -> None:
                 if not window or not ranges.chunk:
@@ -531,11 +572,10 @@ class CsrRangeNest(CsrSpmmNest):
         nnz: SSAValue,
         window: int,
         r: Valid,
-        store: Callable[[InsertPoint, SSAValue], None],
         chunk: Loaded | None = None,
-    ) -> None:
+    ) -> SSAValue:
         """Row `r`'s f32 partial over the entries whose column lies in the
-        resident range, handed to `store`: per window
+        resident range: per window
         of the row, the run found by two binary searches of its shifted
         indices, gathered from the range on chip; without windows (nnz <
         window) the first range's core reads the row's entries and rows of b
@@ -551,8 +591,7 @@ class CsrRangeNest(CsrSpmmNest):
             end = self.value(at, arith.SelectOp(first, end, start))
             values = self.block_values(a)
             (total,) = self._gm_entries(at, a, values, b, column, start, end, acc)
-            store(at, total)
-            return
+            return total
 
         def windows(at: InsertPoint, q: Valid, accs: list[SSAValue]) -> list[SSAValue]:
             q = self.index_value(q)
@@ -571,7 +610,7 @@ class CsrRangeNest(CsrSpmmNest):
             )
 
         (total,) = self.loop(at, start, end, window, [acc], windows)
-        store(at, total)
+        return total
 
     def _lower_bound(
         self,

@@ -310,6 +310,60 @@ class SparseNest(LoopBuilder):
         dynamic = [v for v in valid if isinstance(v, SSAValue)]
         return self.value(at, tile.FillOp(zero, tile_type, dynamic))
 
+    def blocked_rows(
+        self,
+        at: InsertPoint,
+        start: Valid,
+        end: Valid,
+        rows: int,
+        column: Column,
+        row: Callable[[InsertPoint, Valid], SSAValue],
+        store: Callable[[InsertPoint, SSAValue, Valid], None],
+    ) -> None:
+        """Rows `start .. end`, each one's f32 tile of `column` made by `row`,
+        stored by `store(at, tile, first row)` `rows` at a time: per full block
+        of `rows` consecutive rows, the rows (`rows` copies of `row`'s ops) are
+        written into a ub block tile at their rows in it (`tile.insert_rows`)
+        and the block is stored once; the rows after the last full block, and every row when `rows` is
+        1, one at a time. One DMA per block, not per row: a row's store costs
+        about its DMA's start-up (docs/sparse.md, *Row ranges of b*)."""
+        if rows <= 1:
+
+            def single(at: InsertPoint, r: Valid, _: list[SSAValue]) -> list[SSAValue]:
+                store(at, row(at, r), r)
+                return []
+
+            self.loop(at, start, end, 1, [], single)
+            return
+        count = self.value(
+            at, arith.SubiOp(self.index_value(end), self.index_value(start))
+        )
+        whole = self.value(
+            at,
+            arith.MuliOp(
+                self.value(at, arith.DivUIOp(count, self.constant(rows))),
+                self.constant(rows),
+            ),
+        )
+        full = self.value(at, arith.AddiOp(self.index_value(start), whole))
+
+        def block(at: InsertPoint, b: Valid, _: list[SSAValue]) -> list[SSAValue]:
+            # the rows written out one after another, not a loop carrying the
+            # block: the block loop then carries nothing, so tile-pipeline
+            # runs two blocks in flight (each its own block buffer) as it did
+            # two rows
+            filled = self.zeros(at, column.tile_type(f32, rows), [rows, column.valid])
+            for j in range(rows):
+                one = row(at, self.scaled(at, b, 1, j))
+                filled = self.value(
+                    at, tile.InsertRowsOp(one, filled, self.constant(j))
+                )
+            store(at, filled, b)
+            return []
+
+        self.loop(at, start, full, rows, [], block)
+        self.blocked_rows(at, full, end, 1, column, row, store)
+
     # The nests ---------------------------------------------------------------------
 
     def spmm_rows(self, a: SparseBuffers, b: SSAValue, out: SSAValue) -> None:

@@ -165,6 +165,15 @@ class TvSparseToTilePass(ModulePass):
     `b` into row ranges kept in ub, one a core, the partial rows added after a
     `sync_all` (passes/csr_spmm_ranges.py); false: the row nest."""
 
+    row_block: int = 4
+    """CSR spmm with a resident slice of `b` (its result rows) or over row
+    ranges of `b` (its partial rows): store up to this many consecutive rows
+    with one DMA from a ub block tile (fewer where ub holds fewer); 0 or 1:
+    one DMA a row. The block's rows are emitted one after another (its loop
+    then carries nothing and is software-pipelined), so the nest grows with
+    it: 8 measured no faster than 4 with the row ranges at 1024 and took four
+    times as long to compile."""
+
     b_ranges_density: float = ASSUMED_DENSITY
     """The density (nnz / entries) the b-ranges choice is estimated at: nnz is
     a run-time size."""
@@ -221,6 +230,10 @@ class TvSparseToTilePass(ModulePass):
                 op,
                 "tv-sparse-to-tile: values-window must be >= 0, got "
                 f"{self.values_window}",
+            )
+        if self.row_block < 0:
+            raise op_error(
+                op, f"tv-sparse-to-tile: row-block must be >= 0, got {self.row_block}"
             )
         if not 0 < self.b_ranges_density <= 1:
             raise op_error(

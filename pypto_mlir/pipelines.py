@@ -152,6 +152,7 @@ LOWER_STAGES: tuple[Stage, ...] = (
             ("sparse_divide_rows", "divide_rows"),
             ("sparse_b_ranges", "b_ranges"),
             ("sparse_b_ranges_density", "b_ranges_density"),
+            ("sparse_row_block", "row_block"),
             ("interleave", "interleave"),
         ),
     ),
@@ -228,7 +229,7 @@ class LowerPipeline(PipelinePass):
     sparse-attention-block-split, sparse-dense-fallback, sparse-dense-density, sparse-index-prefetch,
     sparse-nnz-balance, sparse-values-window, sparse-fuse-epilogue,
     sparse-entry-insert, sparse-resident-b, sparse-divide-rows,
-    sparse-b-ranges, sparse-b-ranges-density, interleave), tv-to-tile,
+    sparse-b-ranges, sparse-b-ranges-density, sparse-row-block, interleave), tv-to-tile,
     tile-peel-tails, tile-pipeline (unless double-buffer=false), tile-to-hw
     (bank-offset, matmul-grid, block-reduce),
     hw-coalesce-dma (unless coalesce-dma=false) and hw-insert-sync
@@ -466,6 +467,11 @@ class LowerPipeline(PipelinePass):
     sparse_b_ranges_density: float = 0.01
     """The density the b-ranges choice is estimated at (tv-sparse-to-tile's
     b-ranges-density; nnz is a run-time size)."""
+
+    sparse_row_block: int = 4
+    """CSR spmm with a resident slice of b or over row ranges of b stores up
+    to this many consecutive result / partial rows with one DMA from a ub
+    block (tv-sparse-to-tile's row-block); 0 or 1: one DMA a row."""
 
     start_level: str = "tv"
     """The level of the input: tv, or tile for a module already tiled (a

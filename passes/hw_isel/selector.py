@@ -114,18 +114,56 @@ class InsertStrategy(NoScratch):
         self, op: Operation, em: Emitter, buffer: BufferOf, scratch: list[SSAValue]
     ) -> None:
         assert isinstance(op, tile.InsertOp)
-        src, dst = buffer(op.dest), buffer(op.result)
-        if src is not dst:
-            self.check_vector_shape(op, op.result)
-            region = self.region(op.result)
-            em.vector(
-                unary(hw.VCopyOp),
-                [region.lanes(src), region.lanes(dst)],
-                region.rows,
-                0,
-                region.cols,
-            )
+        dst = copied_destination(self, op, em, buffer)
         em.emit(hw.StoreScalarOp(op.value, dst, op.indices))
+
+
+def copied_destination(
+    strategy: NoScratch,
+    op: tile.InsertOp | tile.InsertRowsOp,
+    em: Emitter,
+    buffer: BufferOf,
+) -> SSAValue:
+    """The result's buffer of an insert, holding the destination: a `vcopy`
+    of it unless the insert is in place."""
+    src, dst = buffer(op.dest), buffer(op.result)
+    if src is not dst:
+        strategy.check_vector_shape(op, op.result)
+        region = strategy.region(op.result)
+        em.vector(
+            unary(hw.VCopyOp),
+            [region.lanes(src), region.lanes(dst)],
+            region.rows,
+            0,
+            region.cols,
+        )
+    return dst
+
+
+class InsertRowsStrategy(NoScratch):
+    """`tile.insert_rows`: the value's rows copied on V into the destination's
+    buffer at a run-time row, in place.
+
+    `vcopy` of the destination (unless in place), `subview` of it at the row
+    (its bounds checked by the simulator, its footprint the run-time rows for
+    hw-insert-sync and the race detector), `vcopy` of the rows into it
+    """
+
+    ops = (tile.InsertRowsOp,)
+
+    def inplace(self, op: Operation) -> tuple[int, ...]:
+        return (1,)
+
+    def lower(
+        self, op: Operation, em: Emitter, buffer: BufferOf, scratch: list[SSAValue]
+    ) -> None:
+        assert isinstance(op, tile.InsertRowsOp)
+        dst = copied_destination(self, op, em, buffer)
+        value = as_tile(op.value)
+        rows, columns = value.get_shape()
+        rows_type = hw.BufferType([rows, columns], value.element_type, MemorySpace.UB)
+        view = em.emit(hw.SubviewOp(dst, [op.row, em.index(0)], rows_type))
+        copy_flat(em, buffer(op.value), view.results[0], rows * columns)
 
 
 class GatherStrategy(NoScratch):
@@ -176,6 +214,7 @@ STRATEGIES: tuple[type[TileOpStrategy], ...] = (
     ValidDimStrategy,
     ExtractStrategy,
     InsertStrategy,
+    InsertRowsStrategy,
     GatherStrategy,
     ExpandedMathStrategy,
 )

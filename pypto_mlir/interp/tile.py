@@ -483,6 +483,22 @@ class TileFunctions(
         data[index] = np.asarray(args[0].value.data).astype(data.dtype)
         return (TileValue(data, dest.valid),)
 
+    @impl(tile.InsertRowsOp)
+    def run_insert_rows(
+        self, interpreter: Interpreter, op: tile.InsertRowsOp, args: PythonValues
+    ) -> PythonValues:
+        value, dest = cast(TileValue, args[0]), cast(TileValue, args[1])
+        row = int(args[2].value.data)
+        rows = value.data.shape[0]
+        if not 0 <= row <= dest.valid[0] - rows:
+            raise InterpretationError(
+                f"tile.insert_rows: rows [{row}, {row + rows}) are outside the "
+                f"valid rows [0, {dest.valid[0]}) of the destination"
+            )
+        data = dest.data.copy()
+        data[row : row + rows, : dest.valid[1]] = value.data[:, : dest.valid[1]]
+        return (TileValue(data, dest.valid),)
+
     @impl(tile.GatherOp)
     def run_gather(
         self, interpreter: Interpreter, op: tile.GatherOp, args: PythonValues

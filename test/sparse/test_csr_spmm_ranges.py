@@ -17,7 +17,7 @@ from test_sparse_lowering import _rng, _sparse, spmm_module
 from xdsl.parser import Parser
 
 import pypto_mlir as pto
-from pypto_mlir.check import compare_levels, lower
+from pypto_mlir.check import compare_levels, compare_runs, lower
 from pypto_mlir.diagnostics import diagnostic_handler
 from pypto_mlir.pipelines import LowerPipeline
 from pypto_mlir.universe import default_context
@@ -89,6 +89,31 @@ def test_row_ranges_without_the_offsets_table() -> None:
     b = rng.standard_normal((k, n)).astype(np.float16)
     for comparison in compare_levels(module, lowered, "f", [_sparse(a, "f16"), b]):
         assert comparison.ok, comparison.describe()
+
+
+@pytest.mark.parametrize("pattern", ["empty_rows", "power_law"])
+def test_row_blocks_store_the_same_partials(pattern: str) -> None:
+    """row-block (default 4): 200 x 1000 x 32 on ascend910b, 2 ranges x 12
+    row groups, the partial rows stored 4 a DMA from a ub block (the rows
+    after a group's last whole block one at a time): within the bound, and
+    the same bits as one DMA a row (row-block=0), whose sums are the same."""
+    m, k, n = 200, 1000, 32
+    options = {**OPTIONS, "sparse_b_ranges_density": 0.01}
+    module, blocked, remarks = _lowered(m, k, n, "ascend910b", **options)
+    assert any("partial rows stored 4 at a time" in r for r in remarks), remarks
+    _, single, remarks = _lowered(
+        m, k, n, "ascend910b", **{**options, "sparse_row_block": 0}
+    )
+    assert any("partial rows stored one at a time (row-block=0)" in r for r in remarks)
+    assert "insert_rows" not in str(single)
+    rng = _rng("ranges", "blocks", pattern)
+    a = PATTERNS[pattern]((m, k), rng)
+    inputs = [_sparse(a, "f16"), rng.standard_normal((k, n)).astype(np.float16)]
+    comparisons, run = compare_runs(module, blocked, "f", inputs)
+    for comparison in comparisons:
+        assert comparison.ok, comparison.describe()
+    _, alone = compare_runs(module, single, "f", inputs)
+    np.testing.assert_array_equal(run.outputs[0], alone.outputs[0])
 
 
 @pto.kernel(backend="reference")

@@ -7,7 +7,9 @@
 // entries fit; else per-row windows of 64), the indices shifted by the tile's
 // first row (tile.sub); per row its run of entries in the range found by two
 // binary searches, their rows gathered from the range on chip, the f32 partial
-// row stored to a GM workspace. A second core loop (after tile-to-hw's
+// row stored to a GM workspace, one DMA a row (a block of rows to store at
+// once, row-block, does not fit beside the range and the chunk here:
+// row_block.mlir). A second core loop (after tile-to-hw's
 // sync_all) adds the 6 partials of its rows 32 rows at a time and stores them.
 // RUN: pypto-opt %s --split-input-file -p 'tv-sparse-to-tile{target=ascend910b}' 2>&1 | filecheck %s
 // RUN: pypto-opt %s --split-input-file -p 'tv-sparse-to-tile{target=ascend910b b-ranges=false}' 2>&1 | filecheck %s --check-prefix=OFF
@@ -17,7 +19,7 @@
 // RUN: not pypto-opt %s -p 'tv-sparse-to-tile{target=ascend910b b-ranges-density=0.0}' 2>&1 | filecheck %s --check-prefix=BAD
 
 // CHECK-LABEL: remark: tv-sparse-to-tile: tv.spmm by rows
-// CHECK-SAME: b split into 6 row ranges of 683 kept in ub, 6 ranges x 4 row groups, each core's partial rows added after a sync_all 32 rows at a time; the offsets loaded per block of 8 rows, indices and values per block in a chunk of 512; the pipe estimates at 1% density (167772 entries): row ranges {{[0-9]+}} (MTE3), rows of b from GM {{[0-9]+}} (MTE2)
+// CHECK-SAME: b split into 6 row ranges of 683 kept in ub, 6 ranges x 4 row groups, each core's partial rows added after a sync_all 32 rows at a time; partial rows stored one at a time (row-block=4: no block of 2 rows fits in ub beside the range); the offsets loaded per block of 8 rows, indices and values per block in a chunk of 512; the pipe estimates at 1% density (167772 entries): row ranges {{[0-9]+}} (MTE3), rows of b from GM {{[0-9]+}} (MTE2)
 // CHECK: func.func @spmm(
 // CHECK:   %[[WS:.*]] = memref.alloc() : memref<24576x128xf32>
 // CHECK:   scf.for %[[CORE:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
@@ -55,8 +57,9 @@
 // CHECK:   memref.dealloc %[[WS]]
 
 // Estimated at 50 % (b-ranges-density=0.5): blocks of one row (a row of 2048
-// entries does not fit a chunk of 512: its windows then), still taken.
-// DENSE: b split into 6 row ranges of 683 kept in ub, 6 ranges x 4 row groups, each core's partial rows added after a sync_all 32 rows at a time; the offsets loaded per block of 1 rows, indices and values per block in a chunk of 512; the pipe estimates at 50% density (8388608 entries)
+// entries does not fit a chunk of 512: its windows then), still taken; the
+// partial rows then one a DMA.
+// DENSE: b split into 6 row ranges of 683 kept in ub, 6 ranges x 4 row groups, each core's partial rows added after a sync_all 32 rows at a time; partial rows stored one at a time (row-block=4: a block of rows sharing a chunk is one row); the offsets loaded per block of 1 rows, indices and values per block in a chunk of 512; the pipe estimates at 50% density (8388608 entries)
 // BAD: error: tv-sparse-to-tile: b-ranges-density must be in (0, 1], got 0
 // OFF: row ranges of b off (b-ranges=false)
 // OFF-NOT: tile.sub
@@ -70,7 +73,7 @@ func.func @spmm(%a: !tv.tensor<4096x4096xf16, #tv.csr<rows = 4096, cols = 4096, 
 
 // 1024 deep: the resident column slices (resident.mlir) are kept.
 // CHECK-LABEL: remark: tv-sparse-to-tile: tv.spmm by rows
-// CHECK-SAME: row ranges of b a resident column slice kept; the pipe estimates at 1% density (10486 entries): row ranges {{[0-9]+}} (MTE3), rows of b from GM {{[0-9]+}} (MTE2)
+// CHECK-SAME: row ranges of b a resident column slice kept; the pipe estimates at 1% density (10486 entries): row ranges {{[0-9]+}} (S), rows of b from GM {{[0-9]+}} (MTE2)
 // OFF: row ranges of b off (b-ranges=false)
 func.func @shallow(%a: !tv.tensor<1024x1024xf16, #tv.csr<rows = 1024, cols = 1024, nnz = ?, index = i32>>, %b: !tv.tensor<1024x128xf16>) -> !tv.tensor<1024x128xf16> {
   %c = tv.spmm %a, %b : !tv.tensor<1024x1024xf16, #tv.csr<rows = 1024, cols = 1024, nnz = ?, index = i32>>, !tv.tensor<1024x128xf16> -> !tv.tensor<1024x128xf16>
