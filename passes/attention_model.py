@@ -86,22 +86,24 @@ def ub_bytes(
     cube_sum: bool = False,
     row_bytes: int = 0,
     prefetch: bool = False,
-    folded: bool = True,
 ) -> int:
-    """The UB bytes `_fits` counts for one key step (an upper bound of what
-    tile-to-hw allocates, test_attention_fusion checks it): STAGES blocks of
-    scores in f16, a block in f32 (its exponent computed in place), a second
-    one when the scale is `folded` (the f32 copy's multiply), the
-    accumulator and two products (a block's product waits for the next
-    block's softmax before it is added), the row statistics, the ROW group's
-    per-key-block inputs (`row_bytes` an element: STAGES blocks of them with
-    `prefetch`, else one), and with `cube_sum` the block of ones and the
-    row sums."""
+    """The UB bytes `_fits` counts for one key step, an estimate of the peak
+    of tile-to-hw's memory plan (test_attention_fusion compares them):
+    STAGES blocks of scores in f16, two blocks in f32 (a block's copy, its
+    exponent computed in place, and the next block's), the accumulator and
+    two products (a block's product waits for the next block's softmax
+    before it is added; one was counted before, 32 KiB short at dv = 256
+    with 32-row blocks), the row statistics, the ROW group's per-key-block
+    inputs (`row_bytes` an element), and with `cube_sum` the block of ones
+    and the row sums. With `prefetch`, STAGES blocks of those inputs in
+    place of the second f32 block: the peak is at the first block's softmax,
+    before any other block's f32 copy (it takes the first block's scores
+    and inputs once they are dead)."""
     ones = bc * ONES * 2 if cube_sum else 0
     sums = br * ONES * 4 if cube_sum else 0
-    ub = br * bc * (2 * STAGES + 4 + (4 if folded else 0)) + br * dv * 4 * 3
-    ub += br * 4 * 8 + ones + 2 * sums
-    return ub + (STAGES if prefetch else 1) * br * bc * row_bytes
+    inputs = STAGES * row_bytes if prefetch else 4 + row_bytes
+    ub = br * bc * (2 * STAGES + 4 + inputs) + br * dv * 4 * 3
+    return ub + br * 4 * 8 + ones + 2 * sums
 
 
 def _fits(
@@ -113,7 +115,6 @@ def _fits(
     cube_sum: bool = False,
     row_bytes: int = 0,
     prefetch: bool = False,
-    folded: bool = True,
 ) -> bool:
     """Whether the tiles of one key step fit every on-chip memory (STAGES L1
     stages of K and V; UB: STAGES blocks of scores in f16, a block in f32 and
@@ -136,7 +137,7 @@ def _fits(
     l0b = max(d, dv) * bc * 2 + ones
     l0c = STAGES * br * bc * 4 + br * dv * 4 + sums
     l1 = br * d * 2 + STAGES * (bc * d * 2 + bc * dv * 2) + br * bc * 2 + ones
-    ub = ub_bytes(br, bc, dv, cube_sum, row_bytes, prefetch, folded)
+    ub = ub_bytes(br, bc, dv, cube_sum, row_bytes, prefetch)
     return (
         l0a <= size("l0a")
         and l0b <= size("l0b")
@@ -166,8 +167,8 @@ def step_cycles(
     one's work, so a step takes the largest, but the first loads and the last
     step's work do not overlap anything. `misses`: the share of the later K
     and V loads that miss the L2 (`key_misses`). `row_bytes`: the bytes an
-    element of the ROW group's per-key-block inputs (a mask, its own to each
-    query block: a miss) that MTE2 also loads each step, and the vector unit
+    element of the ROW group's per-key-block inputs (a mask, its own rows to
+    each query block) that MTE2 also loads each step, and the vector unit
     adds; without `prefetch` the vector unit waits for their load. `f32_max`:
     the row maxima from the f32 scores by blocks (`f32_max_pays`)."""
     # The query blocks of a head read the same K and V blocks: after the
@@ -183,9 +184,22 @@ def step_cycles(
         + latency
         for width in (d, dv)
     )
-    rows_in = (
-        cost.dma_cycles(target, ("gm", "ub"), br, bc * row_bytes) if row_bytes else 0
-    )
+    rows_in = 0.0
+    if row_bytes:
+        # A query block's own rows of the inputs, its key blocks in order: a
+        # load misses the L2 only in the lines no earlier block touched.
+        path = target.dma_path("gm", "ub")
+        start = path.latency
+        if target.l2 is not None:
+            share = min(1.0, bc * row_bytes / target.l2.line)
+            start = target.l2.hit_latency + share * (
+                path.latency - target.l2.hit_latency
+            )
+        rows_in = (
+            cost.dma_cycles(target, ("gm", "ub"), br, bc * row_bytes)
+            - path.latency
+            + start
+        )
     mte2 += rows_in
     scores = br * bc
     # (op, repeats, type): a row reduction takes a repeat per row (and per
@@ -251,7 +265,6 @@ def choose_tiling(
     f32_max: bool = True,
     prefetch: bool = True,
     row_bytes: int = 0,
-    folded: bool = True,
 ) -> AttentionTiling | None:
     """The query and key blocks that fit (`_fits`, no larger than the dims
     need) with the fewest estimated cycles on the busiest core: the rounds of
@@ -265,8 +278,7 @@ def choose_tiling(
     (`split_cycles`). `f32_max`, `prefetch`: let the nest take the row
     maxima in f32 where that pays (`f32_max_pays`) and prefetch the ROW
     group's per-key-block inputs (`row_bytes` an element, 0: none) where
-    STAGES of them fit. `folded`: the scale is folded into the exponent
-    (a second f32 block in UB, `ub_bytes`)."""
+    STAGES of them fit."""
     batch = math.prod(frame[:-2])
     rows, keys = frame[-2], frame[-1]
     stats = target.memories["ub"].alignment // 4
@@ -293,10 +305,10 @@ def choose_tiling(
                 fetch = (
                     prefetch
                     and row_bytes > 0
-                    and _fits(target, br, bc, d, dv, on_cube, row_bytes, True, folded)
+                    and _fits(target, br, bc, d, dv, on_cube, row_bytes, True)
                 )
                 if not fetch and not _fits(
-                    target, br, bc, d, dv, on_cube, row_bytes, False, folded
+                    target, br, bc, d, dv, on_cube, row_bytes, False
                 ):
                     continue
                 shape = (target, br, bc, d, dv)

@@ -322,7 +322,6 @@ def _attention_group(
         options.f32_max,
         options.prefetch,
         row_bytes,
-        options.scale_fold and _folds(softmax, scores),
     )
     if tiling is None:
         return f"no query and key block fits target '{target.name}'", None
@@ -1095,6 +1094,10 @@ def attention_remark(group: AttentionGroup) -> str:
             f"the scale folded into the exponent (s * {factor:.6g} in f32, no "
             "f16 division)"
         )
+    if tiling.f32_max:
+        scaled.append("row maxima from the f32 scores by blocks")
+    if tiling.prefetch:
+        scaled.append("masks loaded with the K and V blocks")
     parts = [sums, *scaled]
     keys = cast(int, group.frame[-1])
     if tiling.split > 1:
