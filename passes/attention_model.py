@@ -116,13 +116,9 @@ def _fits(
     row_bytes: int = 0,
     prefetch: bool = False,
 ) -> bool:
-    """Whether the tiles of one key step fit every on-chip memory (STAGES L1
-    stages of K and V; UB: STAGES blocks of scores in f16, a block in f32 and
-    its exponent, the accumulator and two products (a block's product waits
-    for the next block's softmax before it is added), row statistics; the
-    ROW group's per-key-block inputs (`row_bytes` an element, a mask), STAGES
-    of them with `prefetch`; with `cube_sum`, the block of ones in L1 and L0B
-    and the row sums in L0C and UB); UB as `ub_bytes` counts it."""
+    """Whether the tiles of one key step fit every on-chip memory: STAGES L1
+    stages of K and V, the UB as `ub_bytes` counts it, and with `cube_sum`
+    the block of ones in L1 and L0B and the row sums in L0C."""
 
     def size(name: str) -> int:
         found = target.memories[name].size

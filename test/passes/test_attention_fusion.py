@@ -367,7 +367,7 @@ def test_every_flag_of_the_key_split_is_needed() -> None:
 # 200),
 # heads, key blocks of 64 (f32 rows of one repeat) and 128 (not).
 KEY_STEP_DECISIONS = [
-    ("attention_f32_max", 2, 160, 32, "row maxima from the f32 scores"),
+    ("attention_f32_max", 2, 192, 32, "row maxima from the f32 scores"),
     ("attention_prefetch", 2, 96, 32, "masks loaded with the K and V blocks"),
     ("attention_prefetch", 0, 200, 64, "masks loaded with the K and V blocks"),
     ("attention_f32_max", 3, 130, 16, "row maxima from the f32 scores"),
