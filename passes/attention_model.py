@@ -54,6 +54,16 @@ class AttentionTiling:
     """With a key split: the f32 columns a row max or sum is broadcast to
     in its workspace (one UB alignment unit: the rows of the tile and of the
     workspace are then contiguous, one DMA burst instead of one per row)."""
+    f32_max: bool = False
+    """Take a block's row maxima from its scores in f32 (the copy the
+    exponent reads) rather than in f16 (`attention-f32-max`): chosen when an
+    f32 row is one vector repeat, which `vblock_reduce_max` reduces at 8 rows
+    a repeat instead of a `vreduce_max` repeat per row (`f32_max_pays`)."""
+    prefetch: bool = False
+    """Load the ROW group's per-key-block inputs (a mask) of a group of key
+    blocks with its K and V blocks (`attention-prefetch`), STAGES of them in
+    UB at once, instead of right before each block's softmax (where the
+    vector unit waits for the load)."""
 
 
 ONES = 16
@@ -61,14 +71,54 @@ ONES = 16
 fractal)."""
 
 
+def f32_max_pays(target: Target, bc: int) -> bool:
+    """Whether a key block's row maxima are cheaper from the scores in f32:
+    an f32 row of `bc` keys is one vector repeat (8 blocks), which
+    `vblock_reduce_max` reduces 8 rows a repeat (hw_isel/reductions.py,
+    "blocks"), where an f16 row takes a `vreduce_max` repeat of its own."""
+    return bc * 4 == target.vector.repeat_bytes
+
+
+def ub_bytes(
+    br: int,
+    bc: int,
+    dv: int,
+    cube_sum: bool = False,
+    row_bytes: int = 0,
+    prefetch: bool = False,
+) -> int:
+    """The UB bytes `_fits` counts for one key step, an estimate of the peak
+    of tile-to-hw's memory plan (test_attention_fusion compares them):
+    STAGES blocks of scores in f16, two blocks in f32 (a block's copy, its
+    exponent computed in place, and the next block's), the accumulator and
+    two products (a block's product waits for the next block's softmax
+    before it is added; one was counted before, 32 KiB short at dv = 256
+    with 32-row blocks), the row statistics, the ROW group's per-key-block
+    inputs (`row_bytes` an element), and with `cube_sum` the block of ones
+    and the row sums. With `prefetch`, STAGES blocks of those inputs in
+    place of the second f32 block: the peak is at the first block's softmax,
+    before any other block's f32 copy (it takes the first block's scores
+    and inputs once they are dead)."""
+    ones = bc * ONES * 2 if cube_sum else 0
+    sums = br * ONES * 4 if cube_sum else 0
+    inputs = STAGES * row_bytes if prefetch else 4 + row_bytes
+    ub = br * bc * (2 * STAGES + 4 + inputs) + br * dv * 4 * 3
+    return ub + br * 4 * 8 + ones + 2 * sums
+
+
 def _fits(
-    target: Target, br: int, bc: int, d: int, dv: int, cube_sum: bool = False
+    target: Target,
+    br: int,
+    bc: int,
+    d: int,
+    dv: int,
+    cube_sum: bool = False,
+    row_bytes: int = 0,
+    prefetch: bool = False,
 ) -> bool:
-    """Whether the tiles of one key step fit every on-chip memory (two L1
-    stages of K and V; UB: the scores in f16 and f32 and their exponent (the
-    probability in f16 reuses the scores' buffer), the accumulator and the
-    product, row statistics; with `cube_sum`, the block of ones in L1 and L0B
-    and the row sums in L0C and UB)."""
+    """Whether the tiles of one key step fit every on-chip memory: STAGES L1
+    stages of K and V, the UB as `ub_bytes` counts it, and with `cube_sum`
+    the block of ones in L1 and L0B and the row sums in L0C."""
 
     def size(name: str) -> int:
         found = target.memories[name].size
@@ -83,8 +133,7 @@ def _fits(
     l0b = max(d, dv) * bc * 2 + ones
     l0c = STAGES * br * bc * 4 + br * dv * 4 + sums
     l1 = br * d * 2 + STAGES * (bc * d * 2 + bc * dv * 2) + br * bc * 2 + ones
-    ub = br * bc * (2 * STAGES + 4 + 4) + br * dv * 4 * 2 + br * 4 * 8
-    ub += ones + 2 * sums
+    ub = ub_bytes(br, bc, dv, cube_sum, row_bytes, prefetch)
     return (
         l0a <= size("l0a")
         and l0b <= size("l0b")
@@ -102,6 +151,9 @@ def step_cycles(
     dv: int,
     cube_sum: bool = False,
     misses: float = 0.0,
+    f32_max: bool = False,
+    row_bytes: int = 0,
+    prefetch: bool = False,
 ) -> tuple[float, float, float]:
     """Estimated cycles of one key step on its busiest pipe, from the target's
     costs: MTE2 loads the K and V blocks (nd2nz, a burst per row), V runs the
@@ -110,7 +162,11 @@ def step_cycles(
     (first loads, step, last work): the loads of the next step overlap this
     one's work, so a step takes the largest, but the first loads and the last
     step's work do not overlap anything. `misses`: the share of the later K
-    and V loads that miss the L2 (`key_misses`)."""
+    and V loads that miss the L2 (`key_misses`). `row_bytes`: the bytes an
+    element of the ROW group's per-key-block inputs (a mask, its own rows to
+    each query block) that MTE2 also loads each step, and the vector unit
+    adds; without `prefetch` the vector unit waits for their load. `f32_max`:
+    the row maxima from the f32 scores by blocks (`f32_max_pays`)."""
     # The query blocks of a head read the same K and V blocks: after the
     # first, a load hits in the L2 (when the target has one) and starts after
     # its hit latency, unless its core is the one that fills the lines.
@@ -124,6 +180,23 @@ def step_cycles(
         + latency
         for width in (d, dv)
     )
+    rows_in = 0.0
+    if row_bytes:
+        # A query block's own rows of the inputs, its key blocks in order: a
+        # load misses the L2 only in the lines no earlier block touched.
+        path = target.dma_path("gm", "ub")
+        start = path.latency
+        if target.l2 is not None:
+            share = min(1.0, bc * row_bytes / target.l2.line)
+            start = target.l2.hit_latency + share * (
+                path.latency - target.l2.hit_latency
+            )
+        rows_in = (
+            cost.dma_cycles(target, ("gm", "ub"), br, bc * row_bytes)
+            - path.latency
+            + start
+        )
+    mte2 += rows_in
     scores = br * bc
     # (op, repeats, type): a row reduction takes a repeat per row (and per
     # repeat of a long row), the others cover the elements in whole repeats.
@@ -132,13 +205,20 @@ def step_cycles(
     work = [
         ("div", cost.vector_repeats(target, scores, "f16"), "f16"),
         ("cast", cost.vector_repeats(target, scores, "f32"), "f32"),
-        ("reduce_max", br * row, "f16"),
+        *(
+            # one repeat a row reduced to a block, then 8 rows a repeat
+            [("block_reduce_max", br + -(-br // 8), "f32")]
+            if f32_max
+            else [("reduce_max", br * row, "f16")]
+        ),
         ("sub", cost.vector_repeats(target, scores, "f32"), "f32"),
         ("exp", cost.vector_repeats(target, scores, "f32"), "f32"),
         ("cast", cost.vector_repeats(target, scores, "f32"), "f32"),
         ("mul", cost.vector_repeats(target, br * dv, "f32"), "f32"),
         ("add", cost.vector_repeats(target, br * dv, "f32"), "f32"),
     ]
+    if row_bytes:
+        work += [("add", cost.vector_repeats(target, scores, "f16"), "f16")]
     if cube_sum:
         # The running sums, ONES wide: rescaled and added to (a broadcast).
         sums = cost.vector_repeats(target, br * ONES, "f32")
@@ -163,6 +243,8 @@ def step_cycles(
         )
         * 2
         + (bc // 16) * target.dma_path("ub", "l1").latency
+        # without the prefetch, the vector unit waits for the block's inputs
+        + (0 if prefetch else rows_in)
     )
     first = mte2 - 2 * latency + 2 * target.dma_path("gm", "l1").latency
     return first, max(mte2, vector + chain, mte3), vector + mte3
@@ -176,6 +258,9 @@ def choose_tiling(
     dv: int,
     cube_sum: bool = True,
     key_split: bool = True,
+    f32_max: bool = True,
+    prefetch: bool = True,
+    row_bytes: int = 0,
 ) -> AttentionTiling | None:
     """The query and key blocks that fit (`_fits`, no larger than the dims
     need) with the fewest estimated cycles on the busiest core: the rounds of
@@ -186,7 +271,10 @@ def choose_tiling(
     cheaper. With `key_split`, when the query blocks are fewer than the cores
     and all whole, each is also estimated with its keys split into ranges run
     as units of their own (`key_splits`) plus the combine after them
-    (`split_cycles`)."""
+    (`split_cycles`). `f32_max`, `prefetch`: let the nest take the row
+    maxima in f32 where that pays (`f32_max_pays`) and prefetch the ROW
+    group's per-key-block inputs (`row_bytes` an element, 0: none) where
+    STAGES of them fit."""
     batch = math.prod(frame[:-2])
     rows, keys = frame[-2], frame[-1]
     stats = target.memories["ub"].alignment // 4
@@ -208,11 +296,24 @@ def choose_tiling(
             if key_split and rows % br == 0:
                 splits = key_splits(keys, bc, blocks, cores)
             misses = key_misses(rows, br, cores)
-            vector_step = step_cycles(target, br, bc, d, dv, misses=misses)[1]
+            use_f32 = f32_max and f32_max_pays(target, bc)
             for on_cube in (False, True) if cube_sum else (False,):
-                if not _fits(target, br, bc, d, dv, on_cube):
+                fetch = (
+                    prefetch
+                    and row_bytes > 0
+                    and _fits(target, br, bc, d, dv, on_cube, row_bytes, True)
+                )
+                if not fetch and not _fits(
+                    target, br, bc, d, dv, on_cube, row_bytes, False
+                ):
                     continue
-                fill, step, drain = step_cycles(target, br, bc, d, dv, on_cube, misses)
+                shape = (target, br, bc, d, dv)
+                vector_step = step_cycles(
+                    *shape, False, misses, use_f32, row_bytes, fetch
+                )[1]
+                fill, step, drain = step_cycles(
+                    *shape, on_cube, misses, use_f32, row_bytes, fetch
+                )
                 for split in splits:
                     units = blocks * split
                     rounds = -(-units // max(cores, 1))
@@ -240,6 +341,8 @@ def choose_tiling(
                             estimate,
                             combine_rows=combine,
                             stat_columns=stats,
+                            f32_max=use_f32,
+                            prefetch=fetch,
                         )
                         best = (key, tiling)
     if best is None:

@@ -60,9 +60,18 @@ from pypto_mlir.dialects import tile
 from pypto_mlir.dialects.tile import MemorySpace, TileType
 from pypto_mlir.targets import Target
 
-from .attention_model import ONES, STAGES, AttentionTiling, choose_tiling
+from .attention_model import STAGES, AttentionTiling, choose_tiling
+from .attention_steps import (
+    F32_MAX,
+    ones_l0b,
+    probabilities_l0,
+    product_ub,
+    rescale,
+    running_max,
+    to_l0,
+)
 from .located_builder import LocatedBuilder
-from .nest_builder import GmBuffers, LoopBuilder, NestBuilder, Scope, Valid
+from .nest_builder import GmBuffers, NestBuilder, Scope, Valid
 from .tv_fusion import (
     MAP_OPS,
     ExtentAnalysis,
@@ -75,8 +84,8 @@ from .tv_fusion import (
     tensor_users,
 )
 
-F32_MAX = 3.4028234663852886e38
-"""The largest finite f32."""
+Prefetched = dict[tuple[SSAValue, Mapping, Attribute], SSAValue]
+"""Tiles loaded ahead of a key step, by their key in a `Scope`'s cache."""
 
 
 @dataclass(frozen=True)
@@ -94,6 +103,12 @@ class AttentionOptions:
     key_split: bool = True
     """Let the estimate split the keys of each query block over several cores
     when the query blocks are fewer than the cores (`attention-key-split`)."""
+    f32_max: bool = True
+    """Take the row maxima from the f32 scores where that pays
+    (`attention-f32-max`, `AttentionTiling.f32_max`)."""
+    prefetch: bool = True
+    """Load a group's masks with its K and V blocks (`attention-prefetch`,
+    `AttentionTiling.prefetch`)."""
 
 
 @dataclass(frozen=True)
@@ -290,6 +305,12 @@ def _attention_group(
         return f"head dims {head_dim}, {value_dim} are not multiples of {fractal}", None
     if frame[-2] != analysis.extents.of(product.result)[-2]:
         return "the output's rows are not the query rows", None
+    keys = frame[-1]
+    row_bytes = sum(
+        tile.element_bytes(tensor_type(value).element_type)
+        for value in _key_inputs(analysis, row, scores)
+        if analysis.extents.of(value)[-1] == keys
+    )
     tiling = choose_tiling(
         target,
         cores,
@@ -298,6 +319,9 @@ def _attention_group(
         value_dim,
         options.cube_sum,
         options.key_split,
+        options.f32_max,
+        options.prefetch,
+        row_bytes,
     )
     if tiling is None:
         return f"no query and key block fits target '{target.name}'", None
@@ -324,6 +348,33 @@ def _attention_group(
         scale_fold=options.scale_fold,
     )
     return "", fused
+
+
+def _folds(softmax: SoftmaxForm, scores: tv.MatmulOp) -> bool:
+    """Whether `folded_scale` would fold a scale (before the group exists)."""
+    op = softmax.input.owner
+    if not isinstance(op, Operation) or op.operands[0] is not scores.result:
+        return False
+    found = _constant_scale(op)
+    return found is not None and found[0] > 0 and exact_reciprocal(op) is None
+
+
+def _key_inputs(
+    analysis: FusionAnalysis, row: Group, scores: tv.MatmulOp
+) -> list[SSAValue]:
+    """The tensors from outside the nest that the ROW group's ops read (a
+    mask), for the estimate of their loads."""
+    found: list[SSAValue] = []
+    for member in row.members:
+        for operand in member.operands:
+            if (
+                isinstance(operand.type, tv.TensorViewType)
+                and operand is not scores.result
+                and analysis.group_of.get(cast(Operation, operand.owner)) is not row
+                and operand not in found
+            ):
+                found.append(operand)
+    return found
 
 
 # --------------------------------------------------------------------------------------
@@ -603,8 +654,12 @@ class AttentionNest(NestBuilder):
     ) -> SSAValue:
         return to_l0(self, at, source, space, transpose)
 
-    def _key_blocks(self, at: InsertPoint, key: Valid, valid: Valid) -> list[SSAValue]:
-        """The K and V blocks of the key block at `key`, in L1 (as stored)."""
+    def _key_blocks(
+        self, at: InsertPoint, key: Valid, valid: Valid
+    ) -> tuple[SSAValue, SSAValue, Prefetched]:
+        """The K and V blocks of the key block at `key`, in L1 (as stored),
+        and with `prefetch` the block's ROW inputs loaded between them (in
+        the order the key step reads them)."""
         group = self.attention
         scores, product = group.scores, group.product
         assert scores is not None and product is not None
@@ -617,10 +672,38 @@ class AttentionNest(NestBuilder):
         v_dims = [(key_index, valid, bc), (zero, dv, dv)]
         if product.transpose_b is not None:
             v_dims.reverse()
-        return [
-            self._load_l1(at, scores.rhs, k_dims),
-            self._load_l1(at, product.rhs, v_dims, valid != bc),
-        ]
+        k_l1 = self._load_l1(at, scores.rhs, k_dims)
+        fetched = self._prefetch(at, key, valid) if group.tiling.prefetch else {}
+        return k_l1, self._load_l1(at, product.rhs, v_dims, valid != bc), fetched
+
+    def _prefetch(self, at: InsertPoint, key: Valid, valid: Valid) -> Prefetched:
+        """The loads of the tensors from outside the nest that the key step
+        of the block at `key` reads (a mask: those placed at the key level),
+        emitted at `at` (`attention-prefetch`)."""
+        group = self.attention
+        scores, softmax = group.scores, group.softmax
+        assert scores is not None and softmax is not None
+        cols = group.rank - 1
+        self.index[cols] = self.index_value(key)
+        self.valid[cols] = valid
+        scope = Scope(at, frozenset([cols]))
+        self.scopes.append(scope)
+        fetched: Prefetched = {}
+        pending = [(softmax.input, group.identity())]
+        seen: set[tuple[SSAValue, Mapping]] = set()
+        while pending:
+            value, mapping = pending.pop()
+            if (value, mapping) in seen or value is scores.result:
+                continue
+            seen.add((value, mapping))
+            if self.is_member(value):
+                owner = cast(Operation, value.owner)
+                pending.extend(reversed(self._operand_mappings(owner, mapping)))
+            elif self.placement(value, mapping) is scope:
+                element_type = tensor_type(value).element_type
+                fetched[(value, mapping, element_type)] = self.load(at, value, mapping)
+        self.scopes.pop()
+        return fetched
 
     # One query block ------------------------------------------------------------------
 
@@ -746,14 +829,14 @@ class AttentionNest(NestBuilder):
         loaded = [self._key_blocks(at, key, valid) for key, valid in blocks]
         # Every block's scores before the first block's softmax: the cube (in
         # order) computes the next scores while the vector unit works.
-        block_scores = [self._scores(at, q_l0, k_l1) for k_l1, _ in loaded]
+        block_scores = [self._scores(at, q_l0, k_l1) for k_l1, _, _ in loaded]
         state = carried
-        for (key, valid), (_, v_l1), s_ub in zip(
+        for (key, valid), (_, v_l1, fetched), s_ub in zip(
             blocks, loaded, block_scores, strict=True
         ):
             stats = None if state is None else state[:2]
             maximum, total, product, correction = self._key_step(
-                at, key, valid, s_ub, v_l1, stats
+                at, key, valid, s_ub, v_l1, stats, fetched
             )
             if state is None:
                 state = [maximum, total, product]
@@ -811,8 +894,10 @@ class AttentionNest(NestBuilder):
         s_ub: SSAValue,
         v_l1: SSAValue,
         carried: list[SSAValue] | None,
+        prefetched: Prefetched | None = None,
     ) -> tuple[SSAValue, SSAValue, SSAValue, SSAValue | None]:
-        """One key block from its scores `s_ub`: the ROW group's ops, the online
+        """One key block from its scores `s_ub` (and its inputs `prefetched`
+        with the group's loads): the ROW group's ops, the online
         softmax update of the row max and sum `carried` (None: the first block
         starts them), and the product with V; returns the new max and sum (the
         block's own sums with `cube_sum`), the product and the correction the
@@ -830,25 +915,39 @@ class AttentionNest(NestBuilder):
         self.scopes.append(scope)
         scope.cache[(scores.result, identity, scores_type)] = s_ub
         self.set_home(scores.result, identity, scope)
+        for key_value, tile_value in (prefetched or {}).items():
+            scope.cache[key_value] = tile_value
         factor = folded_scale(group)
+        wide = group.tiling.f32_max
         if factor is None:
             # The row maximum of the scores in their own type (exact: a cast
-            # to f32 changes no value), half the repeats of an f32 one for f16.
-            narrow = self.tile_of(softmax.input, identity)
+            # to f32 changes no value), half the repeats of an f32 one for
+            # f16; or, with `f32_max`, of the f32 copy the exponent reads
+            # (the same values), 8 rows a repeat by blocks.
+            narrow = None if wide else self.tile_of(softmax.input, identity)
             x = self.tile_as(softmax.input, identity, f32)
             self.scopes.pop()
-            local = self.value(at, tile.ReduceMaxOp(narrow, 1))
-            local = self.to_storage(at, local, f32)
+            if narrow is None:
+                local = self.value(at, tile.ReduceMaxOp(x, 1))
+            else:
+                local = self.value(at, tile.ReduceMaxOp(narrow, 1))
+                local = self.to_storage(at, local, f32)
         else:
             # The scale folded into the f32 argument of the exponent: s * f
             # in f32 (no f16 division), the row maximum of the unscaled
-            # scores times f (f > 0).
+            # scores times f (f > 0), or, with `f32_max`, that of s * f (the
+            # same value: rounding s * f is monotonic in s).
             scale = self.constant(factor, f32)
             x = self.tile_as(scores.result, identity, f32)
             x = self.value(at, tile.MulOp(x, scale))
             self.scopes.pop()
-            local = self.value(at, tile.ReduceMaxOp(s_ub, 1))
-            local = self.value(at, tile.MulOp(self.to_storage(at, local, f32), scale))
+            if wide:
+                local = self.value(at, tile.ReduceMaxOp(x, 1))
+            else:
+                local = self.value(at, tile.ReduceMaxOp(s_ub, 1))
+                local = self.value(
+                    at, tile.MulOp(self.to_storage(at, local, f32), scale)
+                )
         new_max, correction = running_max(
             self, at, local, None if carried is None else carried[0]
         )
@@ -918,142 +1017,6 @@ class AttentionNest(NestBuilder):
         return rescale(self, at, acc, product, correction)
 
 
-# --------------------------------------------------------------------------------------
-# Steps of the online softmax, shared with the block-sparse nest
-# (passes/sparse_attention.py)
-# --------------------------------------------------------------------------------------
-
-
-def to_l0(
-    loops: LoopBuilder,
-    at: InsertPoint,
-    source: SSAValue,
-    space: MemorySpace,
-    transpose: bool,
-) -> SSAValue:
-    """An L1 tile moved to L0A/L0B (transposed: shape and valid reversed)."""
-    source_type = cast(TileType, source.type)
-    shape, valid = list(source_type.get_shape()), list(source_type.get_valid())
-    if transpose:
-        shape, valid = shape[::-1], valid[::-1]
-    result_type = TileType(
-        shape, source_type.element_type, space, valid, pad=source_type.pad_value
-    )
-    return loops.value(at, tile.MoveOp(source, result_type, transpose))
-
-
-def product_ub(
-    loops: LoopBuilder, at: InsertPoint, lhs: SSAValue, rhs: SSAValue
-) -> SSAValue:
-    """lhs @ rhs on the cube, moved to UB in f32."""
-    o_l0c = loops.value(at, tile.MatmulOp(lhs, rhs))
-    o_type = cast(TileType, o_l0c.type)
-    return loops.value(
-        at,
-        tile.MoveOp(
-            o_l0c,
-            TileType(o_type.get_shape(), f32, MemorySpace.UB, o_type.get_valid()),
-        ),
-    )
-
-
-def running_max(
-    loops: LoopBuilder, at: InsertPoint, local: SSAValue, maximum: SSAValue | None
-) -> tuple[SSAValue, SSAValue | None]:
-    """The new row maximum from a block's `local` one and the running
-    `maximum` (None: the first block), and the correction exp(old - new) the
-    sums and the accumulator are scaled by (None first). A row whose scores so
-    far are all -inf (masked) subtracts the lowest finite value instead of
-    -inf: its exponents are 0, not NaN."""
-    if maximum is None:
-        return loops.value(at, tile.MaxOp(local, loops.constant(-F32_MAX, f32))), None
-    new_max = loops.value(at, tile.MaxOp(maximum, local))
-    correction = loops.value(
-        at, tile.ExpOp(loops.value(at, tile.SubOp(maximum, new_max)))
-    )
-    return new_max, correction
-
-
-def probabilities_l0(
-    loops: LoopBuilder,
-    at: InsertPoint,
-    exponent: SSAValue,
-    element_type: Attribute,
-    pad: bool,
-) -> SSAValue:
-    """The probabilities (unnormalised) in `element_type` (cast unless they
-    are), in L0A through L1 (nz). With `pad` (a partial block) the product sums over the valid keys
-    only: the cube reads whole fractals, so the keys past them are zeros in
-    both operands (and the rows past the valid ones are defined bytes when
-    moved)."""
-    p_ub = exponent
-    if cast(TileType, exponent.type).element_type != element_type:
-        p_ub = loops.value(at, tile.CastOp(exponent, element_type))
-    if pad:
-        p_ub = loops.value(at, tile.PadOp(p_ub, tile.PadValue.ZERO))
-    p_type = cast(TileType, p_ub.type)
-    p_l1 = loops.value(
-        at,
-        tile.MoveOp(
-            p_ub,
-            TileType(
-                p_type.get_shape(),
-                element_type,
-                MemorySpace.L1,
-                p_type.get_valid(),
-                tile.Layout.NZ,
-                p_type.pad_value,
-            ),
-        ),
-    )
-    return to_l0(loops, at, p_l1, MemorySpace.L0A, False)
-
-
-def ones_l0b(
-    loops: LoopBuilder,
-    at: InsertPoint,
-    rows: int,
-    valid: int,
-    element_type: Attribute = f16,
-) -> SSAValue:
-    """A rows x ONES block of ones (f16 by default) in L0B (filled in UB,
-    moved through L1 in nz), its first `valid` rows valid and the others
-    zero: `p @ ones` gives every row sum of `p` over the valid keys in each
-    column."""
-    ub = TileType([rows, ONES], element_type, MemorySpace.UB, [valid, ONES])
-    filled = loops.value(at, tile.FillOp(loops.constant(1.0, element_type), ub))
-    if valid != rows:
-        filled = loops.value(at, tile.PadOp(filled, tile.PadValue.ZERO))
-    pad = cast(TileType, filled.type).pad_value
-    l1 = loops.value(
-        at,
-        tile.MoveOp(
-            filled,
-            TileType(
-                [rows, ONES],
-                element_type,
-                MemorySpace.L1,
-                [valid, ONES],
-                tile.Layout.NZ,
-                pad,
-            ),
-        ),
-    )
-    return to_l0(loops, at, l1, MemorySpace.L0B, False)
-
-
-def rescale(
-    loops: LoopBuilder,
-    at: InsertPoint,
-    acc: SSAValue,
-    product: SSAValue,
-    correction: SSAValue,
-) -> SSAValue:
-    """acc * correction + product: the accumulator after a key block."""
-    scaled = loops.value(at, tile.MulOp(acc, correction))
-    return loops.value(at, tile.AddOp(scaled, product))
-
-
 def _constant_scale(op: Operation) -> tuple[float, Attribute] | None:
     """The finite nonzero float constant (and its type) that the tensor of
     `op`, a `tv.div` or `tv.mul`, is divided or multiplied by."""
@@ -1100,11 +1063,9 @@ def folded_scale(group: AttentionGroup) -> float | None:
     softmax, scores = group.softmax, group.scores
     if not group.scale_fold or softmax is None or scores is None:
         return None
-    op = softmax.input.owner
-    if not isinstance(op, Operation) or op.operands[0] is not scores.result:
-        return None
-    found = _constant_scale(op)
-    if found is None or found[0] < 0 or exact_reciprocal(op) is not None:
+    op = cast(Operation, softmax.input.owner)
+    found = _constant_scale(op) if _folds(softmax, scores) else None
+    if found is None:
         return None
     return 1.0 / found[0] if isinstance(op, tv.DivOp) else found[0]
 
@@ -1133,6 +1094,10 @@ def attention_remark(group: AttentionGroup) -> str:
             f"the scale folded into the exponent (s * {factor:.6g} in f32, no "
             "f16 division)"
         )
+    if tiling.f32_max:
+        scaled.append("row maxima from the f32 scores by blocks")
+    if tiling.prefetch:
+        scaled.append("masks loaded with the K and V blocks")
     parts = [sums, *scaled]
     keys = cast(int, group.frame[-1])
     if tiling.split > 1:

@@ -77,7 +77,7 @@ from pypto_mlir.dialects.tile import MemorySpace, TileType, element_bytes, fract
 from pypto_mlir.targets import Target
 
 from .attention_model import ONES
-from .attention_nests import (
+from .attention_steps import (
     F32_MAX,
     ones_l0b,
     probabilities_l0,

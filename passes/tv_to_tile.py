@@ -197,6 +197,18 @@ class TvToTilePass(ModulePass):
     estimate split each block's keys into ranges run on cores of their own,
     their partial results combined after (flash-decoding); false: never."""
 
+    attention_f32_max: bool = True
+    """Take the attention nest's row maxima from the scores in f32 (the copy
+    the exponent reads, the same values) when an f32 row is one vector
+    repeat (reduced 8 rows a repeat by blocks); false: from the f16 scores,
+    a repeat per row."""
+
+    attention_prefetch: bool = True
+    """Load the mask (any tensor the ops between the attention matmuls read
+    per key block) of a group of key blocks with their K and V blocks, so
+    that MTE2 loads it while the vector unit works; false: right before each
+    block's softmax, the vector unit waiting for it."""
+
     epilogue_fusion: bool = True
     """Compute a matmul's elementwise epilogue in UB on each block before the
     one store; false: the result goes to GM and the epilogue is a nest of its
@@ -357,6 +369,8 @@ class FunctionLowering:
                     self.options.attention_scale_multiply,
                     self.options.attention_scale_fold,
                     self.options.attention_key_split,
+                    self.options.attention_f32_max,
+                    self.options.attention_prefetch,
                 ),
             )
         if self.options.row_fusion and self.options.epilogue_fusion:

@@ -174,6 +174,8 @@ LOWER_STAGES: tuple[Stage, ...] = (
             ("attention_scale_multiply", "attention_scale_multiply"),
             ("attention_scale_fold", "attention_scale_fold"),
             ("attention_key_split", "attention_key_split"),
+            ("attention_f32_max", "attention_f32_max"),
+            ("attention_prefetch", "attention_prefetch"),
             ("epilogue_fusion", "epilogue_fusion"),
             ("row_fusion", "row_fusion"),
             ("prologue_fusion", "prologue_fusion"),
@@ -330,6 +332,13 @@ class LowerPipeline(PipelinePass):
     attention_key_split: bool = True
     """Split an attention query block's keys over several cores when the query
     blocks are fewer than the cores and that is estimated faster (tv-to-tile)."""
+
+    attention_f32_max: bool = True
+    """The attention nest's row maxima from its f32 scores, by blocks, where
+    that pays (tv-to-tile)."""
+
+    attention_prefetch: bool = True
+    """Load the attention nest's masks with its K and V blocks (tv-to-tile)."""
 
     epilogue_fusion: bool = True
     """Compute a matmul's elementwise epilogue in its nest (tv-to-tile); false:

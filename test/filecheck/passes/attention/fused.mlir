@@ -4,7 +4,8 @@
 // (probabilities ub -> l1 nz), with no GM temporary; the row sums come from
 // the cube (p times a 64x16 block of ones, the estimate's choice here), the
 // largest of their 16 equal columns divides at the end; the key blocks after
-// the first two run in groups of four, their loads (K and V, 8) first.
+// the first two run in groups of four, their loads (K and V, 8) first; the
+// row maxima of 64-key blocks from the scores' f32 copy (attention-f32-max).
 // RUN: pypto-opt %s --split-input-file -p 'tv-to-tile{target=ascend910b}' --verify-diagnostics | filecheck %s
 
 // CHECK-LABEL: func.func @attention
@@ -19,7 +20,7 @@
 // CHECK:        tile.move %{{.*}} : !tile.tile<{{.*}}xf32, l0c> -> !tile.tile<{{.*}}xf16, ub>
 // CHECK-NOT:    tile.div
 // CHECK:        tile.mul %{{.*}}, %{{.*}} : !tile.tile<{{.*}}xf16, ub>, f16
-// CHECK:        tile.reduce_max %{{.*}}, axis = 1 : !tile.tile<{{.*}}xf16, ub>
+// CHECK:        tile.reduce_max %{{.*}}, axis = 1 : !tile.tile<{{.*}}x64xf32, ub>
 // CHECK:        tile.exp
 // CHECK-NOT:    tile.reduce_sum
 // CHECK:        tile.cast %{{.*}} -> !tile.tile<{{.*}}xf16, ub>

@@ -30,7 +30,7 @@ builtin.module {
 // L0A: exit=1
 // L0C: options.mlir:16:5: error: matmul-tile-sizes 48,32,16,16,16: l0c needs 6144 bytes but l0c of target 'tiny' holds 4096 bytes
 // L0C: exit=1
-// OPTION: error: pass 'tv-to-tile' has no option 'tilesizes' (its options: target, tile-sizes, matmul-tile-sizes, nest-tile-sizes, max-cores, matmul-panels, matmul-split-k, matmul-unroll-k, matmul-l2-order, attention-fusion, late-invariants, attention-cube-sum, attention-scale-multiply, attention-scale-fold, attention-key-split, epilogue-fusion, row-fusion, prologue-fusion)
+// OPTION: error: pass 'tv-to-tile' has no option 'tilesizes' (its options: target, tile-sizes, matmul-tile-sizes, nest-tile-sizes, max-cores, matmul-panels, matmul-split-k, matmul-unroll-k, matmul-l2-order, attention-fusion, late-invariants, attention-cube-sum, attention-scale-multiply, attention-scale-fold, attention-key-split, attention-f32-max, attention-prefetch, epilogue-fusion, row-fusion, prologue-fusion)
 // OPTION: exit=1
 // ATTR: remark: tiled tv.exp
 // ATTR: builtin.module attributes {pypto.target = "tiny"}
