@@ -148,6 +148,7 @@ class SparseFunctionLowering:
                 op.detach()
                 op.erase()
         ops = [o for o in self.block.ops if o.dialect_name() == "tv"]
+        _refuse_empty(ops)
         plan = SparseAttentionPlan(
             ops,
             self.target,
@@ -1167,6 +1168,23 @@ def _window_view(
             result_type,
         )
     )
+
+
+def _refuse_empty(ops: Sequence[Operation]) -> None:
+    """A sparse op on a tensor with a dimension of size 0 gets a located error:
+    the nests and their cost models divide by the rows and columns (a
+    ZeroDivisionError, an internal error, before this check)."""
+    for op in ops:
+        if not isinstance(op, tv.SPARSE_OPS):
+            continue
+        for value in (*op.operands, *op.results):
+            if _is_tensor(value) and 0 in _tensor(value).get_shape():
+                raise op_error(
+                    op,
+                    f"tv-sparse-to-tile cannot lower '{op.name}' on an empty tensor "
+                    f"({value.type}: a dimension of size 0); the tv reference "
+                    "(pypto-run without --check) runs it",
+                )
 
 
 def pattern_operand(op: Operation) -> SSAValue | None:
