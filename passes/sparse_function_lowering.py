@@ -148,7 +148,15 @@ class SparseFunctionLowering:
                 op.detach()
                 op.erase()
         ops = [o for o in self.block.ops if o.dialect_name() == "tv"]
-        _refuse_empty(ops)
+        for op in (o for o in ops if isinstance(o, tv.SPARSE_OPS)):
+            shapes = [_tensor(v) for v in (*op.operands, *op.results) if _is_tensor(v)]
+            for empty in (t for t in shapes if 0 in t.get_shape()):
+                raise op_error(  # the nests and cost models divide by its sizes
+                    op,
+                    f"tv-sparse-to-tile cannot lower '{op.name}' on an empty tensor "
+                    f"({empty}: a dimension of size 0); the tv reference (pypto-run "
+                    "without --check) runs it",
+                )
         plan = SparseAttentionPlan(
             ops,
             self.target,
@@ -1168,23 +1176,6 @@ def _window_view(
             result_type,
         )
     )
-
-
-def _refuse_empty(ops: Sequence[Operation]) -> None:
-    """A sparse op on a tensor with a dimension of size 0 gets a located error:
-    the nests and their cost models divide by the rows and columns (a
-    ZeroDivisionError, an internal error, before this check)."""
-    for op in ops:
-        if not isinstance(op, tv.SPARSE_OPS):
-            continue
-        for value in (*op.operands, *op.results):
-            if _is_tensor(value) and 0 in _tensor(value).get_shape():
-                raise op_error(
-                    op,
-                    f"tv-sparse-to-tile cannot lower '{op.name}' on an empty tensor "
-                    f"({value.type}: a dimension of size 0); the tv reference "
-                    "(pypto-run without --check) runs it",
-                )
 
 
 def pattern_operand(op: Operation) -> SSAValue | None:
