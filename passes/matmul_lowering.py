@@ -158,6 +158,12 @@ class MatmulLowering:
         cores = self.target.cores
         if self.options.max_cores:
             cores = min(cores, self.options.max_cores)
+        if static_extent(k_extent) == 0:
+            # the tiling model divides by k's blocks: name the cause instead
+            raise TilingError(
+                "tv-to-tile cannot lower a matmul over an empty contraction "
+                "dimension (K = 0: its result is zeros)"
+            )
         request = MatmulRequest(
             m=static_extent(group.frame[-2]),
             n=static_extent(group.frame[-1]),

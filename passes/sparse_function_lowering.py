@@ -148,6 +148,15 @@ class SparseFunctionLowering:
                 op.detach()
                 op.erase()
         ops = [o for o in self.block.ops if o.dialect_name() == "tv"]
+        for op in (o for o in ops if isinstance(o, tv.SPARSE_OPS)):
+            shapes = [_tensor(v) for v in (*op.operands, *op.results) if _is_tensor(v)]
+            for empty in (t for t in shapes if 0 in t.get_shape()):
+                raise op_error(  # the nests and cost models divide by its sizes
+                    op,
+                    f"tv-sparse-to-tile cannot lower '{op.name}' on an empty tensor "
+                    f"({empty}: a dimension of size 0); the tv reference (pypto-run "
+                    "without --check) runs it",
+                )
         plan = SparseAttentionPlan(
             ops,
             self.target,

@@ -378,6 +378,16 @@ def _array_argument(
         raise kernel_error(f"{what}: expected a numeric array, got dtype {array.dtype}")
     bind_shape(what, spec, array.shape, sizes, bound_by)
     target = spec.dtype.numpy_dtype
+    if array.dtype.kind == "b" and not spec.dtype.is_float:
+        # an integer tensor may index (`x[idx]` gathers rows by position); a
+        # numpy mask selects where it is True, so 0/1 positions are wrong
+        raise kernel_error(
+            f"{what}: a boolean array (a numpy mask) cannot be an {spec.dtype} "
+            "tensor: x[idx] gathers rows by position, numpy's x[mask] selects "
+            "where the mask is True; pass the positions, "
+            "np.flatnonzero(mask).astype(np.int32), or mask.astype(np.int32) "
+            "for 0/1 values"
+        )
     if array.dtype == target:
         return array
     if not np.can_cast(array.dtype, target, "same_kind"):

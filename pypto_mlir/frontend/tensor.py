@@ -763,6 +763,25 @@ def gather(x: object, indices: object) -> Tensor:
     return x._wrap(tv.GatherOp(x._value, indices._value))
 
 
+def _unsupported_index(item: object, dim: int) -> str:
+    """Why `item` cannot index dimension `dim`: numpy's mask and array indexing
+    (x[mask] selects where True) have no kernel form but a gather by position."""
+    if isinstance(item, bool | np.bool_) or (
+        isinstance(item, np.ndarray | list | tuple) and np.asarray(item).dtype == bool
+    ):
+        return (
+            f"a boolean index (a numpy mask) for dimension {dim} is not supported: "
+            "x[idx] gathers rows by position; pass the positions as an i32 index "
+            "tensor parameter"
+        )
+    if isinstance(item, np.ndarray | list | tuple):
+        return (
+            f"an index array for dimension {dim} must be a kernel tensor: x[idx] "
+            "gathers rows with an i32 (or i16) index tensor parameter"
+        )
+    return f"unsupported index {item!r} for dimension {dim}"
+
+
 def _axis(what: str, axis: object, rank: int) -> int:
     if not isinstance(axis, numbers.Integral) or isinstance(axis, bool):
         raise kernel_error(f"{what}: an axis is an integer, got {axis!r}")
@@ -874,7 +893,7 @@ def _view(x: Tensor, key: object) -> Tensor:
                 "gathers whole rows"
             )
         else:
-            raise kernel_error(f"unsupported index {item!r} for dimension {dim}")
+            raise kernel_error(_unsupported_index(item, dim))
     if result_shape == list(x.shape) and not any(offsets) and set(strides) <= {1}:
         return x
     result_type = x.type.with_shape(result_shape)

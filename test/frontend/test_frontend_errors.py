@@ -91,6 +91,9 @@ KERNEL_MISTAKES: list[tuple[Callable[..., Any], str]] = [
     (lambda x, n: x[0].mT, "mT needs at least 2 dimensions, got a (8,) tensor"),
     (lambda x, n: x[x], "gather: the index tensor must be i32 or i16, got f16"),
     (lambda x, n: x[0.5], "unsupported index 0.5 for dimension 0"),
+    (lambda x, n: x[np.array([True, False] * 2)], "a boolean index (a numpy mask)"),
+    (lambda x, n: x[True], "a boolean index (a numpy mask) for dimension 0"),
+    (lambda x, n: x[:, [0, 2]], "an index array for dimension 1 must be a kernel"),
     (lambda x, n: x.sum(axis=2), "sum: axis 2 is out of range for a rank-2 tensor"),
     (lambda x, n: x.sum(axis=(0, -2)), "sum: repeated axis in (0, -2)"),
     (lambda x, n: x[0:0].max(axis=0), "max over an empty dimension"),
@@ -296,6 +299,34 @@ def test_call_arguments_are_checked() -> None:
         error = call_error(k, *args, **kwargs)
         assert message in error.message, (message, error.message)
         assert error.location is not None and error.location.file.endswith(HERE)
+
+
+def test_index_arguments_of_other_dtypes() -> None:
+    """A numpy mask as an index tensor is refused at the call (it would gather
+    rows 0 and 1, not select where True); uint64 positions convert when they fit,
+    floats never."""
+
+    @pto.kernel(backend="reference")
+    def g(x: pto.Tensor[(4, 2), pto.f32], idx: pto.Tensor[(4,), pto.i32]):
+        return x[idx]
+
+    x = np.arange(8, dtype=np.float32).reshape(4, 2)
+    mask = np.array([False, True, True, False])
+    error = call_error(g, x, mask)
+    assert "argument 'idx': a boolean array (a numpy mask) cannot be an i32" in str(
+        error
+    )
+    assert error.location is not None and error.location.file.endswith(HERE)
+    positions = np.array([3, 1, 0, 2], np.uint64)
+    np.testing.assert_array_equal(g(x, positions), x[positions])
+    assert (
+        "values are out of the range of i32"
+        in call_error(g, x, positions + 2**40).message
+    )
+    assert (
+        "cannot convert float32 values to i32"
+        in call_error(g, x, positions.astype(np.float32)).message
+    )
 
 
 def test_arguments_convert_when_the_values_fit() -> None:
