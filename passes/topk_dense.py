@@ -28,6 +28,12 @@ keys is a scalar access outside the count row, which the simulator reports
 at the gather's line: the row's physical width is exactly `N` (a multiple
 of the alignment unit, else no fallback).
 
+With `topk-mask-pipeline` (default) the rows of a block are software-
+pipelined: row r + 1 is marked before row r's sum is read back, and row r's
+ln and store are issued after row r + 1's marks, so S (the marks, the
+bound) no longer waits for V and MTE3 each row; each row's zeros are a fill
+of its own, two rows ahead (three count rows in flight).
+
 The choice is made at compile time (S, k, N, d are static) from the
 estimates of both paths (`dense_estimate` here, the fused nest's
 `TopkAttentionPlan._estimate`), with a remark giving both.
