@@ -115,6 +115,7 @@ class SparseLoweringOptions(RangeOptions, Protocol):
     fuse_topk_attention: bool
     topk_gather_run: int
     topk_dense_fallback: str
+    topk_mask_pipeline: bool
     interleave: bool
 
 

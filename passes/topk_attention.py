@@ -219,6 +219,7 @@ class TopkAttentionPlan:
         self.target = target
         self.run = options.topk_gather_run
         self.mode = options.topk_dense_fallback
+        self.mask_pipeline = options.topk_mask_pipeline
         self.function = function
         self.chains: dict[Operation, TopkChain] = {}
         self.dense: dict[Operation, DenseEstimate] = {}
@@ -279,7 +280,11 @@ class TopkAttentionPlan:
         if why is not None:
             return None, why
         found = dense_estimate(
-            self.target, (s, top, keys, depth), element_type, cube_sum
+            self.target,
+            (s, top, keys, depth),
+            element_type,
+            cube_sum,
+            self.mask_pipeline,
         )
         if found is None:
             return None, (
@@ -349,6 +354,7 @@ class TopkAttentionPlan:
                 (s, top, keys, depth),
                 element_type,
                 estimate.rows,
+                self.mask_pipeline,
             )
             emit_remark(
                 op,
@@ -417,6 +423,7 @@ class TopkOptions(Protocol):
     fuse_topk_attention: bool
     topk_gather_run: int
     topk_dense_fallback: str
+    topk_mask_pipeline: bool
     attention_cube_sum: bool
 
 

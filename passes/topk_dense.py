@@ -28,6 +28,12 @@ keys is a scalar access outside the count row, which the simulator reports
 at the gather's line: the row's physical width is exactly `N` (a multiple
 of the alignment unit, else no fallback).
 
+With `topk-mask-pipeline` (default) the rows of a block are software-
+pipelined: row r + 1 is marked before row r's sum is read back, and row r's
+ln and store are issued after row r + 1's marks, so S (the marks, the
+bound) no longer waits for V and MTE3 each row; each row's zeros are a fill
+of its own, two rows ahead (three count rows in flight).
+
 The choice is made at compile time (S, k, N, d are static) from the
 estimates of both paths (`dense_estimate` here, the fused nest's
 `TopkAttentionPlan._estimate`), with a remark giving both.
@@ -40,7 +46,7 @@ from dataclasses import dataclass
 from typing import cast
 
 from xdsl.dialects import arith, func, memref
-from xdsl.dialects.builtin import MemRefType, bf16, f16, f32, i32
+from xdsl.dialects.builtin import IntegerAttr, MemRefType, bf16, f16, f32, i32
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 
@@ -60,6 +66,10 @@ MASK_BLOCK_ROWS = 16
 """The most query rows whose index rows one DMA loads (the mask nest's row
 loop holds a loop, so tile-pipeline does not prefetch it: the load's GM
 latency is paid once a block)."""
+
+MASK_ROW_ATTR = "pypto.mask_row"
+"""On the pipelined mask nest's zero fills (`topk-mask-pipeline`): the row of
+its block the fill is for, which keeps CSE from merging the fills into one."""
 
 TOPK_DENSE_MODES = ("auto", "always", "never")
 """The values of `topk-dense-fallback`: by the cost model, wherever the
@@ -97,6 +107,8 @@ class DenseEstimate:
     """Query rows of an index block."""
     per_index: float
     """The mask nest's scalar cycles per index."""
+    pipelined: bool = False
+    """The mask nest's rows overlap (`topk-mask-pipeline`)."""
 
     @property
     def total(self) -> float | None:
@@ -111,7 +123,8 @@ class DenseEstimate:
         total = "" if self.total is None else f"{self.total:.0f} cycles: "
         return (
             f"{total}mask nest {self.mask:.0f} ({self.rows} index rows a load, "
-            f"{self.per_index:.0f} scalar cycles an index), flash nest {flash}"
+            f"{self.per_index:.0f} scalar cycles an index"
+            f"{', rows pipelined' if self.pipelined else ''}), flash nest {flash}"
         )
 
 
@@ -147,11 +160,18 @@ def dense_estimate(
     shape: tuple[int, int, int, int],
     element_type: Attribute,
     cube_sum: bool,
+    pipeline: bool,
 ) -> DenseEstimate | None:
     """The estimate of the dense fallback of top-k attention of `shape`
     (queries S, indices k, keys N, head dim d); None when the mask nest's
     tiles do not fit in UB. The index blocks: a divisor of S (no tail
-    block) of at most MASK_BLOCK_ROWS rows, the one estimated cheapest."""
+    block) of at most MASK_BLOCK_ROWS rows, the one estimated cheapest.
+
+    A mask row's work is its marks and the read of their sum on S, its fill,
+    sum, casts and ln on V, its store on MTE3. Not pipelined, a row is one
+    chain of the three; pipelined (`pipeline`), the pipes overlap across the
+    rows of a block, so a row takes the busiest pipe's share but for one row
+    a block, whose chain is the pipeline's fill and drain."""
     s, top, keys, depth = shape
     unit = mask_unit(element_type, target)
     scalar = target.scalar
@@ -174,16 +194,20 @@ def dense_estimate(
         for op, dtype in steps
     )
     store = cost.dma_cycles(target, ("ub", "gm"), 1, keys * 2)
-    row = top * per_index + check + vector + store
+    chain = top * per_index + check + vector + store
+    overlapped = max(top * per_index + check, vector, store) if pipeline else chain
     ub = cast(int, target.memories["ub"].size)
+    # a row's i32 counts and zeros, their f32 cast and ln, the mask row:
+    # 14 B a key; pipelined, two more count rows (three rows in flight)
+    row_bytes = 22 if pipeline else 14
     index_row = -(-top // unit) * unit * 4
     best: tuple[float, int] | None = None
     for rows in range(1, min(MASK_BLOCK_ROWS, s) + 1):
-        # a row's i32 counts, their f32 cast and ln, the mask row: 14 B a key
-        if s % rows or rows * index_row + 14 * keys > ub:
+        if s % rows or rows * index_row + row_bytes * keys > ub:
             continue
         load = cost.dma_cycles(target, ("gm", "ub"), rows, top * 4)
-        cycles = -(-(s // rows) // target.cores) * (load + rows * row)
+        block = load + (rows - 1) * overlapped + chain
+        cycles = -(-(s // rows) // target.cores) * block
         if best is None or (cycles, -rows) < (best[0], -best[1]):
             best = (cycles, rows)
     if best is None:
@@ -193,7 +217,7 @@ def dense_estimate(
     if element_type in FLASH_TYPES:
         tiling = choose_tiling(target, target.cores, (s, keys), depth, depth, cube_sum)
     if tiling is None:
-        return DenseEstimate(mask, None, rows, per_index)
+        return DenseEstimate(mask, None, rows, per_index, pipeline)
     # the flash estimate has no mask: its br x bc block's transfer each key step
     units = -(-s // tiling.br) * tiling.split
     rounds = -(-units // target.cores)
@@ -204,7 +228,7 @@ def dense_estimate(
         - target.dma_path(*path).latency
     )
     flash = tiling.estimate + rounds * key_steps * transfer
-    return DenseEstimate(mask, flash, rows, per_index)
+    return DenseEstimate(mask, flash, rows, per_index, pipeline)
 
 
 @dataclass(frozen=True)
@@ -231,6 +255,7 @@ def emit_dense(
     shape: tuple[int, int, int, int],
     element_type: Attribute,
     rows: int,
+    pipeline: bool,
 ) -> None:
     """The mask nest into a GM temporary, then the dense attention outlined
     for tv-to-tile, then the temporary released."""
@@ -239,7 +264,7 @@ def emit_dense(
     gather, scores_at, scale_at, softmax_at, product_at = attention.locations
     with builder.located(gather):
         nest = TopkMaskNest(builder, keys, mask_unit(element_type, target))
-        nest.mask(attention.idx, mask, (s, top, keys), element_type, rows)
+        nest.mask(attention.idx, mask, (s, top, keys), element_type, rows, pipeline)
     tensors = Block(
         arg_types=[
             tv.TensorViewType(element_type, [s, depth]),
@@ -283,57 +308,105 @@ class TopkMaskNest(SparseNest):
         shape: tuple[int, int, int],
         element_type: Attribute,
         rows: int,
+        pipeline: bool,
     ) -> None:
         s, top, keys = shape
         index_cols = -(-top // self.unit) * self.unit
         ids_type = TileType([rows, index_cols], i32, MemorySpace.UB, valid=[rows, top])
+        count_type = TileType([1, keys], i32, MemorySpace.UB)
 
         def block(at: InsertPoint, b: Valid, _: list[SSAValue]) -> list[SSAValue]:
             ids = self.load(at, idx, [b, 0], ids_type)
-            # unrolled: tile-to-hw splits the block loop over the cores when
-            # every store moves with it (`b + r` with r constant)
-            for r in range(rows):
-                counts = self.counts(at, ids, r, top, keys)
+
+            def finish(r: int, marked: tuple[SSAValue, SSAValue]) -> None:
+                counts = self.recount(at, ids, r, top, count_type, marked)
                 logs = self.value(at, tile.LogOp(self.to_f32(at, counts)))
                 row_mask = self.cast_to(at, logs, element_type)
                 self.store(at, row_mask, out, [self.scaled(at, b, 1, r), 0])
+
+            # unrolled: tile-to-hw splits the block loop over the cores when
+            # every store moves with it (`b + r` with r constant)
+            if not pipeline:
+                for r in range(rows):
+                    zeros = self.zeros(at, count_type, [])
+                    finish(r, self.marks(at, ids, r, top, zeros))
+                return []
+            # row r + 1 marked (S) before row r is finished: row r's sum is
+            # then read back with no wait, and its ln and store (V, MTE3)
+            # run under row r + 1's marks; each row's zeros filled two rows
+            # ahead, before the vector work its marks would otherwise wait on
+            zeros = [self.row_zeros(at, count_type, r) for r in range(min(2, rows))]
+            marked = self.marks(at, ids, 0, top, zeros[0])
+            for r in range(rows):
+                if r + 2 < rows:
+                    zeros.append(self.row_zeros(at, count_type, r + 2))
+                ahead = marked
+                if r + 1 < rows:
+                    ahead = self.marks(at, ids, r + 1, top, zeros[r + 1])
+                finish(r, marked)
+                marked = ahead
             return []
 
         self.loop(self.top, 0, s, rows, [], block)
 
-    def counts(
-        self, at: InsertPoint, ids: SSAValue, r: int, top: int, keys: int
-    ) -> SSAValue:
-        """The `1 x keys` i32 row of how often row `r` of the index tile `ids`
-        names each key: each marked 1, counted again only when the marks sum
-        below `top` (a key named twice)."""
-        count_type = TileType([1, keys], i32, MemorySpace.UB)
+    def row_zeros(self, at: InsertPoint, count_type: TileType, r: int) -> SSAValue:
+        """Row `r`'s zero count row, a fill of its own: CSE would merge equal
+        fills into one, which each row's mark loop then copies on V right
+        before its marks, behind the previous rows' vector work."""
+        zeros = self.zeros(at, count_type, [])
+        fill = zeros.owner
+        assert isinstance(fill, tile.FillOp)
+        fill.attributes[MASK_ROW_ATTR] = IntegerAttr(r, 64)
+        return zeros
 
-        def position(at: InsertPoint, j: Valid) -> list[SSAValue]:
-            """Where index `j` of the row lands in the count row."""
-            key = tile.ExtractOp(ids, [self.constant(r), self.index_value(j)])
-            return [self.constant(0), self.value(at, key)]
+    def position(
+        self, at: InsertPoint, ids: SSAValue, r: int, j: Valid
+    ) -> list[SSAValue]:
+        """Where index `j` of row `r` of `ids` lands in the count row."""
+        key = tile.ExtractOp(ids, [self.constant(r), self.index_value(j)])
+        return [self.constant(0), self.value(at, key)]
+
+    def marks(
+        self, at: InsertPoint, ids: SSAValue, r: int, top: int, zeros: SSAValue
+    ) -> tuple[SSAValue, SSAValue]:
+        """Row `r` of the index tile `ids` marked 1 in the count row `zeros`
+        (S), and the marks' sum as a 1 x 1 i32 tile (V)."""
 
         def mark(at: InsertPoint, j: Valid, carried: list[SSAValue]) -> list[SSAValue]:
-            one = tile.InsertOp(self.constant(1), carried[0], position(at, j))
-            return [self.value(at, one)]
+            where = self.position(at, ids, r, j)
+            return [self.value(at, tile.InsertOp(self.constant(1), carried[0], where))]
+
+        (marked,) = self.loop(at, 0, top, 1, [zeros], mark)
+        named = self.value(at, tile.ReduceSumOp(self.to_f32(at, marked), 1))
+        return marked, self.value(at, tile.CastOp(named, i32))
+
+    def recount(
+        self,
+        at: InsertPoint,
+        ids: SSAValue,
+        r: int,
+        top: int,
+        count_type: TileType,
+        marked: tuple[SSAValue, SSAValue],
+    ) -> SSAValue:
+        """The `1 x keys` i32 row of how often row `r` of `ids` names each key:
+        its marks, counted again only when they sum below `top` (a key named
+        twice)."""
 
         def count(at: InsertPoint, j: Valid, carried: list[SSAValue]) -> list[SSAValue]:
-            where = position(at, j)
+            where = self.position(at, ids, r, j)
             old = self.value(at, tile.ExtractOp(carried[0], where))
             new = self.value(at, arith.AddiOp(old, self.constant(1)))
             return [self.value(at, tile.InsertOp(new, carried[0], where))]
 
-        def recount(at: InsertPoint, _: Valid, __: list[SSAValue]) -> list[SSAValue]:
+        def again(at: InsertPoint, _: Valid, __: list[SSAValue]) -> list[SSAValue]:
             return self.loop(at, 0, top, 1, [self.zeros(at, count_type, [])], count)
 
-        (marks,) = self.loop(at, 0, top, 1, [self.zeros(at, count_type, [])], mark)
-        named = self.value(at, tile.ReduceSumOp(self.to_f32(at, marks), 1))
-        named = self.value(at, tile.CastOp(named, i32))
+        marks, named = marked
         zero = self.constant(0)
         distinct = self.value(at, tile.ExtractOp(named, [zero, zero]))
         repeats = self.value(at, arith.CmpiOp(distinct, self.constant(top), "ult"))
         # a loop of 0 or 1 trips, not an scf.if: tile-to-hw lowers loops
         # carrying tiles, not branches yielding them
         trips = self.value(at, arith.SelectOp(repeats, self.constant(1), zero))
-        return self.loop(at, 0, trips, 1, [marks], recount)[0]
+        return self.loop(at, 0, trips, 1, [marks], again)[0]

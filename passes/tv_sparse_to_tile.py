@@ -196,6 +196,13 @@ class TvSparseToTilePass(ModulePass):
     cost model estimates it cheaper than the fused gather nest, `always`
     where it applies, `never`."""
 
+    topk_mask_pipeline: bool = True
+    """Software-pipeline the dense fallback's mask nest (passes/topk_dense.py):
+    the next query row's count row is filled (its own fill, two in turn)
+    before this row's vector work, so that its marks on the scalar unit run
+    while this row's sum, ln and store do; false: each row's marks wait for
+    the previous row's vector work (measured slower, docs/sparse.md)."""
+
     interleave: bool = True
     """Mark a function with a gather `pypto.interleave_groups`, so that
     tile-to-hw splits each nest of a phase over all the cores (the gathers

@@ -135,6 +135,7 @@ LOWER_STAGES: tuple[Stage, ...] = (
             ("sparse_fuse_topk_attention", "fuse_topk_attention"),
             ("sparse_topk_gather_run", "topk_gather_run"),
             ("sparse_topk_dense_fallback", "topk_dense_fallback"),
+            ("sparse_topk_mask_pipeline", "topk_mask_pipeline"),
             ("attention_cube_sum", "attention_cube_sum"),
             ("attention_scale_fold", "attention_scale_fold"),
             ("sparse_attention_defer_update", "attention_defer_update"),
@@ -225,7 +226,7 @@ class LowerPipeline(PipelinePass):
     split-reductions), tv-sparse-to-tile (sparse-tile-cols, bsr-cube,
     sparse-gather-run, sparse-entry-window, sparse-fuse-attention,
     sparse-fuse-topk-attention, sparse-topk-gather-run,
-    sparse-topk-dense-fallback,
+    sparse-topk-dense-fallback, sparse-topk-mask-pipeline,
     sparse-attention-defer-update, sparse-attention-sum-column,
     sparse-attention-balance,
     sparse-attention-block-split, sparse-dense-fallback, sparse-dense-density, sparse-index-prefetch,
@@ -425,6 +426,12 @@ class LowerPipeline(PipelinePass):
     (tv-sparse-to-tile's topk-dense-fallback): `auto` where the cost model
     estimates that cheaper than the fused gather nest, `always` where it
     applies, `never`."""
+
+    sparse_topk_mask_pipeline: bool = True
+    """In the dense fallback's mask nest, overlap consecutive query rows
+    (tv-sparse-to-tile's topk-mask-pipeline): each row's count row filled
+    before the previous row's vector work, two count rows in turn; false: a
+    row's marks wait for the previous row's vector work."""
 
     sparse_dense_fallback: bool = True
     """CSR spmm branches at run time on nnz to to_dense and the dense matmul

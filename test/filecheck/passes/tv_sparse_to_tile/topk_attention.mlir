@@ -81,7 +81,7 @@
 // OFF: remark: tv-sparse-to-tile: gather by rows
 
 // TINY: remark: tv-sparse-to-tile: fused top-k attention (S=16, k=8, d=32)
-// TINY: remark: tv-sparse-to-tile: top-k attention not fused: k = 8 scores and d = 256 columns need 5312 bytes of ub (the gathered rows double-buffered), target 'tiny' holds 4096; the gathers go to GM temporaries (unfused); no dense fallback: estimated mask nest {{[0-9]+}} (8 index rows a load, 17 scalar cycles an index), flash nest not estimated: no flash-attention nest (no blocks fit, or not f16)
+// TINY: remark: tv-sparse-to-tile: top-k attention not fused: k = 8 scores and d = 256 columns need 5312 bytes of ub (the gathered rows double-buffered), target 'tiny' holds 4096; the gathers go to GM temporaries (unfused); no dense fallback: estimated mask nest {{[0-9]+}} (8 index rows a load, 17 scalar cycles an index, rows pipelined), flash nest not estimated: no flash-attention nest (no blocks fit, or not f16)
 
 func.func @topk(%q: !tv.tensor<16x32xf16>, %k: !tv.tensor<64x32xf16>, %v: !tv.tensor<64x32xf16>, %idx: !tv.tensor<16x8xi32>) -> !tv.tensor<16x32xf16> {
   %0 = tv.reshape %q : !tv.tensor<16x32xf16> to !tv.tensor<16x1x32xf16>
