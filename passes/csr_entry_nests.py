@@ -49,7 +49,7 @@ from .balanced_split import (
 )
 from .csr_spmm_nest import CsrSpmmNest, SpmmPlan
 from .nest_builder import Valid
-from .sparse_nests import Column, SparseBuffers
+from .sparse_nests import Column, RunBody, SparseBuffers
 
 SDDMM_WINDOW = 64
 """Entries of an sddmm result window: 128 (f16) or 256 (f32) bytes, whole
@@ -202,28 +202,61 @@ class CsrEntryNest(CsrSpmmNest):
                 if depth <= step:
                     left = self._q_chunk(at, q, r, 0, depth, physical, element_type)
 
+                def column_of(at: InsertPoint, p: Valid) -> SSAValue:
+                    if ids is None:
+                        return self.read_index(at, mask.indices, p)
+                    place = self.value(at, arith.SubiOp(self.index_value(p), w))
+                    return self.value(at, tile.ExtractOp(ids, [place]))
+
+                def dots(count: int) -> RunBody:
+                    """`count` consecutive rows of k from `col` (one DMA): their
+                    dot products inserted at their places one by one, or (the
+                    last entries) each stored alone."""
+
+                    def body(
+                        at: InsertPoint, p: Valid, col: SSAValue, acc: list[SSAValue]
+                    ) -> list[SSAValue]:
+                        total = self._dot(
+                            at,
+                            q,
+                            k,
+                            r,
+                            col,
+                            (depth, step, physical),
+                            element_type,
+                            left,
+                            count,
+                        )
+                        if not whole:
+                            result = self.cast_to(at, total, element_type)
+                            self.store(at, result, results, [0, p])
+                            return []
+                        place = self.value(at, arith.SubiOp(self.index_value(p), w))
+                        placed = acc[0]
+                        for t in range(count):
+                            scalar = self.value(
+                                at,
+                                tile.ExtractOp(total, [self.constant(t), zero_index]),
+                            )
+                            position = self.index_value(self.add(at, place, t))
+                            placed = self.value(
+                                at,
+                                tile.InsertOp(scalar, placed, [zero_index, position]),
+                            )
+                        return [placed]
+
+                    return body
+
                 def entry(
                     at: InsertPoint, p: Valid, acc: list[SSAValue]
                 ) -> list[SSAValue]:
-                    place = self.value(at, arith.SubiOp(self.index_value(p), w))
-                    if ids is None:
-                        col = self.read_index(at, mask.indices, p)
-                    else:
-                        col = self.value(at, tile.ExtractOp(ids, [place]))
-                    total = self._dot(
-                        at, q, k, r, col, depth, step, physical, element_type, left
-                    )
-                    if not whole:
-                        result = self.cast_to(at, total, element_type)
-                        self.store(at, result, results, [0, p])
-                        return []
-                    scalar = self.value(
-                        at, tile.ExtractOp(total, [zero_index, zero_index])
-                    )
-                    placed = tile.InsertOp(scalar, acc[0], [zero_index, place])
-                    return [self.value(at, placed)]
+                    return dots(1)(at, p, column_of(at, p), acc)
 
                 lo, stop = larger(self, at, start, w), smaller(self, at, end, hi)
+                if whole and self.run > 1:
+                    return self.runs(
+                        at, lo, stop, self.run, column_of, acc, dots(self.run), dots(1)
+                    )
                 return self.loop(at, lo, stop, 1, acc, entry)
 
             done = self.loop(at, first, after, 1, inits, row)
@@ -352,16 +385,17 @@ class CsrEntryNest(CsrSpmmNest):
         k: SSAValue,
         r: Valid,
         col: SSAValue,
-        depth: int,
-        step: int,
-        physical: int,
+        shape: tuple[int, int, int],
         element_type: Attribute,
         left: SSAValue | None,
+        rows: int = 1,
     ) -> SSAValue:
-        """`q[r] . k[col]` as a 1x1 f32 tile: per column tile of K the
-        product row-summed in f32, added in K order (the plain nest's
-        arithmetic); `left`: q's row when K is one tile."""
-        zero = self.zeros(at, TileType([1, 1], f32, MemorySpace.UB), [])
+        """`q[r] . k[col + t]` for the `rows` rows t as a `rows x 1` f32 tile
+        (the rows of k in one DMA): per column tile of K the product
+        row-summed in f32, added in K order (the plain nest's arithmetic, row
+        by row); `left`: q's row when K is one tile."""
+        depth, step, physical = shape  # K, its column tiles, their width
+        zero = self.zeros(at, TileType([rows, 1], f32, MemorySpace.UB), [])
 
         def chunk(at: InsertPoint, k0: Valid, acc: list[SSAValue]) -> list[SSAValue]:
             valid = self.tail(at, depth, k0, step, True)
@@ -370,7 +404,7 @@ class CsrEntryNest(CsrSpmmNest):
                 row = self._q_chunk(at, q, r, k0, valid, physical, element_type)
             column = Column(k0, valid, physical)
             right = self.load(
-                at, k, [col, k0], column.tile_type(element_type), [1, valid]
+                at, k, [col, k0], column.tile_type(element_type, rows), [rows, valid]
             )
             product = self.value(at, tile.MulOp(row, self.to_f32(at, right)))
             part = self.value(at, tile.ReduceSumOp(product, 1))

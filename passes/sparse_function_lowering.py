@@ -42,7 +42,7 @@ from pypto_mlir.targets import Target
 
 from .bufferize import finish_function, memref_type
 from .csr_entry_nests import SDDMM_WINDOW, CsrEntryNest
-from .csr_spmm_nest import CsrSpmmNest, spmm_plan
+from .csr_spmm_nest import CsrSpmmNest, gather_run, spmm_plan
 from .csr_spmm_ranges import CsrRangeNest, RangeOptions, range_plan
 from .located_builder import LocatedBuilder
 from .multicore_split import INTERLEAVE_ATTR
@@ -99,6 +99,7 @@ class SparseLoweringOptions(RangeOptions, Protocol):
     bsr_cube: bool
     entry_window: int
     gather_run: int
+    gather_runs: bool
     fuse_attention: bool
     attention_cube_sum: bool
     attention_scale_fold: bool
@@ -766,6 +767,17 @@ class SparseFunctionLowering:
             else:
                 nest = CsrSpmmNest(rows_builder, cols, unit)
                 nest.epilogue = rows
+                if plan.window and not plan.width:  # rows of b from GM
+                    nest.run, runs_why = gather_run(
+                        self.target,
+                        self.options.gather_runs,
+                        n,
+                        cols,
+                        unit,
+                        a.element_type,
+                        5 + live,
+                    )
+                    why = f"{why}; {runs_why}"
                 nest.spmm_csr(a, b, out, plan)
             emit_remark(
                 op,
@@ -949,9 +961,20 @@ class SparseFunctionLowering:
             if self.options.entry_insert:
                 plan, _ = spmm_plan(mask, 1, self.target, self.options)
                 alignment = self.target.memories["ub"].alignment
-                CsrEntryNest(
-                    builder, cols, column_unit([element_type, f32], alignment)
-                ).sddmm_windows(mask, q, k, out, plan)
+                unit = column_unit([element_type, f32], alignment)
+                nest = CsrEntryNest(builder, cols, unit)
+                # a run's rows of k come with their f32 copy and product
+                nest.run, runs = gather_run(
+                    self.target,
+                    self.options.gather_runs,
+                    depth,
+                    cols,
+                    unit,
+                    element_type,
+                    4,
+                    f32_copies=2,
+                )
+                nest.sddmm_windows(mask, q, k, out, plan)
                 indices = (
                     "the window's column indices loaded into ub with one DMA"
                     if plan.window
@@ -974,7 +997,7 @@ class SparseFunctionLowering:
                     f"entries, {_columns(cols)} of K a tile: each dot product (a row "
                     "of lhs times the gathered row of rhs, summed in f32) inserted "
                     f"into a 1x{SDDMM_WINDOW} f32 tile (tile.insert), stored with one "
-                    f"DMA; {indices}; {cores}",
+                    f"DMA; {indices}; {cores}; rows of k: {runs}",
                 )
                 return
             self._nest(builder, cols, element_type).sddmm_rows(mask, q, k, out)
