@@ -948,8 +948,8 @@ def gather_runs(m: int, rng: np.random.Generator) -> None:
     )
     print("|---|---|---|---|---|---|")
     for pattern, a in patterns.items():
-        triple = (a.indptr.astype(np.int32), a.indices.astype(np.int32), a.data)
-        triple = (*triple[:2], a.data.astype(np.float16))
+        index = (a.indptr.astype(np.int32), a.indices.astype(np.int32))
+        triple = (*index, a.data.astype(np.float16))
         for name, kernel, inputs, options in (
             ("spmm, rows of b from GM", csr_spmm, [triple, b], dense),
             ("sddmm", csr_sddmm, [triple, q, k], {}),

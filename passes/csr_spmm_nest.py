@@ -152,7 +152,7 @@ at most this many rows (fewer where ub holds fewer)."""
 def gather_run(
     target: Target,
     enabled: bool,
-    n: int,
+    shape: tuple[int, int],
     cols: int,
     unit: int,
     element_type: Attribute,
@@ -162,13 +162,15 @@ def gather_run(
     """The rows of a run tile (`RUN`, halved until `BUFFERING` copies of it
     fit in ub beside `f32_tiles` double-buffered f32 row tiles and a window's
     indices) for rows of `n` columns gathered in column tiles of `cols`, and
-    why (for the remark); 1: no runs. `cols` and `unit`: the nest's
+    why (for the remark); 1: no runs. `shape`: the rows and columns of the
+    gathered matrix (a run tile lies inside it); `cols` and `unit`: the nest's
     (`SparseNest.column_tiles`); `f32_copies`: f32 tiles of the run's rows
     beside it (sddmm's cast and product)."""
     if not enabled:
         return 1, "one row DMA an entry (gather-runs=false)"
     ub = target.memories["ub"]
     size = element_bytes(element_type)
+    rows, n = shape
     step = min(cols, n)
     physical = 1 if n == 1 else _round_up(step, unit)
     if n % step:
@@ -182,11 +184,12 @@ def gather_run(
             f"is not whole {ub.alignment}-byte ub blocks (tile.gather takes rows of them)"
         )
     free = cast(int, ub.size) - BUFFERING * f32_tiles * physical * 4 - WINDOW * 4
-    run = RUN
+    run = min(RUN, 1 << (rows.bit_length() - 1))  # a power of two, at most K
     while run > 1 and BUFFERING * run * physical * (size + 4 * f32_copies) > free:
         run //= 2
     if run < 2:
-        return 1, "one row DMA an entry: runs refused, no tile of 2 rows fits in ub"
+        why = "no tile of 2 rows fits in ub" if rows > 1 else "one row to gather"
+        return 1, f"one row DMA an entry: runs refused, {why}"
     return run, (
         f"groups of {run} entries whose column indices are consecutive (compared "
         f"on the scalar unit) gather their rows as one {run}-row DMA (gather-runs)"

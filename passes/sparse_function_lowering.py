@@ -771,7 +771,7 @@ class SparseFunctionLowering:
                     nest.run, runs_why = gather_run(
                         self.target,
                         self.options.gather_runs,
-                        n,
+                        (a.shape[1], n),
                         cols,
                         unit,
                         a.element_type,
@@ -967,7 +967,7 @@ class SparseFunctionLowering:
                 nest.run, runs = gather_run(
                     self.target,
                     self.options.gather_runs,
-                    depth,
+                    (mask.shape[1], depth),
                     cols,
                     unit,
                     element_type,
