@@ -13,7 +13,8 @@ lands at a run-time place: `to_dense` stores each value to its column,
 - **sddmm by windows**: per window of `SDDMM_WINDOW` entries of the result's
   values, each dot product inserted into one f32 tile, stored once; the
   cores take whole windows (whole 32-byte GM blocks), whichever rows the
-  entries belong to.
+  entries belong to; a group of consecutive column indices of a row loads
+  its rows of k with one DMA (`gather-runs`, `SparseNest.runs`).
 - **softmax over the cores**: the same split of the entries; a core computes
   the max and sum of each row its entries lie in over the whole row and
   writes only its entries' quotients (`SparseNest.csr_softmax_row`).
@@ -202,60 +203,71 @@ class CsrEntryNest(CsrSpmmNest):
                 if depth <= step:
                     left = self._q_chunk(at, q, r, 0, depth, physical, element_type)
 
-                def column_of(at: InsertPoint, p: Valid) -> SSAValue:
+                def column_of(
+                    at: InsertPoint, p: Valid, place: SSAValue | None = None
+                ) -> SSAValue:
                     if ids is None:
                         return self.read_index(at, mask.indices, p)
-                    place = self.value(at, arith.SubiOp(self.index_value(p), w))
+                    if place is None:
+                        place = self.value(at, arith.SubiOp(self.index_value(p), w))
                     return self.value(at, tile.ExtractOp(ids, [place]))
 
-                def dots(count: int) -> RunBody:
+                def dots(
+                    at: InsertPoint,
+                    p: Valid,
+                    place: SSAValue,
+                    col: SSAValue,
+                    acc: list[SSAValue],
+                    count: int,
+                ) -> list[SSAValue]:
                     """`count` consecutive rows of k from `col` (one DMA): their
-                    dot products inserted at their places one by one, or (the
-                    last entries) each stored alone."""
-
-                    def body(
-                        at: InsertPoint, p: Valid, col: SSAValue, acc: list[SSAValue]
-                    ) -> list[SSAValue]:
-                        total = self._dot(
-                            at,
-                            q,
-                            k,
-                            r,
-                            col,
-                            (depth, step, physical),
-                            element_type,
-                            left,
-                            count,
+                    dot products inserted at `place` on one by one, or (the
+                    last entries, one) stored alone."""
+                    total = self._dot(
+                        at,
+                        q,
+                        k,
+                        r,
+                        col,
+                        (depth, step, physical),
+                        element_type,
+                        left,
+                        count,
+                    )
+                    if not whole:
+                        result = self.cast_to(at, total, element_type)
+                        self.store(at, result, results, [0, p])
+                        return []
+                    placed = acc[0]
+                    for t in range(count):
+                        scalar = self.value(
+                            at, tile.ExtractOp(total, [self.constant(t), zero_index])
                         )
-                        if not whole:
-                            result = self.cast_to(at, total, element_type)
-                            self.store(at, result, results, [0, p])
-                            return []
-                        place = self.value(at, arith.SubiOp(self.index_value(p), w))
-                        placed = acc[0]
-                        for t in range(count):
-                            scalar = self.value(
-                                at,
-                                tile.ExtractOp(total, [self.constant(t), zero_index]),
-                            )
-                            position = self.index_value(self.add(at, place, t))
-                            placed = self.value(
-                                at,
-                                tile.InsertOp(scalar, placed, [zero_index, position]),
-                            )
-                        return [placed]
-
-                    return body
+                        position = self.index_value(self.add(at, place, t))
+                        placed = self.value(
+                            at, tile.InsertOp(scalar, placed, [zero_index, position])
+                        )
+                    return [placed]
 
                 def entry(
                     at: InsertPoint, p: Valid, acc: list[SSAValue]
                 ) -> list[SSAValue]:
-                    return dots(1)(at, p, column_of(at, p), acc)
+                    place = self.value(at, arith.SubiOp(self.index_value(p), w))
+                    return dots(at, p, place, column_of(at, p, place), acc, 1)
+
+                def of(count: int) -> RunBody:
+                    def body(
+                        at: InsertPoint, p: Valid, col: SSAValue, acc: list[SSAValue]
+                    ) -> list[SSAValue]:
+                        place = self.value(at, arith.SubiOp(self.index_value(p), w))
+                        return dots(at, p, place, col, acc, count)
+
+                    return body
 
                 lo, stop = larger(self, at, start, w), smaller(self, at, end, hi)
                 if whole and self.run > 1:
                     return self.runs(
-                        at, lo, stop, self.run, column_of, acc, dots(self.run), dots(1)
+                        at, lo, stop, self.run, column_of, acc, of(self.run), of(1)
                     )
                 return self.loop(at, lo, stop, 1, acc, entry)
 

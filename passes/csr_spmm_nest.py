@@ -32,6 +32,13 @@ on the scalar unit and DMAs every value as a 1x1 tile. This nest
   instead of a GM DMA, its group's entries in one window when they fit. The
   cost model (`resident_costs`) takes it where its per-entry slope is lower.
 
+- **Gather runs** (`run` > 1, `gather-runs`; rows of `b` from GM): the
+  entries of a loaded window go in groups of `run` (`SparseNest.runs`, the
+  run detector of every nest that gathers by index); a group whose column
+  indices are consecutive loads its `run` rows of `b` with one DMA and each
+  entry takes its row of that tile on chip (`tile.gather` at the window's
+  indices less the run's first), in entry order.
+
 Per stored entry the row of `b` at its column is gathered, cast to f32,
 multiplied by the value and added to the row's f32 accumulator in entry order:
 the reference's order, so the result is exact. An element-wise epilogue

@@ -17,7 +17,8 @@ static loop that tile-to-hw splits over the cores.
   accumulated in L0C; an empty block row stores zeros and costs no cube work.
 - `to_dense`: per (block) row, zero tiles then the stored blocks scattered.
 - `gather`: per index, the source row copied by column tiles; runs of
-  consecutive indices (compared on the scalar unit) as one multi-row DMA.
+  consecutive indices (compared on the scalar unit) as one multi-row DMA
+  (`SparseNest.runs`, shared with every nest that gathers rows by index).
 - `sparse_softmax`: per block row, three passes over its stored blocks, each
   a whole `bm x bn` tile; CSR by windows of entries where exact.
 - `sddmm`: CSR per stored entry (a dot product); block-CSR on the cube.
