@@ -533,6 +533,28 @@ class CsrSpmmNest(SparseNest):
     """Entries of a group whose consecutive column indices gather their rows
     of b from GM as one DMA (`gather_run`); 1: a DMA an entry."""
 
+    def take_runs(
+        self,
+        target: Target,
+        enabled: bool,
+        shape: tuple[int, int],
+        element_type: Attribute,
+        f32_tiles: int,
+        f32_copies: int = 0,
+    ) -> str:
+        """Sets `run` to `gather_run`'s for this nest's column tiles; why."""
+        self.run, why = gather_run(
+            target,
+            enabled,
+            shape,
+            self.cols,
+            self.unit,
+            element_type,
+            f32_tiles,
+            f32_copies,
+        )
+        return why
+
     def spmm_csr(
         self, a: SparseBuffers, b: SSAValue, out: SSAValue, plan: SpmmPlan
     ) -> None:

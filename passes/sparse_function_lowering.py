@@ -21,7 +21,6 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntegerAttr,
     MemRefType,
-    StridedLayoutAttr,
     UnitAttr,
     bf16,
     f16,
@@ -42,17 +41,16 @@ from pypto_mlir.targets import Target
 
 from .bufferize import finish_function, memref_type
 from .csr_entry_nests import SDDMM_WINDOW, CsrEntryNest
-from .csr_spmm_nest import CsrSpmmNest, gather_run, spmm_plan
+from .csr_spmm_nest import CsrSpmmNest, spmm_plan
 from .csr_spmm_ranges import CsrRangeNest, RangeOptions, range_plan
 from .located_builder import LocatedBuilder
 from .multicore_split import INTERLEAVE_ATTR
-from .nest_builder import memref_strides
 from .sparse_attention import NestChoice, SparseAttentionPlan, scaled_pattern
 from .sparse_epilogue import Epilogue, EpilogueRows, epilogue_of
 from .sparse_fallback import FallbackCosts, spmm_fallback_costs
 from .sparse_nests import SparseBuffers, SparseNest
 from .sparse_outline import DISTRIBUTE_ATTR, outline
-from .sparse_values import ValuesWindows, auto_window
+from .sparse_values import ValuesWindows, auto_window, window_view
 from .tiling_model import BUFFERING, column_unit
 from .topk_attention import Plans, TopkAttentionPlan
 
@@ -416,7 +414,7 @@ class SparseFunctionLowering:
 
             def view(buffer: SSAValue) -> SSAValue:
                 if buffer not in views:
-                    views[buffer] = _window_view(inner, buffer, position, count)
+                    views[buffer] = window_view(inner, buffer, position, count)
                 return views[buffer]
 
             def shaped(value_type: tv.TensorViewType) -> tv.TensorViewType:
@@ -768,16 +766,13 @@ class SparseFunctionLowering:
                 nest = CsrSpmmNest(rows_builder, cols, unit)
                 nest.epilogue = rows
                 if plan.window and not plan.width:  # rows of b from GM
-                    nest.run, runs_why = gather_run(
+                    why += "; " + nest.take_runs(
                         self.target,
                         self.options.gather_runs,
                         (a.shape[1], n),
-                        cols,
-                        unit,
                         a.element_type,
                         5 + live,
                     )
-                    why = f"{why}; {runs_why}"
                 nest.spmm_csr(a, b, out, plan)
             emit_remark(
                 op,
@@ -964,12 +959,10 @@ class SparseFunctionLowering:
                 unit = column_unit([element_type, f32], alignment)
                 nest = CsrEntryNest(builder, cols, unit)
                 # a run's rows of k come with their f32 copy and product
-                nest.run, runs = gather_run(
+                runs = nest.take_runs(
                     self.target,
                     self.options.gather_runs,
                     (mask.shape[1], depth),
-                    cols,
-                    unit,
                     element_type,
                     4,
                     f32_copies=2,
@@ -1165,30 +1158,6 @@ def sparse_memref_types(
         MemRefType(index_type, offsets.get_shape()),
         MemRefType(index_type, [DYNAMIC_INDEX]),
         MemRefType(values.element_type, [DYNAMIC_INDEX, *values.get_shape()[1:]]),
-    )
-
-
-def _window_view(
-    builder: LocatedBuilder, buffer: SSAValue, entry: SSAValue, count: int
-) -> SSAValue:
-    """`buffer[entry : entry + count]` of a `? x ...` values buffer, seen
-    `count x ...`."""
-    buffer_type = cast(MemRefType[Attribute], buffer.type)
-    shape = buffer_type.get_shape()
-    strides = memref_strides(MemRefType(buffer_type.element_type, [1, *shape[1:]]))
-    result_type = MemRefType(
-        buffer_type.element_type,
-        [count, *shape[1:]],
-        StridedLayoutAttr(strides, None),
-    )
-    return builder.value(
-        memref.SubviewOp.get(
-            buffer,
-            [entry, *[0] * (len(shape) - 1)],
-            [count, *shape[1:]],
-            [1] * len(shape),
-            result_type,
-        )
     )
 
 
