@@ -146,7 +146,7 @@ def simulate(
     remarks: list[str] = []
     with diagnostic_handler(lambda d: remarks.append(str(d))):
         lowered = lower(module, "ascend_hw", LowerPipeline(target=TARGET, **options))
-    outputs = result_buffers(function)
+    outputs = result_buffers(function, inputs)
     expected: list[Any] = []
     if sparse:  # a sparse result is its values buffer: sized by the reference
         expected = run_tv_function(module, name, inputs)
