@@ -79,6 +79,14 @@ def f32_max_pays(target: Target, bc: int) -> bool:
     return bc * 4 == target.vector.repeat_bytes
 
 
+def _cube_sum_bytes(br: int, bc: int, cube_sum: bool) -> tuple[int, int]:
+    """With `cube_sum`, the bytes of the f16 block of ones (bc x ONES) and of
+    the f32 row sums (br x ONES); 0 without."""
+    if not cube_sum:
+        return 0, 0
+    return bc * ONES * 2, br * ONES * 4
+
+
 def ub_bytes(
     br: int,
     bc: int,
@@ -99,8 +107,7 @@ def ub_bytes(
     place of the second f32 block: the peak is at the first block's softmax,
     before any other block's f32 copy (it takes the first block's scores
     and inputs once they are dead)."""
-    ones = bc * ONES * 2 if cube_sum else 0
-    sums = br * ONES * 4 if cube_sum else 0
+    ones, sums = _cube_sum_bytes(br, bc, cube_sum)
     inputs = STAGES * row_bytes if prefetch else 4 + row_bytes
     ub = br * bc * (2 * STAGES + 4 + inputs) + br * dv * 4 * 3
     return ub + br * 4 * 8 + ones + 2 * sums
@@ -125,8 +132,7 @@ def _fits(
         assert found is not None
         return found
 
-    ones = bc * ONES * 2 if cube_sum else 0
-    sums = br * ONES * 4 if cube_sum else 0
+    ones, sums = _cube_sum_bytes(br, bc, cube_sum)
     l0a = br * d * 2 + br * bc * 2
     # One L0B buffer for K and V: each block is moved right before the matmul
     # that consumes it (what tile-to-hw allocates); the ones stay.
@@ -184,18 +190,9 @@ def step_cycles(
     if row_bytes:
         # A query block's own rows of the inputs, its key blocks in order: a
         # load misses the L2 only in the lines no earlier block touched.
-        path = target.dma_path("gm", "ub")
-        start = path.latency
-        if target.l2 is not None:
-            share = min(1.0, bc * row_bytes / target.l2.line)
-            start = target.l2.hit_latency + share * (
-                path.latency - target.l2.hit_latency
-            )
-        rows_in = (
-            cost.dma_cycles(target, ("gm", "ub"), br, bc * row_bytes)
-            - path.latency
-            + start
-        )
+        line = target.l2.line if target.l2 is not None else 1
+        share = min(1.0, bc * row_bytes / line)
+        rows_in = cost.l2_dma_cycles(target, ("gm", "ub"), br, bc * row_bytes, share)
     mte2 += rows_in
     scores = br * bc
     # (op, repeats, type): a row reduction takes a repeat per row (and per

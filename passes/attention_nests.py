@@ -350,15 +350,6 @@ def _attention_group(
     return "", fused
 
 
-def _folds(softmax: SoftmaxForm, scores: tv.MatmulOp) -> bool:
-    """Whether `folded_scale` would fold a scale (before the group exists)."""
-    op = softmax.input.owner
-    if not isinstance(op, Operation) or op.operands[0] is not scores.result:
-        return False
-    found = _constant_scale(op)
-    return found is not None and found[0] > 0 and exact_reciprocal(op) is None
-
-
 def _key_inputs(
     analysis: FusionAnalysis, row: Group, scores: tv.MatmulOp
 ) -> list[SSAValue]:
@@ -1063,9 +1054,11 @@ def folded_scale(group: AttentionGroup) -> float | None:
     softmax, scores = group.softmax, group.scores
     if not group.scale_fold or softmax is None or scores is None:
         return None
-    op = cast(Operation, softmax.input.owner)
-    found = _constant_scale(op) if _folds(softmax, scores) else None
-    if found is None:
+    op = softmax.input.owner
+    if not isinstance(op, Operation) or op.operands[0] is not scores.result:
+        return None
+    found = _constant_scale(op)
+    if found is None or found[0] < 0 or exact_reciprocal(op) is not None:
         return None
     return 1.0 / found[0] if isinstance(op, tv.DivOp) else found[0]
 

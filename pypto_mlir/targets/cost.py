@@ -142,17 +142,32 @@ def dma_cycles(
     ).cycles
 
 
+def l2_dma_cycles(
+    target: Target,
+    path: tuple[str, str],
+    bursts: int,
+    burst_bytes: int,
+    misses: float = 0.0,
+) -> float:
+    """`dma_cycles` of a GM read of whose lines the share `misses` is not in
+    the L2 (when the target has one): its start-up that share of the way from
+    the L2's `hit_latency` to the path's own (docs/simulator.md, "L2 cache");
+    other paths unchanged."""
+    cycles = dma_cycles(target, path, bursts, burst_bytes)
+    if path[0] != "gm" or target.l2 is None:
+        return cycles
+    latency = target.dma_path(*path).latency
+    hit = target.l2.hit_latency
+    return cycles - latency + (hit + misses * (latency - hit))
+
+
 def l2_hit_dma_cycles(
     target: Target, path: tuple[str, str], bursts: int, burst_bytes: int
 ) -> int:
-    """`dma_cycles` of a GM read whose lines are all in the L2 (when the target
-    has one): the L2's `hit_latency` instead of the path's start-up
-    (docs/simulator.md, "L2 cache"). The compile-time estimate of data read
-    again and again (gathered rows, shared panels); other paths unchanged."""
-    cycles = dma_cycles(target, path, bursts, burst_bytes)
-    if path[0] == "gm" and target.l2 is not None:
-        cycles += target.l2.hit_latency - target.dma_path(*path).latency
-    return cycles
+    """`dma_cycles` of a GM read whose lines are all in the L2 (`l2_dma_cycles`
+    with no misses). The compile-time estimate of data read again and again
+    (gathered rows, shared panels)."""
+    return round(l2_dma_cycles(target, path, bursts, burst_bytes))
 
 
 def mmad_cycles(
