@@ -9,7 +9,10 @@ the same epsilon:
 - rounding computed values to an element type (`round_to_element_type`, round to
   nearest even; `round_to_bf16` for bf16);
 - the machine epsilon of each float type (`epsilon`);
-- the constants of GELU's tanh form (`GELU_SCALE`, `GELU_CUBIC`).
+- the constants of GELU's tanh form (`GELU_SCALE`, `GELU_CUBIC`);
+- the order of a float matmul's sums (`ordered_matmul`: one product after
+  another in k order, so that every level and every K split gives the same bits
+  on every machine).
 
 A leaf module: numpy and xDSL's builtin element types only, no dialect, pass or
 interpreter import. The `ascend_hw` machine's own float formats (rounding modes,
@@ -30,6 +33,7 @@ __all__ = [
     "GELU_SCALE",
     "epsilon",
     "numpy_dtype",
+    "ordered_matmul",
     "round_to_bf16",
     "round_to_element_type",
 ]
@@ -100,3 +104,54 @@ x^3))), the tanh form `0.5 x (1 + tanh(sqrt(2/pi) (x + GELU_CUBIC x^3)))`."""
 
 GELU_CUBIC = 0.044715
 """The cubic coefficient of GELU's tanh form."""
+
+
+def ordered_matmul(
+    lhs: np.ndarray, rhs: np.ndarray, init: np.ndarray | None = None
+) -> np.ndarray:
+    """`init + lhs @ rhs` with each product rounded and added in k order, in
+    the operands' float dtype (f32 here): `acc = acc + lhs[..., k] * rhs[k]`.
+
+    BLAS (`np.matmul`) sums in an order that depends on the CPU's kernel, so
+    its f32 results differ between machines; this order is defined, and a K
+    split into steps that accumulate (`init` = the previous steps' sum) gives
+    exactly the whole sum. The products of a chunk of steps are formed at once
+    and summed by a reduction over their leading axis, which numpy performs as
+    one whole-array add after another (pairwise summation only runs along the
+    innermost axis, hence the plain loop when the result is a few elements)."""
+    if lhs.ndim == 1 or rhs.ndim == 1:  # numpy's vector forms, through matrices
+        result = ordered_matmul(np.atleast_2d(lhs), rhs.reshape(rhs.shape[0], -1))
+        if rhs.ndim == 1:
+            result = result[..., 0]
+        return result[0] if lhs.ndim == 1 else result
+    k = lhs.shape[-1]
+    if rhs.shape[-2] != k:
+        raise ValueError(f"matmul: K extents differ: {k} vs {rhs.shape[-2]}")
+    shape = np.broadcast_shapes(lhs.shape[:-1] + (1,), rhs.shape[:-2] + (1, 1))
+    shape = shape[:-1] + (rhs.shape[-1],)
+    acc = np.zeros(shape, dtype=np.result_type(lhs, rhs))
+    if init is not None:
+        acc[...] = init
+    # k x (batch) x m x 1 and k x (batch) x 1 x n, batch axes aligned
+    columns = np.moveaxis(lhs[(None,) * (len(shape) - lhs.ndim)], -1, 0)[..., None]
+    rows = np.moveaxis(rhs[(None,) * (len(shape) - rhs.ndim)], -2, 0)[..., None, :]
+    if acc.size < _ORDERED_REDUCE_MIN:
+        for step in range(k):
+            acc += columns[step] * rows[step]
+        return acc
+    chunk = max(1, _ORDERED_CHUNK_ELEMENTS // acc.size)
+    terms = np.empty((min(chunk, k) + 1, *shape), dtype=acc.dtype)
+    for start in range(0, k, chunk):
+        stop = min(start + chunk, k)
+        part = terms[: stop - start + 1]
+        part[0] = acc
+        np.multiply(columns[start:stop], rows[start:stop], out=part[1:])
+        np.add.reduce(part, axis=0, out=acc)
+    return acc
+
+
+# ordered_matmul: results of fewer elements are summed by a plain loop (a
+# reduction whose inner loop would be the k axis is pairwise); a chunk of
+# products is bounded to 4 MiB of f32.
+_ORDERED_REDUCE_MIN = 16
+_ORDERED_CHUNK_ELEMENTS = 1 << 20

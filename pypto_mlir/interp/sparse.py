@@ -19,13 +19,13 @@ and sums in f32, one rounding to the element type at the end.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from xdsl.ir import Attribute
 
-from pypto_mlir.numerics import round_to_element_type
+from pypto_mlir.numerics import ordered_matmul, round_to_element_type
 
 
 class SparseFormatError(ValueError):
@@ -222,27 +222,35 @@ def canonicalize(
     return new_offsets, new_indices, new_values
 
 
-def _segment_sum(terms: np.ndarray, offsets: np.ndarray, segments: int) -> np.ndarray:
-    """Sum `terms` (stored entries first) over each row's range of `offsets`,
-    one term after another in entry order (the order of a row loop, so that a
-    lowering can match it exactly); rows with no entry are 0. In the terms'
-    dtype (f32 here). Rows are visited longest first, so that step k adds the
-    k-th term of a prefix of them: whole-array work, linear in the terms."""
-    flat = terms.reshape(terms.shape[0], math.prod(terms.shape[1:]))
+def _segment_sum(
+    terms_of: Callable[[np.ndarray], Iterable[np.ndarray]],
+    offsets: np.ndarray,
+    segments: int,
+    shape: tuple[int, ...],
+    dtype: type[np.generic] = np.float32,
+) -> np.ndarray:
+    """Sum each row's terms over its range of `offsets`, one term after another
+    in entry order (the order of a row loop, so that a lowering can match it
+    exactly); rows with no entry are 0. `terms_of(entries)` gives the terms of
+    those stored entries (each `len(entries) x shape`), several in order when an
+    entry is a block contributing one term per column of it. Rows are visited
+    longest first, so that step k adds the k-th entry of a prefix of them:
+    whole-array work, linear in the terms."""
     starts = offsets[:-1].astype(np.int64)
     counts = np.diff(offsets.astype(np.int64))
     order = np.argsort(-counts, kind="stable")
     starts, counts = starts[order], counts[order]
-    sums = np.zeros((segments, flat.shape[1]), dtype=terms.dtype)
+    sums = np.zeros((segments, *shape), dtype=dtype)
     longest = int(counts[0]) if segments else 0
     # active[k]: how many rows have more than k terms (counts sorted descending)
     active = np.searchsorted(-counts, -np.arange(longest), side="left")
     for k in range(longest):
         rows = int(active[k])
-        sums[:rows] += flat[starts[:rows] + k]
+        for term in terms_of(starts[:rows] + k):
+            sums[:rows] += term
     result = np.empty_like(sums)
     result[order] = sums
-    return result.reshape(segments, *terms.shape[1:])
+    return result
 
 
 def _segment_max(terms: np.ndarray, offsets: np.ndarray, segments: int) -> np.ndarray:
@@ -272,12 +280,15 @@ def spmm(a: SparseArray, b: np.ndarray, element_type: Attribute) -> np.ndarray:
     n = columns.shape[1]
     b_blocks = columns.reshape(grid_cols, a.block[1], n)
     gathered = b_blocks[a.indices.astype(np.int64)]  # nnz x bn x n
+    blocks = a.blocks().astype(np.float32)  # nnz x bm x bn
+
+    def terms_of(entries: np.ndarray) -> Iterator[np.ndarray]:
+        # a block's columns one after another: the k order of its mmad
+        for column in range(a.block[1]):
+            yield blocks[entries, :, column, None] * gathered[entries, column, None, :]
+
     with np.errstate(all="ignore"):
-        if a.block == (1, 1):  # a product per entry: no batched 1x1 matmuls
-            terms = a.values.astype(np.float32)[:, None, None] * gathered
-        else:
-            terms = np.matmul(a.blocks().astype(np.float32), gathered)
-        sums = _segment_sum(terms, a.offsets, grid_rows)
+        sums = _segment_sum(terms_of, a.offsets, grid_rows, (a.block[0], n))
     result = sums.reshape(a.shape[0], n).reshape(a.shape[0], *b.shape[1:])
     return round_to_element_type(result, element_type)
 
@@ -298,7 +309,7 @@ def sddmm(
     left_blocks = np.asarray(lhs, dtype=np.float32).reshape(grid_rows, bm, k)
     right_blocks = right.reshape(grid_cols, bn, k)
     with np.errstate(all="ignore"):
-        values = np.matmul(
+        values = ordered_matmul(
             left_blocks[mask.block_rows()],
             right_blocks[mask.indices.astype(np.int64)].transpose(0, 2, 1),
         )
@@ -314,7 +325,10 @@ def sparse_softmax(a: SparseArray, element_type: Attribute) -> SparseArray:
     with np.errstate(all="ignore"):
         row_max = _segment_max(values.max(axis=2), a.offsets, grid_rows)  # gr x bm
         shifted = np.exp(values - row_max[rows][:, :, None])
-        row_sum = _segment_sum(shifted.sum(axis=2), a.offsets, grid_rows)
+        block_sums = shifted.sum(axis=2)  # nnz x bm
+        row_sum = _segment_sum(
+            lambda entries: (block_sums[entries],), a.offsets, grid_rows, (a.block[0],)
+        )
         result = shifted / row_sum[rows][:, :, None]
     return a.with_values(round_to_element_type(result, element_type))
 

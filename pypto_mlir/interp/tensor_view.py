@@ -58,6 +58,7 @@ from pypto_mlir.interp import sparse
 from pypto_mlir.interp.sparse import SparseArray, SparseFormatError
 from pypto_mlir.numerics import (
     numpy_dtype,
+    ordered_matmul,
     round_to_bf16,
     round_to_element_type,
 )
@@ -182,9 +183,12 @@ def matmul(
     result_element_type: Attribute,
     transpose_a: bool = False,
     transpose_b: bool = False,
+    init: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Multiply-accumulate in f32 (i32 for integers), round once at the end."""
-    acc_dtype = np.float32 if tv.is_float_element_type(element_type) else np.int32
+    """`init + lhs @ rhs` multiply-accumulated in f32 in k order (i32 for
+    integers, whose order does not matter), rounded once at the end."""
+    is_float = tv.is_float_element_type(element_type)
+    acc_dtype = np.float32 if is_float else np.int32
     a = np.asarray(lhs).astype(acc_dtype)
     b = np.asarray(rhs).astype(acc_dtype)
     if transpose_a:
@@ -192,7 +196,12 @@ def matmul(
     if transpose_b:
         b = np.swapaxes(b, -1, -2)
     with np.errstate(all="ignore"):
-        values = np.matmul(a, b)
+        if is_float:
+            values = ordered_matmul(a, b, init)
+        else:
+            values = np.matmul(a, b)
+            if init is not None:
+                values = values + init
     return round_to_element_type(values, result_element_type)
 
 

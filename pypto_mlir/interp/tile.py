@@ -384,13 +384,8 @@ class TileFunctions(
             )
         lhs_type = cast(TileType, op.lhs.type)
         result_type = _result_type(op)
-        product = tv_kernels.matmul(
-            lhs.valid_data(),
-            rhs.valid_data(),
-            lhs_type.element_type,
-            result_type.element_type,
-        )
         valid = (lhs.valid[0], rhs.valid[1])
+        init = None
         if op.acc is not None:
             acc = cast(TileValue, args[2])
             if acc.valid != valid:
@@ -398,9 +393,15 @@ class TileFunctions(
                     f"tile.matmul: accumulator valid shape {list(acc.valid)} differs "
                     f"from the product's {list(valid)}"
                 )
-            product = tv_kernels.binary(
-                np.add, acc.valid_data(), product, result_type.element_type
-            )
+            init = acc.valid_data()
+        # the accumulator starts the k-ordered sum, as L0C does for mmad
+        product = tv_kernels.matmul(
+            lhs.valid_data(),
+            rhs.valid_data(),
+            lhs_type.element_type,
+            result_type.element_type,
+            init=init,
+        )
         valid = _resolve_valid(op.name, result_type, (), valid)
         return (new_tile(result_type, valid, product),)
 

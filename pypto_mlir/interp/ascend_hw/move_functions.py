@@ -22,6 +22,7 @@ from pypto_mlir.interp.ascend_hw.move_plans import (
 )
 from pypto_mlir.interp.ascend_hw.values import _bytes_of, _indices, _strided
 from pypto_mlir.interp.direct_calls import direct_impl
+from pypto_mlir.numerics import ordered_matmul
 
 
 @register_impls
@@ -194,22 +195,16 @@ class HwMoveFunctions(HwFunctions):
         )
         compute = plan.compute_dtype
         left, right = _operand(a, compute, plan.bf16), _operand(b, compute, plan.bf16)
-        result = left @ right
         c_blocks = c.blocks()
-        if (
-            c_blocks is not None
-            and c_blocks.dtype == result.dtype
-            and result.flags.c_contiguous
-        ):
-            # C's nz blocks updated in place: the same sums as read, add, write
-            blocks = result.reshape(c_blocks.shape)
+        if compute.kind != "f":  # integer sums are exact in any order
+            result = left @ right
             if plan.accumulate:
-                np.add(c_blocks, blocks, out=c_blocks)
-            else:
-                c_blocks[...] = blocks
+                result = c.read() + result
+        else:  # L0C's sum continues in k order from C (or 0)
+            result = ordered_matmul(left, right, c.read() if plan.accumulate else None)
+        if c_blocks is not None and c_blocks.dtype == result.dtype:
+            c_blocks[...] = result.reshape(c_blocks.shape)  # nz blocks in place
             return ()
-        if plan.accumulate:
-            result = c.read() + result
         c.write(result)
         return ()
 
