@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DOCS_STAMP := $(VENV)/.installed-docs
 
-.PHONY: demo test lint lit pytest xdsl-suite xdsl-suite-all fuzz bench docs format clean
+.PHONY: demo test test-all lint lit lit-all pytest pytest-all xdsl-suite xdsl-suite-all fuzz bench docs format clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -24,7 +24,16 @@ $(DOCS_STAMP): $(STAMP)
 demo: $(STAMP)
 	$(BIN)/python -m pypto_mlir.demo
 
+# `make test` (CI, under 10 minutes on 2 cores) leaves out the tests marked slow:
+# pytest's `slow` marker and lit's `REQUIRES: slow` (long sweeps, big end-to-end
+# simulations; a bounded slice of each stays in). `make test-all` runs them too.
+# One BLAS thread a process: 2 xdist workers or lit workers on 2 cores would
+# otherwise thrash.
+export OPENBLAS_NUM_THREADS := 1
+
 test: lint lit pytest xdsl-suite
+
+test-all: lint lit-all pytest-all xdsl-suite
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -33,7 +42,13 @@ lint: $(STAMP)
 lit: $(STAMP)
 	PATH=$(abspath $(BIN)):$$PATH $(BIN)/lit -sv test/filecheck
 
+lit-all: $(STAMP)
+	PYPTO_LIT_SLOW=1 PATH=$(abspath $(BIN)):$$PATH $(BIN)/lit -sv test/filecheck
+
 pytest: $(STAMP)
+	PATH=$(abspath $(BIN)):$$PATH $(BIN)/pytest -q -n auto -m "not slow" test
+
+pytest-all: $(STAMP)
 	PATH=$(abspath $(BIN)):$$PATH $(BIN)/pytest -q -n auto test
 
 # xDSL's own lit suite (from the pinned sdist) with pypto-opt as xdsl-opt; fails
