@@ -22,13 +22,14 @@ import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from lowered import lower_once
 from sparse_patterns import PATTERNS
 from test_sparse_lowering import _sparse, spmm_module
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 
 import pypto_mlir as pto
-from pypto_mlir.check import compare_levels, lower
+from pypto_mlir.check import compare_levels
 from pypto_mlir.diagnostics import diagnostic_handler
 from pypto_mlir.passes.csr_spmm_nest import RESIDENT_ROW_COST, ROW_COST, SNAP
 from pypto_mlir.pipelines import LowerPipeline
@@ -70,7 +71,7 @@ def _lower(module: ModuleOp, level: str, target: str, **options) -> tuple:
     remarks: list[str] = []
     pipeline = LowerPipeline(target=target, sparse_dense_fallback=False, **options)
     with diagnostic_handler(lambda d: remarks.append(str(d))):
-        lowered = lower(module, level, pipeline)
+        lowered = lower_once(module, level, pipeline)
     (remark,) = [r for r in remarks if "tv.spmm by rows" in r]
     return lowered, remark
 
