@@ -60,7 +60,7 @@ xdsl-suite: $(STAMP)
 xdsl-suite-all: $(STAMP)
 	PATH=$(abspath $(BIN)):$$PATH $(BIN)/python test/xdsl_suite/run.py --all
 
-# Mutation fuzzing of pypto-opt and pypto-run (pytest runs 150 inputs):
+# Mutation fuzzing of pypto-opt and pypto-run (pytest runs 40 inputs, 150 in test-all):
 # `make fuzz FUZZ_COUNT=10000 FUZZ_SEED=1`; reproducers go to fuzz-failures/.
 FUZZ_COUNT ?= 1000
 FUZZ_SEED ?= 0
