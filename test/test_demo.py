@@ -291,6 +291,7 @@ def test_demo_runs_the_target_file_it_is_given(
     )
 
 
+@pytest.mark.slow  # 1024x1024 CSR spmm at its real size: 105 s under load
 def test_demo_runs_the_sparse_example() -> None:
     """The CSR example runs on the simulator, matches scipy, and is bounded by
     the sparse roofline of its pattern: the vector unit's f32 mul and add for
