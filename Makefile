@@ -45,11 +45,13 @@ lit: $(STAMP)
 lit-all: $(STAMP)
 	PYPTO_LIT_SLOW=1 PATH=$(abspath $(BIN)):$$PATH $(BIN)/lit -sv test/filecheck
 
+# --dist loadgroup: the tests marked xdist_group run on one worker, so that
+# test/sparse/lowered.py's lower_once lowers their kernel once; the rest as --dist load.
 pytest: $(STAMP)
-	PATH=$(abspath $(BIN)):$$PATH $(BIN)/pytest -q -n auto -m "not slow" test
+	PATH=$(abspath $(BIN)):$$PATH $(BIN)/pytest -q -n auto --dist loadgroup -m "not slow" test
 
 pytest-all: $(STAMP)
-	PATH=$(abspath $(BIN)):$$PATH $(BIN)/pytest -q -n auto test
+	PATH=$(abspath $(BIN)):$$PATH $(BIN)/pytest -q -n auto --dist loadgroup test
 
 # xDSL's own lit suite (from the pinned sdist) with pypto-opt as xdsl-opt; fails
 # on a difference not in test/xdsl_suite/expected_differences.txt (docs/cli.md).

@@ -6,7 +6,9 @@ an input (`nnz = ?`), not part of the IR, so each lowered the same module again,
 and lowering (hw-insert-sync above all, on ascend910b) was most of their time.
 `lower_once` lowers the first time and hands out a clone afterwards; the
 diagnostics the lowering emitted (remarks the tests read) are emitted again on
-every call, so a caller sees what a fresh lowering would show it.
+every call, so a caller sees what a fresh lowering would show it. The tests
+that use it carry an `xdist_group` mark (`make pytest` runs `--dist loadgroup`),
+so that their parametrizations share one worker and its cache.
 """
 
 from __future__ import annotations

@@ -193,6 +193,7 @@ def bsr_spmm_bias_relu(
     return pto.relu(a @ b * 0.5 + bias)
 
 
+@pytest.mark.xdist_group("spmm_epilogue")  # one worker: lower_once reuses
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("fuse", [True, False])
 @pytest.mark.parametrize("pattern", ["random", "empty_rows", "all_empty", "full"])

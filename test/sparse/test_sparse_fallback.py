@@ -40,6 +40,7 @@ def _module() -> ModuleOp:
     return Parser(default_context(), SPMM).parse_module()
 
 
+@pytest.mark.xdist_group("sparse_fallback")  # one worker: lower_once reuses
 @pytest.mark.parametrize("target", ["ascend910b", "tiny"])
 @pytest.mark.parametrize("path", sorted(PATHS))
 @pytest.mark.parametrize("pattern", ["random", "all_empty", "full", "power_law"])

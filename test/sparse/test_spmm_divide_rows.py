@@ -106,6 +106,7 @@ def _check(
     np.testing.assert_array_equal(comparison.actual[short], comparison.expected[short])
 
 
+@pytest.mark.xdist_group("divide_rows_tile")  # one worker: lower_once reuses
 @pytest.mark.parametrize("target", sorted(SHAPES))
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_divided_rows_on_the_tile_interpreter(case: str, target: str) -> None:
@@ -142,6 +143,7 @@ def _simulated() -> list:
     return params
 
 
+@pytest.mark.xdist_group("divide_rows_hw")  # one worker: lower_once reuses
 @pytest.mark.parametrize(("case", "target", "shapes"), _simulated())
 def test_divided_rows_on_the_simulator(case: str, target: str, shapes: list) -> None:
     for m, k, n, dtype, options in shapes:
