@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DOCS_STAMP := $(VENV)/.installed-docs
 
-.PHONY: demo test lint lit pytest xdsl-suite xdsl-suite-all fuzz bench docs format clean
+.PHONY: demo test test-all lint lit lit-all pytest pytest-all xdsl-suite xdsl-suite-all fuzz bench docs format clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -24,7 +24,16 @@ $(DOCS_STAMP): $(STAMP)
 demo: $(STAMP)
 	$(BIN)/python -m pypto_mlir.demo
 
+# `make test` (CI, under 10 minutes on 2 cores) leaves out the tests marked slow:
+# pytest's `slow` marker and lit's `REQUIRES: slow` (long sweeps, big end-to-end
+# simulations; a bounded slice of each stays in). `make test-all` runs them too.
+# One BLAS thread a process: 2 xdist workers or lit workers on 2 cores would
+# otherwise thrash.
+export OPENBLAS_NUM_THREADS := 1
+
 test: lint lit pytest xdsl-suite
+
+test-all: lint lit-all pytest-all xdsl-suite
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -33,8 +42,16 @@ lint: $(STAMP)
 lit: $(STAMP)
 	PATH=$(abspath $(BIN)):$$PATH $(BIN)/lit -sv test/filecheck
 
+lit-all: $(STAMP)
+	PYPTO_LIT_SLOW=1 PATH=$(abspath $(BIN)):$$PATH $(BIN)/lit -sv test/filecheck
+
+# --dist loadgroup: the tests marked xdist_group run on one worker, so that
+# test/sparse/lowered.py's lower_once lowers their kernel once; the rest as --dist load.
 pytest: $(STAMP)
-	PATH=$(abspath $(BIN)):$$PATH $(BIN)/pytest -q -n auto test
+	PATH=$(abspath $(BIN)):$$PATH $(BIN)/pytest -q -n auto --dist loadgroup -m "not slow" test
+
+pytest-all: $(STAMP)
+	PATH=$(abspath $(BIN)):$$PATH $(BIN)/pytest -q -n auto --dist loadgroup test
 
 # xDSL's own lit suite (from the pinned sdist) with pypto-opt as xdsl-opt; fails
 # on a difference not in test/xdsl_suite/expected_differences.txt (docs/cli.md).
@@ -45,7 +62,7 @@ xdsl-suite: $(STAMP)
 xdsl-suite-all: $(STAMP)
 	PATH=$(abspath $(BIN)):$$PATH $(BIN)/python test/xdsl_suite/run.py --all
 
-# Mutation fuzzing of pypto-opt and pypto-run (pytest runs 150 inputs):
+# Mutation fuzzing of pypto-opt and pypto-run (pytest runs 40 inputs, 150 in test-all):
 # `make fuzz FUZZ_COUNT=10000 FUZZ_SEED=1`; reproducers go to fuzz-failures/.
 FUZZ_COUNT ?= 1000
 FUZZ_SEED ?= 0

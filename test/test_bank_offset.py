@@ -13,6 +13,12 @@ from test_pipeline import EXAMPLE_KERNELS, TARGETS, Example, check_through_pipel
 from pypto_mlir.dialects import ascend_hw as hw
 
 SHAPES = [(1, 17), (7, 13), (37, 45), (16, 33)]
+QUICK = [(1, 17), (37, 45)]
+"""The shapes `make test` runs (one row; several tiles); the others are slow."""
+
+
+def _slow_unless(shape: tuple[int, int]) -> list:
+    return [] if shape in QUICK else [pytest.mark.slow]
 
 
 def ub_offsets(result) -> list[int]:  # noqa: ANN001 - LoweringCheck
@@ -34,13 +40,21 @@ def check_both(example: Example, rows: int, cols: int, target: str) -> tuple:
     return off, on
 
 
+@pytest.mark.parametrize(
+    "shape",
+    [
+        pytest.param(shape, id="x".join(map(str, shape)), marks=_slow_unless(shape))
+        for shape in SHAPES
+    ],
+)
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize(
     "example", EXAMPLE_KERNELS, ids=[e.kernel for e in EXAMPLE_KERNELS]
 )
-def test_examples_are_unchanged_by_bank_offsets(example: Example, target: str) -> None:
-    for rows, cols in SHAPES:
-        check_both(example, rows, cols, target)
+def test_examples_are_unchanged_by_bank_offsets(
+    example: Example, target: str, shape: tuple[int, int]
+) -> None:
+    check_both(example, *shape, target)
 
 
 @settings(max_examples=8, deadline=None)

@@ -1,6 +1,7 @@
 """`make demo` (pypto_mlir.demo) and the roofline it compares against.
 
-The demo runs once, as `make demo` does, at the real sizes; its table, files
+The demo runs once, as `make demo` does, at the real sizes (on two kernels in
+`make test`, on all in `make test-all`: `SLICE`); its table, files
 and figures are checked: every kernel matches numpy, the simulated cycles are
 never below the roofline (a lower bound), the timelines are written. The
 roofline is checked against the formulas of docs/pipeline.md computed here from
@@ -24,25 +25,40 @@ from pypto_mlir.targets import TARGET_DIR, load_target
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
-@pytest.fixture(scope="module")
-def demo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
+SLICE = ("layernorm", "sum_diff")
+"""The kernels `make test` runs the demo on (real sizes, the smallest two;
+layernorm is also the reference of the --target FILE test); the whole demo,
+every kernel, is the slow case that `make test-all` runs."""
+
+
+@pytest.fixture(
+    scope="module",
+    params=[SLICE, pytest.param(None, marks=pytest.mark.slow, id="all")],
+    ids=lambda only: "+".join(only) if only else "all",
+)
+def demo_run(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[str, Path, list[DemoKernel]]:
+    """The demo's output, folder and kernels, on SLICE or on every kernel."""
     out = tmp_path_factory.mktemp("demo")
+    only = ["--only", ",".join(request.param)] if request.param else []
     result = subprocess.run(
-        [sys.executable, "-m", "pypto_mlir.demo", "--out", str(out)],
+        [sys.executable, "-m", "pypto_mlir.demo", "--out", str(out), *only],
         capture_output=True,
         text=True,
         timeout=1200,
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    return result.stdout, out
+    kernels = [k for k in KERNELS if not request.param or k.kernel in request.param]
+    return result.stdout, out, kernels
 
 
-def test_demo_prints_a_row_per_kernel(demo_run: tuple[str, Path]) -> None:
-    stdout, _ = demo_run
+def test_demo_prints_a_row_per_kernel(demo_run: tuple[str, Path, list]) -> None:
+    stdout, _, demos = demo_run
     assert "at their real sizes" in stdout
     lines = stdout.splitlines()
     at = next(i for i, line in enumerate(lines) if line.startswith("kernel "))
-    header, rows = lines[at], lines[at + 2 : at + 2 + len(KERNELS)]
+    header, rows = lines[at], lines[at + 2 : at + 2 + len(demos)]
     for column in (
         "shape",
         "cycles",
@@ -55,7 +71,7 @@ def test_demo_prints_a_row_per_kernel(demo_run: tuple[str, Path]) -> None:
         "vs numpy",
     ):
         assert column in header
-    for demo in KERNELS:
+    for demo in demos:
         row = next(r for r in rows if r.split()[0] == demo.kernel)
         assert demo.shape in row and "ok (" in row, row
         # Progress: one line per stage of every kernel (not a terminal here).
@@ -65,12 +81,12 @@ def test_demo_prints_a_row_per_kernel(demo_run: tuple[str, Path]) -> None:
             ), (demo.kernel, stage)
 
 
-def test_demo_figures_respect_the_roofline(demo_run: tuple[str, Path]) -> None:
-    _, out = demo_run
+def test_demo_figures_respect_the_roofline(demo_run: tuple[str, Path, list]) -> None:
+    _, out, demos = demo_run
     summary = json.loads((out / "demo.json").read_text())
     assert summary["target"] == "ascend910b"
     kernels = {k["kernel"]: k for k in summary["kernels"]}
-    assert set(kernels) == {k.kernel for k in KERNELS}
+    assert set(kernels) == {k.kernel for k in demos}
     target = load_target("ascend910b")
     for name, figures in kernels.items():
         assert figures["ok"] and figures["error"] is None, name
@@ -84,9 +100,9 @@ def test_demo_figures_respect_the_roofline(demo_run: tuple[str, Path]) -> None:
         assert 0 <= figures["gm_bandwidth_utilization"] <= 1
 
 
-def test_demo_writes_a_timeline_per_kernel(demo_run: tuple[str, Path]) -> None:
-    _, out = demo_run
-    for demo in KERNELS:
+def test_demo_writes_a_timeline_per_kernel(demo_run: tuple[str, Path, list]) -> None:
+    _, out, demos = demo_run
+    for demo in demos:
         trace = json.loads((out / f"{demo.kernel}.trace.json").read_text())
         slices = [e for e in trace["traceEvents"] if e.get("ph") == "X"]
         assert slices and all(e["dur"] >= 0 for e in slices)
@@ -252,12 +268,12 @@ def _layernorm_on(target: Path, out: Path) -> dict:
 
 
 def test_demo_runs_the_target_file_it_is_given(
-    demo_run: tuple[str, Path], tmp_path: Path
+    demo_run: tuple[str, Path, list], tmp_path: Path
 ) -> None:
     """`--target FILE` runs that file, not the builtin of the same name (a
     copy of ascend910b with 4 cores gives other figures) nor fails for want
     of a builtin of its name (a renamed copy gives ascend910b's figures)."""
-    _, out = demo_run
+    _, out, _ = demo_run
     builtin = next(
         k
         for k in json.loads((out / "demo.json").read_text())["kernels"]
@@ -275,6 +291,7 @@ def test_demo_runs_the_target_file_it_is_given(
     )
 
 
+@pytest.mark.slow  # 1024x1024 CSR spmm at its real size: 105 s under load
 def test_demo_runs_the_sparse_example() -> None:
     """The CSR example runs on the simulator, matches scipy, and is bounded by
     the sparse roofline of its pattern: the vector unit's f32 mul and add for

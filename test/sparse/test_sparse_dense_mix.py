@@ -9,12 +9,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from lowered import lower_once
 from sparse_patterns import PATTERNS
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 
 import pypto_mlir as pto
-from pypto_mlir.check import compare_levels, lower
+from pypto_mlir.check import compare_levels
 from pypto_mlir.interp.sparse import SparseArray
 from pypto_mlir.pipelines import LowerPipeline
 from pypto_mlir.universe import default_context
@@ -48,7 +49,7 @@ def _compare(
     name = module.body.block.first_op.sym_name.data
     text = ""
     for level in ("tile", "ascend_hw"):
-        lowered = lower(module, level, pipeline)
+        lowered = lower_once(module, level, pipeline)
         text = str(lowered)
         for comparison in compare_levels(module, lowered, name, inputs):
             assert comparison.ok, comparison.describe()
@@ -192,6 +193,7 @@ def bsr_spmm_bias_relu(
     return pto.relu(a @ b * 0.5 + bias)
 
 
+@pytest.mark.xdist_group("spmm_epilogue")  # one worker: lower_once reuses
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("fuse", [True, False])
 @pytest.mark.parametrize("pattern", ["random", "empty_rows", "all_empty", "full"])
