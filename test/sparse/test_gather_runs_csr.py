@@ -8,7 +8,8 @@ usual ones (random, empty rows, all empty, one dense row, a single nonzero,
 nnz = rows x cols, power-law), banded rows (runs of every length), odd
 shapes, a row longer than a window of 64 (runs up to and across its end),
 rows divided over the cores (tiny), a column tile that does not divide N
-(runs refused, still exact)."""
+(runs refused, still exact), rows of 24 columns padded to 32 in ub (the
+padding never read)."""
 
 from __future__ import annotations
 
@@ -88,6 +89,32 @@ def test_spmm_gather_runs_column_tiles() -> None:
     do not (40: the remark says so); exact both ways."""
     _spmm((24, 60), 32, "banded", "tiny", sparse_tile_cols=16)
     _spmm((24, 60), 40, "banded", "tiny", sparse_tile_cols=16)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_spmm_gather_runs_padded_rows(target: str) -> None:
+    """N = 24: a run tile's rows are 24 f16 DMAed into ub rows of 32, whose
+    padding no instruction writes; each entry's `tile.gather` copies the 24
+    valid columns only (it read the padding: an `UninitializedReadError` on
+    the simulator, test_sparse_lowering's spmm on the simulator). One core
+    (nnz-balance=false: the lowering in a second)."""
+    _spmm((8, 24), 24, "banded", target, sparse_nnz_balance=False)
+
+
+def test_sddmm_gather_runs_padded_rows() -> None:
+    """K = 24 (rows of k padded to 32 in ub): the same bits on and off (one
+    core)."""
+    rng = _rng("gather-runs-sddmm-padded")
+    mask = banded((8, 24), rng)
+    q = rng.standard_normal((8, 24)).astype(np.float16)
+    k = rng.standard_normal((24, 24)).astype(np.float16)
+    module = sddmm_module(8, 24, 24, "f16")
+    inputs = [_sparse(mask, "f16"), q, k]
+    one = {"exact": False, "sparse_nnz_balance": False}
+    on = _run(module, inputs, "ascend910b", **one)
+    off = _run(module, inputs, "ascend910b", **one, sparse_gather_runs=False)
+    for got, expected in zip(on, off, strict=True):
+        np.testing.assert_array_equal(got, expected)
 
 
 def test_spmm_gather_runs_off_gathers_nothing() -> None:
