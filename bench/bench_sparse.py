@@ -50,6 +50,11 @@ Then the dense fallback of CSR spmm (1024x1024 x 1024x128 f16) at 0.1, 1, 10
 % density (and 50 % with --large): the row nest, the fallback forced and the kernel's run-time
 choice, with the cost model's estimates (docs/sparse.md, *The dense fallback*).
 
+Then the gather runs (`sparse-gather-runs`, `--runs` alone): CSR spmm with the
+rows of b from GM and CSR sddmm on banded (16, 32 a row) and uniform 1 %
+patterns, one DMA a run of 8 consecutive column indices against one a row,
+side by side (docs/sparse.md, *Gathers coalesced*).
+
     .venv/bin/python bench/bench_sparse.py          # M=1024, S=1024 (a few minutes)
     .venv/bin/python bench/bench_sparse.py --large  # issue shapes M=4096, S=4096
 """
@@ -889,6 +894,76 @@ def fallback_sweep(
         )
 
 
+def banded(m: int, width: int, rng: np.random.Generator) -> sp.csr_array:
+    """`width` consecutive columns a row around the diagonal (clipped to the
+    matrix): the runs `sparse-gather-runs` merges."""
+    first = np.clip(np.arange(m) - width // 2, 0, m - width)
+    rows = np.repeat(np.arange(m), width)
+    cols = (first[:, None] + np.arange(width)).ravel()
+    values = rng.standard_normal(rows.size).astype(np.float16).astype(np.float32)
+    return sp.csr_array((values, (rows, cols)), shape=(m, m))
+
+
+def gather_runs(m: int, rng: np.random.Generator) -> None:
+    """CSR spmm with the rows of b from GM (`sparse-resident-b=false
+    sparse-b-ranges=false`) and CSR sddmm, banded (16 and 32 wide) and uniform
+    1 % patterns: groups of consecutive column indices as one DMA of their
+    rows (`sparse-gather-runs`, the default) against a DMA an entry, side by
+    side, and whether the outputs are the same bits."""
+
+    @pto.kernel
+    def csr_spmm(a: pto.CSR[(m, m), pto.f16], b: pto.Tensor[(m, COLUMNS), pto.f16]):
+        return a @ b
+
+    @pto.kernel
+    def csr_sddmm(
+        mask: pto.CSR[(m, m), pto.f16],
+        q: pto.Tensor[(m, HEAD_DIM), pto.f16],
+        k: pto.Tensor[(m, HEAD_DIM), pto.f16],
+    ):
+        return pto.sddmm(mask, q, k, transpose_b=True)
+
+    dense = {"sparse_resident_b": False, "sparse_b_ranges": False}
+    b = rng.standard_normal((m, COLUMNS)).astype(np.float16)
+    q, k = (
+        (rng.standard_normal((m, HEAD_DIM)) * 0.1).astype(np.float16) for _ in range(2)
+    )
+    uniform = sp.random_array(
+        (m, m), density=DENSITY, format="csr", dtype=np.float32, rng=rng
+    )
+    uniform.data = uniform.data.astype(np.float16).astype(np.float32)
+    patterns = {
+        "banded16": banded(m, 16, rng),
+        "banded32": banded(m, 32, rng),
+        f"uniform {DENSITY:.0%}": uniform,
+    }
+    print(f"\ngather runs (sparse-gather-runs), {m}x{m}, ascend910b:")
+    print(
+        "| kernel | pattern (entries) | off: cycles | on: cycles | off / on | same bits |"
+    )
+    print("|---|---|---|---|---|---|")
+    for pattern, a in patterns.items():
+        index = (a.indptr.astype(np.int32), a.indices.astype(np.int32))
+        triple = (*index, a.data.astype(np.float16))
+        for name, kernel, inputs, options in (
+            ("spmm, rows of b from GM", csr_spmm, [triple, b], dense),
+            ("sddmm", csr_sddmm, [triple, q, k], {}),
+        ):
+            off = simulate(
+                kernel.module(), inputs, True, sparse_gather_runs=False, **options
+            )
+            on = simulate(kernel.module(), inputs, True, **options)
+            same = all(
+                np.array_equal(x, y)
+                for x, y in zip(on.outputs, off.outputs, strict=True)
+            )
+            print(
+                f"| {name} | {pattern} ({a.nnz}) | {off.cycles} | {on.cycles} | "
+                f"{off.cycles / on.cycles:.2f}x | {same} ({on.numerics}) |",
+                flush=True,
+            )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -897,8 +972,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--ops", action="store_true", help="only the table of the sparse ops alone"
     )
+    parser.add_argument(
+        "--runs",
+        action="store_true",
+        help="only the gather runs of spmm and sddmm (banded, uniform), on / off",
+    )
     args = parser.parse_args(argv)
     size = 4096 if args.large else 1024
+    if args.runs:
+        gather_runs(size, np.random.default_rng(3))
+        return 0
     rng = np.random.default_rng(0)
     single_ops(size, np.random.default_rng(1))
     if args.ops:
@@ -915,6 +998,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             8192, 256, np.random.default_rng(2), unfused=False, gather=False
         )
     fallback_sweep(1024, rng, (*SWEEP, 0.5) if args.large else SWEEP)
+    gather_runs(size, np.random.default_rng(3))
     shapes = "" if args.large else " (scaled down: --large for the issue's 4096)"
     print(f"\ntargets (issue 14, ascend910b){shapes}:")
     target("SpMM CSR % of roofline", csr.fraction, 0.70, "70%", csr)

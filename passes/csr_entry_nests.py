@@ -13,7 +13,8 @@ lands at a run-time place: `to_dense` stores each value to its column,
 - **sddmm by windows**: per window of `SDDMM_WINDOW` entries of the result's
   values, each dot product inserted into one f32 tile, stored once; the
   cores take whole windows (whole 32-byte GM blocks), whichever rows the
-  entries belong to.
+  entries belong to; a group of consecutive column indices of a row loads
+  its rows of k with one DMA (`gather-runs`, `SparseNest.runs`).
 - **softmax over the cores**: the same split of the entries; a core computes
   the max and sum of each row its entries lie in over the whole row and
   writes only its entries' quotients (`SparseNest.csr_softmax_row`).
@@ -49,7 +50,7 @@ from .balanced_split import (
 )
 from .csr_spmm_nest import CsrSpmmNest, SpmmPlan
 from .nest_builder import Valid
-from .sparse_nests import Column, SparseBuffers
+from .sparse_nests import Column, RunBody, SparseBuffers
 
 SDDMM_WINDOW = 64
 """Entries of an sddmm result window: 128 (f16) or 256 (f32) bytes, whole
@@ -202,28 +203,72 @@ class CsrEntryNest(CsrSpmmNest):
                 if depth <= step:
                     left = self._q_chunk(at, q, r, 0, depth, physical, element_type)
 
-                def entry(
-                    at: InsertPoint, p: Valid, acc: list[SSAValue]
-                ) -> list[SSAValue]:
-                    place = self.value(at, arith.SubiOp(self.index_value(p), w))
+                def column_of(
+                    at: InsertPoint, p: Valid, place: SSAValue | None = None
+                ) -> SSAValue:
                     if ids is None:
-                        col = self.read_index(at, mask.indices, p)
-                    else:
-                        col = self.value(at, tile.ExtractOp(ids, [place]))
+                        return self.read_index(at, mask.indices, p)
+                    if place is None:
+                        place = self.value(at, arith.SubiOp(self.index_value(p), w))
+                    return self.value(at, tile.ExtractOp(ids, [place]))
+
+                def dots(
+                    at: InsertPoint,
+                    p: Valid,
+                    place: SSAValue,
+                    col: SSAValue,
+                    acc: list[SSAValue],
+                    count: int,
+                ) -> list[SSAValue]:
+                    """`count` consecutive rows of k from `col` (one DMA): their
+                    dot products inserted at `place` on one by one, or (the
+                    last entries, one) stored alone."""
                     total = self._dot(
-                        at, q, k, r, col, depth, step, physical, element_type, left
+                        at,
+                        q,
+                        k,
+                        r,
+                        col,
+                        (depth, step, physical),
+                        element_type,
+                        left,
+                        count,
                     )
                     if not whole:
                         result = self.cast_to(at, total, element_type)
                         self.store(at, result, results, [0, p])
                         return []
-                    scalar = self.value(
-                        at, tile.ExtractOp(total, [zero_index, zero_index])
-                    )
-                    placed = tile.InsertOp(scalar, acc[0], [zero_index, place])
-                    return [self.value(at, placed)]
+                    placed = acc[0]
+                    for t in range(count):
+                        scalar = self.value(
+                            at, tile.ExtractOp(total, [self.constant(t), zero_index])
+                        )
+                        position = self.index_value(self.add(at, place, t))
+                        placed = self.value(
+                            at, tile.InsertOp(scalar, placed, [zero_index, position])
+                        )
+                    return [placed]
+
+                def entry(
+                    at: InsertPoint, p: Valid, acc: list[SSAValue]
+                ) -> list[SSAValue]:
+                    place = self.value(at, arith.SubiOp(self.index_value(p), w))
+                    return dots(at, p, place, column_of(at, p, place), acc, 1)
+
+                def of(count: int) -> RunBody:
+                    def body(
+                        at: InsertPoint, p: Valid, col: SSAValue, acc: list[SSAValue]
+                    ) -> list[SSAValue]:
+                        place = self.value(at, arith.SubiOp(self.index_value(p), w))
+                        return dots(at, p, place, col, acc, count)
+
+                    return body
 
                 lo, stop = larger(self, at, start, w), smaller(self, at, end, hi)
+                if whole and self.run > 1:
+                    return self.runs(
+                        at, lo, stop, self.run, column_of, acc, of(self.run), of(1)
+                    )
                 return self.loop(at, lo, stop, 1, acc, entry)
 
             done = self.loop(at, first, after, 1, inits, row)
@@ -352,16 +397,17 @@ class CsrEntryNest(CsrSpmmNest):
         k: SSAValue,
         r: Valid,
         col: SSAValue,
-        depth: int,
-        step: int,
-        physical: int,
+        shape: tuple[int, int, int],
         element_type: Attribute,
         left: SSAValue | None,
+        rows: int = 1,
     ) -> SSAValue:
-        """`q[r] . k[col]` as a 1x1 f32 tile: per column tile of K the
-        product row-summed in f32, added in K order (the plain nest's
-        arithmetic); `left`: q's row when K is one tile."""
-        zero = self.zeros(at, TileType([1, 1], f32, MemorySpace.UB), [])
+        """`q[r] . k[col + t]` for the `rows` rows t as a `rows x 1` f32 tile
+        (the rows of k in one DMA): per column tile of K the product
+        row-summed in f32, added in K order (the plain nest's arithmetic, row
+        by row); `left`: q's row when K is one tile."""
+        depth, step, physical = shape  # K, its column tiles, their width
+        zero = self.zeros(at, TileType([rows, 1], f32, MemorySpace.UB), [])
 
         def chunk(at: InsertPoint, k0: Valid, acc: list[SSAValue]) -> list[SSAValue]:
             valid = self.tail(at, depth, k0, step, True)
@@ -370,7 +416,7 @@ class CsrEntryNest(CsrSpmmNest):
                 row = self._q_chunk(at, q, r, k0, valid, physical, element_type)
             column = Column(k0, valid, physical)
             right = self.load(
-                at, k, [col, k0], column.tile_type(element_type), [1, valid]
+                at, k, [col, k0], column.tile_type(element_type, rows), [rows, valid]
             )
             product = self.value(at, tile.MulOp(row, self.to_f32(at, right)))
             part = self.value(at, tile.ReduceSumOp(product, 1))

@@ -32,6 +32,13 @@ on the scalar unit and DMAs every value as a 1x1 tile. This nest
   instead of a GM DMA, its group's entries in one window when they fit. The
   cost model (`resident_costs`) takes it where its per-entry slope is lower.
 
+- **Gather runs** (`run` > 1, `gather-runs`; rows of `b` from GM): the
+  entries of a loaded window go in groups of `run` (`SparseNest.runs`, the
+  run detector of every nest that gathers by index); a group whose column
+  indices are consecutive loads its `run` rows of `b` with one DMA and each
+  entry takes its row of that tile on chip (`tile.gather` at the window's
+  indices less the run's first), in entry order.
+
 Per stored entry the row of `b` at its column is gathered, cast to f32,
 multiplied by the value and added to the row's f32 accumulator in entry order:
 the reference's order, so the result is exact. An element-wise epilogue
@@ -141,6 +148,63 @@ value and the value's f32 copy (4 + 2 + 4 for f16; f32 values need no copy)."""
 ROW_TILES = 8
 """f32 row tiles of a column slice live at once (accumulators, gathered rows,
 casts and products, double-buffered by tile-pipeline)."""
+
+
+RUN = 8
+"""Entries of a group checked for consecutive column indices (`gather-runs`,
+`SparseNest.runs`): a run moves its rows of b (of k in sddmm) as one DMA of
+at most this many rows (fewer where ub holds fewer)."""
+
+
+def gather_run(
+    target: Target,
+    enabled: bool,
+    shape: tuple[int, int],
+    cols: int,
+    unit: int,
+    element_type: Attribute,
+    f32_tiles: int,
+    f32_copies: int = 0,
+) -> tuple[int, str]:
+    """The rows of a run tile (`RUN`, halved until `BUFFERING` copies of it
+    fit in ub beside `f32_tiles` double-buffered f32 row tiles and a window's
+    indices) for rows of `n` columns gathered in column tiles of `cols`, and
+    why (for the remark); 1: no runs. `shape`: the rows and columns of the
+    gathered matrix (a run tile lies inside it); `cols` and `unit`: the nest's
+    (`SparseNest.column_tiles`); `f32_copies`: f32 tiles of the run's rows
+    beside it (sddmm's cast and product)."""
+    if not enabled:
+        return 1, "one row DMA an entry (gather-runs=false)"
+    ub = target.memories["ub"]
+    size = element_bytes(element_type)
+    rows, n = shape
+    step = min(cols, n)
+    physical = 1 if n == 1 else _round_up(step, unit)
+    if n % step:
+        return 1, (
+            f"one row DMA an entry: runs refused, the column tiles of {step} do "
+            f"not divide the {n} columns (a run tile's tail is not supported)"
+        )
+    if physical * size % ub.alignment:
+        return 1, (
+            f"one row DMA an entry: runs refused, a row of {physical * size} bytes "
+            f"is not whole {ub.alignment}-byte ub blocks (tile.gather takes rows of them)"
+        )
+    free = cast(int, ub.size) - BUFFERING * f32_tiles * physical * 4 - WINDOW * 4
+    run = min(RUN, 1 << (rows.bit_length() - 1))  # a power of two, at most K
+    while run > 1 and BUFFERING * run * physical * (size + 4 * f32_copies) > free:
+        run //= 2
+    if run < 2:
+        why = "no tile of 2 rows fits in ub" if rows > 1 else "one row to gather"
+        return 1, f"one row DMA an entry: runs refused, {why}"
+    return run, (
+        f"groups of {run} entries whose column indices are consecutive (compared "
+        f"on the scalar unit) gather their rows as one {run}-row DMA (gather-runs)"
+    )
+
+
+def _round_up(value: int, unit: int) -> int:
+    return -(-value // unit) * unit
 
 
 def group_window(target: Target, slice_bytes: int, window: int, width: int) -> int:
@@ -464,6 +528,32 @@ class _Part:
 
 class CsrSpmmNest(SparseNest):
     """Builds the CSR `out = a @ b` row nest of a `SpmmPlan`."""
+
+    run: int = 1
+    """Entries of a group whose consecutive column indices gather their rows
+    of b from GM as one DMA (`gather_run`); 1: a DMA an entry."""
+
+    def take_runs(
+        self,
+        target: Target,
+        enabled: bool,
+        shape: tuple[int, int],
+        element_type: Attribute,
+        f32_tiles: int,
+        f32_copies: int = 0,
+    ) -> str:
+        """Sets `run` to `gather_run`'s for this nest's column tiles; why."""
+        self.run, why = gather_run(
+            target,
+            enabled,
+            shape,
+            self.cols,
+            self.unit,
+            element_type,
+            f32_tiles,
+            f32_copies,
+        )
+        return why
 
     def spmm_csr(
         self, a: SparseBuffers, b: SSAValue, out: SSAValue, plan: SpmmPlan
@@ -922,6 +1012,8 @@ class CsrSpmmNest(SparseNest):
         """The entries `lo .. hi` of a loaded window, accumulated into `acc`;
         their rows of b gathered from GM, or on chip from the `resident` slice."""
         indices, values, base = loaded
+        if resident is None and self.run > 1:
+            return self._run_entries(at, b, column, loaded, lo, hi, acc)
 
         def entry(at: InsertPoint, p: Valid, accs: list[SSAValue]) -> list[SSAValue]:
             k = self.value(at, arith.SubiOp(self.index_value(p), base))
@@ -935,6 +1027,60 @@ class CsrSpmmNest(SparseNest):
             return [self._accumulate(at, gathered, scale, accs[0])]
 
         return self.loop(at, lo, hi, 1, [acc], entry)
+
+    def _run_entries(
+        self,
+        at: InsertPoint,
+        b: SSAValue,
+        column: Column,
+        loaded: Loaded,
+        lo: SSAValue,
+        hi: SSAValue,
+        acc: SSAValue,
+    ) -> list[SSAValue]:
+        """`_entries` from GM by runs (`SparseNest.runs`): a group of `run`
+        consecutive column indices loads its rows of b as one `run`-row tile
+        and its entries take their rows of it on chip (`tile.gather` at the
+        window's indices less the run's first), accumulated in entry order as
+        one by one (so exact); other entries gather their row alone."""
+        indices, values, base = loaded
+        run = self.run
+        element_type = cast(MemRefType[Attribute], b.type).get_element_type()
+
+        def place(at: InsertPoint, p: Valid) -> SSAValue:
+            return self.value(at, arith.SubiOp(self.index_value(p), base))
+
+        def read(at: InsertPoint, p: Valid) -> SSAValue:
+            return self.value(at, tile.ExtractOp(indices, [place(at, p)]))
+
+        def single(
+            at: InsertPoint, p: Valid, col: SSAValue, accs: list[SSAValue]
+        ) -> list[SSAValue]:
+            scale = self.value(at, tile.ExtractOp(values, [place(at, p)]))
+            gathered = self._gm_row(at, b, column, col)
+            return [self._accumulate(at, gathered, scale, accs[0])]
+
+        def whole(
+            at: InsertPoint, p: Valid, col: SSAValue, accs: list[SSAValue]
+        ) -> list[SSAValue]:
+            rows = self.load(
+                at,
+                b,
+                [col, column.start],
+                column.tile_type(element_type, run),
+                [run, column.valid],
+            )
+            shift = self.value(at, arith.IndexCastOp(col, i32))
+            relative = self.value(at, tile.SubOp(indices, shift))
+            k, total = place(at, p), accs[0]
+            for t in range(run):
+                kt = self.index_value(self.add(at, k, t))
+                scale = self.value(at, tile.ExtractOp(values, [kt]))
+                gathered = self.value(at, tile.GatherOp(rows, relative, kt, 1))
+                total = self._accumulate(at, gathered, scale, total)
+            return [total]
+
+        return self.runs(at, lo, hi, run, read, [acc], whole, single)
 
     def _gm_entries(
         self,

@@ -21,7 +21,6 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntegerAttr,
     MemRefType,
-    StridedLayoutAttr,
     UnitAttr,
     bf16,
     f16,
@@ -46,13 +45,12 @@ from .csr_spmm_nest import CsrSpmmNest, spmm_plan
 from .csr_spmm_ranges import CsrRangeNest, RangeOptions, range_plan
 from .located_builder import LocatedBuilder
 from .multicore_split import INTERLEAVE_ATTR
-from .nest_builder import memref_strides
 from .sparse_attention import NestChoice, SparseAttentionPlan, scaled_pattern
 from .sparse_epilogue import Epilogue, EpilogueRows, epilogue_of
 from .sparse_fallback import FallbackCosts, spmm_fallback_costs
 from .sparse_nests import SparseBuffers, SparseNest
 from .sparse_outline import DISTRIBUTE_ATTR, outline
-from .sparse_values import ValuesWindows, auto_window
+from .sparse_values import ValuesWindows, auto_window, window_view
 from .tiling_model import BUFFERING, column_unit
 from .topk_attention import Plans, TopkAttentionPlan
 
@@ -99,6 +97,7 @@ class SparseLoweringOptions(RangeOptions, Protocol):
     bsr_cube: bool
     entry_window: int
     gather_run: int
+    gather_runs: bool
     fuse_attention: bool
     attention_cube_sum: bool
     attention_scale_fold: bool
@@ -425,7 +424,7 @@ class SparseFunctionLowering:
 
             def view(buffer: SSAValue) -> SSAValue:
                 if buffer not in views:
-                    views[buffer] = _window_view(inner, buffer, position, count)
+                    views[buffer] = window_view(inner, buffer, position, count)
                 return views[buffer]
 
             def shaped(value_type: tv.TensorViewType) -> tv.TensorViewType:
@@ -776,6 +775,14 @@ class SparseFunctionLowering:
             else:
                 nest = CsrSpmmNest(rows_builder, cols, unit)
                 nest.epilogue = rows
+                if plan.window and not plan.width:  # rows of b from GM
+                    why += "; " + nest.take_runs(
+                        self.target,
+                        self.options.gather_runs,
+                        (a.shape[1], n),
+                        a.element_type,
+                        5 + live,
+                    )
                 nest.spmm_csr(a, b, out, plan)
             emit_remark(
                 op,
@@ -959,9 +966,18 @@ class SparseFunctionLowering:
             if self.options.entry_insert:
                 plan, _ = spmm_plan(mask, 1, self.target, self.options)
                 alignment = self.target.memories["ub"].alignment
-                CsrEntryNest(
-                    builder, cols, column_unit([element_type, f32], alignment)
-                ).sddmm_windows(mask, q, k, out, plan)
+                unit = column_unit([element_type, f32], alignment)
+                nest = CsrEntryNest(builder, cols, unit)
+                # a run's rows of k come with their f32 copy and product
+                runs = nest.take_runs(
+                    self.target,
+                    self.options.gather_runs,
+                    (mask.shape[1], depth),
+                    element_type,
+                    4,
+                    f32_copies=2,
+                )
+                nest.sddmm_windows(mask, q, k, out, plan)
                 indices = (
                     "the window's column indices loaded into ub with one DMA"
                     if plan.window
@@ -984,7 +1000,7 @@ class SparseFunctionLowering:
                     f"entries, {_columns(cols)} of K a tile: each dot product (a row "
                     "of lhs times the gathered row of rhs, summed in f32) inserted "
                     f"into a 1x{SDDMM_WINDOW} f32 tile (tile.insert), stored with one "
-                    f"DMA; {indices}; {cores}",
+                    f"DMA; {indices}; {cores}; rows of k: {runs}",
                 )
                 return
             self._nest(builder, cols, element_type).sddmm_rows(mask, q, k, out)
@@ -1152,30 +1168,6 @@ def sparse_memref_types(
         MemRefType(index_type, offsets.get_shape()),
         MemRefType(index_type, [DYNAMIC_INDEX]),
         MemRefType(values.element_type, [DYNAMIC_INDEX, *values.get_shape()[1:]]),
-    )
-
-
-def _window_view(
-    builder: LocatedBuilder, buffer: SSAValue, entry: SSAValue, count: int
-) -> SSAValue:
-    """`buffer[entry : entry + count]` of a `? x ...` values buffer, seen
-    `count x ...`."""
-    buffer_type = cast(MemRefType[Attribute], buffer.type)
-    shape = buffer_type.get_shape()
-    strides = memref_strides(MemRefType(buffer_type.element_type, [1, *shape[1:]]))
-    result_type = MemRefType(
-        buffer_type.element_type,
-        [count, *shape[1:]],
-        StridedLayoutAttr(strides, None),
-    )
-    return builder.value(
-        memref.SubviewOp.get(
-            buffer,
-            [entry, *[0] * (len(shape) - 1)],
-            [count, *shape[1:]],
-            [1] * len(shape),
-            result_type,
-        )
     )
 
 

@@ -17,7 +17,8 @@ static loop that tile-to-hw splits over the cores.
   accumulated in L0C; an empty block row stores zeros and costs no cube work.
 - `to_dense`: per (block) row, zero tiles then the stored blocks scattered.
 - `gather`: per index, the source row copied by column tiles; runs of
-  consecutive indices (compared on the scalar unit) as one multi-row DMA.
+  consecutive indices (compared on the scalar unit) as one multi-row DMA
+  (`SparseNest.runs`, shared with every nest that gathers rows by index).
 - `sparse_softmax`: per block row, three passes over its stored blocks, each
   a whole `bm x bn` tile; CSR by windows of entries where exact.
 - `sddmm`: CSR per stored entry (a dot product); block-CSR on the cube.
@@ -110,6 +111,11 @@ RowEpilogue = Callable[["SparseNest", InsertPoint, SSAValue, Valid, Column], SSA
 tile) -> the tile to store."""
 
 
+RunBody = Callable[[InsertPoint, Valid, SSAValue, list[SSAValue]], list[SSAValue]]
+"""A group of `SparseNest.runs`: (where, its first position, the index read
+there, carried) -> carried."""
+
+
 def _last_loop(at: InsertPoint) -> scf.ForOp:
     """The loop just inserted at `at`."""
     op = at.insert_before.prev_op if at.insert_before else at.block.last_op
@@ -160,6 +166,83 @@ class SparseNest(LoopBuilder):
             found = step if found is None else self.value(at, arith.AndIOp(found, step))
         assert found is not None
         return found
+
+    def runs(
+        self,
+        at: InsertPoint,
+        lo: Valid,
+        hi: Valid,
+        run: int,
+        read: Callable[[InsertPoint, Valid], SSAValue],
+        inits: list[SSAValue],
+        whole: RunBody,
+        single: RunBody,
+    ) -> list[SSAValue]:
+        """The run detector of every nest that gathers rows by index: the
+        positions `[lo, hi)` in order, carrying `inits`, in groups of `run`
+        from `lo`. A group whose indices (`read(at, p)`, on the scalar unit)
+        are consecutive (`consecutive`) goes to `whole(at, p, first row,
+        carried)`, which moves its rows as one `run`-row DMA; the positions of
+        any other group and the last `(hi - lo) mod run` go one by one to
+        `single(at, p, row, carried)`. With carried values the choice is two
+        loops of one trip or none (tile-to-hw lowers loops carrying tiles, not
+        branches yielding them), else an `scf.if`."""
+
+        def one(at: InsertPoint, p: Valid, acc: list[SSAValue]) -> list[SSAValue]:
+            return single(at, p, read(at, p), acc)
+
+        if isinstance(lo, int) and isinstance(hi, int):
+            if run <= 1 or hi - lo < run:
+                return self.loop(at, lo, hi, 1, inits, one)
+            end: Valid = hi - (hi - lo) % run
+        elif run <= 1:
+            return self.loop(at, lo, hi, 1, inits, one)
+        else:
+            count = self.value(
+                at, arith.SubiOp(self.index_value(hi), self.index_value(lo))
+            )
+            whole_count = self.value(
+                at,
+                arith.MuliOp(
+                    self.value(at, arith.DivUIOp(count, self.constant(run))),
+                    self.constant(run),
+                ),
+            )
+            end = self.value(at, arith.AddiOp(self.index_value(lo), whole_count))
+
+        def group(at: InsertPoint, p: Valid, acc: list[SSAValue]) -> list[SSAValue]:
+            positions = [self.add(at, p, t) for t in range(run)]
+            rows = [read(at, q) for q in positions]
+            consecutive = self.consecutive(at, rows)
+            if not acc:
+                runs, singles = Block(), Block()
+                whole(InsertPoint.at_end(runs), p, rows[0], [])
+                self.insert(InsertPoint.at_end(runs), scf.YieldOp())
+                for row, q in zip(rows, positions, strict=True):
+                    single(InsertPoint.at_end(singles), q, row, [])
+                self.insert(InsertPoint.at_end(singles), scf.YieldOp())
+                self.insert(at, scf.IfOp(consecutive, [], [runs], [singles]))
+                return []
+            trips = self.value(
+                at, arith.SelectOp(consecutive, self.constant(1), self.constant(0))
+            )
+            carried = self.loop(
+                at, 0, trips, 1, acc, lambda at, _, c: whole(at, p, rows[0], c)
+            )
+            rest = self.value(
+                at, arith.SelectOp(consecutive, self.constant(0), self.constant(run))
+            )
+
+            def each(at: InsertPoint, t: Valid, c: list[SSAValue]) -> list[SSAValue]:
+                q = self.value(
+                    at, arith.AddiOp(self.index_value(p), self.index_value(t))
+                )
+                return one(at, q, c)
+
+            return self.loop(at, 0, rest, 1, carried, each)
+
+        carried = self.loop(at, lo, end, run, inits, group)
+        return self.loop(at, end, hi, 1, carried, one)
 
     def row_range(
         self, at: InsertPoint, offsets: SSAValue, row: Valid
@@ -555,42 +638,34 @@ class SparseNest(LoopBuilder):
 
             self.column_tiles(at, n, columns)
 
-        def group(at: InsertPoint, position: list[Valid]) -> None:
-            """`run` indices from `position` (the last dim): one DMA if a run."""
-            *outer, first = position
-            places = [[*outer, self.add(at, first, t)] for t in range(run)]
-            rows = [self.read_index(at, indices, *place) for place in places]
-            consecutive = self.consecutive(at, rows)
-            whole, single = Block(), Block()
-            copy(InsertPoint.at_end(whole), rows[0], position, run)
-            self.insert(InsertPoint.at_end(whole), scf.YieldOp())
-            for row, place in zip(rows, places, strict=True):
-                copy(InsertPoint.at_end(single), row, place, 1)
-            self.insert(InsertPoint.at_end(single), scf.YieldOp())
-            self.insert(at, scf.IfOp(consecutive, [], [whole], [single]))
-
         def emit(at: InsertPoint, position: list[Valid]) -> None:
             depth = len(position)
             if depth == len(index_shape):
                 copy(at, self.read_index(at, indices, *position), position, 1)
                 return
             extent = index_shape[depth]
+            if depth == len(index_shape) - 1:
+                # the last dim: runs of consecutive indices as one DMA
+                def read(at: InsertPoint, p: Valid) -> SSAValue:
+                    return self.read_index(at, indices, *position, p)
+
+                def rows_of(count: int) -> RunBody:
+                    def body(
+                        at: InsertPoint, p: Valid, row: SSAValue, _: list[SSAValue]
+                    ) -> list[SSAValue]:
+                        copy(at, row, [*position, p], count)
+                        return []
+
+                    return body
+
+                self.runs(at, 0, extent, run, read, [], rows_of(run), rows_of(1))
+                return
 
             def body(at: InsertPoint, iv: Valid, _: list[SSAValue]) -> list[SSAValue]:
                 emit(at, [*position, iv])
                 return []
 
-            if depth < len(index_shape) - 1 or run <= 1 or extent < run:
-                self.loop(at, 0, extent, 1, [], body)
-                return
-            whole = extent - extent % run
-
-            def runs(at: InsertPoint, iv: Valid, _: list[SSAValue]) -> list[SSAValue]:
-                group(at, [*position, iv])
-                return []
-
-            self.loop(at, 0, whole, run, [], runs)
-            self.loop(at, whole, extent, 1, [], body)
+            self.loop(at, 0, extent, 1, [], body)
 
         emit(self.top, [])
 

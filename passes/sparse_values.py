@@ -26,14 +26,16 @@ tiled by tv-to-tile, so each window is one load, the fused ops and one store.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import cast
 
-from xdsl.dialects import arith, scf
-from xdsl.ir import Block, Region, SSAValue
+from xdsl.dialects import arith, memref, scf
+from xdsl.dialects.builtin import MemRefType, StridedLayoutAttr
+from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from .balanced_split import core_loop
 from .located_builder import LocatedBuilder
-from .nest_builder import Valid
+from .nest_builder import Valid, memref_strides
 from .sparse_nests import SparseNest
 
 WINDOW_BYTES = 2048
@@ -143,3 +145,27 @@ class ValuesWindows(SparseNest):
 
     def _builder(self, at: InsertPoint) -> LocatedBuilder:
         return LocatedBuilder(at, location=self.builder.location)
+
+
+def window_view(
+    builder: LocatedBuilder, buffer: SSAValue, entry: SSAValue, count: int
+) -> SSAValue:
+    """`buffer[entry : entry + count]` of a `? x ...` values buffer, seen
+    `count x ...`."""
+    buffer_type = cast(MemRefType[Attribute], buffer.type)
+    shape = buffer_type.get_shape()
+    strides = memref_strides(MemRefType(buffer_type.element_type, [1, *shape[1:]]))
+    result_type = MemRefType(
+        buffer_type.element_type,
+        [count, *shape[1:]],
+        StridedLayoutAttr(strides, None),
+    )
+    return builder.value(
+        memref.SubviewOp.get(
+            buffer,
+            [entry, *[0] * (len(shape) - 1)],
+            [count, *shape[1:]],
+            [1] * len(shape),
+            result_type,
+        )
+    )

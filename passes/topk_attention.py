@@ -633,40 +633,11 @@ class TopkAttentionNest(SparseNest):
         single: GroupBody,
     ) -> list[SSAValue]:
         """Over the `top` indices of a ub index row: groups of `run` checked
-        on the scalar unit (`idx[j + t] == idx[j] + t`), a run given to
-        `whole`, else each index of the group to `single`; the last `top mod run` one by
-        one. Carries `inits` through."""
+        on the scalar unit (`idx[j + t] == idx[j] + t`, `SparseNest.runs`), a
+        run given to `whole`, else each index of the group to `single`; the
+        last `top mod run` one by one. Carries `inits` through."""
 
-        def one(at: InsertPoint, j: Valid, acc: list[SSAValue]) -> list[SSAValue]:
-            return single(at, j, self.extract(at, indices, [0, j]), acc)
+        def read(at: InsertPoint, j: Valid) -> SSAValue:
+            return self.extract(at, indices, [0, j])
 
-        if run <= 1 or top < run:
-            return self.loop(at, 0, top, 1, inits, one)
-        end = top - top % run
-
-        def group(at: InsertPoint, j: Valid, acc: list[SSAValue]) -> list[SSAValue]:
-            positions = [self.add(at, j, t) for t in range(run)]
-            rows = [self.extract(at, indices, [0, p]) for p in positions]
-            consecutive = self.consecutive(at, rows)
-            # Loops of 0 or 1 trips, not an scf.if: tile-to-hw lowers loops
-            # carrying tiles, not branches yielding them.
-            trips = self.value(
-                at, arith.SelectOp(consecutive, self.constant(1), self.constant(0))
-            )
-            carried = self.loop(
-                at, 0, trips, 1, acc, lambda at, _, c: whole(at, j, rows[0], c)
-            )
-            rest = self.value(
-                at, arith.SelectOp(consecutive, self.constant(0), self.constant(run))
-            )
-
-            def each(at: InsertPoint, t: Valid, c: list[SSAValue]) -> list[SSAValue]:
-                position = self.value(
-                    at, arith.AddiOp(self.index_value(j), self.index_value(t))
-                )
-                return one(at, position, c)
-
-            return self.loop(at, 0, rest, 1, carried, each)
-
-        carried = self.loop(at, 0, end, run, inits, group)
-        return self.loop(at, end, top, 1, carried, one)
+        return self.runs(at, 0, top, run, read, inits, whole, single)

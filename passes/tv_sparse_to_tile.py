@@ -77,6 +77,12 @@ class TvSparseToTilePass(ModulePass):
     """A gather moves a run of this many consecutive indices (checked at run
     time on the scalar unit) as one DMA of that many rows; 1: row by row."""
 
+    gather_runs: bool = True
+    """CSR spmm with the rows of `b` from GM and CSR sddmm (rows of k): a
+    group of consecutive column indices within a row (checked at run time,
+    `SparseNest.runs`) moves its rows as one DMA, the entries then consume
+    the rows of that tile; false: one row DMA per stored entry."""
+
     fuse_attention: bool = True
     """Lower `spmm(sparse_softmax(sddmm(bsr mask, q, k^T) [* s]), v)` as one
     flash-attention nest per block row (passes/sparse_attention.py); false:

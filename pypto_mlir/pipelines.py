@@ -130,6 +130,7 @@ LOWER_STAGES: tuple[Stage, ...] = (
             ("sparse_tile_cols", "tile_cols"),
             ("bsr_cube", "bsr_cube"),
             ("sparse_gather_run", "gather_run"),
+            ("sparse_gather_runs", "gather_runs"),
             ("sparse_entry_window", "entry_window"),
             ("sparse_fuse_attention", "fuse_attention"),
             ("sparse_fuse_topk_attention", "fuse_topk_attention"),
@@ -224,7 +225,7 @@ class LowerPipeline(PipelinePass):
     Runs canonicalize, pypto-set-target, tv-expand-math, tv-schedule (unless
     schedule=false; fuse-siblings, interleave, balance-cores,
     split-reductions), tv-sparse-to-tile (sparse-tile-cols, bsr-cube,
-    sparse-gather-run, sparse-entry-window, sparse-fuse-attention,
+    sparse-gather-run, sparse-gather-runs, sparse-entry-window, sparse-fuse-attention,
     sparse-fuse-topk-attention, sparse-topk-gather-run,
     sparse-topk-dense-fallback, sparse-topk-mask-pipeline,
     sparse-attention-defer-update, sparse-attention-sum-column,
@@ -384,6 +385,11 @@ class LowerPipeline(PipelinePass):
     sparse_gather_run: int = 4
     """Gathers move runs of this many consecutive indices as one DMA, checked
     at run time (tv-sparse-to-tile gather-run); 1: row by row."""
+
+    sparse_gather_runs: bool = True
+    """CSR spmm with the rows of b from GM and CSR sddmm move a group of
+    consecutive column indices of a row as one DMA of its rows, checked at
+    run time (tv-sparse-to-tile gather-runs); false: a DMA per entry."""
 
     sparse_attention_defer_update: bool = True
     """In the block-sparse attention nest, each block's update of the sums

@@ -171,7 +171,10 @@ class GatherStrategy(NoScratch):
     it copied on V.
 
     `load_scalar` of the index, `subview` of the source at that run-time row
-    (its bounds checked by the simulator), `vcopy` of the row into the result
+    (its bounds checked by the simulator), `vcopy` of the row's valid columns
+    into the result (its valid columns are the source's: a row padded past
+    them, e.g. a run of 24 f16 columns DMAed into rows of 32, has padding no
+    instruction wrote)
     """
 
     ops = (tile.GatherOp,)
@@ -187,6 +190,7 @@ class GatherStrategy(NoScratch):
         )
         src = as_tile(op.source)
         columns = src.get_shape()[1]
+        used = self.valid[op.source][1]
         row_type = hw.BufferType([columns], src.element_type, MemorySpace.UB)
         for w in range(as_tile(op.result).get_shape()[0]):
             position = op.start
@@ -194,7 +198,7 @@ class GatherStrategy(NoScratch):
                 position = em.emit(arith.AddiOp(op.start, em.index(w))).results[0]
             row = em.emit(hw.LoadScalarOp(indices, [position])).results[0]
             view = em.emit(hw.SubviewOp(source, [row, em.index(0)], row_type))
-            copy_flat(em, view.results[0], em.subview(result, w * columns), columns)
+            copy_flat(em, view.results[0], em.subview(result, w * columns), used)
         return None
 
 

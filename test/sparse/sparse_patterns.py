@@ -54,6 +54,19 @@ def power_law(shape: tuple[int, int], rng: np.random.Generator) -> sp.csr_array:
     return _from_mask(mask, rng)
 
 
+def banded(shape: tuple[int, int], rng: np.random.Generator) -> sp.csr_array:
+    """Rows of 1 to 20 consecutive columns around the diagonal (clipped):
+    runs of consecutive column indices of every length, some longer than a
+    group of 8 and crossing groups."""
+    rows, cols = shape
+    mask = np.zeros(shape, dtype=bool)
+    for row in range(rows):
+        width = min(cols, int(rng.integers(1, 21)))
+        first = min(max(0, row * cols // rows - width // 2), cols - width)
+        mask[row, first : first + width] = True
+    return _from_mask(mask, rng)
+
+
 PATTERNS: dict[str, Callable[[tuple[int, int], np.random.Generator], sp.csr_array]] = {
     "random": random_density,
     "empty_rows": empty_rows,

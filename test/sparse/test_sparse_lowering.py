@@ -8,6 +8,7 @@ odd shapes, power-law rows, 16x16 blocks), on both targets."""
 
 from __future__ import annotations
 
+import re
 import zlib
 
 import numpy as np
@@ -426,10 +427,21 @@ def test_csr_spmm_resident_slices_on_the_simulator(pattern: str, target: str) ->
         _check_hw(module, [_sparse(a, "f16"), b], target, sparse_dense_fallback=False)
 
 
+def _gather_sources(module: ModuleOp, **options) -> set[str]:
+    """The tile types `tile.gather` takes rows of in `module` lowered to tile."""
+    tiled = str(lower(module, "tile", LowerPipeline(target="ascend910b", **options)))
+    return set(re.findall(r"tile\.gather %\S+\[[^\]]*\] : (!tile\.tile<[^>]*>)", tiled))
+
+
 def test_csr_spmm_resident_slices_off() -> None:
+    """resident-b=false gathers no row of a slice of b (300 x 64) in ub: the
+    rows of b come from GM, and the only `tile.gather`s left take rows of the
+    8-row tiles of gather-runs; with that off too, none."""
     module = spmm_module(21, 300, 64, "f16")
-    off = LowerPipeline(target="ascend910b", sparse_resident_b=False)
-    assert "tile.gather" not in str(lower(module, "tile", off))
+    runs = _gather_sources(module, sparse_resident_b=False)
+    assert runs == {"!tile.tile<8x64xf16, ub>"}
+    none = _gather_sources(module, sparse_resident_b=False, sparse_gather_runs=False)
+    assert none == set()
 
 
 @pytest.mark.parametrize("target", TARGETS)

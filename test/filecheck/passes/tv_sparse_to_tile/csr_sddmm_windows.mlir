@@ -7,7 +7,8 @@
 // (tile.extract) and written into a 1x64 f32 tile (tile.insert); the window
 // cast and stored with one DMA. The last nnz mod 64 entries (an scf.if) are
 // stored one by one. entry-insert=false: the plain nest (a DMA per entry).
-// RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=tiny}' 2>&1 | filecheck %s
+// (gather-runs=false where a GM row gather is checked entry by entry: the runs are gather_runs_csr.mlir.)
+// RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=tiny gather-runs=false}' 2>&1 | filecheck %s
 // RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=tiny index-prefetch=false nnz-balance=false}' 2>&1 | filecheck %s --check-prefix=PLAIN
 // RUN: pypto-opt %s -p 'pypto-lower{target=tiny sparse-entry-insert=false}' 2>&1 | filecheck %s --check-prefix=OFF
 

@@ -8,7 +8,8 @@
 // taken out with tile.extract; a row longer than a window loads the next ones
 // in a loop. With fewer entries than a window: the GM reads per entry. (The
 // rows of b from GM: resident-b=false; the resident slice is resident.mlir.)
-// RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=ascend910b resident-b=false}' 2>&1 | filecheck %s
+// (gather-runs=false where a GM row gather is checked entry by entry: the runs are gather_runs_csr.mlir.)
+// RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=ascend910b resident-b=false gather-runs=false}' 2>&1 | filecheck %s
 // RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=ascend910b index-prefetch=false}' 2>&1 | filecheck %s --check-prefix=NOPREFETCH
 // RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=ascend910b nnz-balance=false}' 2>&1 | filecheck %s --check-prefix=NOBALANCE
 // RUN: pypto-opt %s -p 'pypto-lower{target=ascend910b sparse-index-prefetch=false sparse-nnz-balance=false}' 2>&1 | filecheck %s --check-prefix=LOWER

@@ -6,9 +6,10 @@
 // instead of a DMA from GM. A group whose entries fit one window of 2048 (and
 // nnz >= 2048) loads them once; else per-row windows of 64; fewer than 64
 // entries: GM reads, rows of b from GM.
+// (gather-runs=false where a GM row gather is checked entry by entry: the runs are gather_runs_csr.mlir.)
 // RUN: pypto-opt %s --split-input-file -p 'tv-sparse-to-tile{target=ascend910b}' 2>&1 | filecheck %s
-// RUN: pypto-opt %s --split-input-file -p 'tv-sparse-to-tile{target=ascend910b resident-b=false}' 2>&1 | filecheck %s --check-prefix=OFF
-// RUN: pypto-opt %s --split-input-file -p 'pypto-lower{target=ascend910b sparse-resident-b=false}' 2>&1 | filecheck %s --check-prefix=OFF
+// RUN: pypto-opt %s --split-input-file -p 'tv-sparse-to-tile{target=ascend910b resident-b=false gather-runs=false}' 2>&1 | filecheck %s --check-prefix=OFF
+// RUN: pypto-opt %s --split-input-file -p 'pypto-lower{target=ascend910b sparse-resident-b=false sparse-gather-runs=false}' 2>&1 | filecheck %s --check-prefix=OFF
 
 // CHECK-LABEL: remark: tv-sparse-to-tile: tv.spmm by rows
 // CHECK-SAME: b kept in ub as 2 column slice(s) of 64, its rows gathered on chip (tile.gather): 12 row groups x 2 slices, a group's entries in one window when they fit; the cost model's estimates: rows of b from GM {{[0-9]+}} + {{[0-9.]+}} x nnz cycles, from a resident slice {{[0-9]+}} + {{[0-9.]+}} x nnz
@@ -49,7 +50,7 @@ func.func @spmm(%a: !tv.tensor<64x1024xf16, #tv.csr<rows = 64, cols = 1024, nnz 
 // Rows of b of 8 f16 (16 bytes) are not whole 32-byte ub blocks: no slice.
 // CHECK-LABEL: remark: tv-sparse-to-tile: tv.spmm by rows
 // CHECK-SAME: rows of b gathered from GM (a resident slice of b needs prefetched i32 indices, the balanced split and a slice of whole 32-byte rows that fits in ub)
-// CHECK-NOT: tile.gather
+// CHECK-NOT: tile.gather %{{.*}} : !tile.tile<64x
 func.func @narrow(%a: !tv.tensor<64x64xf16, #tv.csr<rows = 64, cols = 64, nnz = ?, index = i32>>, %b: !tv.tensor<64x8xf16>) -> !tv.tensor<64x8xf16> {
   %c = tv.spmm %a, %b : !tv.tensor<64x64xf16, #tv.csr<rows = 64, cols = 64, nnz = ?, index = i32>>, !tv.tensor<64x8xf16> -> !tv.tensor<64x8xf16>
   func.return %c : !tv.tensor<64x8xf16>
@@ -62,7 +63,8 @@ func.func @narrow(%a: !tv.tensor<64x64xf16, #tv.csr<rows = 64, cols = 64, nnz = 
 // cost model keeps the rows of b in GM.
 // CHECK-LABEL: remark: tv-sparse-to-tile: tv.spmm by rows
 // CHECK-SAME: rows of b gathered from GM, the cost model's estimates: rows of b from GM {{[0-9]+}} + 3.71 x nnz cycles, from a resident slice {{[0-9]+}} + 8.00 x nnz
-// CHECK-NOT: tile.gather
+// (tile.gather of a run's 8 rows only: gather-runs)
+// CHECK-NOT: tile.gather %{{.*}} : !tile.tile<4096x
 func.func @deep(%a: !tv.tensor<64x4096xf16, #tv.csr<rows = 64, cols = 4096, nnz = ?, index = i32>>, %b: !tv.tensor<4096x128xf16>) -> !tv.tensor<64x128xf16> {
   %c = tv.spmm %a, %b : !tv.tensor<64x4096xf16, #tv.csr<rows = 64, cols = 4096, nnz = ?, index = i32>>, !tv.tensor<4096x128xf16> -> !tv.tensor<64x128xf16>
   func.return %c : !tv.tensor<64x128xf16>
