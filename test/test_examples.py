@@ -140,7 +140,15 @@ def test_pypto_run_on_the_mlir_equals_the_kernel(
     np.testing.assert_array_equal(from_file, kernel(*inputs, backend="reference"))
 
 
-@pytest.mark.parametrize("name", [c[0] for c in CASES if c[0] != "swish"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        # spmm's main runs the 1024 kernel test_example_matches_numpy runs (45 s)
+        pytest.param(c[0], marks=pytest.mark.slow) if c[0] == "spmm" else c[0]
+        for c in CASES
+        if c[0] != "swish"
+    ],
+)
 def test_examples_main_reports_ok(
     name: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

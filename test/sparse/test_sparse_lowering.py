@@ -16,6 +16,7 @@ import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from lowered import lower_once
 from sparse_patterns import ODD_SHAPES, PATTERNS, block_pattern
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
@@ -94,7 +95,7 @@ def _sparse(matrix: sp.sparray, dtype: str) -> SparseArray:
 def _check(
     module: ModuleOp, inputs: list, target: str, exact: bool = True, **options
 ) -> ModuleOp:
-    lowered = lower(module, "tile", LowerPipeline(target=target, **options))
+    lowered = lower_once(module, "tile", LowerPipeline(target=target, **options))
     for comparison in compare_levels(module, lowered, "f", inputs):
         assert comparison.ok, comparison.describe()
         if exact:
@@ -374,11 +375,12 @@ SPMM_OPTIONS = (
 
 
 def _check_hw(module: ModuleOp, inputs: list, target: str, **options) -> None:
-    lowered = lower(module, "ascend_hw", LowerPipeline(target=target, **options))
+    lowered = lower_once(module, "ascend_hw", LowerPipeline(target=target, **options))
     for comparison in compare_levels(module, lowered, "f", inputs):
         np.testing.assert_array_equal(comparison.actual, comparison.expected)
 
 
+@pytest.mark.xdist_group("csr_spmm_hw")  # one worker: lower_once reuses
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("pattern", sorted(PATTERNS))
 def test_csr_spmm_on_the_simulator(pattern: str, target: str) -> None:
@@ -388,6 +390,7 @@ def test_csr_spmm_on_the_simulator(pattern: str, target: str) -> None:
     _check_hw(spmm_module(40, 80, 24, "f16"), [_sparse(a, "f16"), b], target)
 
 
+@pytest.mark.xdist_group("csr_spmm_switches")  # one worker: lower_once reuses
 @pytest.mark.parametrize("options", SPMM_OPTIONS, ids=str)
 @pytest.mark.parametrize("pattern", ["power_law", "full", "empty_rows"])
 def test_csr_spmm_switches_on_the_simulator(pattern: str, options: dict) -> None:
@@ -412,6 +415,7 @@ RESIDENT_SHAPES = {
 }
 
 
+@pytest.mark.xdist_group("csr_spmm_resident")  # one worker: lower_once reuses
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("pattern", sorted(PATTERNS))
 def test_csr_spmm_resident_slices_on_the_simulator(pattern: str, target: str) -> None:
@@ -423,7 +427,7 @@ def test_csr_spmm_resident_slices_on_the_simulator(pattern: str, target: str) ->
         b = rng.standard_normal((k, n)).astype(np.float16)
         module = spmm_module(m, k, n, "f16")
         pipeline = LowerPipeline(target=target, sparse_dense_fallback=False)
-        assert "tile.gather" in str(lower(module, "tile", pipeline))
+        assert "tile.gather" in str(lower_once(module, "tile", pipeline))
         _check_hw(module, [_sparse(a, "f16"), b], target, sparse_dense_fallback=False)
 
 

@@ -10,14 +10,13 @@
 // RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=ascend910b}' 2>&1 | filecheck %s
 // fuse-attention=false: one nest per op through GM temporaries, the scale a
 // nest of its own over the stored blocks; pypto-lower forwards it as
-// sparse-fuse-attention.
+// sparse-fuse-attention (checked through pypto-lower, with the other forwarded
+// options, by attention-forwarding.mlir, a slow test: `make test-all`).
 // RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=ascend910b fuse-attention=false}' 2>&1 | filecheck %s --check-prefix=OFF
-// RUN: pypto-opt %s -p 'pypto-lower{target=ascend910b sparse-fuse-attention=false}' 2>&1 | filecheck %s --check-prefix=OFF-REMARK
 // attention-cube-sum=false: the row sums by row reductions on the vector unit;
 // attention-defer-update=false (pypto-lower: sparse-attention-defer-update):
 // each block's update right after its product.
 // RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=ascend910b attention-cube-sum=false}' 2>&1 | filecheck %s --check-prefix=VEC
-// RUN: pypto-opt %s -p 'pypto-lower{target=ascend910b sparse-attention-defer-update=false}' 2>&1 | filecheck %s --check-prefix=NOW
 // attention-scale-fold=false (pypto-lower: attention-scale-fold): the scores
 // moved to ub in f16 and scaled in f16, as the reference rounds them.
 // RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=ascend910b attention-scale-fold=false}' 2>&1 | filecheck %s --check-prefix=F16
@@ -155,7 +154,6 @@ func.func @csr(%mask: !csr, %q: !tv.tensor<128x64xf16>, %k: !tv.tensor<128x64xf1
 // that tile-to-hw splits by count.
 // RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=ascend910b}' 2>&1 | filecheck %s --check-prefix=SHARE
 // RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=ascend910b attention-block-split=false}' 2>&1 | filecheck %s --check-prefix=BAL
-// RUN: pypto-opt %s -p 'pypto-lower{target=ascend910b sparse-attention-balance=false sparse-attention-block-split=false}' 2>&1 | filecheck %s --check-prefix=COUNT
 // RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=ascend910b attention-balance=false attention-block-split=false}' 2>&1 | filecheck %s --check-prefix=COUNT-NEST
 // RUN: pypto-opt %s -p 'pypto-lower{target=ascend910b}' 2>&1 | filecheck %s --check-prefix=SYNC
 // SHARE: attention.mlir:{{[0-9]+}}:3: remark: tv-sparse-to-tile: fused block-sparse attention {{.*}}; block rows split over the cores by count (2 block rows, 24 cores: one block row a core at most, shorter than dividing rows and combining them after a sync_all)
@@ -224,7 +222,6 @@ func.func @balanced(%mask: !big, %q: !tv.tensor<2048x64xf16>, %k: !tv.tensor<204
 // ONES columns, reduced once at the end of the row.
 // RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=ascend910b}' 2>&1 | filecheck %s --check-prefix=COLUMN
 // RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=ascend910b attention-sum-column=false}' 2>&1 | filecheck %s --check-prefix=NO-COLUMN
-// RUN: pypto-opt %s -p 'pypto-lower{target=ascend910b sparse-attention-sum-column=false}' 2>&1 | filecheck %s --check-prefix=NO-COLUMN-REMARK
 // COLUMN: remark: tv-sparse-to-tile: fused block-sparse attention {{.*}}; each block's row sums reduced to one column before the rescale (~33 cycles with tile-to-hw's block-reduce, ~456 without; a one-column rescale saves ~150)
 // COLUMN-LABEL: func.func @attention(
 // COLUMN: tile.matmul %{{.*}}, %{{.*}} : !tile.tile<64x64xf16, l0a>, !tile.tile<64x16xf16, l0b> -> !tile.tile<64x16xf32, l0c>
