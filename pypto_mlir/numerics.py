@@ -110,7 +110,8 @@ def ordered_matmul(
     lhs: np.ndarray, rhs: np.ndarray, init: np.ndarray | None = None
 ) -> np.ndarray:
     """`init + lhs @ rhs` with each product rounded and added in k order, in
-    the operands' float dtype (f32 here): `acc = acc + lhs[..., k] * rhs[k]`.
+    the operands' float dtype (f32 here): `acc = acc + lhs[..., k] * rhs[k]`;
+    integers (i32 here), exact in any order, through `np.matmul`.
 
     BLAS (`np.matmul`) sums in an order that depends on the CPU's kernel, so
     its f32 results differ between machines; this order is defined, and a K
@@ -132,6 +133,8 @@ def ordered_matmul(
     acc = np.zeros(shape, dtype=np.result_type(lhs, rhs))
     if init is not None:
         acc[...] = init
+    if acc.dtype.kind != "f":  # integer sums are exact (wrapping) in any order
+        return acc + np.matmul(lhs, rhs)
     # k x (batch) x m x 1 and k x (batch) x 1 x n, batch axes aligned
     columns = np.moveaxis(lhs[(None,) * (len(shape) - lhs.ndim)], -1, 0)[..., None]
     rows = np.moveaxis(rhs[(None,) * (len(shape) - rhs.ndim)], -2, 0)[..., None, :]

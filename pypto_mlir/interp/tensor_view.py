@@ -187,8 +187,7 @@ def matmul(
 ) -> np.ndarray:
     """`init + lhs @ rhs` multiply-accumulated in f32 in k order (i32 for
     integers, whose order does not matter), rounded once at the end."""
-    is_float = tv.is_float_element_type(element_type)
-    acc_dtype = np.float32 if is_float else np.int32
+    acc_dtype = np.float32 if tv.is_float_element_type(element_type) else np.int32
     a = np.asarray(lhs).astype(acc_dtype)
     b = np.asarray(rhs).astype(acc_dtype)
     if transpose_a:
@@ -196,12 +195,7 @@ def matmul(
     if transpose_b:
         b = np.swapaxes(b, -1, -2)
     with np.errstate(all="ignore"):
-        if is_float:
-            values = ordered_matmul(a, b, init)
-        else:
-            values = np.matmul(a, b)
-            if init is not None:
-                values = values + init
+        values = ordered_matmul(a, b, init)
     return round_to_element_type(values, result_element_type)
 
 

@@ -196,12 +196,8 @@ class HwMoveFunctions(HwFunctions):
         compute = plan.compute_dtype
         left, right = _operand(a, compute, plan.bf16), _operand(b, compute, plan.bf16)
         c_blocks = c.blocks()
-        if compute.kind != "f":  # integer sums are exact in any order
-            result = left @ right
-            if plan.accumulate:
-                result = c.read() + result
-        else:  # L0C's sum continues in k order from C (or 0)
-            result = ordered_matmul(left, right, c.read() if plan.accumulate else None)
+        # L0C's sum continues in k order from C (or 0)
+        result = ordered_matmul(left, right, c.read() if plan.accumulate else None)
         if c_blocks is not None and c_blocks.dtype == result.dtype:
             c_blocks[...] = result.reshape(c_blocks.shape)  # nz blocks in place
             return ()
