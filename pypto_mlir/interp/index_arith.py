@@ -110,6 +110,25 @@ def _int_storage(value_type: Attribute, bitwidth: int) -> tuple[IntegerType, int
     return value_type, -(1 << (width - 1)), 1 << (width - 1)
 
 
+_BOOLS = (IntegerAttr.from_bool(False), IntegerAttr.from_bool(True))
+"""`cmpi`'s two results, made once (attributes are immutable)."""
+
+_PREDICATES: tuple[Callable[[int, int], bool], ...] = (
+    int.__eq__,
+    int.__ne__,
+    int.__lt__,
+    int.__le__,
+    int.__gt__,
+    int.__ge__,
+    int.__lt__,
+    int.__le__,
+    int.__gt__,
+    int.__ge__,
+)
+"""`arith.cmpi`'s predicates by number: eq, ne, slt, sle, sgt, sge, ult, ule,
+ugt, uge (the last four on the operands read as unsigned)."""
+
+
 def _ceil_div(lhs: int, rhs: int) -> int:
     return -(-lhs // rhs)
 
@@ -138,6 +157,23 @@ class IndexArithFunctions(ArithFunctions):
         self, interpreter: Interpreter, op: arith.MuliOp, args: PythonValues
     ) -> PythonValues:
         return _integer_op(interpreter, op, args, int.__mul__, True)
+
+    @direct_impl(arith.CmpiOp)
+    def run_cmpi(
+        self, interpreter: Interpreter, op: arith.CmpiOp, args: PythonValues
+    ) -> PythonValues:
+        """xDSL's cmpi with its two results made once: every loop bound check
+        and guard of a kernel compares indices."""
+        predicate = op.predicate.value.data  # 0-9: the verifier checks it
+        lhs_type = op.lhs.type
+        if isinstance(lhs_type, IntegerType):
+            bitwidth = lhs_type.width.data
+        else:
+            bitwidth = interpreter.index_bitwidth
+        convert = to_unsigned if predicate >= 6 else to_signed
+        lhs = convert(args[0].value.data, bitwidth)
+        rhs = convert(args[1].value.data, bitwidth)
+        return (_BOOLS[_PREDICATES[predicate](lhs, rhs)],)
 
     @direct_impl(arith.DivUIOp)
     def run_divui(

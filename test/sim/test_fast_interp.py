@@ -8,13 +8,23 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType, Signedness
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import (
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    ModuleOp,
+    Signedness,
+)
+from xdsl.dialects.test import TestOp as OperandsOp
+from xdsl.interpreter import Interpreter
+from xdsl.interpreters.arith import ArithFunctions
 from xdsl.interpreters.builtin import scalar_attr
 
 from pypto_mlir.cli.source import SourceChunk, default_context, parse_chunk
 from pypto_mlir.diagnostics import verify
 from pypto_mlir.interp.ascend_hw import run_hw_function
-from pypto_mlir.interp.index_arith import int_attr
+from pypto_mlir.interp.index_arith import IndexArithFunctions, int_attr
 from pypto_mlir.sim import Access, AccessError, GmTensor
 from pypto_mlir.targets import load_target
 
@@ -39,6 +49,25 @@ def test_index_attributes_equal_scalar_attr(value_type, value: int) -> None:
     assert made == expected and hash(made) == hash(expected)
     assert made.value.data == expected.value.data and made.type == expected.type
     assert str(made) == str(expected)
+
+
+@given(
+    st.sampled_from(TYPES),
+    st.sampled_from(list(arith.CMPI_COMPARISON_OPERATIONS)),
+    st.integers(-300, 300) | st.integers(-(2**63), 2**64 - 1),
+    st.integers(-300, 300) | st.integers(-(2**63), 2**64 - 1),
+)
+def test_cmpi_equals_xdsls(value_type, predicate: str, lhs: int, rhs: int) -> None:
+    """IndexArithFunctions' cmpi (its results made once) gives xDSL's answer for
+    every predicate, on operands in and out of their type's signed range."""
+    operands = [int_attr(v, value_type, 64) for v in (lhs, rhs)]
+    holder = OperandsOp(result_types=[value_type, value_type])
+    op = arith.CmpiOp(holder.results[0], holder.results[1], predicate)
+    interpreter = Interpreter(ModuleOp([]), index_bitwidth=64)
+    args = tuple(operands)
+    (ours,) = IndexArithFunctions().run_cmpi(interpreter, op, args).values
+    (theirs,) = ArithFunctions().run_cmpi(interpreter, op, args).values
+    assert ours == theirs and str(ours) == str(theirs), predicate
 
 
 @given(

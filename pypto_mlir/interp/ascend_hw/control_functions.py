@@ -23,6 +23,7 @@ from pypto_mlir.interp.ascend_hw.values import (
     _indices,
 )
 from pypto_mlir.interp.direct_calls import direct_impl
+from pypto_mlir.interp.index_arith import int_attr
 from pypto_mlir.sim import Access, AccessError, GmTensor
 
 
@@ -160,7 +161,7 @@ class HwControlFunctions(HwFunctions):
         value = data[address : address + dtype.itemsize].view(dtype)[0]
         result_type = op.result.type
         if isinstance(result_type, IndexType | IntegerType):
-            return (scalar_attr(int(value), result_type, interpreter.index_bitwidth),)
+            return (int_attr(int(value), result_type, interpreter.index_bitwidth),)
         return (FloatAttr(float(value), cast(Any, result_type)),)
 
     @direct_impl(hw.StoreScalarOp)

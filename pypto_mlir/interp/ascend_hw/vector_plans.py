@@ -23,7 +23,7 @@ from pypto_mlir.interp.ascend_hw.lanes import (
     lane_pattern,
     make_pattern,
 )
-from pypto_mlir.interp.ascend_hw.values import _INSTANCE_LIMIT, HwBuffer, _element_type
+from pypto_mlir.interp.ascend_hw.values import HwBuffer, _element_type
 from pypto_mlir.sim import Access, Pipe
 from pypto_mlir.sim.machine import Core
 from pypto_mlir.targets import Target
@@ -157,6 +157,14 @@ def _pattern_rows(pattern: LanePattern, misalign: int, width: int) -> np.ndarray
     return np.where(keep, compact * width, -1)
 
 
+_BANK_CYCLES_LIMIT = 1 << 14
+"""Cached bank-conflict figures per op: an int each, so many more than the
+views `_INSTANCE_LIMIT` bounds. A row gathered from a resident block of rows
+reads at one of its rows' addresses (1000 in a CSR spmm over 1000 rows of b):
+at 64 entries the cache was cleared on nearly every call, and the conflicts
+computed again (a fifth of that kernel's simulation time)."""
+
+
 def _bank_cycles(plan: _VectorPlan, operands: Sequence[HwBuffer]) -> int:
     """Cycles the op loses to UB bank conflicts at these operand addresses
     (`cost.bank_conflict_cycles` of the rows each repeat touches; cached)."""
@@ -182,7 +190,7 @@ def _bank_cycles(plan: _VectorPlan, operands: Sequence[HwBuffer]) -> int:
                 np.where(rows >= 0, rows + base, -1)
             )
         cycles = bank_conflict_cycles(plan.target, reads, writes)
-    if len(plan.bank_cycles) >= _INSTANCE_LIMIT:
+    if len(plan.bank_cycles) >= _BANK_CYCLES_LIMIT:
         plan.bank_cycles.clear()
     plan.bank_cycles[addresses] = cycles
     return cycles
