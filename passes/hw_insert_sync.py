@@ -809,24 +809,45 @@ def _drop_redundant(frame: Frame, deps: Sequence[Dep]) -> None:
     a flag only those whose last answer it carried: the answers of the others stay
     the same without it. A dependency no flag orders keeps every flag (each
     removal would have to order it).
+
+    Dependencies with the same `Frame.entry` and consumer key are asked together:
+    the frame's flags carry them alike (one `propagate`), only the runs holding
+    their consumers differ (`Frame.reaches_consumer`). A loop node against the next
+    iteration's gives one for every pair of their accesses, a few entries each.
     """
     spans = [
         (d.src, d.dst, d.src_key, d.dst_key, not d.src_inner and not d.dst_inner)
         for d in deps
     ]
-    checked = [deps[i] for i in tightest(spans)]
-    carried: list[set[Sync | None]] = []  # per checked dependency
-    for dep in checked:
+    groups: dict[tuple[frozenset[tuple[Pipe, float]], int], list[Dep]] = {}
+    for i in tightest(spans):
+        dep = deps[i]
+        entry = frozenset(frame.entry(dep).items())
+        groups.setdefault((entry, dep.dst_key), []).append(dep)
+    checked = list(groups.items())
+
+    def ordered(
+        question: tuple[frozenset[tuple[Pipe, float]], int],
+        group: list[Dep],
+        carriers: set[Sync | None],
+        without: Sync | None = None,
+    ) -> bool:
+        entry, limit = question
+        reached = frame.propagate(dict(entry), limit, without, carriers=carriers)
+        return all(frame.reaches_consumer(dep, reached) for dep in group)
+
+    carried: list[set[Sync | None]] = []  # per checked group
+    for question, group in checked:
         carried.append(set())
-        if not frame.covers(dep, carriers=carried[-1]):
+        if not ordered(question, group, carried[-1]):
             return
     for sync in list(reversed(frame.syncs)):
         answers: dict[int, set[Sync | None]] = {}
-        for i, dep in enumerate(checked):
+        for i, (question, group) in enumerate(checked):
             if sync not in carried[i]:
                 continue
             answers[i] = set()
-            if not frame.covers(dep, without=sync, carriers=answers[i]):
+            if not ordered(question, group, answers[i], without=sync):
                 break
         else:
             frame.syncs.remove(sync)

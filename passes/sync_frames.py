@@ -237,6 +237,11 @@ class Frame:
     _timeline: Timeline | None = None
     """`syncs`, `edges` and `fences` as orderings sorted by key; None when they
     changed."""
+    _exits: dict[tuple[Pipe, tuple[tuple[Frame, int], ...]], frozenset[Pipe]] = field(
+        default_factory=dict
+    )
+    """`exit_pipes` answers by (producer pipe, `Dep.src_inner`), until the flags
+    of a frame nested in this one change."""
 
     @property
     def size(self) -> int:
@@ -502,8 +507,13 @@ class Frame:
         return timeline
 
     def flags_changed(self) -> None:
-        """Forget the sorted orderings: `syncs`, `edges` or `fences` changed."""
+        """Forget the sorted orderings: `syncs`, `edges` or `fences` changed; and
+        the enclosing frames' `exit_pipes` answers, which go through this one."""
         self._timeline = None
+        frame: Frame | None = self.parent
+        while frame is not None:
+            frame._exits.clear()
+            frame = frame.parent
 
     def covers(
         self,
@@ -518,8 +528,46 @@ class Frame:
         `carriers` receives the flags of this frame the answer depends on (see
         `propagate`): without any other one, it is the same.
         """
-        # Out of the producer's nodes: the pipes each run orders before its end
-        # are ordered when the node holding it ends.
+        reached = self.propagate(
+            self.entry(dep), dep.dst_key, without, carriers=carriers
+        )
+        return self.reaches_consumer(dep, reached)
+
+    def entry(self, dep: Dep) -> dict[Pipe, float]:
+        """The keys at which `dep`'s producer orders the pipes of `exit_pipes`
+        in this frame: `covers` propagates them up to the consumer."""
+        start = self.exit_pipes(dep)
+        exit_key = dep.src_key if not dep.src_inner else node_exit_key(dep.set_lo - 1)
+        return {p: dep.src_key if p == dep.src else exit_key for p in start}
+
+    def reaches_consumer(self, dep: Dep, reached: Mapping[Pipe, float]) -> bool:
+        """Whether the pipes `reached` (`propagate` from `entry`) order `dep`'s
+        consumer: at its node, or into the runs holding it, what is ordered
+        before a run starts."""
+        if reached.get(dep.dst, inf) <= dep.dst_key:
+            return True
+        limit = dep.dst_key
+        for frame, node in dep.dst_inner:
+            entered = {p: 0 for p, k in reached.items() if k <= limit}
+            limit = node_start_key(node)
+            reached = frame.propagate(entered, limit, entered=True)
+        return bool(dep.dst_inner) and reached.get(dep.dst, inf) <= limit
+
+    def exit_pipes(self, dep: Dep) -> frozenset[Pipe]:
+        """The pipes ordered after `dep`'s producer when the node of this frame
+        holding it ends: out of each run holding it, innermost first, the pipes
+        the run's flags order after it by the run's end.
+
+        Remembered per producer pipe and path: a loop node's accesses give
+        thousands of dependencies (every access pair of two nests) over a few
+        paths, and `covers` asks for each of them on every round of `_select`.
+        """
+        if not dep.src_inner:
+            return frozenset((dep.src,))
+        question = (dep.src, dep.src_inner)
+        known = self._exits.get(question)
+        if known is not None:
+            return known
         start: dict[Pipe, float] = {dep.src: 0}
         key = node_ops_key
         for frame, node in reversed(dep.src_inner):
@@ -527,20 +575,8 @@ class Frame:
             reached = frame.propagate({p: key(node) for p in start}, end)
             start = {p: 0 for p, k in reached.items() if k <= end}
             key = node_exit_key
-        exit_key = dep.src_key if not dep.src_inner else node_exit_key(dep.set_lo - 1)
-        entry = {p: dep.src_key for p in start if p == dep.src} | {
-            p: exit_key for p in start if p != dep.src
-        }
-        reached = self.propagate(entry, dep.dst_key, without, carriers=carriers)
-        if reached.get(dep.dst, inf) <= dep.dst_key:
-            return True
-        # Into the consumer's nodes: what is ordered before a run starts.
-        limit = dep.dst_key
-        for frame, node in dep.dst_inner:
-            entered = {p: 0 for p, k in reached.items() if k <= limit}
-            limit = node_start_key(node)
-            reached = frame.propagate(entered, limit, entered=True)
-        return bool(dep.dst_inner) and reached.get(dep.dst, inf) <= limit
+        known = self._exits[question] = frozenset(start)
+        return known
 
     def consumed_in_time(self, sync: Sync, next_set: int) -> bool:
         """Whether the wait of loop flag `sync` is consumed before its set at
