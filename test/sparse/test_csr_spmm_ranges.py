@@ -96,7 +96,9 @@ def test_row_blocks_store_the_same_partials(pattern: str) -> None:
     """row-block (default 4): 200 x 1000 x 32 on ascend910b, 2 ranges x 12
     row groups, the partial rows stored 4 a DMA from a ub block (the rows
     after a group's last whole block one at a time): within the bound, and
-    the same bits as one DMA a row (row-block=0), whose sums are the same."""
+    the same bits as one DMA a row (row-block=0), whose sums are the same.
+    About one entry in 8 of the pattern kept (6123 of empty_rows' 50020): the
+    blocks are about rows, and each entry is a simulated row update."""
     m, k, n = 200, 1000, 32
     options = {**OPTIONS, "sparse_b_ranges_density": 0.01}
     module, blocked, remarks = _lowered(m, k, n, "ascend910b", **options)
@@ -108,6 +110,7 @@ def test_row_blocks_store_the_same_partials(pattern: str) -> None:
     assert "insert_rows" not in str(single)
     rng = _rng("ranges", "blocks", pattern)
     a = PATTERNS[pattern]((m, k), rng)
+    a = sp.csr_array(np.where(rng.random(a.shape) < 0.125, a.toarray(), 0))
     inputs = [_sparse(a, "f16"), rng.standard_normal((k, n)).astype(np.float16)]
     comparisons, run = compare_runs(module, blocked, "f", inputs)
     for comparison in comparisons:
