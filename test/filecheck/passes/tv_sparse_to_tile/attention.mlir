@@ -7,7 +7,9 @@
 // computed during this one's softmax), kept and scaled in f32, online
 // softmax (running max, sums on the cube, accumulator rescaled a block later)
 // in ub, P @ V on the cube; an empty block row stores zeros. No GM temporary.
-// RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=ascend910b}' 2>&1 | filecheck %s
+// tv-sparse-to-tile once with its defaults, checked by CHECK, SHARE and COLUMN.
+// RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=ascend910b}' > %t.tile 2>&1
+// RUN: filecheck %s < %t.tile
 // fuse-attention=false: one nest per op through GM temporaries, the scale a
 // nest of its own over the stored blocks; pypto-lower forwards it as
 // sparse-fuse-attention (checked through pypto-lower, with the other forwarded
@@ -21,7 +23,9 @@
 // moved to ub in f16 and scaled in f16, as the reference rounds them.
 // RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=ascend910b attention-scale-fold=false}' 2>&1 | filecheck %s --check-prefix=F16
 // The fused nest lowers to ascend_hw: the scalar unit reads offsets and indices.
-// RUN: pypto-opt %s -p 'pypto-lower{target=ascend910b}' 2>&1 | filecheck %s --check-prefix=HW
+// The whole lowering once, checked by HW, SYNC and BLOCK below.
+// RUN: pypto-opt %s -p 'pypto-lower{target=ascend910b}' > %t.hw 2>&1
+// RUN: filecheck %s --check-prefix=HW < %t.hw
 
 !mask = !tv.tensor<128x128xf16, #tv.csr<rows = 128, cols = 128, nnz = ?, index = i32, block = [64, 64]>>
 !csr = !tv.tensor<128x128xf16, #tv.csr<rows = 128, cols = 128, nnz = ?, index = i32>>
@@ -152,10 +156,10 @@ func.func @csr(%mask: !csr, %q: !tv.tensor<128x64xf16>, %k: !tv.tensor<128x64xf1
 // stored blocks (one core loop, no workspace). With at most one block row a
 // core (the functions above) or both off: the static loop over the block rows
 // that tile-to-hw splits by count.
-// RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=ascend910b}' 2>&1 | filecheck %s --check-prefix=SHARE
+// RUN: filecheck %s --check-prefix=SHARE < %t.tile
 // RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=ascend910b attention-block-split=false}' 2>&1 | filecheck %s --check-prefix=BAL
 // RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=ascend910b attention-balance=false attention-block-split=false}' 2>&1 | filecheck %s --check-prefix=COUNT-NEST
-// RUN: pypto-opt %s -p 'pypto-lower{target=ascend910b}' 2>&1 | filecheck %s --check-prefix=SYNC
+// RUN: filecheck %s --check-prefix=SYNC < %t.hw
 // SHARE: attention.mlir:{{[0-9]+}}:3: remark: tv-sparse-to-tile: fused block-sparse attention {{.*}}; block rows split over the cores by count (2 block rows, 24 cores: one block row a core at most, shorter than dividing rows and combining them after a sync_all)
 // SHARE: attention.mlir:[[# @LINE + 45]]:3: remark: tv-sparse-to-tile: fused block-sparse attention {{.*}}; the stored blocks split evenly over 24 cores, a block row weighing 4 blocks more than its stored ones and divided where a core's share ends
 // BAL: attention.mlir:[[# @LINE + 44]]:3: remark: tv-sparse-to-tile: fused block-sparse attention {{.*}}; block rows split over 24 cores by stored blocks (each core searches the offsets, loaded into ub, for its first block row; a block row weighs 1 block more than its stored ones; attention-block-split=false: whole block rows)
@@ -209,7 +213,7 @@ func.func @balanced(%mask: !big, %q: !tv.tensor<2048x64xf16>, %k: !tv.tensor<204
 // The row maxima of a block's f32 scores, 8 rows a repeat (tile-to-hw's
 // block-reduce): the 8 block maxima of each row, then their maximum; the ONES
 // equal columns of the row sums to one by a vmax of their two blocks first.
-// RUN: pypto-opt %s -p 'pypto-lower{target=ascend910b}' 2>&1 | filecheck %s --check-prefix=BLOCK
+// RUN: filecheck %s --check-prefix=BLOCK < %t.hw
 // BLOCK: remark: tile-to-hw: 64 rows of 64 f32 reduced by 32-byte blocks, 8 rows a repeat (vblock_reduce_max then vblock_reduce_max)
 // BLOCK: remark: tile-to-hw: 64 rows of 16 f32 reduced by 32-byte blocks, 8 rows a repeat (vmax then vblock_reduce_max)
 // BLOCK: func.func @attention(
@@ -220,7 +224,7 @@ func.func @balanced(%mask: !big, %q: !tv.tensor<2048x64xf16>, %k: !tv.tensor<204
 // each block's row sums from the cube (ONES equal columns) reduced to one
 // column before they are added, so the running sums are one column; off:
 // ONES columns, reduced once at the end of the row.
-// RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=ascend910b}' 2>&1 | filecheck %s --check-prefix=COLUMN
+// RUN: filecheck %s --check-prefix=COLUMN < %t.tile
 // RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=ascend910b attention-sum-column=false}' 2>&1 | filecheck %s --check-prefix=NO-COLUMN
 // COLUMN: remark: tv-sparse-to-tile: fused block-sparse attention {{.*}}; each block's row sums reduced to one column before the rescale (~33 cycles with tile-to-hw's block-reduce, ~456 without; a one-column rescale saves ~150)
 // COLUMN-LABEL: func.func @attention(
