@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from math import gcd, lcm
+from typing import cast
 
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, i64
@@ -109,7 +110,7 @@ def _is_parallel(loop: scf.ForOp) -> bool:
     if loop.results:
         return False
     reads, writes = _memrefs([loop])
-    if reads & writes:
+    if any(not _own_rows(loop, m) for m in reads & writes):
         return False
     induction = loop.body.block.args[0]
     stores = [op for op in loop.walk() if isinstance(op, tile.StoreOp)]
@@ -121,6 +122,34 @@ def _is_parallel(loop: scf.ForOp) -> bool:
         any(_entries_row(i, induction, ranges) is not None for i in store.indices)
         for store in rest
     )
+
+
+def _own_rows(loop: scf.ForOp, root: SSAValue) -> bool:
+    """Each iteration reads and writes only its own rows of GM tensor `root`
+    (the top-k mask rows a query block builds, then reads:
+    passes/topk_overlap.py): every load and store of it is tile.load or
+    tile.store at rows `iv + b` with its rows within `[iv, iv + step)` (its
+    columns anywhere: iterations own disjoint rows). The core's own store ->
+    load order is hw-insert-sync's."""
+    ranges = index_ranges_of(loop)
+    step = ranges.get(loop.step, Range()).constant
+    induction = loop.body.block.args[0]
+    for op in loop.walk():
+        memrefs = [o for o in op.operands if isinstance(o.type, MemRefType)]
+        if not any(_memref_root(m) is root for m in memrefs):
+            continue
+        if isinstance(op, tile.LoadOp) and op.source is root:
+            rows = cast(tile.TileType, op.result.type).get_shape()[0]
+        elif isinstance(op, tile.StoreOp) and op.dest is root:
+            rows = cast(tile.TileType, op.value.type).get_shape()[0]
+        else:
+            return False
+        if step is None:
+            return False
+        affine = _affine_in(op.indices[0], induction, ranges)
+        if affine is None or affine[0] != 1 or not 0 <= affine[1] <= step - rows:
+            return False
+    return True
 
 
 def index_ranges_of(loop: scf.ForOp) -> dict[SSAValue, Range]:

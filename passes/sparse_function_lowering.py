@@ -115,6 +115,7 @@ class SparseLoweringOptions(RangeOptions, Protocol):
     topk_gather_run: int
     topk_dense_fallback: str
     topk_mask_pipeline: bool
+    topk_mask_overlap: bool
     interleave: bool
 
 

@@ -220,6 +220,7 @@ class TopkAttentionPlan:
         self.run = options.topk_gather_run
         self.mode = options.topk_dense_fallback
         self.mask_pipeline = options.topk_mask_pipeline
+        self.mask_overlap = options.topk_mask_overlap
         self.function = function
         self.chains: dict[Operation, TopkChain] = {}
         self.dense: dict[Operation, DenseEstimate] = {}
@@ -355,6 +356,7 @@ class TopkAttentionPlan:
                 element_type,
                 estimate.rows,
                 self.mask_pipeline,
+                self.mask_overlap,
             )
             emit_remark(
                 op,
@@ -424,6 +426,7 @@ class TopkOptions(Protocol):
     topk_gather_run: int
     topk_dense_fallback: str
     topk_mask_pipeline: bool
+    topk_mask_overlap: bool
     attention_cube_sum: bool
 
 

@@ -45,8 +45,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import cast
 
-from xdsl.dialects import arith, func, memref
-from xdsl.dialects.builtin import IntegerAttr, MemRefType, bf16, f16, f32, i32
+from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects.builtin import (
+    IntegerAttr,
+    MemRefType,
+    UnitAttr,
+    bf16,
+    f16,
+    f32,
+    i32,
+)
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 
@@ -61,15 +69,12 @@ from .nest_builder import Valid
 from .sparse_nests import SparseNest
 from .sparse_outline import outline
 from .tiling_model import column_unit
+from .topk_overlap import MASK_NEST_ATTR, MASK_ROW_ATTR
 
 MASK_BLOCK_ROWS = 16
 """The most query rows whose index rows one DMA loads (the mask nest's row
 loop holds a loop, so tile-pipeline does not prefetch it: the load's GM
 latency is paid once a block)."""
-
-MASK_ROW_ATTR = "pypto.mask_row"
-"""On the pipelined mask nest's zero fills (`topk-mask-pipeline`): the row of
-its block the fill is for, which keeps CSE from merging the fills into one."""
 
 TOPK_DENSE_MODES = ("auto", "always", "never")
 """The values of `topk-dense-fallback`: by the cost model, wherever the
@@ -256,15 +261,26 @@ def emit_dense(
     element_type: Attribute,
     rows: int,
     pipeline: bool,
+    overlap: bool = False,
 ) -> None:
     """The mask nest into a GM temporary, then the dense attention outlined
-    for tv-to-tile, then the temporary released."""
+    for tv-to-tile, then the temporary released. With `overlap` the mask
+    nest is marked for tv-to-tile to move into the flash nest's query
+    blocks (passes/topk_overlap.py)."""
     s, top, keys, depth = shape
     mask = builder.value(memref.AllocOp([], [], MemRefType(element_type, [s, keys])))
     gather, scores_at, scale_at, softmax_at, product_at = attention.locations
     with builder.located(gather):
         nest = TopkMaskNest(builder, keys, mask_unit(element_type, target))
         nest.mask(attention.idx, mask, (s, top, keys), element_type, rows, pipeline)
+    if overlap:
+        loop = next(u.operation for u in mask.uses if u.operation is not None)
+        while (parent := loop.parent_op()) is not None and not isinstance(
+            parent, func.FuncOp
+        ):
+            loop = parent
+        if isinstance(loop, scf.ForOp):
+            loop.attributes[MASK_NEST_ATTR] = UnitAttr()
     tensors = Block(
         arg_types=[
             tv.TensorViewType(element_type, [s, depth]),

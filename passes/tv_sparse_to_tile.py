@@ -209,6 +209,14 @@ class TvSparseToTilePass(ModulePass):
     while this row's sum, ln and store do; false: each row's marks wait for
     the previous row's vector work (measured slower, docs/sparse.md)."""
 
+    topk_mask_overlap: bool = False
+    """Build the dense fallback's mask rows of each query block inside the
+    flash nest, just before that block's key loop (passes/topk_overlap.py,
+    applied by tv-to-tile), so that no `sync_all` separates the phases and
+    the scalar unit marks a block while the cube, V and MTE2 run the key
+    steps of the block before; false: the mask nest, a `sync_all`, then the
+    flash nest."""
+
     interleave: bool = True
     """Mark a function with a gather `pypto.interleave_groups`, so that
     tile-to-hw splits each nest of a phase over all the cores (the gathers

@@ -86,6 +86,7 @@ from .nest_builder import (
 from .set_target import required_target
 from .sparse_outline import calls_outlined, inline_outlined
 from .tiling_candidates import record_request
+from .topk_overlap import overlap_mask_rows
 from .tiling_model import (
     BUFFERING,
     LiveProfile,
@@ -260,6 +261,7 @@ class TvToTilePass(ModulePass):
                 f"module has {nests.vector} vector nest(s)",
             )
         inline_outlined(op)  # dense ops of sparse functions (passes/sparse_outline.py)
+        overlap_mask_rows(op)  # top-k mask rows into the flash nest (topk_overlap.py)
         op.attributes[TARGET_ATTR] = StringAttr(target_name)
 
 

@@ -137,6 +137,7 @@ LOWER_STAGES: tuple[Stage, ...] = (
             ("sparse_topk_gather_run", "topk_gather_run"),
             ("sparse_topk_dense_fallback", "topk_dense_fallback"),
             ("sparse_topk_mask_pipeline", "topk_mask_pipeline"),
+            ("sparse_topk_mask_overlap", "topk_mask_overlap"),
             ("attention_cube_sum", "attention_cube_sum"),
             ("attention_scale_fold", "attention_scale_fold"),
             ("sparse_attention_defer_update", "attention_defer_update"),
@@ -228,6 +229,7 @@ class LowerPipeline(PipelinePass):
     sparse-gather-run, sparse-gather-runs, sparse-entry-window, sparse-fuse-attention,
     sparse-fuse-topk-attention, sparse-topk-gather-run,
     sparse-topk-dense-fallback, sparse-topk-mask-pipeline,
+    sparse-topk-mask-overlap,
     sparse-attention-defer-update, sparse-attention-sum-column,
     sparse-attention-balance,
     sparse-attention-block-split, sparse-dense-fallback, sparse-dense-density, sparse-index-prefetch,
@@ -438,6 +440,12 @@ class LowerPipeline(PipelinePass):
     (tv-sparse-to-tile's topk-mask-pipeline): each row's count row filled
     before the previous row's vector work, two count rows in turn; false: a
     row's marks wait for the previous row's vector work."""
+
+    sparse_topk_mask_overlap: bool = False
+    """Build the dense fallback's mask rows of each query block inside the
+    flash nest, before that block's key loop (tv-sparse-to-tile's
+    topk-mask-overlap): no sync_all between the mask and the flash phase;
+    false: the mask nest, a sync_all, the flash nest."""
 
     sparse_dense_fallback: bool = True
     """CSR spmm branches at run time on nnz to to_dense and the dense matmul
