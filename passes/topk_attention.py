@@ -286,6 +286,7 @@ class TopkAttentionPlan:
             element_type,
             cube_sum,
             self.mask_pipeline,
+            self.mask_overlap,
         )
         if found is None:
             return None, (
@@ -356,7 +357,7 @@ class TopkAttentionPlan:
                 element_type,
                 estimate.rows,
                 self.mask_pipeline,
-                self.mask_overlap,
+                estimate.in_flash,
             )
             emit_remark(
                 op,

@@ -114,6 +114,10 @@ class DenseEstimate:
     """The mask nest's scalar cycles per index."""
     pipelined: bool = False
     """The mask nest's rows overlap (`topk-mask-pipeline`)."""
+    in_flash: bool = False
+    """The mask rows are built in the flash nest's query blocks
+    (`topk-mask-overlap`): no `sync_all`, each core's mask rows are those of
+    its query blocks, and `mask` is that work of the busiest core."""
 
     @property
     def total(self) -> float | None:
@@ -129,7 +133,9 @@ class DenseEstimate:
         return (
             f"{total}mask nest {self.mask:.0f} ({self.rows} index rows a load, "
             f"{self.per_index:.0f} scalar cycles an index"
-            f"{', rows pipelined' if self.pipelined else ''}), flash nest {flash}"
+            f"{', rows pipelined' if self.pipelined else ''}"
+            f"{', in the flash nest query blocks' if self.in_flash else ''}), "
+            f"flash nest {flash}"
         )
 
 
@@ -166,6 +172,7 @@ def dense_estimate(
     element_type: Attribute,
     cube_sum: bool,
     pipeline: bool,
+    overlap: bool = False,
 ) -> DenseEstimate | None:
     """The estimate of the dense fallback of top-k attention of `shape`
     (queries S, indices k, keys N, head dim d); None when the mask nest's
@@ -176,7 +183,16 @@ def dense_estimate(
     sum, casts and ln on V, its store on MTE3. Not pipelined, a row is one
     chain of the three; pipelined (`pipeline`), the pipes overlap across the
     rows of a block, so a row takes the busiest pipe's share but for one row
-    a block, whose chain is the pipeline's fill and drain."""
+    a block, whose chain is the pipeline's fill and drain.
+
+    With `overlap` (`topk-mask-overlap`) and the flash nest's query blocks
+    of `br` rows a whole number of mask blocks (S a multiple of `br`, no
+    key split: passes/topk_overlap.py), the busiest core builds the mask
+    rows of its query blocks, `ceil(S / br / cores)` of them, with no
+    `sync_all`; the mask work and the flash work of a core add up: its S
+    waits for V's fills and sums behind the key steps already issued
+    (docs/sparse.md, *Overlapping the mask phase*), which the measured runs
+    show."""
     s, top, keys, depth = shape
     unit = mask_unit(element_type, target)
     scalar = target.scalar
@@ -206,13 +222,19 @@ def dense_estimate(
     # 14 B a key; pipelined, two more count rows (three rows in flight)
     row_bytes = 22 if pipeline else 14
     index_row = -(-top // unit) * unit * 4
+
+    def block_cycles(rows: int) -> float:
+        load = cost.dma_cycles(target, ("gm", "ub"), rows, top * 4)
+        return load + (rows - 1) * overlapped + chain
+
+    def fits(rows: int) -> bool:
+        return rows * index_row + row_bytes * keys <= ub
+
     best: tuple[float, int] | None = None
     for rows in range(1, min(MASK_BLOCK_ROWS, s) + 1):
-        if s % rows or rows * index_row + row_bytes * keys > ub:
+        if s % rows or not fits(rows):
             continue
-        load = cost.dma_cycles(target, ("gm", "ub"), rows, top * 4)
-        block = load + (rows - 1) * overlapped + chain
-        cycles = -(-(s // rows) // target.cores) * block
+        cycles = -(-(s // rows) // target.cores) * block_cycles(rows)
         if best is None or (cycles, -rows) < (best[0], -best[1]):
             best = (cycles, rows)
     if best is None:
@@ -223,6 +245,17 @@ def dense_estimate(
         tiling = choose_tiling(target, target.cores, (s, keys), depth, depth, cube_sum)
     if tiling is None:
         return DenseEstimate(mask, None, rows, per_index, pipeline)
+    # more than one query block (else no loop), each whole, not key-split
+    in_flash = overlap and tiling.split == 1 and s % tiling.br == 0 and s > tiling.br
+    if in_flash:
+        # the mask blocks of a query block: the most rows dividing br
+        rows = max(
+            r
+            for r in range(1, min(MASK_BLOCK_ROWS, tiling.br) + 1)
+            if tiling.br % r == 0 and fits(r)
+        )
+        blocks = -(-(s // tiling.br) // target.cores)
+        mask = blocks * (tiling.br // rows) * block_cycles(rows)
     # the flash estimate has no mask: its br x bc block's transfer each key step
     units = -(-s // tiling.br) * tiling.split
     rounds = -(-units // target.cores)
@@ -233,7 +266,7 @@ def dense_estimate(
         - target.dma_path(*path).latency
     )
     flash = tiling.estimate + rounds * key_steps * transfer
-    return DenseEstimate(mask, flash, rows, per_index, pipeline)
+    return DenseEstimate(mask, flash, rows, per_index, pipeline, in_flash)
 
 
 @dataclass(frozen=True)

@@ -86,7 +86,6 @@ from .nest_builder import (
 from .set_target import required_target
 from .sparse_outline import calls_outlined, inline_outlined
 from .tiling_candidates import record_request
-from .topk_overlap import overlap_mask_rows
 from .tiling_model import (
     BUFFERING,
     LiveProfile,
@@ -100,6 +99,7 @@ from .tiling_model import (
     core_tiles,
     explicit_vector_tiling,
 )
+from .topk_overlap import overlap_mask_rows
 from .tv_fusion import (
     ExtentAnalysis,
     FusionAnalysis,
