@@ -77,18 +77,23 @@ def _run(inputs: list[np.ndarray], target: str = "ascend910b", pipeline: bool = 
     """The fallback (always) lowered and run on the simulator."""
     s, top = inputs[3].shape
     module = _kernel(s, top).module()
+    return lowered_run(module, inputs, target, sparse_topk_mask_pipeline=pipeline)[1]
+
+
+def lowered_run(
+    module: Any, inputs: list[np.ndarray], target: str, **options: Any
+) -> tuple[Any, Any]:
+    """`module` lowered with the fallback (always) and `options`, and its run
+    on the simulator."""
     lowered = lower(
         module,
         "ascend_hw",
-        LowerPipeline(
-            target=target,
-            sparse_topk_dense_fallback="always",
-            sparse_topk_mask_pipeline=pipeline,
-        ),
+        LowerPipeline(target=target, sparse_topk_dense_fallback="always", **options),
     )
     function = next(op for op in module.ops if isinstance(op, func.FuncOp))
     arguments = [*lowered_arguments(function, inputs), *result_buffers(function)]
-    return run_hw_function(lowered, "topk_attention", arguments, load_target(target))
+    run = run_hw_function(lowered, "topk_attention", arguments, load_target(target))
+    return lowered, run
 
 
 def _simulate(inputs: list[np.ndarray], target: str = "ascend910b") -> np.ndarray:

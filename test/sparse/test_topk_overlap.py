@@ -9,14 +9,10 @@ each core reads back only mask rows it stored, after storing them."""
 import numpy as np
 import pytest
 from test_topk_attention import SCALE
-from xdsl.dialects import func
+from test_topk_dense import _numpy, lowered_run
 
 import pypto_mlir as pto
-from pypto_mlir.check import lower, lowered_arguments, result_buffers
 from pypto_mlir.diagnostics import diagnostic_handler
-from pypto_mlir.interp.ascend_hw import run_hw_function
-from pypto_mlir.pipelines import LowerPipeline
-from pypto_mlir.targets import load_target
 
 N = 64
 
@@ -44,32 +40,14 @@ def _inputs(s: int, top: int, d: int) -> list[np.ndarray]:
     return [q, k, v, idx.astype(np.int32)]
 
 
-def _numpy(inputs: list[np.ndarray]) -> np.ndarray:
-    """`softmax(q[:, None] @ k[idx].mT * s) @ v[idx]` in f32."""
-    q, k, v, idx = inputs
-    scores = np.einsum("sd,skd->sk", q.astype(np.float32), k[idx].astype(np.float32))
-    p = np.exp(scores * SCALE - (scores * SCALE).max(axis=1, keepdims=True))
-    p /= p.sum(axis=1, keepdims=True)
-    return np.einsum("sk,skd->sd", p, v[idx].astype(np.float32))
-
-
 def _run(s: int, top: int, d: int, target: str, overlap: bool):
     inputs = _inputs(s, top, d)
     module = _kernel(s, top, d).module()
     remarks: list[str] = []
     with diagnostic_handler(lambda x: remarks.append(str(x))):
-        lowered = lower(
-            module,
-            "ascend_hw",
-            LowerPipeline(
-                target=target,
-                sparse_topk_dense_fallback="always",
-                sparse_topk_mask_overlap=overlap,
-            ),
+        lowered, run = lowered_run(
+            module, inputs, target, sparse_topk_mask_overlap=overlap
         )
-    function = next(op for op in module.ops if isinstance(op, func.FuncOp))
-    arguments = [*lowered_arguments(function, inputs), *result_buffers(function)]
-    run = run_hw_function(lowered, "topk_attention", arguments, load_target(target))
     got = np.asarray(run.outputs[-1], np.float32)
     np.testing.assert_allclose(got, _numpy(inputs), atol=4e-3, rtol=1e-2)
     return str(lowered).count("ascend_hw.sync_all"), remarks
