@@ -11,9 +11,11 @@ unrolled). Each core then builds the mask rows of its own query blocks just
 before their key loops, so tile-to-hw needs no `sync_all` between the
 phases: an iteration reads only the rows it stores (multicore_split's
 `_own_rows`), and hw-insert-sync orders a core's MTE3 store before its MTE2
-load of the same GM bytes. The scalar unit issues the next block's marks as
-soon as it has issued the current block's key steps, which run on the cube,
-V and MTE2 meanwhile.
+load of the same GM bytes. It does not yet overlap the phases in the
+simulator's model: the next block's marks wait for V's fills and sums,
+queued behind the key steps S has already issued, so a core's mask work and
+flash work add up (measured, docs/sparse.md); the marks interleaved with the
+key groups are the next step.
 """
 
 from __future__ import annotations

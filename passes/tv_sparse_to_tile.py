@@ -212,10 +212,9 @@ class TvSparseToTilePass(ModulePass):
     topk_mask_overlap: bool = False
     """Build the dense fallback's mask rows of each query block inside the
     flash nest, just before that block's key loop (passes/topk_overlap.py,
-    applied by tv-to-tile), so that no `sync_all` separates the phases and
-    the scalar unit marks a block while the cube, V and MTE2 run the key
-    steps of the block before; false: the mask nest, a `sync_all`, then the
-    flash nest."""
+    applied by tv-to-tile), so that no `sync_all` separates the phases (not
+    yet faster: the marks wait for V behind the key steps, docs/sparse.md);
+    false (default): the mask nest, a `sync_all`, then the flash nest."""
 
     interleave: bool = True
     """Mark a function with a gather `pypto.interleave_groups`, so that
