@@ -191,7 +191,7 @@ def dense_estimate(
     rows of its query blocks, `ceil(S / br / cores)` of them, with no
     `sync_all`; the mask work and the flash work of a core add up: its S
     waits for V's fills and sums behind the key steps already issued
-    (docs/sparse.md, *Overlapping the mask phase*), which the measured runs
+    (docs/sparse.md, *The mask rows in the flash nest*), which the measured runs
     show."""
     s, top, keys, depth = shape
     unit = mask_unit(element_type, target)

@@ -95,10 +95,8 @@ def _fuse(nest: scf.ForOp) -> str | None:
     assert rows is not None and s is not None and br is not None
     query = flash.body.block.args[0]
     reads = [o for o in flash.walk() if isinstance(o, tile.LoadOp) and o.source is mask]
-    if any(r.indices[0] is not query for r in reads) or (flash_lb, flash_ub) != (
-        lb,
-        s,
-    ):
+    same_rows = (flash_lb, flash_ub) == (lb, s)
+    if not same_rows or any(r.indices[0] is not query for r in reads):
         return "the flash nest splits its query blocks' keys over cores (key split)"
     if br % rows:
         return f"query blocks of {br} rows are not whole mask blocks of {rows} rows"
@@ -122,6 +120,7 @@ def _move(nest: scf.ForOp, flash: scf.ForOp, rows: int, br: int) -> None:
             offset = arith.ConstantOp.from_int_and_width(j * rows, query.type)
             moved = arith.AddiOp(query, offset.result)
             for op in (offset, moved):
+                op.location = nest.location
                 body.insert_op_before(op, first)
             start = moved.result
         mapping: dict[SSAValue, SSAValue] = {block_iv: start}
