@@ -496,6 +496,7 @@ def topk_attention(
     rng: np.random.Generator,
     unfused: bool = True,
     gather: bool = True,
+    **options: Any,
 ) -> Run:
     """Top-k attention as users write it, `softmax(q[:, None] @ k[idx].mT *
     0.088) @ v[idx]`, each query over its `top` keys, fused into one nest per
@@ -506,7 +507,8 @@ def topk_attention(
     build takes the dense fallback (an additive mask and the flash nest,
     passes/topk_dense.py) where the cost model estimates it cheaper; the
     other path is run forced (`sparse-topk-dense-fallback=never` / `always`;
-    the gather path only with `gather`)."""
+    the gather path only with `gather`); `options` go to the default build's
+    pypto-lower (`sparse_topk_mask_overlap=True`, ...)."""
 
     @pto.kernel
     def topk(
@@ -537,7 +539,7 @@ def topk_attention(
         f"{once / CHIP.gm_bytes_per_cycle:.0f} cycles of GM"
     )
     start = time.perf_counter()
-    fused = simulate(topk.module(), inputs, True)
+    fused = simulate(topk.module(), inputs, True, **options)
     dense = any("by its dense fallback" in r for r in fused.remarks)
     rows = -(-s // CHIP.cores) * top * 2  # gathered K and V rows of a core
     chosen = "the dense fallback" if dense else "the fused gather nest"
