@@ -204,6 +204,52 @@ def busiest(run: Run, short: bool = False) -> str:
     )
 
 
+def phase_pipes(run: Run, core: int = 0) -> str:
+    """Core `core`'s busy cycles per pipe in each phase (before and after its
+    first `sync_all`, or the whole run), and the cycles its scalar unit sat
+    idle by what it issued next: a `wait_flag` from another pipe (S waiting
+    for that pipe's queue) or its own instruction (issue gaps)."""
+    columns = run.report.columns
+    names = np.array([str(name) for name in columns.names])[columns.name]
+    mine = columns.core == core
+    arrivals = columns.start[mine & (names == "sync_all")]
+    end = int(columns.end[mine].max())
+    cuts = [0, *([int(arrivals.min())] if arrivals.size else []), end]
+    working = mine & ~np.isin(names, WAITS)
+    parts = []
+    for lo, hi in zip(cuts, cuts[1:], strict=False):
+        inside = working & (columns.start >= lo) & (columns.start < hi)
+        busy = {
+            pipe.name: int(
+                (columns.end - columns.start)[inside & (columns.queue == pipe)].sum()
+            )
+            for pipe in Pipe
+        }
+        parts.append(
+            f"[{lo}, {hi}): "
+            + ", ".join(f"{name} {cycles}" for name, cycles in busy.items() if cycles)
+        )
+    scalar = mine & (columns.queue == int(Pipe.S))
+    order = np.argsort(columns.start[scalar], kind="stable")
+    starts, ends = columns.start[scalar][order], columns.end[scalar][order]
+    labels = [
+        f"wait_flag {Pipe(int(src)).name}" if name == "wait_flag" else name
+        for name, src in zip(
+            names[scalar][order], columns.src[scalar][order], strict=True
+        )
+    ]
+    gaps = np.maximum(starts[1:] - np.maximum.accumulate(ends)[:-1], 0)
+    idle: dict[str, list[int]] = {}
+    for gap, label in zip(gaps, labels[1:], strict=True):
+        if gap > 0:
+            total = idle.setdefault(label, [0, 0])
+            total[0], total[1] = total[0] + int(gap), total[1] + 1
+    waits = sorted(idle.items(), key=lambda item: -item[1][0])[:4]
+    return f"core {core} busy per pipe {'; '.join(parts)}; S idle before: " + "; ".join(
+        f"{label} {cycles} ({count}x)" for label, (cycles, count) in waits
+    )
+
+
 def utilisation(run: Run) -> str:
     pipes = run.report.pipes
     return (
@@ -555,6 +601,7 @@ def topk_attention(
         f"{fused.numerics}; {time.perf_counter() - start:.0f}s"
     )
     print(f"  {busiest(fused)}")
+    print(f"  {phase_pipes(fused)}")
     forced = "always" if not dense else ("never" if gather else None)
     if forced is not None:
         start = time.perf_counter()
