@@ -24,7 +24,7 @@ $(DOCS_STAMP): $(STAMP)
 demo: $(STAMP)
 	$(BIN)/python -m pypto_mlir.demo
 
-# `make test` (CI, under 10 minutes on 2 cores) leaves out the tests marked slow:
+# `make test` (CI, under 20 minutes on 2 cores) leaves out the tests marked slow:
 # pytest's `slow` marker and lit's `REQUIRES: slow` (long sweeps, big end-to-end
 # simulations; a bounded slice of each stays in). `make test-all` runs them too.
 # One BLAS thread a process: 2 xdist workers or lit workers on 2 cores would
