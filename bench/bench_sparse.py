@@ -257,6 +257,30 @@ def spmm_numerics(run: Run, expected: np.ndarray, bound: Any) -> str:
     return f"{verdict}: {comparison.error_text()}"
 
 
+def csr_spmm_kernel(m: int) -> pto.Kernel:
+    """`a @ b`: a CSR m x m f16 by a dense m x COLUMNS f16."""
+
+    @pto.kernel
+    def csr_spmm(a: pto.CSR[(m, m), pto.f16], b: pto.Tensor[(m, COLUMNS), pto.f16]):
+        return a @ b
+
+    return csr_spmm
+
+
+def csr_sddmm_kernel(s: int) -> pto.Kernel:
+    """`sddmm(mask, q, k.T)`: a CSR s x s f16 mask sampling s x HEAD_DIM f16 rows."""
+
+    @pto.kernel
+    def csr_sddmm(
+        mask: pto.CSR[(s, s), pto.f16],
+        q: pto.Tensor[(s, HEAD_DIM), pto.f16],
+        k: pto.Tensor[(s, HEAD_DIM), pto.f16],
+    ):
+        return pto.sddmm(mask, q, k, transpose_b=True)
+
+    return csr_sddmm
+
+
 def spmm(
     m: int, rng: np.random.Generator, pattern: str = "uniform"
 ) -> tuple[Run, float]:
@@ -264,9 +288,7 @@ def spmm(
     nnz-balanced split off (the same pattern): cycles, ratios, core balance.
     Returns the default run and prefetch off / on."""
 
-    @pto.kernel
-    def csr_spmm(a: pto.CSR[(m, m), pto.f16], b: pto.Tensor[(m, COLUMNS), pto.f16]):
-        return a @ b
+    csr_spmm = csr_spmm_kernel(m)
 
     if pattern == "uniform":
         a = sp.random_array(
@@ -621,13 +643,7 @@ def single_ops(s: int, rng: np.random.Generator) -> None:
     def csr_softmax(a: pto.CSR[(s, s), pto.f16]):
         return pto.softmax(a)
 
-    @pto.kernel
-    def csr_sddmm(
-        mask: pto.CSR[(s, s), pto.f16],
-        q: pto.Tensor[(s, HEAD_DIM), pto.f16],
-        k: pto.Tensor[(s, HEAD_DIM), pto.f16],
-    ):
-        return pto.sddmm(mask, q, k, transpose_b=True)
+    csr_sddmm = csr_sddmm_kernel(s)
 
     @pto.kernel
     def bsr_to_dense(a: pto.BSR[(s, s), pto.f16, (BLOCK, BLOCK)]):
@@ -829,9 +845,7 @@ def fallback_sweep(
     kernel's own run-time choice (pypto-lower's defaults), each with the cost
     model's estimate; the outputs compared with scipy."""
 
-    @pto.kernel
-    def csr_spmm(a: pto.CSR[(m, m), pto.f16], b: pto.Tensor[(m, COLUMNS), pto.f16]):
-        return a @ b
+    csr_spmm = csr_spmm_kernel(m)
 
     module = csr_spmm.module()
     function = next(op for op in module.ops if isinstance(op, func.FuncOp))
@@ -911,17 +925,9 @@ def gather_runs(m: int, rng: np.random.Generator) -> None:
     rows (`sparse-gather-runs`, the default) against a DMA an entry, side by
     side, and whether the outputs are the same bits."""
 
-    @pto.kernel
-    def csr_spmm(a: pto.CSR[(m, m), pto.f16], b: pto.Tensor[(m, COLUMNS), pto.f16]):
-        return a @ b
+    csr_spmm = csr_spmm_kernel(m)
 
-    @pto.kernel
-    def csr_sddmm(
-        mask: pto.CSR[(m, m), pto.f16],
-        q: pto.Tensor[(m, HEAD_DIM), pto.f16],
-        k: pto.Tensor[(m, HEAD_DIM), pto.f16],
-    ):
-        return pto.sddmm(mask, q, k, transpose_b=True)
+    csr_sddmm = csr_sddmm_kernel(m)
 
     dense = {"sparse_resident_b": False, "sparse_b_ranges": False}
     b = rng.standard_normal((m, COLUMNS)).astype(np.float16)
