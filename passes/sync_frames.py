@@ -515,23 +515,11 @@ class Frame:
             frame._exits.clear()
             frame = frame.parent
 
-    def covers(
-        self,
-        dep: Dep,
-        without: Sync | None = None,
-        carriers: set[Sync | None] | None = None,
-    ) -> bool:
+    def covers(self, dep: Dep) -> bool:
         """Whether the flags order `dep`, also through the flags inside the loop or
         if nodes holding its producer (in the run of the producer, up to the
-        run's end) and its consumer (in the run of the consumer, from its start).
-
-        `carriers` receives the flags of this frame the answer depends on (see
-        `propagate`): without any other one, it is the same.
-        """
-        reached = self.propagate(
-            self.entry(dep), dep.dst_key, without, carriers=carriers
-        )
-        return self.reaches_consumer(dep, reached)
+        run's end) and its consumer (in the run of the consumer, from its start)."""
+        return self.reaches_consumer(dep, self.propagate(self.entry(dep), dep.dst_key))
 
     def entry(self, dep: Dep) -> dict[Pipe, float]:
         """The keys at which `dep`'s producer orders the pipes of `exit_pipes`

@@ -31,6 +31,15 @@ from pypto_mlir.interp.direct_calls import direct_impl
 from pypto_mlir.sim import SimError
 
 
+def _bitwidth(interpreter: Interpreter, value_type: Attribute) -> int:
+    """The bits an integer or index value of `value_type` is interpreted in."""
+    if type(value_type) is IndexType:  # the usual case; isinstance on ABCs is slow
+        return interpreter.index_bitwidth
+    if isinstance(value_type, IntegerType):
+        return value_type.width.data
+    return interpreter.index_bitwidth
+
+
 def _integer_op(
     interpreter: Interpreter,
     op: Operation,
@@ -40,12 +49,7 @@ def _integer_op(
 ) -> PythonValues:
     """An integer/index binary op on the operands read as signed or unsigned."""
     result_type = op.results[0].type
-    if type(result_type) is IndexType:  # the usual case; isinstance on ABCs is slow
-        bitwidth = interpreter.index_bitwidth
-    elif isinstance(result_type, IntegerType):
-        bitwidth = result_type.width.data
-    else:
-        bitwidth = interpreter.index_bitwidth
+    bitwidth = _bitwidth(interpreter, result_type)
     first, second = args
     lhs, rhs = first.value.data, second.value.data
     # to_signed / to_unsigned, skipped for values already in their range
@@ -165,11 +169,7 @@ class IndexArithFunctions(ArithFunctions):
         """xDSL's cmpi with its two results made once: every loop bound check
         and guard of a kernel compares indices."""
         predicate = op.predicate.value.data  # 0-9: the verifier checks it
-        lhs_type = op.lhs.type
-        if isinstance(lhs_type, IntegerType):
-            bitwidth = lhs_type.width.data
-        else:
-            bitwidth = interpreter.index_bitwidth
+        bitwidth = _bitwidth(interpreter, op.lhs.type)
         convert = to_unsigned if predicate >= 6 else to_signed
         lhs = convert(args[0].value.data, bitwidth)
         rhs = convert(args[1].value.data, bitwidth)
