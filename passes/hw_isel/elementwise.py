@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from math import gcd
 from typing import NoReturn
 
@@ -556,9 +557,14 @@ class SelectStrategy(TileOpStrategy):
 
     def scratch_terms(self, op: Operation, terms: Terms) -> list[Term]:
         assert isinstance(op, tile.SelectOp)
-        element_type = as_tile(op.result).element_type
-        bits = compare_bits_bytes(self, element_type, self.target.vector.max_repeat)
-        found = [terms.constant(op.result, bits)]
+        # a bit per element, a repeat of bits more per row (the last chunk of a
+        # row is a whole repeat), whole blocks: as `scratch` sizes it
+        lanes = self.lanes_for(as_tile(op.result).element_type)
+        found = [
+            terms.term(op.result, Fraction(1, 8)),
+            terms.term(op.result, Fraction(lanes, 8), cols=False),
+            terms.constant(op.result, self.block),
+        ]
         for operand in op.operands:
             e = tile.element_bytes(as_tile(operand).element_type)
             found += block_operand_terms(self, terms, operand, op.result, e)

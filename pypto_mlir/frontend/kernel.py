@@ -60,6 +60,7 @@ from pypto_mlir.frontend.sparse import (
     to_scipy,
 )
 from pypto_mlir.frontend.tensor import (
+    Comparison,
     Scalar,
     Sym,
     Tensor,
@@ -594,6 +595,9 @@ class Kernel:
         self, returned: object, trace: Trace, sizes: dict[str, int]
     ) -> list[Tensor | SparseTensor]:
         items = list(returned) if isinstance(returned, tuple | list) else [returned]
+        for item in items:
+            if isinstance(item, Comparison):
+                raise item.misuse_error()
         if not items or not all(
             isinstance(item, Tensor | SparseTensor) and item._trace is trace
             for item in items
