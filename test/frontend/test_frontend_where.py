@@ -8,7 +8,6 @@ from collections.abc import Callable
 
 import numpy as np
 import pytest
-
 from xdsl.context import Context
 
 import pypto_mlir as pto
