@@ -60,10 +60,10 @@ from pypto_mlir.frontend.sparse import (
     to_scipy,
 )
 from pypto_mlir.frontend.tensor import (
-    Comparison,
     Scalar,
     Sym,
     Tensor,
+    TensorComparison,
     TensorSpec,
     Trace,
     format_shape,
@@ -596,7 +596,7 @@ class Kernel:
     ) -> list[Tensor | SparseTensor]:
         items = list(returned) if isinstance(returned, tuple | list) else [returned]
         for item in items:
-            if isinstance(item, Comparison):
+            if isinstance(item, TensorComparison):
                 raise item.misuse_error()
         if not items or not all(
             isinstance(item, Tensor | SparseTensor) and item._trace is trace

@@ -264,7 +264,7 @@ def _numpy_on_tensor(name: str) -> NoReturn:
 
 
 def _not_an_operand(what: str, value: object) -> NoReturn:
-    if isinstance(value, Comparison):
+    if isinstance(value, TensorComparison):
         raise kernel_error(f"{what}: {COMPARISON_USE}")
     if isinstance(value, np.ndarray | list | tuple):
         raise kernel_error(
@@ -387,25 +387,25 @@ class Tensor:
 
     # Comparisons: the condition of pto.where, nothing else (no boolean tensors).
 
-    def _compare(self, cmp: str, symbol: str, other: object) -> Comparison:
-        return Comparison(cmp, symbol, self, self._operand(f"'{symbol}'", other))
+    def _compare(self, cmp: str, symbol: str, other: object) -> TensorComparison:
+        return TensorComparison(cmp, symbol, self, self._operand(f"'{symbol}'", other))
 
-    def __lt__(self, other: object) -> Comparison:
+    def __lt__(self, other: object) -> TensorComparison:
         return self._compare("lt", "<", other)
 
-    def __le__(self, other: object) -> Comparison:
+    def __le__(self, other: object) -> TensorComparison:
         return self._compare("le", "<=", other)
 
-    def __gt__(self, other: object) -> Comparison:
+    def __gt__(self, other: object) -> TensorComparison:
         return self._compare("gt", ">", other)
 
-    def __ge__(self, other: object) -> Comparison:
+    def __ge__(self, other: object) -> TensorComparison:
         return self._compare("ge", ">=", other)
 
-    def __eq__(self, other: object) -> Comparison:  # type: ignore[override]
+    def __eq__(self, other: object) -> TensorComparison:  # type: ignore[override]
         return self._compare("eq", "==", other)
 
-    def __ne__(self, other: object) -> Comparison:  # type: ignore[override]
+    def __ne__(self, other: object) -> TensorComparison:  # type: ignore[override]
         return self._compare("ne", "!=", other)
 
     # Building ops.
@@ -640,7 +640,7 @@ COMPARISON_USE = (
 )
 
 
-class Comparison:
+class TensorComparison:
     """`lhs <cmp> rhs` of a tensor `lhs` and a tensor, scalar parameter or
     number `rhs`, while a kernel is traced: records nothing until `pto.where`
     takes it as its condition (the compare is fused into `tv.select`); any
@@ -697,7 +697,7 @@ def _select_operand(
         number = value.item() if isinstance(value, np.ndarray) else value
         scalar = anchor._trace.constant(number, dtype)  # pyright: ignore[reportArgumentType]
     else:
-        if isinstance(value, Comparison):
+        if isinstance(value, TensorComparison):
             raise kernel_error(COMPARISON_USE)
         _not_an_operand(what, value)
     result_type = tv.TensorViewType(dtype.element_type, list(shape))
@@ -710,7 +710,7 @@ def where(condition: object, x: object, y: object) -> Tensor:
     tensors (`a < b`, `a >= 0.5`, `a != b`), `x` and `y` tensors of one dtype or
     numbers; NaN compares false except for `!=`."""
     what = "pto.where"
-    if not isinstance(condition, Comparison):
+    if not isinstance(condition, TensorComparison):
         raise kernel_error(
             f"{what}: the condition must be a comparison of tensors (a < b, "
             f"a >= 0.5), got {type(condition).__name__}"
@@ -830,7 +830,7 @@ def binary(
 
 def unary(x: object, op_type: type[tv.UnaryOp], what: str) -> Tensor:
     """Record an elementwise unary op on a tensor."""
-    if isinstance(x, Comparison):
+    if isinstance(x, TensorComparison):
         raise kernel_error(f"{what}: {COMPARISON_USE}")
     if not isinstance(x, Tensor):
         raise kernel_error(f"{what} expects a kernel tensor, got {type(x).__name__}")
