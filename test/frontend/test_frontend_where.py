@@ -140,6 +140,22 @@ def test_broadcast_and_scalar_operands(backend: str) -> None:
     _same(constant, np.where(x != 0.5, np.float32(2.0), x))
 
 
+@pto.kernel
+def clamp_below(
+    x: pto.Tensor[(9, 40), pto.f16], floor: pto.f32
+) -> pto.Tensor[(9, 40), pto.f16]:
+    return pto.where(x < floor, floor, x)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_scalar_parameter_operands(backend: str) -> None:
+    """A scalar parameter on the right of the compare and as a branch: filled
+    to the tensor's shape and dtype (f16 here)."""
+    x = np.linspace(-2, 2, 360, dtype=np.float16).reshape(9, 40)
+    floor = np.float16(-0.5)
+    _same(clamp_below(x, -0.5, backend=backend), np.where(x < floor, floor, x))
+
+
 Body = Callable[[pto.Tensor, pto.Tensor], object]
 
 ERRORS: list[tuple[Body, str]] = [
