@@ -118,6 +118,7 @@ from pypto_mlir.dialects.common import (
 from pypto_mlir.dialects.common import (
     TARGET_ATTR as TARGET_ATTR,
 )
+from pypto_mlir.dialects.common import CmpMode as CmpMode
 from pypto_mlir.dialects.common import is_float as is_float_type
 from pypto_mlir.dialects.common import target_of as target_of
 from pypto_mlir.targets import Target
@@ -165,17 +166,6 @@ class RoundMode(StrEnum):
     TRUNC = auto()
     ODD = auto()
     """Von Neumann rounding: truncate, then set the lowest bit if inexact (f32 -> f16)."""
-
-
-class CmpMode(StrEnum):
-    """The predicate of `vcmp`/`vcmps`; false for unordered (NaN) operands except ne."""
-
-    LT = auto()
-    LE = auto()
-    GT = auto()
-    GE = auto()
-    EQ = auto()
-    NE = auto()
 
 
 @irdl_attr_definition

@@ -148,6 +148,51 @@ class Layout(StrEnum):
 
 
 # --------------------------------------------------------------------------------------
+# Compare-and-select
+# --------------------------------------------------------------------------------------
+
+
+class CmpMode(StrEnum):
+    """The predicate of a compare (`tv.select`, `tile.select`, `vcmp`/`vcmps`);
+    false for unordered (NaN) operands except ne, as numpy."""
+
+    LT = auto()
+    LE = auto()
+    GT = auto()
+    GE = auto()
+    EQ = auto()
+    NE = auto()
+
+
+SELECT_TYPES: tuple[Attribute, ...] = (f16, bf16, f32, i32)
+"""Element types a select compares and selects: what `vcmp` compares (f16, f32,
+i32) and bf16, which computes in f32 as other vector math does."""
+
+
+def select_lane_bits(element_type: Attribute) -> int:
+    """The width a select computes `element_type` in (bf16 in f32): a 16-bit
+    compare writes 128 lane bits a repeat and a 32-bit one 64, so `vselect`
+    reads the compare's bits only when both sides have one width."""
+    return 32 if element_type == bf16 else 8 * element_bytes(element_type, "")
+
+
+def verify_select_types(compared: Attribute, selected: Attribute) -> None:
+    """The element types of a select's compared and selected operands."""
+    for what, element_type in (("compared", compared), ("selected", selected)):
+        if element_type not in SELECT_TYPES:
+            raise VerifyException(
+                f"the {what} operands must have element type {names(SELECT_TYPES)}, "
+                f"got {element_type}"
+            )
+    if select_lane_bits(compared) != select_lane_bits(selected):
+        raise VerifyException(
+            f"the compared type {compared} and the selected type {selected} differ "
+            "in width (a 16-bit compare gives 128 lane bits a repeat, a 32-bit one "
+            "64); cast one side (tv.cast) so both are 16- or both 32-bit"
+        )
+
+
+# --------------------------------------------------------------------------------------
 # Target lookup
 # --------------------------------------------------------------------------------------
 

@@ -49,11 +49,13 @@ from xdsl.dialects.utils import (
     verify_dynamic_index_list,
 )
 from xdsl.dialects.utils.dynamic_index_list import DynamicIndexList
+from xdsl.dialects.utils.enum_attribute import EnumAttribute
 from xdsl.ir import (
     Attribute,
     Dialect,
     Operation,
     ParametrizedAttribute,
+    SpacedOpaqueSyntaxAttribute,
     SSAValue,
     TypeAttribute,
 )
@@ -91,8 +93,10 @@ from xdsl.utils.exceptions import VerifyException
 from pypto_mlir.dialects.common import (
     ELEMENT_TYPES,
     FLOAT_ELEMENT_TYPES,
+    CmpMode,
     irdl_op_definition,
     names,
+    verify_select_types,
 )
 from pypto_mlir.dialects.common import INTEGER_ELEMENT_TYPES as INTEGER_ELEMENT_TYPES
 from pypto_mlir.dialects.common import is_float as is_float_element_type
@@ -1082,6 +1086,97 @@ class MinOp(BinaryOp):
     """Elementwise minimum; NaN if either is NaN."""
 
     name = "tv.min"
+
+
+# ---------------------------------------------------------------------------
+# Compare and select
+# ---------------------------------------------------------------------------
+
+
+@irdl_attr_definition
+class CmpModeAttr(EnumAttribute[CmpMode], SpacedOpaqueSyntaxAttribute):
+    name = "tv.cmp"
+
+
+@irdl_op_definition
+class SelectOp(IRDLOperation):
+    """`where(lhs <cmp> rhs, on_true, on_false)` elementwise, numpy broadcasting
+    over all four tensors; `<cmp>` is lt, le, gt, ge, eq or ne, false for a NaN
+    operand except ne.
+
+    The compare is fused into the select: no level has boolean tensors (the
+    chip's compare result is a bit buffer only `vselect` reads). lhs and rhs
+    share one element type, on_true, on_false and the result another, each
+    f16, bf16, f32 or i32, both 16-bit or both 32-bit wide (bf16 computes in
+    f32). Syntax:
+
+        %r = tv.select gt %x, %zero, %x, %y : T, T, T, T -> T
+    """
+
+    name = "tv.select"
+
+    cmp = prop_def(CmpModeAttr)
+    lhs = operand_def(TensorViewType)
+    rhs = operand_def(TensorViewType)
+    on_true = operand_def(TensorViewType)
+    on_false = operand_def(TensorViewType)
+    result = result_def(TensorViewType)
+
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$cmp $lhs `,` $rhs `,` $on_true `,` $on_false attr-dict `:` type($lhs) `,` "
+        "type($rhs) `,` type($on_true) `,` type($on_false) `->` type($result)"
+    )
+
+    def __init__(
+        self,
+        cmp: CmpMode | str,
+        lhs: SSAValue | Operation,
+        rhs: SSAValue | Operation,
+        on_true: SSAValue | Operation,
+        on_false: SSAValue | Operation,
+    ) -> None:
+        """Build the op; the result type is inferred by broadcasting."""
+        operands = [SSAValue.get(v) for v in (lhs, rhs, on_true, on_false)]
+        result_type = self.infer_result_type(*(v.type for v in operands))
+        super().__init__(
+            operands=operands,
+            result_types=[result_type],
+            properties={"cmp": CmpModeAttr(CmpMode(cmp))},
+        )
+
+    @staticmethod
+    def infer_result_type(*types: Attribute) -> TensorViewType:
+        """on_true's element type over the broadcast of the four shapes;
+        ValueError if the shapes do not broadcast."""
+        tensors = [t for t in types if isinstance(t, TensorViewType)]
+        assert len(tensors) == 4
+        shape: tuple[int, ...] = tuple(tensors[0].get_shape())
+        for tensor in tensors[1:]:
+            shape = broadcast_shapes(shape, tensor.get_shape())
+        return tensors[2].with_shape(shape)
+
+    def verify_(self) -> None:
+        operands = ("lhs", "rhs", "on_true", "on_false")
+        tensors = [
+            _dense_tensor(v, f"the {what} of tv.select")
+            for what, v in zip(operands, self.operands, strict=True)
+        ]
+        for (a, b), (ta, tb) in (
+            (operands[:2], tensors[:2]),
+            (operands[2:], tensors[2:]),
+        ):
+            if ta.element_type != tb.element_type:
+                raise VerifyException(
+                    f"the {a} and {b} of tv.select have element types "
+                    f"{ta.element_type} and {tb.element_type}; insert a tv.cast"
+                )
+        verify_select_types(tensors[0].element_type, tensors[2].element_type)
+        try:
+            expected = self.infer_result_type(*(t for t in tensors))
+        except ValueError as e:
+            raise VerifyException(str(e)) from e
+        _check_result_type(self, expected)
 
 
 # ---------------------------------------------------------------------------
@@ -2323,6 +2418,7 @@ TensorView = Dialect(
         DivOp,
         MaxOp,
         MinOp,
+        SelectOp,
         CastOp,
         MatmulOp,
         ReduceSumOp,
@@ -2333,5 +2429,5 @@ TensorView = Dialect(
         ReshapeOp,
         *SPARSE_OPS,
     ],
-    [TensorViewType, CsrEncodingAttr],
+    [TensorViewType, CsrEncodingAttr, CmpModeAttr],
 )

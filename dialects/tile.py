@@ -106,6 +106,7 @@ from pypto_mlir.dialects.common import (
     MATMUL_TYPES,
     VECTOR_ARITH_TYPES,
     VECTOR_FLOAT_TYPES,
+    CmpMode,
     Layout,
     irdl_op_definition,
     is_float,
@@ -921,7 +922,7 @@ class VectorOperandTypes(CustomDirective):
 
     def parse(self, parser: Parser, state: ParsingState) -> None:
         op_type = state.op_type
-        assert issubclass(op_type, TileUnaryOp | TileBinaryOp)
+        assert issubclass(op_type, TileUnaryOp | TileBinaryOp | SelectOp)
         count = len(state.operand_types)
         pos = parser.pos
         types = parser.parse_comma_separated_list(
@@ -1172,10 +1173,12 @@ class TileBinaryOp(IRDLOperation, abc.ABC):
                     f"operands have different element types ({names([lhs, rhs])})"
                 )
         if len(tiles) == 2:
-            self._verify_broadcast(tiles[0], tiles[1])
+            self.verify_broadcast(tiles[0], tiles[1])
         _verify_result(self, self.result.type, self.infer_result_type(lhs, rhs))
 
-    def _verify_broadcast(self, lhs: TileType, rhs: TileType) -> None:
+    @staticmethod
+    def verify_broadcast(lhs: TileType, rhs: TileType) -> None:
+        """Per dim the two tiles agree, or one of them is 1 (physical and valid)."""
         if lhs.get_num_dims() != rhs.get_num_dims():
             raise VerifyException(
                 f"operands have ranks {lhs.get_num_dims()} and {rhs.get_num_dims()}"
@@ -1241,6 +1244,89 @@ class MinOp(TileBinaryOp):
     """Elementwise minimum (NaN propagates)."""
 
     name = "tile.min"
+
+
+@irdl_attr_definition
+class CmpModeAttr(EnumAttribute[CmpMode], SpacedOpaqueSyntaxAttribute):
+    name = "tile.cmp"
+
+
+SELECT_TILE_TYPES: tuple[Attribute, ...] = (f16, f32, i32)
+"""What `vcmp` compares and `vselect` selects here (bf16 is selected in f32)."""
+
+
+@irdl_op_definition
+class SelectOp(IRDLOperation):
+    """`where(lhs <cmp> rhs, on_true, on_false)` on the valid region of ub tiles
+    (`tv.select`'s tile form; false for a NaN operand except ne).
+
+    Four tiles broadcast as a binary op's two do (per dim equal, or extent 1
+    physical and valid); lhs and rhs share an element type, on_true and on_false
+    another (f16, f32, i32), both 16- or both 32-bit. The result has on_true's
+    element type, the broadcast shape and no pad value:
+
+        %r = tile.select gt %x, %z, %x, %y : !tile.tile<64x128xf32, ub>
+    """
+
+    name = "tile.select"
+
+    cmp = prop_def(CmpModeAttr)
+    lhs = operand_def(TileType)
+    rhs = operand_def(TileType)
+    on_true = operand_def(TileType)
+    on_false = operand_def(TileType)
+    result = result_def(TileType)
+
+    traits = traits_def(Pure(), TilesFitTarget())
+    custom_directives = (VectorOperandTypes,)
+    assembly_format = "$cmp $lhs `,` $rhs `,` $on_true `,` $on_false " + _VECTOR_FORMAT
+
+    def __init__(
+        self,
+        cmp: CmpMode | str,
+        lhs: SSAValue | Operation,
+        rhs: SSAValue | Operation,
+        on_true: SSAValue | Operation,
+        on_false: SSAValue | Operation,
+    ):
+        operands = [SSAValue.get(v) for v in (lhs, rhs, on_true, on_false)]
+        super().__init__(
+            operands=operands,
+            result_types=[self.infer_result_type(*(v.type for v in operands))],
+            properties={"cmp": CmpModeAttr(CmpMode(cmp))},
+        )
+
+    @staticmethod
+    def infer_result_type(*types: Attribute) -> TileType:
+        """on_true's element type over the four tiles' broadcast shape."""
+        lhs, rhs, on_true, on_false = types
+        result: Attribute = on_true
+        for other in (on_false, lhs, rhs):
+            result = TileBinaryOp.infer_result_type(result, other)
+        return cast(TileType, result)
+
+    def verify_(self) -> None:
+        names_ = ("lhs", "rhs", "on_true", "on_false")
+        tiles = [_tile_type(v) for v in self.operands]
+        for what, tile in zip(names_, tiles, strict=True):
+            _verify_vector_tile(self, f"its {what}", tile)
+            _verify_element_type(
+                self, f"its {what}", tile.element_type, SELECT_TILE_TYPES
+            )
+        for a, b in ((0, 1), (2, 3)):
+            if tiles[a].element_type != tiles[b].element_type:
+                raise VerifyException(
+                    f"its {names_[a]} and {names_[b]} have element types "
+                    f"{tiles[a].element_type} and {tiles[b].element_type}"
+                )
+        common.verify_select_types(tiles[0].element_type, tiles[2].element_type)
+        result = self.infer_result_type(*tiles)
+        for what, tile in zip(names_, tiles, strict=True):
+            try:
+                TileBinaryOp.verify_broadcast(tile, result)
+            except VerifyException as e:
+                raise VerifyException(f"its {what} against the result: {e}") from e
+        _verify_result(self, self.result.type, result)
 
 
 # --------------------------------------------------------------------------------------
@@ -1605,9 +1691,9 @@ def valid_extent_origin(
         return op.source, 1 - dim
     if isinstance(op, MatmulOp):
         return (op.lhs, 0) if dim == 0 else (op.rhs, 1)
-    if isinstance(op, TileBinaryOp):
+    if isinstance(op, TileBinaryOp | SelectOp):
         size = _tile_type(op.result).get_shape()[dim]
-        for operand in (op.lhs, op.rhs):
+        for operand in op.operands:
             operand_type = operand.type
             if (
                 isinstance(operand_type, TileType)
@@ -2038,6 +2124,7 @@ Tile = Dialect(
         MatmulOp,
         *UNARY_OPS,
         *BINARY_OPS,
+        SelectOp,
         CastOp,
         *REDUCE_OPS,
         BroadcastOp,
@@ -2050,5 +2137,5 @@ Tile = Dialect(
         InsertRowsOp,
         GatherOp,
     ],
-    [TileType, MemorySpaceAttr, LayoutAttr, PadValueAttr, RoundModeAttr],
+    [TileType, MemorySpaceAttr, LayoutAttr, PadValueAttr, RoundModeAttr, CmpModeAttr],
 )

@@ -677,6 +677,15 @@ class NestBuilder(LoopBuilder):
                 else ScalarRequest(o, ctype)
                 for o in (op.lhs, op.rhs)
             ]
+        if isinstance(op, tv.SelectOp):
+            compared = compute_type(tensor_type(op.lhs).element_type)
+            selected = compute_type(result_type)
+            return [
+                TileRequest(o, self.operand_mapping(o, mapping), ctype)
+                for o, ctype in zip(
+                    op.operands, (compared, compared, selected, selected), strict=True
+                )
+            ]
         if isinstance(op, tv.CastOp):
             return [TileRequest(op.input, mapping)]
         return []
@@ -703,6 +712,9 @@ class NestBuilder(LoopBuilder):
         if isinstance(op, tv.BinaryOp):
             op_type = cast(type[tile.TileBinaryOp], TILE_OPS[op_suffix(op)])
             value = self.value(at, op_type(operands[0], operands[1]))
+            return self.to_storage(at, value, result_type)
+        if isinstance(op, tv.SelectOp):
+            value = self.value(at, tile.SelectOp(op.cmp.data, *operands))
             return self.to_storage(at, value, result_type)
         if isinstance(op, tv.CastOp):
             return self.value(at, tile.CastOp(operands[0], result_type))

@@ -6,7 +6,8 @@ tensor value it touches is placed in that frame by a *mapping* (for each dim of
 the value, the frame dim it runs along; numpy broadcasting aligns trailing dims,
 and a static 1 broadcasts). Kinds of group:
 
-- `MAP`: elementwise ops (unary, binary with broadcasting, cast, fill) and
+- `MAP`: elementwise ops (unary, binary and select with broadcasting, cast,
+  fill) and
   transposes of GM tensors (a transposed load); one pass over the frame.
 - `ROW`: additionally reductions and softmax over the same frame dims (the
   *reduced* dims); the nest loops over the other dims and makes one or more
@@ -41,7 +42,7 @@ Extent = int | SSAValue
 Mapping = tuple[int, ...]
 """For each dim of a value, the frame dim it runs along."""
 
-MAP_OPS = (tv.UnaryOp, tv.BinaryOp, tv.CastOp, tv.FillOp)
+MAP_OPS = (tv.UnaryOp, tv.BinaryOp, tv.SelectOp, tv.CastOp, tv.FillOp)
 """Elementwise ops: any number of them fuse into one nest."""
 
 
@@ -140,8 +141,8 @@ class ExtentAnalysis:
     def _derive(self, op: Operation) -> tuple[Extent, ...]:
         if isinstance(op, tv.UnaryOp | tv.CastOp | tv.SoftmaxOp):
             return self.of(op.operands[0])
-        if isinstance(op, tv.BinaryOp):
-            shapes = [self.of(o) for o in (op.lhs, op.rhs) if is_tensor(o)]
+        if isinstance(op, tv.BinaryOp | tv.SelectOp):
+            shapes = [self.of(o) for o in op.operands if is_tensor(o)]
             rank = max(len(s) for s in shapes)
             result: list[Extent] = []
             for dim in range(rank):

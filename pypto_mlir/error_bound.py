@@ -85,6 +85,7 @@ OTHER_OPS = (
     tv.TransposeOp,
     tv.ViewOp,
     tv.FillOp,
+    tv.SelectOp,
     *tv.SPARSE_OPS,
 )
 """The tv ops besides the elementwise and reduction families (whose rules come
@@ -99,6 +100,7 @@ _EXACT = (
     tv.DisassembleOp,
     tv.ToDenseOp,
     tv.GatherOp,
+    tv.SelectOp,
 )
 """Ops besides the elementwise and reduction families (whose facts say it) whose
 result is one of their operands' values: they do not round."""
@@ -112,6 +114,20 @@ def _is_exact(op: Operation) -> bool:
     if isinstance(op, tv.ReduceOp):
         return not _facts(op, op_facts.REDUCE, "reduction").accumulates
     return isinstance(op, _EXACT)
+
+
+def _select_carry(op: tv.SelectOp, args: PythonValues, errs: list[Any]) -> Any:
+    """The chosen operand's error where the compare is decided (the compared
+    values are exact, or farther apart than their errors); elsewhere the errors
+    may flip it: the larger operand error plus the operands' distance."""
+    lhs, rhs, on_true, on_false = (np.asarray(a, dtype=np.float64) for a in args)
+    e_lhs, e_rhs, e_true, e_false = errs
+    with np.errstate(all="ignore"):
+        margin = np.add(e_lhs, e_rhs)
+        decided = (margin == 0) | (np.abs(lhs - rhs) > margin)
+        chosen = op_facts.select(op.cmp.data, lhs, rhs, e_true, e_false)
+        flip = np.maximum(e_true, e_false) + np.abs(on_true - on_false)
+    return np.where(decided, chosen, flip)
 
 
 class ErrorBounds(Interpreter.Listener):
@@ -222,6 +238,8 @@ class ErrorBounds(Interpreter.Listener):
         if isinstance(op, tv.GatherOp):
             err = np.broadcast_to(errs[0], mags[0].shape)
             return err[np.asarray(args[1], dtype=np.int64)]
+        if isinstance(op, tv.SelectOp):
+            return _select_carry(op, args, errs)
         raise ValueError(f"pypto_mlir.error_bound has no rule for {op.name}")
 
     # Sparse ops: a sparse value's magnitude and bound are arrays of the shape

@@ -692,6 +692,27 @@ UNARY: dict[str, UnaryFacts] = _unary_table()
 """The elementwise unary ops, by op suffix."""
 
 
+COMPARE: dict[str, Callable[[Array, Array], Array]] = {
+    "lt": np.less,
+    "le": np.less_equal,
+    "gt": np.greater,
+    "ge": np.greater_equal,
+    "eq": np.equal,
+    "ne": np.not_equal,
+}
+"""The predicates of `tv.select` and `tile.select` (`CmpMode`'s names): numpy's,
+so a NaN operand compares false except for ne, and -0.0 equals 0.0."""
+
+SELECT_STEPS: tuple[str, ...] = ("cmp", "select")
+"""The vector instructions of a select (`vcmp` into a bit buffer, `vselect`)."""
+
+
+def select(cmp: str, lhs: Array, rhs: Array, on_true: Array, on_false: Array) -> Array:
+    """`where(lhs <cmp> rhs, on_true, on_false)`: the reference of the selects
+    (operands in a compute type; numpy broadcasting)."""
+    return np.where(COMPARE[cmp](lhs, rhs), on_true, on_false)
+
+
 def numpy_spellings() -> dict[str, str]:
     """numpy function name -> how a kernel writes it, for every op here."""
     spellings: dict[str, str] = {}

@@ -56,6 +56,7 @@ OTHER_STEPS = {
     "fill": ("dup",),
     "transpose": ("gather",),
     "cast": ("cast",),
+    "select": op_facts.SELECT_STEPS,
 }
 """The vector instructions of the tv ops outside the elementwise and reduction
 families (whose steps `pypto_mlir.op_facts` gives): the sequences tile-to-hw

@@ -55,6 +55,7 @@ TV_FRONTEND = {
     "tv.sparse_softmax": "softmax",
     "tv.to_dense": "SparseTensor.to_dense",
     "tv.gather": "gather",
+    "tv.select": "where",
 }
 """The frontend's spelling of the tv ops outside the op-facts families."""
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from math import gcd
 from typing import NoReturn
 
@@ -360,7 +361,7 @@ def operand_scratch(
     a full or a row-vector operand)."""
     kind, count = isel.operand_lanes(value, result)
     if kind in (Kind.ROW_BLOCK, Kind.SPLAT_BLOCK):
-        return row_block_scratch(isel, as_tile(result).element_type, count)
+        return row_block_scratch(isel, as_tile(value).element_type, count)
     return []
 
 
@@ -488,6 +489,114 @@ class BinaryStrategy(TileOpStrategy):
         if tile.is_float(value.type):
             return em.emit(arith.MulfOp(value, minus_one)).results[0]
         return em.emit(arith.MuliOp(value, minus_one)).results[0]
+
+
+def operand_lanes_of(
+    isel: IselContext,
+    em: Emitter,
+    value: SSAValue,
+    result: SSAValue,
+    buffer: BufferOf,
+    scratch: list[SSAValue],
+) -> Lanes:
+    """The lanes of tile operand `value` of `result`: its buffer over the
+    region, a row vector read again for every row, or its values broadcast to
+    a block each (`block_operand`, consuming its scratch)."""
+    kind, count = isel.operand_lanes(value, result)
+    if kind == Kind.FULL:
+        return isel.region(result).lanes(buffer(value))
+    if kind == Kind.ROW_VECTOR:
+        return Lanes(buffer(value), kind)
+    return Lanes(block_operand(isel, em, value, count, buffer, scratch), kind)
+
+
+def compare_bits_bytes(isel: IselContext, element_type: Attribute, most: int) -> int:
+    """The bytes of the bit buffer one `vcmp` of at most `most` repeats writes
+    (a bit a lane), in whole 32-byte blocks."""
+    bits = min(most, isel.target.vector.max_repeat) * isel.lanes_for(element_type)
+    return round_up(-(-bits // 8), isel.block)
+
+
+class SelectStrategy(TileOpStrategy):
+    """`tile.select`: per instruction of the region, a `vcmp` of lhs and rhs
+    into a scratch bit buffer, then a `vselect` of on_true and on_false by it,
+    with the same repeats, mask and strides (both sides have one width, so one
+    repeat covers the same lanes); operands broadcast as a binary op's do.
+
+    `select`: `vcmp <cmp>` into an i8 bit buffer (scratch, a bit a lane of the
+    instruction's repeats), `vselect`; a `[M, 1]` operand through `vbrcb` as for
+    binary ops
+    """
+
+    ops = (tile.SelectOp,)
+
+    def inplace(self, op: Operation) -> tuple[int, ...]:
+        assert isinstance(op, tile.SelectOp)
+        result = as_tile(op.result)
+        return tuple(
+            i
+            for i, operand in enumerate(op.operands)
+            if as_tile(operand).element_type == result.element_type
+            and matrix_shape(as_tile(operand)) == matrix_shape(result)
+        )
+
+    def _most_repeats(self, op: tile.SelectOp) -> int:
+        """Repeats one instruction can have over the result's physical shape."""
+        result = as_tile(op.result)
+        rows, pitch = matrix_shape(result)
+        return rows * -(-pitch // self.lanes_for(result.element_type))
+
+    def scratch(self, op: Operation) -> list[hw.BufferType]:
+        assert isinstance(op, tile.SelectOp)
+        element_type = as_tile(op.result).element_type
+        size = compare_bits_bytes(self, element_type, self._most_repeats(op))
+        types = [hw.BufferType([size], hw.MASK_ELEMENT, str(MemorySpace.UB))]
+        for operand in op.operands:
+            types += operand_scratch(self, operand, op.result)
+        return types
+
+    def scratch_terms(self, op: Operation, terms: Terms) -> list[Term]:
+        assert isinstance(op, tile.SelectOp)
+        # a bit per element, a repeat of bits more per row (the last chunk of a
+        # row is a whole repeat), whole blocks: as `scratch` sizes it
+        lanes = self.lanes_for(as_tile(op.result).element_type)
+        found = [
+            terms.term(op.result, Fraction(1, 8)),
+            terms.term(op.result, Fraction(lanes, 8), cols=False),
+            terms.constant(op.result, self.block),
+        ]
+        for operand in op.operands:
+            e = tile.element_bytes(as_tile(operand).element_type)
+            found += block_operand_terms(self, terms, operand, op.result, e)
+        return found
+
+    def lower(
+        self, op: Operation, em: Emitter, buffer: BufferOf, scratch: list[SSAValue]
+    ) -> None:
+        assert isinstance(op, tile.SelectOp)
+        self.check_vector_shape(op, op.result)
+        bits = scratch.pop(0)
+        lanes = [
+            operand_lanes_of(self, em, operand, op.result, buffer, scratch)
+            for operand in op.operands
+        ]
+        region = self.region(op.result)
+        lanes.append(region.lanes(buffer(op.result)))
+        cmp = hw.CmpMode(op.cmp.data)
+
+        def make(views: Sequence[SSAValue], props: dict[str, object]) -> Operation:
+            lhs, rhs, on_true, on_false, d = views
+            given = {k: v for k, v in props.items() if v is not None}
+            cmp_props, select_props = dict(given), dict(given)
+            for key in ("blk_stride", "rep_stride"):
+                if key in given:
+                    strides = given[key]
+                    assert isinstance(strides, list)
+                    cmp_props[key], select_props[key] = strides[:2], strides[2:]
+            em.emit(hw.VCmpOp(cmp, lhs, rhs, bits, **cmp_props))  # type: ignore[arg-type]
+            return hw.VSelectOp(bits, on_true, on_false, d, **select_props)  # type: ignore[arg-type]
+
+        em.vector(make, lanes, region.rows, 0, region.cols)
 
 
 class BroadcastStrategy(TileOpStrategy):

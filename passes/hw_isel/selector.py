@@ -29,6 +29,7 @@ from pypto_mlir.passes.hw_isel.elementwise import (
     BinaryStrategy,
     BroadcastStrategy,
     ExpandedMathStrategy,
+    SelectStrategy,
     UnaryStrategy,
 )
 from pypto_mlir.passes.hw_isel.emitter import (
@@ -209,6 +210,7 @@ STRATEGIES: tuple[type[TileOpStrategy], ...] = (
     MatmulStrategy,
     UnaryStrategy,
     BinaryStrategy,
+    SelectStrategy,
     BroadcastStrategy,
     CastStrategy,
     ReduceStrategy,

@@ -63,6 +63,7 @@ from pypto_mlir.frontend.tensor import (
     Scalar,
     Sym,
     Tensor,
+    TensorComparison,
     TensorSpec,
     Trace,
     format_shape,
@@ -594,6 +595,9 @@ class Kernel:
         self, returned: object, trace: Trace, sizes: dict[str, int]
     ) -> list[Tensor | SparseTensor]:
         items = list(returned) if isinstance(returned, tuple | list) else [returned]
+        for item in items:
+            if isinstance(item, TensorComparison):
+                raise item.misuse_error()
         if not items or not all(
             isinstance(item, Tensor | SparseTensor) and item._trace is trace
             for item in items

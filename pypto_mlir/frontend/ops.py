@@ -27,6 +27,7 @@ from pypto_mlir.frontend.tensor import (
     binary,
     gather,
     unary,
+    where,
 )
 from pypto_mlir.frontend.tensor import matmul as tensor_matmul
 from pypto_mlir.frontend.tile_views import Tile, TileView
@@ -103,7 +104,17 @@ without its tv op has none; test_op_facts names it)."""
 
 globals().update(ELEMENTWISE_FUNCTIONS)
 
-__all__ = ["cast", "full", "gather", "matmul", "ones", "sddmm", "softmax", "zeros"]
+__all__ = [
+    "cast",
+    "full",
+    "gather",
+    "matmul",
+    "ones",
+    "sddmm",
+    "softmax",
+    "where",
+    "zeros",
+]
 __all__ += ELEMENTWISE_FUNCTIONS
 __all__.sort()
 

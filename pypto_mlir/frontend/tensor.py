@@ -35,6 +35,7 @@ from xdsl.utils.exceptions import VerifyException
 
 import pypto_mlir.op_facts as op_facts
 from pypto_mlir.dialects import tensor_view as tv
+from pypto_mlir.dialects.common import verify_select_types as common_select_types
 from pypto_mlir.frontend.dtypes import DType, dtype_of, f32
 from pypto_mlir.frontend.errors import KernelError, kernel_error, user_location
 
@@ -263,6 +264,8 @@ def _numpy_on_tensor(name: str) -> NoReturn:
 
 
 def _not_an_operand(what: str, value: object) -> NoReturn:
+    if isinstance(value, TensorComparison):
+        raise kernel_error(f"{what}: {COMPARISON_USE}")
     if isinstance(value, np.ndarray | list | tuple):
         raise kernel_error(
             f"{what}: a {type(value).__name__} cannot be captured by a kernel; pass "
@@ -382,13 +385,28 @@ class Tensor:
         """`np.sum(x)`, `np.transpose(x)`, ...: an error naming what to write."""
         _numpy_on_tensor(getattr(func, "__name__", str(func)))
 
-    def _compare(self, other: object) -> NoReturn:
-        raise kernel_error(
-            "comparisons of tensors are not supported; use pto.maximum / "
-            "pto.minimum / pto.relu"
-        )
+    # Comparisons: the condition of pto.where, nothing else (no boolean tensors).
 
-    __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = _compare  # type: ignore[assignment]
+    def _compare(self, cmp: str, symbol: str, other: object) -> TensorComparison:
+        return TensorComparison(cmp, symbol, self, self._operand(f"'{symbol}'", other))
+
+    def __lt__(self, other: object) -> TensorComparison:
+        return self._compare("lt", "<", other)
+
+    def __le__(self, other: object) -> TensorComparison:
+        return self._compare("le", "<=", other)
+
+    def __gt__(self, other: object) -> TensorComparison:
+        return self._compare("gt", ">", other)
+
+    def __ge__(self, other: object) -> TensorComparison:
+        return self._compare("ge", ">=", other)
+
+    def __eq__(self, other: object) -> TensorComparison:  # type: ignore[override]
+        return self._compare("eq", "==", other)
+
+    def __ne__(self, other: object) -> TensorComparison:  # type: ignore[override]
+        return self._compare("ne", "!=", other)
 
     # Building ops.
 
@@ -616,6 +634,124 @@ class Tensor:
         return binary(self, tv.MulOp, "mean", total._value, factor)
 
 
+COMPARISON_USE = (
+    "a comparison of tensors is usable only as the condition of pto.where "
+    "(pto.where(x > 0, x, y)): there are no boolean tensors"
+)
+
+
+class TensorComparison:
+    """`lhs <cmp> rhs` of a tensor `lhs` and a tensor, scalar parameter or
+    number `rhs`, while a kernel is traced: records nothing until `pto.where`
+    takes it as its condition (the compare is fused into `tv.select`); any
+    other use is an error saying so."""
+
+    __slots__ = ("cmp", "symbol", "lhs", "rhs", "location")
+
+    def __init__(self, cmp: str, symbol: str, lhs: Tensor, rhs: SSAValue) -> None:
+        self.cmp = cmp
+        self.symbol = symbol
+        self.lhs = lhs
+        self.rhs = rhs
+        self.location = user_location()
+        """Where the kernel compared: a comparison returned is reported there."""
+
+    def misuse_error(self) -> KernelError:
+        """The error of a comparison used as a value, at the line comparing."""
+        return KernelError(COMPARISON_USE, self.location)
+
+    def __repr__(self) -> str:
+        return f"<comparison '{self.symbol}' of {self.lhs!r}: {COMPARISON_USE}>"
+
+    def _misused(self, *args: object) -> NoReturn:
+        raise kernel_error(COMPARISON_USE)
+
+    __bool__ = __iter__ = __float__ = __int__ = __index__ = _misused
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _misused
+    __truediv__ = __rtruediv__ = __matmul__ = __rmatmul__ = _misused
+    __neg__ = __invert__ = __and__ = __rand__ = __or__ = __ror__ = _misused
+    __lt__ = __le__ = __gt__ = __ge__ = __getitem__ = _misused
+    __array_ufunc__ = __array_function__ = _misused
+
+    def __eq__(self, other: object) -> NoReturn:  # type: ignore[override]
+        self._misused()
+
+    def __ne__(self, other: object) -> NoReturn:  # type: ignore[override]
+        self._misused()
+
+    __hash__ = object.__hash__
+
+
+def _select_operand(
+    what: str, value: object, anchor: Tensor, dtype: DType, shape: Sequence[int]
+) -> SSAValue:
+    """A tensor as is; a scalar parameter or a number as a tensor of `dtype`
+    over `shape` (`tv.fill`), as tv.select takes four tensors."""
+    if isinstance(value, Tensor):
+        return anchor._operand(what, value)
+    if isinstance(value, SSAValue) and isinstance(value.type, tv.TensorViewType):
+        return value
+    if isinstance(value, Scalar | SSAValue):
+        scalar = value if isinstance(value, SSAValue) else anchor._operand(what, value)
+    elif _is_python_scalar(value):
+        number = value.item() if isinstance(value, np.ndarray) else value
+        scalar = anchor._trace.constant(number, dtype)  # pyright: ignore[reportArgumentType]
+    else:
+        if isinstance(value, TensorComparison):
+            raise kernel_error(COMPARISON_USE)
+        _not_an_operand(what, value)
+    result_type = tv.TensorViewType(dtype.element_type, list(shape))
+    return anchor._insert(tv.FillOp(scalar, result_type)).result
+
+
+def where(condition: object, x: object, y: object) -> Tensor:
+    """Record `where(lhs <cmp> rhs, x, y)` as one `tv.select` (numpy's
+    `np.where(a < b, x, y)`, broadcasting): `condition` is a comparison of
+    tensors (`a < b`, `a >= 0.5`, `a != b`), `x` and `y` tensors of one dtype or
+    numbers; NaN compares false except for `!=`."""
+    what = "pto.where"
+    if not isinstance(condition, TensorComparison):
+        raise kernel_error(
+            f"{what}: the condition must be a comparison of tensors (a < b, "
+            f"a >= 0.5), got {type(condition).__name__}"
+        )
+    anchor = condition.lhs
+    tensors = [v for v in (x, y) if isinstance(v, Tensor)]
+    if len(tensors) == 2 and tensors[0].dtype is not tensors[1].dtype:
+        raise kernel_error(
+            f"dtype mismatch in '{what}': {tensors[0].dtype} and {tensors[1].dtype}; "
+            "convert one with .astype(...)"
+        )
+    dtype = tensors[0].dtype if tensors else anchor.dtype
+    shapes = [
+        anchor.shape,
+        *(t.shape for t in tensors),
+        *(
+            ()
+            if not isinstance(condition.rhs.type, tv.TensorViewType)
+            else (tuple(condition.rhs.type.get_shape()),)
+        ),
+    ]
+    shape: tuple[int, ...] = ()
+    try:
+        for operand_shape in shapes:
+            shape = tv.broadcast_shapes(shape, operand_shape)
+    except ValueError:
+        raise kernel_error(
+            f"shape mismatch in '{what}': " + ", ".join(format_shape(s) for s in shapes)
+        ) from None
+    rhs = _select_operand(what, condition.rhs, anchor, anchor.dtype, anchor.shape)
+    on_true = _select_operand(what, x, anchor, dtype, shape)
+    on_false = _select_operand(what, y, anchor, dtype, shape)
+    try:
+        common_select_types(anchor.dtype.element_type, dtype.element_type)
+    except VerifyException as e:
+        raise kernel_error(f"{what}: {e}") from None
+    return anchor._wrap(
+        tv.SelectOp(condition.cmp, anchor._value, rhs, on_true, on_false)
+    )
+
+
 class Scalar:
     """A scalar kernel parameter while tracing (annotated with a dtype, e.g.
     `alpha: pto.f32`): usable as an operand of tensor operations."""
@@ -694,6 +830,8 @@ def binary(
 
 def unary(x: object, op_type: type[tv.UnaryOp], what: str) -> Tensor:
     """Record an elementwise unary op on a tensor."""
+    if isinstance(x, TensorComparison):
+        raise kernel_error(f"{what}: {COMPARISON_USE}")
     if not isinstance(x, Tensor):
         raise kernel_error(f"{what} expects a kernel tensor, got {type(x).__name__}")
     if not op_type.ALLOWS_INTEGERS and not x.dtype.is_float:

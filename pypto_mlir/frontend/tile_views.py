@@ -341,6 +341,14 @@ class Tile:
     def __bool__(self) -> bool:
         raise kernel_error("a traced tile has no truth value")
 
+    def _compare(self, other: object) -> NoReturn:
+        raise kernel_error(
+            "comparisons of tiles are not supported in a tile kernel (tile.select "
+            "is written in tile IR); pto.where takes comparisons of tensors"
+        )
+
+    __lt__ = __le__ = __gt__ = __ge__ = _compare  # type: ignore[assignment]
+
     # Operators: the vector unit (and @ the cube).
 
     def __add__(self, other: object) -> Tile:

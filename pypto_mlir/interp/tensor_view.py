@@ -457,6 +457,21 @@ class TensorViewFunctions(
         )
         return (_check_result(interpreter, op.name, result, op.result),)
 
+    @impl(tv.SelectOp)
+    def run_select(
+        self, interpreter: Interpreter, op: tv.SelectOp, args: PythonValues
+    ) -> PythonValues:
+        lhs, rhs, on_true, on_false = args
+        try:
+            result = op_facts.select(op.cmp.data, lhs, rhs, on_true, on_false)
+        except ValueError as e:
+            raise InterpretationError(
+                f"tv.select: operand shapes {[np.shape(a) for a in args]} do not "
+                "broadcast at run time ('?' dimensions do not broadcast)"
+            ) from e
+        result = result.astype(numpy_dtype(_element_type(op.result)))
+        return (_check_result(interpreter, op.name, result, op.result),)
+
     @impl(tv.SoftmaxOp)
     def run_softmax(
         self, interpreter: Interpreter, op: tv.SoftmaxOp, args: PythonValues

@@ -278,20 +278,27 @@ def _run_binary(
         if isinstance(o.type, TileType)
     ]
     result_type = _result_type(op)
-    # Per dim, the result's valid extent is that of the operand not broadcast.
+    valid = _broadcast_valid(op.name, result_type, tiles)
+    lhs, rhs = (_operand_value(a, o) for a, o in zip(args, operands, strict=True))
+    with np.errstate(all="ignore"):
+        result = BINARY_KERNELS[type(op)](lhs, rhs)
+    return (new_tile(result_type, valid, result),)
+
+
+def _broadcast_valid(
+    op_name: str, result_type: TileType, tiles: Sequence[TileValue]
+) -> list[int]:
+    """Per dim, the result's valid extent: that of the operands not broadcast."""
     valid: list[int] = []
     for dim, size in enumerate(result_type.get_shape()):
         extents = {t.valid[dim] for t in tiles if t.data.shape[dim] == size}
         if len(extents) != 1:
             raise InterpretationError(
-                f"{op.name}: valid extents of dim {dim} differ at run time: "
+                f"{op_name}: valid extents of dim {dim} differ at run time: "
                 f"{sorted(extents)}"
             )
         valid.append(extents.pop())
-    lhs, rhs = (_operand_value(a, o) for a, o in zip(args, operands, strict=True))
-    with np.errstate(all="ignore"):
-        result = BINARY_KERNELS[type(op)](lhs, rhs)
-    return (new_tile(result_type, valid, result),)
+    return valid
 
 
 def _run_reduce(
@@ -419,6 +426,17 @@ class TileFunctions(
             op.round_mode,
         )
         return (new_tile(result_type, source.valid, values),)
+
+    @impl(tile.SelectOp)
+    def run_select(
+        self, interpreter: Interpreter, op: tile.SelectOp, args: PythonValues
+    ) -> PythonValues:
+        tiles = [cast(TileValue, a) for a in args]
+        result_type = _result_type(op)
+        valid = _broadcast_valid(op.name, result_type, tiles)
+        values = [_operand_value(a, o) for a, o in zip(args, op.operands, strict=True)]
+        result = op_facts.select(op.cmp.data, *values)
+        return (new_tile(result_type, valid, result),)
 
     @impl(tile.BroadcastOp)
     def run_broadcast(

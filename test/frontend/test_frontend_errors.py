@@ -82,7 +82,7 @@ KERNEL_MISTAKES: list[tuple[Callable[..., Any], str]] = [
     (lambda x, n: x * 1e6, "the constant 1000000.0 overflows f16"),
     (lambda x, n: n + 2**40, "does not fit in i32"),
     (lambda x, n: x if x else x, "a traced tensor has no truth value"),
-    (lambda x, n: x < 1.0, "comparisons of tensors are not supported"),
+    (lambda x, n: x < 1.0, "usable only as the condition of pto.where"),
     (lambda x, n: [r for r in x], "iterating over a tensor is not supported"),
     (lambda x, n: x[1, 2, 3], "too many indices for a (4, 8) tensor: 3"),
     (lambda x, n: x[4], "index 4 is out of range for dimension 0 of size 4"),

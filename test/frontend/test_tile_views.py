@@ -350,6 +350,15 @@ def test_vector_op_on_l1() -> None:
     _fails(k, r"\+: the tile f16\[16x32\] in l1 is not in ub: the vector unit computes")
 
 
+def test_comparison_of_tiles() -> None:
+    def k(x: pto.Tensor[(R, C), pto.f16], out: pto.Out[(R, C), pto.f16]):
+        for i, j in pto.tiles(out, (16, 32)):
+            t = pto.load(x[i, j])
+            pto.store(out[i, j], pto.where(t > 0, t, t))  # error
+
+    _fails(k, r"comparisons of tiles are not supported in a tile kernel")
+
+
 def test_matmul_operands_outside_l0a_l0b() -> None:
     def k(
         a: pto.Tensor[(32, 32), pto.f16],

@@ -395,6 +395,47 @@ def test_broadcasting_matches_numpy(
 
 @ANY_SETTINGS
 @given(
+    shapes=hnp.mutually_broadcastable_shapes(
+        num_shapes=4, min_dims=0, max_dims=3, max_side=4
+    ),
+    cmp=st.sampled_from(["lt", "le", "gt", "ge", "eq", "ne"]),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_select_matches_np_where(
+    shapes: hnp.BroadcastableShapes, cmp: str, seed: int
+) -> None:
+    """tv.select is np.where of numpy's compare, broadcasting all four operands;
+    ties, NaN and -0.0 against 0.0 included; f16 compared, f16 selected."""
+    rng = np.random.default_rng(seed)
+    pool = np.array([np.nan, -0.0, 0.0, 1.0, -1.0, np.inf, 2.5], np.float16)
+    a, b, t, f = (rng.choice(pool, s) for s in shapes.input_shapes)
+    module = build(
+        [tensor(f16, s) for s in shapes.input_shapes],
+        lambda *args: tv.SelectOp(cmp, *args).result,
+    )
+    result = run1(module, a, b, t, f)
+    compare = {"lt": np.less, "le": np.less_equal, "gt": np.greater}
+    compare |= {"ge": np.greater_equal, "eq": np.equal, "ne": np.not_equal}
+    with np.errstate(invalid="ignore"):
+        expected = np.where(compare[cmp](a, b), t, f)
+    assert result.shape == shapes.result_shape
+    np.testing.assert_array_equal(result.view(np.uint16), expected.view(np.uint16))
+
+
+def test_select_compares_bf16_and_selects_i32() -> None:
+    a = np.array([1.0, np.nan, -2.0, 3.0], np.float32)
+    b = np.array([1.0, 1.0, 0.0, 2.0], np.float32)
+    t = np.array([1, 2, 3, 4], np.int32)
+    f = np.array([-1, -2, -3, -4], np.int32)
+    module = build(
+        [tensor(bf16, [4]), tensor(bf16, [4]), tensor(i32, [4]), tensor(i32, [4])],
+        lambda *args: tv.SelectOp("ge", *args).result,
+    )
+    np.testing.assert_array_equal(run1(module, a, b, t, f), [1, -2, -3, 4])
+
+
+@ANY_SETTINGS
+@given(
     lhs=hnp.array_shapes(min_dims=0, max_dims=4, min_side=1, max_side=4),
     rhs=hnp.array_shapes(min_dims=0, max_dims=4, min_side=1, max_side=4),
 )

@@ -36,6 +36,7 @@ from xdsl.ir import Block, Region
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import InterpretationError, VerifyException
 
+import pypto_mlir.op_facts as op_facts
 from pypto_mlir.dialects import tensor_view as tv
 from pypto_mlir.dialects import tile
 from pypto_mlir.dialects.tile import DYNAMIC_INDEX, TileType
@@ -317,6 +318,31 @@ def test_binary_with_a_scalar(body: str, reference: Callable[..., np.ndarray]) -
     run_tile_function(module, "f", [x, out])
     expected = rounded(reference(x.astype(np.float64), 0.75), np.float32)
     np.testing.assert_array_equal(out, expected)
+
+
+@pytest.mark.parametrize("cmp", ["lt", "le", "gt", "ge", "eq", "ne"])
+@SETTINGS
+@given(rows=shapes, cols=shapes, tm=tile_sizes, tn=tile_sizes)
+def test_select_with_tails(cmp: str, rows: int, cols: int, tm: int, tn: int) -> None:
+    """tile.select on the valid regions of tail tiles: np.where bit for bit,
+    with ties, NaN and -0.0 against the tile's square root."""
+    module = tiled_2d(
+        rows,
+        cols,
+        tm,
+        tn,
+        "f32",
+        f"%s = tile.sqrt %t : T\n%r = tile.select {cmp} %t, %s, %s, %t : T",
+    )
+    rng = np.random.default_rng(rows * 100 + cols)
+    pool = np.array([0.0, -0.0, 1.0, 4.0, 0.25, 2.0, np.nan, np.inf], np.float32)
+    x = rng.choice(pool, (rows, cols))
+    out = np.full_like(x, 7.0)
+    run_tile_function(module, "f", [x, out])
+    with np.errstate(invalid="ignore"):
+        s = np.sqrt(x)
+        expected = np.where(op_facts.COMPARE[cmp](x, s), s, x)
+    np.testing.assert_array_equal(out.view(np.uint32), expected.view(np.uint32))
 
 
 def test_scalar_operand_is_rounded_to_its_type() -> None:

@@ -24,6 +24,7 @@ from xdsl.dialects.builtin import Builtin, ModuleOp
 from xdsl.parser import Parser
 from xdsl.rewriter import InsertPoint, Rewriter
 
+import pypto_mlir.op_facts as op_facts
 from pypto_mlir.check import run_tile_level
 from pypto_mlir.dialects import ascend_hw as hw
 from pypto_mlir.dialects import tensor_view as tv
@@ -222,6 +223,28 @@ def test_binary_with_tails(name: str, element: str, target: str) -> None:
     if name == "div":
         y = np.where(np.abs(y) < 0.1, 1, y).astype(y.dtype)
     check(text, [x, y, poison(x.shape, element)], [2], target, element)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("element", ["f16", "f32", "i32"])
+@pytest.mark.parametrize("cmp", ["lt", "le", "gt", "ge", "eq", "ne"])
+def test_select_with_tails(cmp: str, element: str, target: str) -> None:
+    """vcmp into the bit buffer, then vselect, over tails (11x70 in 4x64 tiles):
+    exactly np.where, ties and (floats) NaN and -0.0 included."""
+    rows, cols = 11, 70
+    body = f"%r = tile.select {cmp} %t, %u, %u, %t : T"
+    text = elementwise(rows, cols, 4, 64, element, body)
+    rng = np.random.default_rng(11)
+    x = rng.integers(-2, 3, (rows, cols)).astype(NUMPY[element])
+    y = rng.integers(-2, 3, (rows, cols)).astype(NUMPY[element])
+    if element != "i32":
+        x[0, :4] = [np.nan, -0.0, 0.0, np.inf]
+        y[0, :4] = [1.0, 0.0, -0.0, np.nan]
+    result = check(text, [x, y, poison(x.shape, element)], [], target, element)
+    with np.errstate(invalid="ignore"):
+        expected = np.where(op_facts.COMPARE[cmp](x, y), y, x)
+    width = f"u{expected.itemsize}"
+    np.testing.assert_array_equal(result.outputs[2].view(width), expected.view(width))
 
 
 SCALAR_BODIES = [
