@@ -66,6 +66,27 @@ class AttentionTiling:
     vector unit waits for the load)."""
 
 
+@dataclass(frozen=True)
+class KeyLayout:
+    """How the K and V operands lie in GM, for the cost of loading a block of
+    `bc` keys: each either a key a row (`k` of `q @ k.T`, `v` of `p @ v`: the
+    block is `bc` whole rows, one burst) or a key a column (`k` of `q @ k`:
+    `d` rows of `bc` elements at the pitch of `keys`). Each operand is its
+    own row-major tensor, as the matmul model assumes."""
+
+    k_key_rows: bool = True
+    v_key_rows: bool = True
+    keys: int = 0
+    """The keys' extent (the pitch of a key-a-column operand's rows)."""
+
+    def blocks(self, bc: int, d: int, dv: int) -> list[tuple[int, int, int]]:
+        """The K and V blocks' rows, row bytes and GM pitch (f16)."""
+        return [
+            (bc, width * 2, width * 2) if key_rows else (width, bc * 2, self.keys * 2)
+            for width, key_rows in ((d, self.k_key_rows), (dv, self.v_key_rows))
+        ]
+
+
 ONES = 16
 """Columns of the block of ones the cube sums the probabilities with (a
 fractal)."""
@@ -160,6 +181,7 @@ def step_cycles(
     f32_max: bool = False,
     row_bytes: int = 0,
     prefetch: bool = False,
+    layout: KeyLayout = KeyLayout(),
 ) -> tuple[float, float, float]:
     """Estimated cycles of one key step on its busiest pipe, from the target's
     costs: MTE2 loads the K and V blocks (nd2nz, a burst per row), V runs the
@@ -172,19 +194,18 @@ def step_cycles(
     element of the ROW group's per-key-block inputs (a mask, its own rows to
     each query block) that MTE2 also loads each step, and the vector unit
     adds; without `prefetch` the vector unit waits for their load. `f32_max`:
-    the row maxima from the f32 scores by blocks (`f32_max_pays`)."""
+    the row maxima from the f32 scores by blocks (`f32_max_pays`). `layout`:
+    how K and V lie in GM (a block of whole rows is one burst)."""
     # The query blocks of a head read the same K and V blocks: after the
     # first, a load hits in the L2 (when the target has one) and starts after
     # its hit latency, unless its core is the one that fills the lines.
-    latency = target.dma_path("gm", "l1").latency
+    gm_latency = latency = target.dma_path("gm", "l1").latency
     if target.l2 is not None:
         hit = target.l2.hit_latency
         latency = hit + misses * (latency - hit)
     mte2 = sum(
-        cost.dma_cycles(target, ("gm", "l1"), bc, width * 2)
-        - target.dma_path("gm", "l1").latency
-        + latency
-        for width in (d, dv)
+        cost.matrix_move_cycles(target, ("gm", "l1"), *shape, misses)
+        for shape in layout.blocks(bc, d, dv)
     )
     rows_in = 0.0
     if row_bytes:
@@ -243,7 +264,7 @@ def step_cycles(
         # without the prefetch, the vector unit waits for the block's inputs
         + (0 if prefetch else rows_in)
     )
-    first = mte2 - 2 * latency + 2 * target.dma_path("gm", "l1").latency
+    first = mte2 - 2 * latency + 2 * gm_latency
     return first, max(mte2, vector + chain, mte3), vector + mte3
 
 
@@ -258,6 +279,7 @@ def choose_tiling(
     f32_max: bool = True,
     prefetch: bool = True,
     row_bytes: int = 0,
+    layout: KeyLayout = KeyLayout(),
 ) -> AttentionTiling | None:
     """The query and key blocks that fit (`_fits`, no larger than the dims
     need) with the fewest estimated cycles on the busiest core: the rounds of
@@ -271,7 +293,7 @@ def choose_tiling(
     (`split_cycles`). `f32_max`, `prefetch`: let the nest take the row
     maxima in f32 where that pays (`f32_max_pays`) and prefetch the ROW
     group's per-key-block inputs (`row_bytes` an element, 0: none) where
-    STAGES of them fit."""
+    STAGES of them fit. `layout`: how K and V lie in GM (`KeyLayout`)."""
     batch = math.prod(frame[:-2])
     rows, keys = frame[-2], frame[-1]
     stats = target.memories["ub"].alignment // 4
@@ -306,10 +328,10 @@ def choose_tiling(
                     continue
                 shape = (target, br, bc, d, dv)
                 vector_step = step_cycles(
-                    *shape, False, misses, use_f32, row_bytes, fetch
+                    *shape, False, misses, use_f32, row_bytes, fetch, layout
                 )[1]
                 fill, step, drain = step_cycles(
-                    *shape, on_cube, misses, use_f32, row_bytes, fetch
+                    *shape, on_cube, misses, use_f32, row_bytes, fetch, layout
                 )
                 for split in splits:
                     units = blocks * split

@@ -60,7 +60,7 @@ from pypto_mlir.dialects import tile
 from pypto_mlir.dialects.tile import MemorySpace, TileType
 from pypto_mlir.targets import Target
 
-from .attention_model import STAGES, AttentionTiling, choose_tiling
+from .attention_model import STAGES, AttentionTiling, KeyLayout, choose_tiling
 from .attention_steps import (
     F32_MAX,
     ones_l0b,
@@ -322,6 +322,7 @@ def _attention_group(
         options.f32_max,
         options.prefetch,
         row_bytes,
+        KeyLayout(scores.transpose_b is not None, product.transpose_b is None, keys),
     )
     if tiling is None:
         return f"no query and key block fits target '{target.name}'", None

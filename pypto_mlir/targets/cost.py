@@ -153,12 +153,38 @@ def l2_dma_cycles(
     the L2 (when the target has one): its start-up that share of the way from
     the L2's `hit_latency` to the path's own (docs/simulator.md, "L2 cache");
     other paths unchanged."""
-    cycles = dma_cycles(target, path, bursts, burst_bytes)
+    return _with_l2(target, path, dma_cycles(target, path, bursts, burst_bytes), misses)
+
+
+def _with_l2(
+    target: Target, path: tuple[str, str], cycles: int, misses: float
+) -> float:
+    """`cycles` of a GM read on `path` with its start-up as the L2 makes it
+    when the share `misses` of its lines is not in it (`l2_dma_cycles`)."""
     if path[0] != "gm" or target.l2 is None:
         return cycles
     latency = target.dma_path(*path).latency
     hit = target.l2.hit_latency
     return cycles - latency + (hit + misses * (latency - hit))
+
+
+def matrix_move_cycles(
+    target: Target,
+    path: tuple[str, str],
+    rows: int,
+    row_bytes: int,
+    pitch: int,
+    misses: float = 0.0,
+) -> float:
+    """`l2_dma_cycles` of a matrix move (`nd2nz`) of `rows` rows of
+    `row_bytes` at a GM pitch of `pitch` bytes: rows that follow each other
+    (`pitch == row_bytes`) are one burst, as the simulator's accesses merge
+    them (`sim.access.Access`), so they touch the block's granules once
+    rather than each row's."""
+    if pitch == row_bytes:
+        rows, row_bytes = 1, rows * row_bytes
+    cost = dma_cost(target, path, rows, row_bytes, 0, 0, pitch, pitch)
+    return _with_l2(target, path, cost.cycles, misses)
 
 
 def l2_hit_dma_cycles(

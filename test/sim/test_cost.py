@@ -6,6 +6,8 @@ formula: a change of formula (latency per burst, a dropped start-up, a halved
 bandwidth) fails here. `bench/cost_mutations.py` shows that it does.
 
 Figures used (ascend910b.toml, clock 1.85 GHz):
+- dma.gm->l1: 135.0 GiB/s = 78.35 B/cycle, latency 1295, granule 512 B,
+  burst_overhead 2; l2: hit_latency 50;
 - dma.gm->ub: 100.9 GiB/s = 100.9 * 2**30 / 1.85e9 = 58.56 B/cycle,
   latency 1295, granule 512 B, burst_overhead 2;
 - dma.ub->gm: 188.46 GiB/s = 109.38 B/cycle, latency 278, granule 512 B,
@@ -28,6 +30,7 @@ from pypto_mlir.targets.cost import (
     dma_cost,
     dma_cycles,
     l2_hit_dma_cycles,
+    matrix_move_cycles,
     mmad_cycles,
     scalar_cycles,
     vector_cycles,
@@ -59,6 +62,24 @@ def test_l2_hit_dma_pays_the_hit_latency() -> None:
     tiny = load_target("tiny")
     assert l2_hit_dma_cycles(tiny, ("gm", "ub"), 1, 256) == dma_cycles(
         tiny, ("gm", "ub"), 1, 256
+    )
+
+
+def test_matrix_move_of_whole_rows_is_one_burst() -> None:
+    """An nd2nz of 64 rows of 256 B gm -> l1 (a 64 x 128 f16 K block) whose
+    lines all miss the L2: at a pitch of 256 B the rows follow each other, one
+    burst of 16384 B (32 granules): 1295 + 2 + ceil(16384 / 78.35) = 210:
+    1507, as the simulator merges them; at a pitch of 4096 B each row is a
+    burst of its own granule: 1295 + 64 * 2 + ceil(32768 / 78.35) = 419: 1842.
+    All lines in the L2 (the default), it starts after 50 instead of 1295:
+    262; a quarter missing, after 50 + 0.25 * (1295 - 50): 573.25."""
+    assert matrix_move_cycles(T, ("gm", "l1"), 64, 256, 256, 1.0) == 1507
+    assert matrix_move_cycles(T, ("gm", "l1"), 64, 256, 4096, 1.0) == 1842
+    assert matrix_move_cycles(T, ("gm", "l1"), 64, 256, 256) == 262
+    assert matrix_move_cycles(T, ("gm", "l1"), 64, 256, 256, 0.25) == 573.25
+    tiny = load_target("tiny")
+    assert matrix_move_cycles(tiny, ("gm", "l1"), 64, 256, 256) == dma_cycles(
+        tiny, ("gm", "l1"), 1, 16384
     )
 
 

@@ -13,16 +13,16 @@
 // RUN: pypto-opt %s -p 'tv-to-tile{target=ascend910b attention-key-split=false}' 2>&1 | filecheck %s --check-prefix=OFF
 // RUN: pypto-opt %s -p 'pypto-lower{target=ascend910b attention-key-split=false}' --mlir-print-ir-after=tv-to-tile 2>&1 | filecheck %s --check-prefix=OFF
 
-// ON:       remark: fused attention {{.*}} over 128x2048: {{.*}} keys split in 8 ranges of 256 per query block, combined after a sync_all in tiles of 16 rows (estimated {{[0-9]+}} cycles, {{[0-9]+}} without the split)
+// ON:       remark: fused attention {{.*}} over 128x2048: {{.*}} keys split in 4 ranges of 512 per query block, combined after a sync_all in tiles of 16 rows (estimated {{[0-9]+}} cycles, {{[0-9]+}} without the split)
 // ON-LABEL: func.func @decode
-// ON:       memref.alloc() : memref<1024x128xf32>
-// ON:       memref.alloc() : memref<1024x8xf32>
-// ON:       memref.alloc() : memref<1024x8xf32>
+// ON:       memref.alloc() : memref<512x128xf32>
+// ON:       memref.alloc() : memref<512x8xf32>
+// ON:       memref.alloc() : memref<512x8xf32>
 // ON:       scf.for
 // ON:         arith.remui
-// ON:         tile.store {{.*}} memref<1024x128xf32>
-// ON:         tile.store {{.*}} memref<1024x8xf32>
-// ON:         tile.store {{.*}} memref<1024x8xf32>
+// ON:         tile.store {{.*}} memref<512x128xf32>
+// ON:         tile.store {{.*}} memref<512x8xf32>
+// ON:         tile.store {{.*}} memref<512x8xf32>
 // ON:       scf.for
 // ON:         tile.exp
 // ON:         tile.div
