@@ -525,7 +525,7 @@ class SelectStrategy(TileOpStrategy):
 
     `select`: `vcmp <cmp>` into an i8 bit buffer (scratch, a bit a lane of the
     instruction's repeats), `vselect`; a `[M, 1]` operand through `vbrcb` as for
-    binary ops
+    binary ops.
     """
 
     ops = (tile.SelectOp,)
