@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IntegerAttr, MemRefType
@@ -141,8 +142,9 @@ class LoopShift:
     loop: scf.ForOp
     step: int | None
 
-    @property
+    @cached_property
     def iv(self) -> SSAValue:
+        """The loop's index (asked for every access pair of the loop's nodes)."""
         return self.loop.body.block.args[0]
 
     def varies(self, symbol: Hashable) -> bool:

@@ -750,7 +750,8 @@ def _ancestry(frame: Frame) -> list[Frame]:
 def _select(frame: Frame, deps: Sequence[Dep]) -> None:
     """Cover `deps` with flags: shortest first, each only if not yet ordered; then
     drop the flags the others make redundant."""
-    ordered = sorted(deps, key=lambda d: (d.dst_key - d.src_key, d.src_key, d.dst_key))
+    keys = [(d.dst_key - d.src_key, d.src_key, d.dst_key) for d in deps]
+    ordered = [deps[i] for i in sorted(range(len(deps)), key=keys.__getitem__)]
     for dep in ordered:
         if frame.covers(dep) or (
             frame.parent is not None
@@ -822,7 +823,7 @@ def _drop_redundant(frame: Frame, deps: Sequence[Dep]) -> None:
     groups: dict[tuple[frozenset[tuple[Pipe, float]], int], list[Dep]] = {}
     for i in tightest(spans):
         dep = deps[i]
-        entry = frozenset(frame.entry(dep).items())
+        entry = frame.entry_items(dep)
         groups.setdefault((entry, dep.dst_key), []).append(dep)
     checked = list(groups.items())
 

@@ -242,6 +242,12 @@ class Frame:
     )
     """`exit_pipes` answers by (producer pipe, `Dep.src_inner`), until the flags
     of a frame nested in this one change."""
+    _entries: dict[
+        tuple[Pipe, tuple[tuple[Frame, int], ...], int, int],
+        tuple[dict[Pipe, float], frozenset[tuple[Pipe, float]]],
+    ] = field(default_factory=dict)
+    """`entry` answers (and their items) of producers inside nodes, forgotten with
+    `_exits`: a loop node's thousands of dependencies share a few."""
 
     @property
     def size(self) -> int:
@@ -513,6 +519,7 @@ class Frame:
         frame: Frame | None = self.parent
         while frame is not None:
             frame._exits.clear()
+            frame._entries.clear()
             frame = frame.parent
 
     def covers(self, dep: Dep) -> bool:
@@ -521,12 +528,33 @@ class Frame:
         run's end) and its consumer (in the run of the consumer, from its start)."""
         return self.reaches_consumer(dep, self.propagate(self.entry(dep), dep.dst_key))
 
-    def entry(self, dep: Dep) -> dict[Pipe, float]:
+    def entry(self, dep: Dep) -> Mapping[Pipe, float]:
         """The keys at which `dep`'s producer orders the pipes of `exit_pipes`
-        in this frame: `covers` propagates them up to the consumer."""
-        start = self.exit_pipes(dep)
-        exit_key = dep.src_key if not dep.src_inner else node_exit_key(dep.set_lo - 1)
-        return {p: dep.src_key if p == dep.src else exit_key for p in start}
+        in this frame: `covers` propagates them up to the consumer. Not to be
+        changed (remembered for a producer inside a node)."""
+        if not dep.src_inner:
+            return {dep.src: dep.src_key}
+        return self._entry(dep)[0]
+
+    def entry_items(self, dep: Dep) -> frozenset[tuple[Pipe, float]]:
+        """`entry(dep).items()`, for grouping dependencies by their entry."""
+        if not dep.src_inner:
+            return frozenset(((dep.src, dep.src_key),))
+        return self._entry(dep)[1]
+
+    def _entry(
+        self, dep: Dep
+    ) -> tuple[dict[Pipe, float], frozenset[tuple[Pipe, float]]]:
+        question = (dep.src, dep.src_inner, dep.src_key, dep.set_lo)
+        known = self._entries.get(question)
+        if known is None:
+            exit_key = node_exit_key(dep.set_lo - 1)
+            entry = {
+                p: dep.src_key if p == dep.src else exit_key
+                for p in self.exit_pipes(dep)
+            }
+            known = self._entries[question] = entry, frozenset(entry.items())
+        return known
 
     def reaches_consumer(self, dep: Dep, reached: Mapping[Pipe, float]) -> bool:
         """Whether the pipes `reached` (`propagate` from `entry`) order `dep`'s
@@ -810,10 +838,10 @@ def tightest(spans: Sequence[tuple[Pipe, Pipe, int, int, bool]]) -> list[int]:
     """
     implied: set[int] = set()
     earliest_end: dict[tuple[Pipe, Pipe], int] = {}
-    # Per pipe pair, the latest producer first, then the earliest consumer.
-    for i in sorted(
-        range(len(spans)), key=lambda i: (*spans[i][:2], -spans[i][2], spans[i][3])
-    ):
+    # Per pipe pair, the latest producer first, then the earliest consumer (the
+    # keys made in one pass: a loop's spans number thousands, asked every round).
+    keys = [(src, dst, -a, b) for src, dst, a, b, _ in spans]
+    for i in sorted(range(len(spans)), key=keys.__getitem__):
         src, dst, src_key, dst_key, plain = spans[i]
         if earliest_end.get((src, dst), inf) <= dst_key:
             implied.add(i)

@@ -70,6 +70,10 @@ _PIPE_INDEX: dict[object, int] = {
 
 _ALL = int(Pipe.ALL)
 
+_FEW_BYTES = 64
+"""Accesses up to this many bytes `check_initialized` checks through `bytes`:
+np.all's call costs more than the check of a scalar's bytes."""
+
 _INTERNED_LIMIT = 1 << 16
 """Distinct on-chip accesses `Core.access` keeps (a bound on its memory; a
 kernel names a few buffers' worth)."""
@@ -224,6 +228,9 @@ class Core:
             return
         if access.count == 1:
             touched = mask[access.start : access.start + access.length]
+            # A scalar's few bytes: `in` on their copy costs a tenth of np.all.
+            if access.length <= _FEW_BYTES and 0 not in touched.tobytes():
+                return
         else:
             touched = burst_view(mask, access)
         if touched.all():

@@ -62,6 +62,14 @@ def _parse(text: str) -> ModuleOp:
     return parse_chunk(default_context(), SourceChunk(text, 1), "test.mlir")
 
 
+def _parse_twice(text: str) -> tuple[ModuleOp, ModuleOp]:
+    """Two modules of `text` (the serialised reference and the one to
+    synchronise): the second a clone, the same ops and locations, made in an
+    eighth of a parse's time (the random programs parse thousands of ops)."""
+    module = _parse(text)
+    return module, module.clone()
+
+
 def _serialise(module: ModuleOp) -> None:
     """Make every instruction wait for all earlier ones: a race-free reference."""
     HwStripSyncPass().apply(default_context(), module)
@@ -401,10 +409,9 @@ SHAPED_CASES: dict[str, tuple[str, str, Callable[[], list]]] = {
 @pytest.mark.parametrize("case", SHAPED_CASES)
 def test_shapes_match_a_serialised_run(case: str) -> None:
     text, name, inputs = SHAPED_CASES[case]
-    serial = _parse(text)
+    serial, module = _parse_twice(text)
     _serialise(serial)
     expected = _run(serial, name, inputs()).outputs
-    module = _parse(text)
     HwInsertSyncPass().apply(default_context(), module)
     assert _bits(_run(module, name, inputs()).outputs) == _bits(expected)
 
@@ -463,12 +470,11 @@ def test_fallbacks_for_few_event_ids_run_on_that_target(function: str) -> None:
     target = load_target(path)
     x = _random_f16(64, 128)
     extra = [64] if function == "relay" else []
-    serial = _parse(chunk)
+    serial, module = _parse_twice(chunk)
     _serialise(serial)
     expected = run_hw_function(
         serial, function, [x.copy(), np.zeros_like(x), *extra], target
     )
-    module = _parse(chunk)
     HwInsertSyncPass().apply(default_context(), module)
     result = run_hw_function(
         module, function, [x.copy(), np.zeros_like(x), *extra], target
@@ -562,12 +568,11 @@ def test_more_live_flags_than_event_ids(inner: int, outer: int, target: str) -> 
     path = str(ONE_EVENT) if target == "one_event" else target
     text = _many_live(inner, outer, path)
     x = _random_f16(64, 128)
-    serial = _parse(text)
+    serial, module = _parse_twice(text)
     _serialise(serial)
     expected = run_hw_function(
         serial, "many", [x.copy(), np.zeros_like(x)], load_target(path)
     )
-    module = _parse(text)
     HwInsertSyncPass().apply(default_context(), module)
     result = run_hw_function(
         module, "many", [x.copy(), np.zeros_like(x)], load_target(path)
@@ -739,10 +744,9 @@ def test_random_programs_match_a_serialised_run(items: list, n: int) -> None:
     """Loops and branches over tiles that partly overlap, GM read after written."""
     text = _program_text(items)
     x = np.random.default_rng(2).standard_normal((64, 128)).astype(np.float16)
-    serial = _parse(text)
+    serial, module = _parse_twice(text)
     _serialise(serial)
     expected = _run(serial, "k", [x.copy(), np.zeros_like(x), n]).outputs
-    module = _parse(text)
     HwInsertSyncPass().apply(default_context(), module)
     outputs = _run(module, "k", [x.copy(), np.zeros_like(x), n]).outputs
     assert _bits(outputs) == _bits(expected)
@@ -757,10 +761,9 @@ def test_random_programs_on_one_event_id(items: list, n: int) -> None:
     text = _program_text(items, str(ONE_EVENT), MANY_UB_TILES, MANY_L1_TILES)
     target = load_target(str(ONE_EVENT))
     x = np.random.default_rng(2).standard_normal((64, 128)).astype(np.float16)
-    serial = _parse(text)
+    serial, module = _parse_twice(text)
     _serialise(serial)
     expected = run_hw_function(serial, "k", [x.copy(), np.zeros_like(x), n], target)
-    module = _parse(text)
     HwInsertSyncPass().apply(default_context(), module)
     result = run_hw_function(module, "k", [x.copy(), np.zeros_like(x), n], target)
     assert _bits(result.outputs) == _bits(expected.outputs)

@@ -5,10 +5,10 @@ flags, barriers, sync_all.
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import cast
 
 import numpy as np
-from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerType
+from xdsl.dialects.builtin import IndexType, IntegerType
 from xdsl.interpreter import Interpreter, PythonValues, register_impls
 from xdsl.interpreters.builtin import scalar_attr
 
@@ -23,7 +23,7 @@ from pypto_mlir.interp.ascend_hw.values import (
     _indices,
 )
 from pypto_mlir.interp.direct_calls import direct_impl
-from pypto_mlir.interp.index_arith import int_attr
+from pypto_mlir.interp.index_arith import float_attr, int_attr
 from pypto_mlir.sim import Access, AccessError, GmTensor
 
 
@@ -162,7 +162,7 @@ class HwControlFunctions(HwFunctions):
         result_type = op.result.type
         if isinstance(result_type, IndexType | IntegerType):
             return (int_attr(int(value), result_type, interpreter.index_bitwidth),)
-        return (FloatAttr(float(value), cast(Any, result_type)),)
+        return (float_attr(value, result_type),)
 
     @direct_impl(hw.StoreScalarOp)
     def run_store_scalar(
