@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from pypto_mlir.targets import Target, cost
 
@@ -85,6 +86,38 @@ class KeyLayout:
             (bc, width * 2, width * 2) if key_rows else (width, bc * 2, self.keys * 2)
             for width, key_rows in ((d, self.k_key_rows), (dv, self.v_key_rows))
         ]
+
+
+class StepCycles(NamedTuple):
+    """`step_cycles`' estimate of a key step."""
+
+    first: float
+    """The first step's loads (they miss the L2), which nothing overlaps."""
+    step: float
+    """A step in a stream of them: its busiest pipe."""
+    last: float
+    """The last step's work, which no load overlaps."""
+    loads: float
+    """A step's loads on MTE2."""
+    work: float
+    """A step's vector work and the chain of moves it waits on."""
+
+    def block(self, steps: int, grouped: bool) -> float:
+        """Cycles of a query block's `steps` key steps. `grouped` (the ROW
+        inputs prefetched, `attention-prefetch`): a group's loads wait for the
+        UB that its predecessor's last block frees (`ub_bytes`: the prefetched
+        inputs take the place of a block's f32 scores), so each group of
+        STAGES steps is a pipeline of loads and work filled and drained again:
+        its loads, then a step's busiest pipe per further step, then one
+        step's work."""
+        if not grouped:
+            return self.first + steps * self.step + self.last
+        groups, rest = divmod(steps, STAGES)
+
+        def group(size: int) -> float:
+            return self.loads + (size - 1) * self.step + self.work if size else 0.0
+
+        return self.first - self.loads + groups * group(STAGES) + group(rest)
 
 
 ONES = 16
@@ -182,14 +215,14 @@ def step_cycles(
     row_bytes: int = 0,
     prefetch: bool = False,
     layout: KeyLayout = KeyLayout(),
-) -> tuple[float, float, float]:
+) -> StepCycles:
     """Estimated cycles of one key step on its busiest pipe, from the target's
-    costs: MTE2 loads the K and V blocks (nd2nz, a burst per row), V runs the
-    step's vector instructions over the scores and the accumulator, MTE3 moves
-    the probabilities to L1 (a strided copy per fractal column). Returns
-    (first loads, step, last work): the loads of the next step overlap this
-    one's work, so a step takes the largest, but the first loads and the last
-    step's work do not overlap anything. `misses`: the share of the later K
+    costs: MTE2 loads the K and V blocks (nd2nz, a burst per block of whole
+    rows), V runs the step's vector instructions over the scores and the
+    accumulator, MTE3 moves the probabilities to L1 (a strided copy per
+    fractal column). The loads of the next step overlap this one's work, so a
+    step takes the largest, but the first loads and the last step's work do
+    not overlap anything (`StepCycles`). `misses`: the share of the later K
     and V loads that miss the L2 (`key_misses`). `row_bytes`: the bytes an
     element of the ROW group's per-key-block inputs (a mask, its own rows to
     each query block) that MTE2 also loads each step, and the vector unit
@@ -265,7 +298,9 @@ def step_cycles(
         + (0 if prefetch else rows_in)
     )
     first = mte2 - 2 * latency + 2 * gm_latency
-    return first, max(mte2, vector + chain, mte3), vector + mte3
+    return StepCycles(
+        first, max(mte2, vector + chain, mte3), vector + mte3, mte2, vector + chain
+    )
 
 
 def choose_tiling(
@@ -330,14 +365,14 @@ def choose_tiling(
                 vector_step = step_cycles(
                     *shape, False, misses, use_f32, row_bytes, fetch, layout
                 )[1]
-                fill, step, drain = step_cycles(
+                cycles = step_cycles(
                     *shape, on_cube, misses, use_f32, row_bytes, fetch, layout
                 )
                 for split in splits:
                     units = blocks * split
                     rounds = -(-units // max(cores, 1))
                     steps = -(-keys // (bc * split))
-                    estimate = rounds * (fill + steps * step + drain)
+                    estimate = rounds * cycles.block(steps, fetch)
                     combine = 0
                     if split > 1 and stats_ok:
                         combine = combine_rows(target, cores, blocks, br, dv)
@@ -354,7 +389,7 @@ def choose_tiling(
                             br,
                             bc,
                             on_cube,
-                            step,
+                            cycles.step,
                             vector_step,
                             split,
                             estimate,

@@ -39,13 +39,13 @@
 // NARROW:     masks loaded with the K and V blocks
 // NARROW:     tile.reduce_max %{{.*}}, axis = 1 : !tile.tile<16x[[KEYS:[0-9]+]]xf16, ub> -> !tile.tile<16x1xf16, ub>
 // NARROW-NOT: tile.reduce_max %{{.*}}, axis = 1 : !tile.tile<16x[[KEYS]]xf32, ub>
-func.func @attention(%q: !tv.tensor<256x64xf16>, %k: !tv.tensor<256x64xf16>, %v: !tv.tensor<256x64xf16>, %mask: !tv.tensor<256x256xf16>) -> !tv.tensor<256x64xf16> {
-  %kt = tv.transpose %k [1, 0] : !tv.tensor<256x64xf16> -> !tv.tensor<64x256xf16>
-  %s = tv.matmul %q, %kt acc(f32) : !tv.tensor<256x64xf16>, !tv.tensor<64x256xf16> -> !tv.tensor<256x256xf16>
+func.func @attention(%q: !tv.tensor<192x64xf16>, %k: !tv.tensor<192x64xf16>, %v: !tv.tensor<192x64xf16>, %mask: !tv.tensor<192x192xf16>) -> !tv.tensor<192x64xf16> {
+  %kt = tv.transpose %k [1, 0] : !tv.tensor<192x64xf16> -> !tv.tensor<64x192xf16>
+  %s = tv.matmul %q, %kt acc(f32) : !tv.tensor<192x64xf16>, !tv.tensor<64x192xf16> -> !tv.tensor<192x192xf16>
   %c = arith.constant 8.801270e-02 : f16
-  %x = tv.mul %s, %c : !tv.tensor<256x256xf16>, f16 -> !tv.tensor<256x256xf16>
-  %m = tv.add %x, %mask : !tv.tensor<256x256xf16>
-  %p = tv.softmax %m axis = 1 : !tv.tensor<256x256xf16>
-  %o = tv.matmul %p, %v acc(f32) : !tv.tensor<256x256xf16>, !tv.tensor<256x64xf16> -> !tv.tensor<256x64xf16>
-  func.return %o : !tv.tensor<256x64xf16>
+  %x = tv.mul %s, %c : !tv.tensor<192x192xf16>, f16 -> !tv.tensor<192x192xf16>
+  %m = tv.add %x, %mask : !tv.tensor<192x192xf16>
+  %p = tv.softmax %m axis = 1 : !tv.tensor<192x192xf16>
+  %o = tv.matmul %p, %v acc(f32) : !tv.tensor<192x192xf16>, !tv.tensor<192x64xf16> -> !tv.tensor<192x64xf16>
+  func.return %o : !tv.tensor<192x64xf16>
 }
