@@ -1590,6 +1590,51 @@ class FillOp(IRDLOperation):
         )
 
 
+IOTA_ELEMENT_TYPES: tuple[Attribute, ...] = (i32,)
+"""What `tile.iota` writes: lane positions compare as i32 (`tile.select` of
+32-bit values by them; f16 positions would be exact only to 2048)."""
+
+
+@irdl_op_definition
+class IotaOp(IRDLOperation):
+    """A new ub tile whose element `[i, j]` is its column `j` (numpy's
+    `arange` along the last dim, the same in every row).
+
+    The lane positions of a computed mask: `tile.select lt %col, %limit, %v,
+    %pad` keeps the lanes of each row before its run-time length `%limit`
+    (a row's valid extent, docs/sparse.md *Computed masks*). One `valid`
+    operand per `?` of the result's valid shape, as `tile.fill`.
+
+        %col = tile.iota : !tile.tile<8x64xi32, ub>
+    """
+
+    name = "tile.iota"
+
+    valid_sizes = var_operand_def(IndexType())
+    result = result_def(TileType)
+
+    traits = traits_def(Pure(), TilesFitTarget())
+    assembly_format = "(`valid` ` ` `[` $valid_sizes^ `]`)? attr-dict `:` type($result)"
+
+    def __init__(
+        self, result_type: TileType, valid_sizes: Sequence[SSAValue | Operation] = ()
+    ):
+        super().__init__(operands=[valid_sizes], result_types=[result_type])
+
+    def verify_(self) -> None:
+        result = _tile_type(self.result)
+        _verify_vector_tile(self, "its result", result)
+        _verify_element_type(
+            self, "its result", result.element_type, IOTA_ELEMENT_TYPES
+        )
+        _verify_dynamic_operands(
+            self,
+            self.valid_sizes,
+            result.num_dynamic_valid(),
+            "the result's valid shape",
+        )
+
+
 @irdl_op_definition
 class PadOp(IRDLOperation):
     """Set every element of a ub tile outside its valid region to the result's pad.
@@ -2129,6 +2174,7 @@ Tile = Dialect(
         *REDUCE_OPS,
         BroadcastOp,
         FillOp,
+        IotaOp,
         PadOp,
         TransposeOp,
         ValidDimOp,

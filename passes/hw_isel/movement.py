@@ -739,6 +739,37 @@ class FillStrategy(NoScratch):
             )
 
 
+class IotaStrategy(NoScratch):
+    """`tile.iota`: the column positions of row 0 (`fill_offsets`: a lane at a
+    time over its first block, then doubling), copied to the other rows.
+
+    `iota`: `vdup` per lane of the first 32-byte block, `vadds` doubling the
+    filled lanes, a `vcopy` of row 0 per further row
+    """
+
+    ops = (tile.IotaOp,)
+
+    def lower(
+        self, op: Operation, em: Emitter, buffer: BufferOf, scratch: list[SSAValue]
+    ) -> None:
+        assert isinstance(op, tile.IotaOp)
+        self.check_vector_shape(op, op.result)
+        region = self.region(op.result)
+        dst = buffer(op.result)
+        fill_offsets(em, dst, region.cols, 1)
+        if region.rows > 1:
+            em.vector(
+                unary(hw.VCopyOp),
+                [
+                    Lanes(dst, Kind.ROW_VECTOR),
+                    Lanes(dst, Kind.FULL, region.pitch, region.pitch),
+                ],
+                region.rows - 1,
+                0,
+                region.cols,
+            )
+
+
 class PadStrategy(NoScratch):
     """`tile.pad`: the pad value beyond the valid region, in place.
 

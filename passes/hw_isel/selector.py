@@ -47,6 +47,7 @@ from pypto_mlir.passes.hw_isel.gather import TransposeStrategy
 from pypto_mlir.passes.hw_isel.matmul import MatmulStrategy
 from pypto_mlir.passes.hw_isel.movement import (
     FillStrategy,
+    IotaStrategy,
     LoadStrategy,
     MoveStrategy,
     PadStrategy,
@@ -215,6 +216,7 @@ STRATEGIES: tuple[type[TileOpStrategy], ...] = (
     CastStrategy,
     ReduceStrategy,
     FillStrategy,
+    IotaStrategy,
     PadStrategy,
     TransposeStrategy,
     ValidDimStrategy,

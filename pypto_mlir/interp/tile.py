@@ -459,6 +459,15 @@ class TileFunctions(
         value = scalar_to_compute(args[0], op.value.type)
         return (new_tile(result_type, valid, value),)
 
+    @impl(tile.IotaOp)
+    def run_iota(
+        self, interpreter: Interpreter, op: tile.IotaOp, args: PythonValues
+    ) -> PythonValues:
+        result_type = _result_type(op)
+        valid = _resolve_valid(op.name, result_type, args)
+        columns = np.arange(valid[-1], dtype=np.int64)
+        return (new_tile(result_type, valid, np.broadcast_to(columns, valid)),)
+
     @impl(tile.PadOp)
     def run_pad(
         self, interpreter: Interpreter, op: tile.PadOp, args: PythonValues

@@ -810,6 +810,23 @@ func.func @f(%v: f16, %n: index) -> (!tile.tile<4x16xf16, ub, valid = [?, 16], p
     assert (t.data[3:] == 0).all()
 
 
+def test_iota_counts_the_columns_of_its_valid_region() -> None:
+    """`tile.iota`: element [i, j] is j over the valid region, whose `?`
+    extents come from its operands (3 rows of 16, then 2 of 5 columns)."""
+    module = parse(
+        """
+func.func @f(%n: index, %m: index) -> (!tile.tile<4x16xi32, ub, valid = [?, 16]>, !tile.tile<2x8xi32, ub, valid = [2, ?]>) {
+  %a = tile.iota valid [%n] : !tile.tile<4x16xi32, ub, valid = [?, 16]>
+  %b = tile.iota valid [%m] : !tile.tile<2x8xi32, ub, valid = [2, ?]>
+  func.return %a, %b : !tile.tile<4x16xi32, ub, valid = [?, 16]>, !tile.tile<2x8xi32, ub, valid = [2, ?]>
+}
+"""
+    )
+    a, b = run_tile_function(module, "f", [3, 5])
+    np.testing.assert_array_equal(a.valid_data(), np.tile(np.arange(16), (3, 1)))
+    np.testing.assert_array_equal(b.valid_data(), [[0, 1, 2, 3, 4]] * 2)
+
+
 # --------------------------------------------------------------------------------------
 # Builders (what passes use) and verification of built IR
 # --------------------------------------------------------------------------------------

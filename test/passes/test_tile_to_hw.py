@@ -247,6 +247,36 @@ def test_select_with_tails(cmp: str, element: str, target: str) -> None:
     np.testing.assert_array_equal(result.outputs[2].view(width), expected.view(width))
 
 
+ROW_MASK = """
+func.func @f(%v: memref<ROWSx70xf32>, %lens: memref<ROWSx1xi32>, %out: memref<ROWSx70xf32>) {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %v[%c0, %c0] : memref<ROWSx70xf32> -> !tile.tile<ROWSx72xf32, ub, valid = [ROWS, 70]>
+  %n = tile.load %lens[%c0, %c0] : memref<ROWSx1xi32> -> !tile.tile<ROWSx1xi32, ub>
+  %col = tile.iota : !tile.tile<ROWSx72xi32, ub, valid = [ROWS, 70]>
+  %z = arith.constant 0.0 : f32
+  %zero = tile.fill %z : f32 -> !tile.tile<ROWSx72xf32, ub, valid = [ROWS, 70]>
+  %r = tile.select lt %col, %n, %t, %zero : !tile.tile<ROWSx72xi32, ub, valid = [ROWS, 70]>, !tile.tile<ROWSx1xi32, ub>, !tile.tile<ROWSx72xf32, ub, valid = [ROWS, 70]>, !tile.tile<ROWSx72xf32, ub, valid = [ROWS, 70]>
+  tile.store %r, %out[%c0, %c0] : !tile.tile<ROWSx72xf32, ub, valid = [ROWS, 70]> -> memref<ROWSx70xf32>
+  func.return
+}
+"""
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("rows", [1, 3])
+def test_iota_masks_each_row_to_its_length(rows: int, target: str) -> None:
+    """A computed mask: `tile.iota`'s column positions compared with a
+    run-time length per row (a `[rows, 1]` tile) keep each row's first
+    `len` values and zero the rest: `where(arange(70) < len, v, 0)`, lengths
+    0, inside and past the row included."""
+    text = ROW_MASK.replace("ROWS", str(rows))
+    v = random((rows, 70), "f32", 5)
+    lens = np.array([[33], [0], [80]][:rows], np.int32)
+    result = check(text, [v, lens, poison(v.shape, "f32")], [2], target, "f32")
+    expected = np.where(np.arange(70)[None, :] < lens, v, np.float32(0))
+    np.testing.assert_array_equal(result.outputs[2], expected)
+
+
 SCALAR_BODIES = [
     "%c = arith.constant 1.5 : E\n%r = tile.add %t, %c : T, E",
     "%c = arith.constant 1.5 : E\n%r = tile.sub %t, %c : T, E",
