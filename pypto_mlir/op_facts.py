@@ -700,7 +700,8 @@ COMPARE: dict[str, Callable[[Array, Array], Array]] = {
     "eq": np.equal,
     "ne": np.not_equal,
 }
-"""The predicates of `tv.select` and `tile.select` (`CmpMode`'s names): numpy's,
+"""The predicates of `tv.select`, `tile.select` and `vcmp` / `vcmps` (`CmpMode`'s
+names, which are these strings): numpy's,
 so a NaN operand compares false except for ne, and -0.0 equals 0.0."""
 
 SELECT_STEPS: tuple[str, ...] = ("cmp", "select")

@@ -256,12 +256,9 @@ def test_the_model_bench_runs_the_blocks_it_names() -> None:
     lowers a kernel with the model's candidates narrowed to one pair of
     blocks: the nest takes that pair, the simulator runs it, and the model's
     lists are as before afterwards."""
-    path = EXAMPLES.parent / "bench" / "bench_attention_model.py"
-    spec = importlib.util.spec_from_file_location("bench_attention_model", path)
-    assert spec is not None and spec.loader is not None
-    bench = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault(spec.name, bench)  # its dataclass looks itself up
-    spec.loader.exec_module(bench)
+    bench = _load(
+        "bench_attention_model", EXAMPLES.parent / "bench" / "bench_attention_model.py"
+    )
     rng = np.random.default_rng(0)
     inputs = [rng.standard_normal((64, 128)).astype(np.float16) for _ in range(3)]
     rows, keys = attention_model.ROW_BLOCKS, attention_model.KEY_BLOCKS
@@ -272,14 +269,19 @@ def test_the_model_bench_runs_the_blocks_it_names() -> None:
     assert bench.measure(bench.kernel(64, False), inputs, 128, 256, False) is None
 
 
-def _load_example() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "example_attention", EXAMPLES / "attention.py"
-    )
+def _load(name: str, path: Path) -> ModuleType:
+    """The script at `path` as module `name` (registered: a dataclass in it
+    looks its module up)."""
+    spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
-    example = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(example)
-    return example
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault(spec.name, module)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _load_example() -> ModuleType:
+    return _load("example_attention", EXAMPLES / "attention.py")
 
 
 def test_example_matches_numpy() -> None:

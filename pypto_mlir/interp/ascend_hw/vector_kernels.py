@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+import pypto_mlir.op_facts as op_facts
 from pypto_mlir.dialects import ascend_hw as hw
 from pypto_mlir.dialects.ascend_hw import CmpMode, RoundMode
 from pypto_mlir.interp.ascend_hw.float_formats import _F32, _to_compute, convert
@@ -72,15 +73,6 @@ _BLOCK_REDUCE: dict[type[hw.VectorBlockReduceOp], Callable[..., np.ndarray]] = {
     hw.VBlockReduceMaxOp: np.max,
     hw.VBlockReduceMinOp: np.min,
 }
-_COMPARE: dict[CmpMode, Callable[..., np.ndarray]] = {
-    CmpMode.LT: np.less,
-    CmpMode.LE: np.less_equal,
-    CmpMode.GT: np.greater,
-    CmpMode.GE: np.greater_equal,
-    CmpMode.EQ: np.equal,
-    CmpMode.NE: np.not_equal,
-}
-
 VectorKernel = Callable[["_VectorPlan", "_VectorCall", int, int], None]
 """Runs repeats [lo, hi) of a vector op: reads its operands, computes, writes."""
 
@@ -169,7 +161,7 @@ def _brcb_kernel(plan: _VectorPlan, call: _VectorCall, lo: int, hi: int) -> None
 
 def _compare_kernel(mode: CmpMode) -> VectorKernel:
     """Compare bits of a repeat: enabled lanes' results, 0 for the others."""
-    fn = _COMPARE[mode]
+    fn = op_facts.COMPARE[mode]
 
     def kernel(plan: _VectorPlan, call: _VectorCall, lo: int, hi: int) -> None:
         *inputs, bits_out = call.operands
