@@ -161,6 +161,12 @@ class TileOpStrategy(IselContext, ABC):
         (none unless the family's instructions read each element before writing it)."""
         return ()
 
+    def reads_through(self, op: Operation) -> tuple[int, ...]:
+        """Tile operands whose buffer `op`'s instructions never read: they take
+        the scalar the operand's `tile.fill` holds instead (a `vcmps`), so a
+        fill that only such uses read writes nothing (`Selector.unread`)."""
+        return ()
+
     @abstractmethod
     def scratch(self, op: Operation) -> list[hw.BufferType]:
         """The scratch buffers `op` needs while it executes, in `lower`'s order."""
