@@ -528,16 +528,12 @@ MIRRORED: dict[hw.CmpMode, hw.CmpMode] = {
 """`b <cmp> a` as `a <MIRRORED[cmp]> b` (NaN included: both false but ne)."""
 
 
-def filled_scalar(isel: IselContext, value: SSAValue) -> SSAValue | None:
-    """The scalar of the `tile.fill` defining tile `value`, which every element
-    a broadcast reads holds (none for a pad over a partly valid fill: a pad
-    element is not the scalar; without a pad such elements are undefined)."""
+def filled_scalar(value: SSAValue) -> SSAValue | None:
+    """The scalar of the `tile.fill` defining tile `value`: a select reads
+    only its valid region (a broadcast dim is 1 physical and valid, another
+    one the result's valid extent), which holds it, never its pad."""
     fill = value.owner
-    if not isinstance(fill, tile.FillOp):
-        return None
-    if as_tile(value).pad_value is not None and not isel.fully_valid(value):
-        return None
-    return fill.value
+    return fill.value if isinstance(fill, tile.FillOp) else None
 
 
 @dataclass(frozen=True)
@@ -571,7 +567,7 @@ class SelectStrategy(TileOpStrategy):
         """The compare as a `vcmps`, when rhs (else lhs) is a fill's scalar."""
         cmp = hw.CmpMode(op.cmp.data)
         for index, mode in ((1, cmp), (0, MIRRORED[cmp])):
-            scalar = filled_scalar(self, op.operands[index])
+            scalar = filled_scalar(op.operands[index])
             if scalar is not None:
                 return ScalarCompare(index, scalar, mode)
         return None
