@@ -517,18 +517,71 @@ def compare_bits_bytes(isel: IselContext, element_type: Attribute, most: int) ->
     return round_up(-(-bits // 8), isel.block)
 
 
+MIRRORED: dict[hw.CmpMode, hw.CmpMode] = {
+    hw.CmpMode.LT: hw.CmpMode.GT,
+    hw.CmpMode.LE: hw.CmpMode.GE,
+    hw.CmpMode.GT: hw.CmpMode.LT,
+    hw.CmpMode.GE: hw.CmpMode.LE,
+    hw.CmpMode.EQ: hw.CmpMode.EQ,
+    hw.CmpMode.NE: hw.CmpMode.NE,
+}
+"""`b <cmp> a` as `a <MIRRORED[cmp]> b` (NaN included: both false but ne)."""
+
+
+def filled_scalar(value: SSAValue) -> SSAValue | None:
+    """The scalar of the `tile.fill` defining tile `value`: a select reads
+    only its valid region (a broadcast dim is 1 physical and valid, another
+    one the result's valid extent), which holds it, never its pad."""
+    fill = value.owner
+    return fill.value if isinstance(fill, tile.FillOp) else None
+
+
+@dataclass(frozen=True)
+class ScalarCompare:
+    """A select's compare as `vcmps`: the operand read as a scalar (1: rhs, 0:
+    lhs with the compare mirrored), its scalar, and the compare mode."""
+
+    index: int
+    scalar: SSAValue
+    cmp: hw.CmpMode
+
+
 class SelectStrategy(TileOpStrategy):
     """`tile.select`: per instruction of the region, a `vcmp` of lhs and rhs
     into a scratch bit buffer, then a `vselect` of on_true and on_false by it,
     with the same repeats, mask and strides (both sides have one width, so one
-    repeat covers the same lanes); operands broadcast as a binary op's do.
+    repeat covers the same lanes); operands broadcast as a binary op's do. A
+    compared operand that a `tile.fill` defines is its scalar: a `vcmps` of
+    the other one, and the fill writes nothing when no other op reads it.
 
     `select`: `vcmp <cmp>` into an i8 bit buffer (scratch, a bit a lane of the
     instruction's repeats), `vselect`; a `[M, 1]` operand through `vbrcb` as for
-    binary ops.
+    binary ops; rhs a `tile.fill`: `vcmps <cmp>` of lhs and the fill's scalar
+    (lhs a fill: `vcmps` of rhs, lt/le/gt/ge mirrored), the fill's `vdup` gone
+    when only selects' scalars read it
     """
 
     ops = (tile.SelectOp,)
+
+    def scalar_compare(self, op: tile.SelectOp) -> ScalarCompare | None:
+        """The compare as a `vcmps`, when rhs (else lhs) is a fill's scalar."""
+        cmp = hw.CmpMode(op.cmp.data)
+        for index, mode in ((1, cmp), (0, MIRRORED[cmp])):
+            scalar = filled_scalar(op.operands[index])
+            if scalar is not None:
+                return ScalarCompare(index, scalar, mode)
+        return None
+
+    def _read(self, op: tile.SelectOp) -> list[SSAValue]:
+        """The operands read as lanes, in order: all but a `vcmps` scalar."""
+        found = self.scalar_compare(op)
+        skip = None if found is None else found.index
+        return [v for k, v in enumerate(op.operands) if k != skip]
+
+    def reads_through(self, op: Operation) -> tuple[int, ...]:
+        assert isinstance(op, tile.SelectOp)
+        found = self.scalar_compare(op)
+        return () if found is None else (found.index,)
 
     def inplace(self, op: Operation) -> tuple[int, ...]:
         assert isinstance(op, tile.SelectOp)
@@ -551,7 +604,7 @@ class SelectStrategy(TileOpStrategy):
         element_type = as_tile(op.result).element_type
         size = compare_bits_bytes(self, element_type, self._most_repeats(op))
         types = [hw.BufferType([size], hw.MASK_ELEMENT, str(MemorySpace.UB))]
-        for operand in op.operands:
+        for operand in self._read(op):
             types += operand_scratch(self, operand, op.result)
         return types
 
@@ -565,7 +618,7 @@ class SelectStrategy(TileOpStrategy):
             terms.term(op.result, Fraction(lanes, 8), cols=False),
             terms.constant(op.result, self.block),
         ]
-        for operand in op.operands:
+        for operand in self._read(op):
             e = tile.element_bytes(as_tile(operand).element_type)
             found += block_operand_terms(self, terms, operand, op.result, e)
         return found
@@ -578,22 +631,31 @@ class SelectStrategy(TileOpStrategy):
         bits = scratch.pop(0)
         lanes = [
             operand_lanes_of(self, em, operand, op.result, buffer, scratch)
-            for operand in op.operands
+            for operand in self._read(op)
         ]
         region = self.region(op.result)
         lanes.append(region.lanes(buffer(op.result)))
-        cmp = hw.CmpMode(op.cmp.data)
+        scalar = self.scalar_compare(op)
+        compared = 2 if scalar is None else 1
 
         def make(views: Sequence[SSAValue], props: dict[str, object]) -> Operation:
-            lhs, rhs, on_true, on_false, d = views
             given = {k: v for k, v in props.items() if v is not None}
             cmp_props, select_props = dict(given), dict(given)
             for key in ("blk_stride", "rep_stride"):
                 if key in given:
                     strides = given[key]
                     assert isinstance(strides, list)
-                    cmp_props[key], select_props[key] = strides[:2], strides[2:]
-            em.emit(hw.VCmpOp(cmp, lhs, rhs, bits, **cmp_props))  # type: ignore[arg-type]
+                    cmp_props[key] = strides[:compared]
+                    select_props[key] = strides[compared:]
+            on_true, on_false, d = views[compared:]
+            if scalar is None:
+                lhs, rhs = views[:compared]
+                cmp = hw.CmpMode(op.cmp.data)
+                em.emit(hw.VCmpOp(cmp, lhs, rhs, bits, **cmp_props))  # type: ignore[arg-type]
+            else:
+                em.emit(
+                    hw.VCmpsOp(scalar.cmp, views[0], scalar.scalar, bits, **cmp_props)  # type: ignore[arg-type]
+                )
             return hw.VSelectOp(bits, on_true, on_false, d, **select_props)  # type: ignore[arg-type]
 
         em.vector(make, lanes, region.rows, 0, region.cols)

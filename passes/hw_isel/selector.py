@@ -288,6 +288,21 @@ class Selector:
         strategy = self.strategy(op)
         return [] if strategy is None else strategy.scratch(op)
 
+    def unread(self, op: Operation) -> bool:
+        """Whether tile op `op` has users and every one reads through its tile
+        result (`TileOpStrategy.reads_through`): no instruction would read what
+        its instructions write, so it gets none."""
+        uses = [use for result in op.results for use in result.uses]
+        if not uses or not all(isinstance(r.type, tile.TileType) for r in op.results):
+            return False
+        for use in uses:
+            strategy = self.strategy(use.operation)
+            if strategy is None or use.index not in strategy.reads_through(
+                use.operation
+            ):
+                return False
+        return True
+
     def scratch_terms(self, op: Operation, spans_of: SpansOf) -> list[Term]:
         """An upper bound of the bytes of `scratch(op)` for the tiling model
         (`TileOpStrategy.scratch_terms`)."""
@@ -302,6 +317,8 @@ class Selector:
         strategy = self.strategy(op)
         if strategy is None:
             raise op_error(op, f"tile-to-hw cannot lower {op.name}")
+        if self.unread(op):
+            return None
         em.at(op)
         return strategy.lower(op, em, buffer, scratch)
 

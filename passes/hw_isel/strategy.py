@@ -5,7 +5,9 @@ A `TileOpStrategy` is the one place a family of tile ops (the classes in its
 result may overwrite (`inplace`, for memory planning), which scratch buffers its
 instructions need (`scratch`, with the static valid extents) and an upper bound
 of their bytes over the tile sizes of a nest being tiled (`scratch_terms`, for
-the tiling model), and its instructions (`lower`). `scratch` and `scratch_terms`
+the tiling model), which tile operands it reads through (`reads_through`:
+the scalar of their `tile.fill`, so a fill only such uses read gets no
+instructions), and its instructions (`lower`). `scratch` and `scratch_terms`
 are declared together: a class that defines one must define the other
 (`TileOpStrategy.__init_subclass__`); a strategy without scratch derives from
 `NoScratch`, which answers both; a cast's bound is derived from the same layout
@@ -159,6 +161,12 @@ class TileOpStrategy(IselContext, ABC):
     def inplace(self, op: Operation) -> tuple[int, ...]:
         """Operands whose buffer the result may take over when they die at `op`
         (none unless the family's instructions read each element before writing it)."""
+        return ()
+
+    def reads_through(self, op: Operation) -> tuple[int, ...]:
+        """Tile operands whose buffer `op`'s instructions never read: they take
+        the scalar the operand's `tile.fill` holds instead (a `vcmps`), so a
+        fill that only such uses read writes nothing (`Selector.unread`)."""
         return ()
 
     @abstractmethod
