@@ -58,6 +58,10 @@ SDDMM_WINDOW = 64
 32-byte GM blocks, and 256 bytes of i32 column indices in one DMA."""
 
 
+def _nothing(at: InsertPoint) -> None:
+    """An empty branch."""
+
+
 @dataclass(frozen=True)
 class MaskedLanes:
     """What every masked window of a core's rows shares (`masked_softmax_row`)."""
@@ -493,8 +497,10 @@ class CsrEntryNest(CsrSpmmNest):
                 at, tile.FillOp(number, stat_type.with_(element_type=i32))
             )
 
-        def stats(at: InsertPoint, pos: Valid, acc: list[SSAValue]) -> list[SSAValue]:
-            pos = self.index_value(pos)
+        def stats(
+            at: InsertPoint, pos: SSAValue, acc: list[SSAValue]
+        ) -> tuple[SSAValue, list[SSAValue]]:
+            """The window at `pos` (f32) and the max and sum raised by it."""
             base = smaller(self, at, pos, lanes.last)
             stop = smaller(
                 self, at, end, self.value(at, arith.AddiOp(pos, self.constant(width)))
@@ -520,36 +526,66 @@ class CsrEntryNest(CsrSpmmNest):
                 at, tile.ReduceSumOp(self.exp_shifted(at, kept, raised), 1)
             )
             rescaled = self.value(at, tile.MulOp(total, scale))
-            return [raised, self.value(at, tile.AddOp(rescaled, part))]
+            return value, [raised, self.value(at, tile.AddOp(rescaled, part))]
 
-        zeros = self.zeros(at, stat_type, [])
-        peak, total = self.loop(at, start, end, width, [lanes.pad, zeros], stats)
+        def later(at: InsertPoint, pos: Valid, acc: list[SSAValue]) -> list[SSAValue]:
+            return stats(at, self.index_value(pos), acc)[1]
 
-        def write(at: InsertPoint, pos: Valid, _: list[SSAValue]) -> list[SSAValue]:
-            value = self.to_f32(at, self.load(at, values, [0, pos], window_type))
+        def quotients(at: InsertPoint, value: SSAValue, pos: SSAValue) -> None:
             exp = self.exp_shifted(at, value, peak)
             share = self.value(at, tile.DivOp(exp, total))
             self.store(at, self.cast_to(at, share, a.element_type), results, [0, pos])
+
+        def write(at: InsertPoint, pos: Valid, _: list[SSAValue]) -> list[SSAValue]:
+            pos = self.index_value(pos)
+            quotients(
+                at, self.to_f32(at, self.load(at, values, [0, pos], window_type)), pos
+            )
             return []
 
-        # windows from lo that end within e1: starts before e1 + 1 - width
-        reach = self.value(at, arith.SubiOp(e1, self.constant(width - 1)))
-        limit = larger(self, at, lo, smaller(self, at, hi, reach))
-        self.loop(at, lo, limit, width, [], write)
-        span = self.value(at, arith.SubiOp(limit, lo))
-        count = self.value(
-            at,
-            arith.DivUIOp(
-                self.value(at, arith.AddiOp(span, self.constant(width - 1))),
-                self.constant(width),
-            ),
+        def nonempty(at: InsertPoint) -> None:
+            nonlocal peak, total
+            # the first window outside the loop: kept for the first store
+            zeros = self.zeros(at, stat_type, [])
+            first, acc = stats(at, start, [lanes.pad, zeros])
+            second = self.value(at, arith.AddiOp(start, self.constant(width)))
+            peak, total = self.loop(at, second, end, width, acc, later)
+            # windows from lo that end within e1: starts before e1 + 1 - width
+            reach = self.value(at, arith.SubiOp(e1, self.constant(width - 1)))
+            limit = larger(self, at, lo, smaller(self, at, hi, reach))
+            # the first window stored is the first loaded (at start, which is
+            # <= nnz - width when it ends within e1): not loaded again
+            reused = self.value(
+                at,
+                arith.AndIOp(
+                    self.value(at, arith.CmpiOp(lo, start, "eq")),
+                    self.value(at, arith.CmpiOp(start, limit, "slt")),
+                ),
+            )
+            self.if_else(at, reused, lambda at: quotients(at, first, start), _nothing)
+            after = self.value(at, arith.SelectOp(reused, second, lo))
+            self.loop(at, after, limit, width, [], write)
+            span = self.value(at, arith.SubiOp(limit, lo))
+            count = self.value(
+                at,
+                arith.DivUIOp(
+                    self.value(at, arith.AddiOp(span, self.constant(width - 1))),
+                    self.constant(width),
+                ),
+            )
+            covered = self.value(
+                at,
+                arith.AddiOp(
+                    lo, self.value(at, arith.MuliOp(count, self.constant(width)))
+                ),
+            )
+            rest = smaller(self, at, hi, covered)
+            self.softmax_quotients(at, a, views, (peak, total), rest, hi, window)
+
+        peak = total = lanes.pad
+        self.if_else(
+            at, self.value(at, arith.CmpiOp(start, end, "slt")), nonempty, _nothing
         )
-        covered = self.value(
-            at,
-            arith.AddiOp(lo, self.value(at, arith.MuliOp(count, self.constant(width)))),
-        )
-        rest = smaller(self, at, hi, covered)
-        self.softmax_quotients(at, a, views, (peak, total), rest, hi, window)
 
     def _q_chunk(
         self,
