@@ -30,7 +30,6 @@ sddmm's the indices of its output window.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import cast
 
 from xdsl.dialects import arith, memref, scf
@@ -49,6 +48,7 @@ from .balanced_split import (
     row_of_entry,
     smaller,
 )
+from .csr_masked_softmax import MaskedLanes, MaskedSoftmax
 from .csr_spmm_nest import CsrSpmmNest, SpmmPlan
 from .nest_builder import Valid
 from .sparse_nests import Column, RunBody, SparseBuffers
@@ -56,24 +56,6 @@ from .sparse_nests import Column, RunBody, SparseBuffers
 SDDMM_WINDOW = 64
 """Entries of an sddmm result window: 128 (f16) or 256 (f32) bytes, whole
 32-byte GM blocks, and 256 bytes of i32 column indices in one DMA."""
-
-
-def _nothing(at: InsertPoint) -> None:
-    """An empty branch."""
-
-
-@dataclass(frozen=True)
-class MaskedLanes:
-    """What every masked window of a core's rows shares (`masked_softmax_row`)."""
-
-    width: int
-    """Entries a window: whole 32-byte GM blocks of values and results."""
-    positions: SSAValue
-    """`tile.iota` of `1 x width` i32: the lane positions the masks compare."""
-    pad: SSAValue
-    """A `1 x 1` f32 tile of `-inf`: what a lane outside the row becomes."""
-    last: SSAValue
-    """`nnz - width`: the last window start inside the values."""
 
 
 EntryBody = Callable[[InsertPoint, SSAValue, SSAValue, list[SSAValue]], list[SSAValue]]
@@ -376,9 +358,10 @@ class CsrEntryNest(CsrSpmmNest):
         whose entries straddle two cores has its max and sum computed by both
         (each over the whole row), each writing its share of the quotients
         (`csr_softmax_row`; with `masked` entries a window and at least that
-        many entries, `masked_softmax_row`)."""
+        many entries, passes/csr_masked_softmax.py)."""
         views = self.csr_views(a, out)
         rows = a.shape[0]
+        nnz = self.value(self.top, memref.DimOp(a.values, self.constant(0)))
 
         def share(at: InsertPoint, e0: SSAValue, e1: SSAValue, offset: Reader) -> None:
             some, empty = Block(), Block()
@@ -387,205 +370,34 @@ class CsrEntryNest(CsrSpmmNest):
             last = self.value(here, arith.SubiOp(e1, self.constant(1)))
             after = self.add(here, row_of_entry(self, here, offset, last, rows), 1)
 
-            def rows_of(at: InsertPoint, lanes: MaskedLanes | None) -> None:
+            def exact(at: InsertPoint) -> None:
                 def row(at: InsertPoint, r: Valid, _: list[SSAValue]) -> list[SSAValue]:
                     start, end = offset(at, r), offset(at, self.add(at, r, 1))
                     lo, hi = larger(self, at, start, e0), smaller(self, at, end, e1)
-                    if lanes is None:
-                        self.csr_softmax_row(at, a, views, start, end, lo, hi, window)
-                    else:
-                        self.masked_softmax_row(
-                            at, a, views, (start, end), (lo, hi, e1), window, lanes
-                        )
+                    self.csr_softmax_row(at, a, views, start, end, lo, hi, window)
                     return []
 
                 self.loop(at, first, after, 1, [], row)
 
-            if masked:
-                self.if_else(
-                    here,
-                    self.value(
-                        here,
-                        arith.CmpiOp(
-                            self.values_count(a), self.constant(masked), "sge"
-                        ),
-                    ),
-                    lambda at: rows_of(at, self.masked_lanes(at, a, masked)),
-                    lambda at: rows_of(at, None),
+            def windows(at: InsertPoint) -> None:
+                lanes = MaskedLanes.make(self, at, nnz, masked)
+                MaskedSoftmax(self, a, views, window, lanes).rows(
+                    at, (first, after), (e0, e1), offset
                 )
+
+            if masked:
+                enough = self.value(
+                    here, arith.CmpiOp(nnz, self.constant(masked), "sge")
+                )
+                self.if_else(here, enough, windows, exact)
             else:
-                rows_of(here, None)
+                exact(here)
             self.insert(here, scf.YieldOp())
             self.insert(InsertPoint.at_end(empty), scf.YieldOp())
             nonempty = self.value(at, arith.CmpiOp(e0, e1, "slt"))
             self.insert(at, scf.IfOp(nonempty, [], [some], [empty]))
 
         self.over_entries(a, plan, SDDMM_WINDOW, share)
-
-    def if_else(
-        self,
-        at: InsertPoint,
-        condition: SSAValue,
-        then: Callable[[InsertPoint], None],
-        otherwise: Callable[[InsertPoint], None],
-    ) -> None:
-        """An `scf.if` without results: `then` or `otherwise` emits its body."""
-        blocks = Block(), Block()
-        for block, emit in zip(blocks, (then, otherwise), strict=True):
-            inner = InsertPoint.at_end(block)
-            emit(inner)
-            self.insert(inner, scf.YieldOp())
-        self.insert(at, scf.IfOp(condition, [], [blocks[0]], [blocks[1]]))
-
-    def values_count(self, a: SparseBuffers) -> SSAValue:
-        """nnz: the length of the values buffer."""
-        return self.value(self.top, memref.DimOp(a.values, self.constant(0)))
-
-    def masked_lanes(
-        self, at: InsertPoint, a: SparseBuffers, width: int
-    ) -> MaskedLanes:
-        """The lane positions and the pad of `width`-entry masked windows, made
-        once before the rows (nnz >= width here)."""
-        positions = self.value(
-            at, tile.IotaOp(TileType([1, width], i32, MemorySpace.UB))
-        )
-        lowest = self.constant(float("-inf"), f32)
-        pad = self.value(at, tile.FillOp(lowest, TileType([1, 1], f32, MemorySpace.UB)))
-        last = self.value(at, arith.SubiOp(self.values_count(a), self.constant(width)))
-        return MaskedLanes(width, positions, pad, last)
-
-    def masked_softmax_row(
-        self,
-        at: InsertPoint,
-        a: SparseBuffers,
-        views: tuple[SSAValue, SSAValue],
-        row: tuple[SSAValue, SSAValue],
-        share: tuple[SSAValue, SSAValue, SSAValue],
-        window: int,
-        lanes: MaskedLanes,
-    ) -> None:
-        """The softmax of the row of entries `row = [start, end)`, written at
-        `[lo, hi)` of a core's entries `[e0, e1)` (`share = (lo, hi, e1)`),
-        by whole windows of `lanes.width` entries with computed masks:
-
-        - the max and sum in one pass (online: the sum rescaled by
-          `exp(old max - new max)` when a window raises the max), each window
-          loaded whole from `min(pos, nnz - width)` and its lanes outside the
-          row's `[pos, min(end, pos + width))` replaced by `-inf` (two
-          `tile.select`s of `tile.iota` against the bounds), which `exp`
-          turns to 0;
-        - the quotients stored as whole windows from `lo` while a window ends
-          within `e1`: its lanes past the row's end hold other rows' values'
-          quotients, which this core's later rows overwrite (its stores are in
-          entry order, one pipe), and no lane leaves the core's entries; the
-          rest (the last < width entries before `e1`) exactly, by
-          `softmax_quotients`.
-
-        The sum's order (windows, rescaled) differs from the reference's
-        entry order: within its error bound, as a dense softmax's."""
-        values, results = views
-        start, end = row
-        lo, hi, e1 = share
-        width = lanes.width
-        window_type = TileType([1, width], a.element_type, MemorySpace.UB)
-        stat_type = TileType([1, 1], f32, MemorySpace.UB)
-
-        def lane_bound(at: InsertPoint, position: SSAValue, base: SSAValue) -> SSAValue:
-            offset = self.value(at, arith.SubiOp(position, base))
-            number = self.value(at, arith.IndexCastOp(offset, i32))
-            return self.value(
-                at, tile.FillOp(number, stat_type.with_(element_type=i32))
-            )
-
-        def stats(
-            at: InsertPoint, pos: SSAValue, acc: list[SSAValue]
-        ) -> tuple[SSAValue, list[SSAValue]]:
-            """The window at `pos` (f32) and the max and sum raised by it."""
-            base = smaller(self, at, pos, lanes.last)
-            stop = smaller(
-                self, at, end, self.value(at, arith.AddiOp(pos, self.constant(width)))
-            )
-            value = self.to_f32(at, self.load(at, values, [0, base], window_type))
-            kept = self.value(
-                at,
-                tile.SelectOp(
-                    "ge", lanes.positions, lane_bound(at, pos, base), value, lanes.pad
-                ),
-            )
-            kept = self.value(
-                at,
-                tile.SelectOp(
-                    "lt", lanes.positions, lane_bound(at, stop, base), kept, lanes.pad
-                ),
-            )
-            peak, total = acc
-            most = self.value(at, tile.ReduceMaxOp(kept, 1))
-            raised = self.value(at, tile.MaxOp(peak, most))
-            scale = self.exp_shifted(at, peak, raised)
-            part = self.value(
-                at, tile.ReduceSumOp(self.exp_shifted(at, kept, raised), 1)
-            )
-            rescaled = self.value(at, tile.MulOp(total, scale))
-            return value, [raised, self.value(at, tile.AddOp(rescaled, part))]
-
-        def later(at: InsertPoint, pos: Valid, acc: list[SSAValue]) -> list[SSAValue]:
-            return stats(at, self.index_value(pos), acc)[1]
-
-        def quotients(at: InsertPoint, value: SSAValue, pos: SSAValue) -> None:
-            exp = self.exp_shifted(at, value, peak)
-            share = self.value(at, tile.DivOp(exp, total))
-            self.store(at, self.cast_to(at, share, a.element_type), results, [0, pos])
-
-        def write(at: InsertPoint, pos: Valid, _: list[SSAValue]) -> list[SSAValue]:
-            pos = self.index_value(pos)
-            quotients(
-                at, self.to_f32(at, self.load(at, values, [0, pos], window_type)), pos
-            )
-            return []
-
-        def nonempty(at: InsertPoint) -> None:
-            nonlocal peak, total
-            # the first window outside the loop: kept for the first store
-            zeros = self.zeros(at, stat_type, [])
-            first, acc = stats(at, start, [lanes.pad, zeros])
-            second = self.value(at, arith.AddiOp(start, self.constant(width)))
-            peak, total = self.loop(at, second, end, width, acc, later)
-            # windows from lo that end within e1: starts before e1 + 1 - width
-            reach = self.value(at, arith.SubiOp(e1, self.constant(width - 1)))
-            limit = larger(self, at, lo, smaller(self, at, hi, reach))
-            # the first window stored is the first loaded (at start, which is
-            # <= nnz - width when it ends within e1): not loaded again
-            reused = self.value(
-                at,
-                arith.AndIOp(
-                    self.value(at, arith.CmpiOp(lo, start, "eq")),
-                    self.value(at, arith.CmpiOp(start, limit, "slt")),
-                ),
-            )
-            self.if_else(at, reused, lambda at: quotients(at, first, start), _nothing)
-            after = self.value(at, arith.SelectOp(reused, second, lo))
-            self.loop(at, after, limit, width, [], write)
-            span = self.value(at, arith.SubiOp(limit, lo))
-            count = self.value(
-                at,
-                arith.DivUIOp(
-                    self.value(at, arith.AddiOp(span, self.constant(width - 1))),
-                    self.constant(width),
-                ),
-            )
-            covered = self.value(
-                at,
-                arith.AddiOp(
-                    lo, self.value(at, arith.MuliOp(count, self.constant(width)))
-                ),
-            )
-            rest = smaller(self, at, hi, covered)
-            self.softmax_quotients(at, a, views, (peak, total), rest, hi, window)
-
-        peak = total = lanes.pad
-        self.if_else(
-            at, self.value(at, arith.CmpiOp(start, end, "slt")), nonempty, _nothing
-        )
 
     def _q_chunk(
         self,

@@ -836,6 +836,21 @@ class SparseNest(LoopBuilder):
         difference = self.value(at, tile.SubOp(value, peak))
         return self.value(at, tile.ExpOp(difference))
 
+    def if_else(
+        self,
+        at: InsertPoint,
+        condition: SSAValue,
+        then: Callable[[InsertPoint], None],
+        otherwise: Callable[[InsertPoint], None],
+    ) -> None:
+        """An `scf.if` without results: `then` or `otherwise` emits its body."""
+        blocks = Block(), Block()
+        for block, emit in zip(blocks, (then, otherwise), strict=True):
+            inner = InsertPoint.at_end(block)
+            emit(inner)
+            self.insert(inner, scf.YieldOp())
+        self.insert(at, scf.IfOp(condition, [], [blocks[0]], [blocks[1]]))
+
     def softmax_quotients(
         self,
         at: InsertPoint,
