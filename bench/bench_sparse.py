@@ -700,14 +700,22 @@ def single_ops(s: int, rng: np.random.Generator) -> None:
         "| op | cycles | roofline (bound) | % of roofline | busiest pipe | numerics |"
     )
     print("|---|---|---|---|---|---|")
+    results: dict[object, Run] = {}
     for name, kernel, inputs in cases:
-        run = simulate(kernel.module(), inputs, True)
+        run = results[kernel] = simulate(kernel.module(), inputs, True)
         print(
             f"| {name} | {run.cycles} | {run.bound.cycles:.0f} "
             f"({run.bound.limit.resource}) | {run.fraction:.1%} | "
             f"{busiest(run, short=True)} | "
             f"{run.numerics} |"
         )
+    exact = simulate(csr_softmax.module(), [csr_in], True, sparse_masked_window=0)
+    masked = results[csr_softmax]
+    print(
+        f"CSR softmax: sparse-masked-window=0 (the exact entry windows) "
+        f"{exact.cycles} cycles, =64 (default, computed masks) {masked.cycles} "
+        f"cycles: {exact.cycles / masked.cycles:.2f}x"
+    )
     off = simulate(gather.module(), [q, runs], True, sparse_gather_run=1)
     on = simulate(gather.module(), [q, runs], True)
     print(

@@ -48,6 +48,7 @@ from .balanced_split import (
     row_of_entry,
     smaller,
 )
+from .csr_masked_softmax import MaskedLanes, MaskedSoftmax
 from .csr_spmm_nest import CsrSpmmNest, SpmmPlan
 from .nest_builder import Valid
 from .sparse_nests import Column, RunBody, SparseBuffers
@@ -55,6 +56,7 @@ from .sparse_nests import Column, RunBody, SparseBuffers
 SDDMM_WINDOW = 64
 """Entries of an sddmm result window: 128 (f16) or 256 (f32) bytes, whole
 32-byte GM blocks, and 256 bytes of i32 column indices in one DMA."""
+
 
 EntryBody = Callable[[InsertPoint, SSAValue, SSAValue, list[SSAValue]], list[SSAValue]]
 """One stored entry: its column (an index) and value (a scalar of the values'
@@ -344,15 +346,22 @@ class CsrEntryNest(CsrSpmmNest):
         core_loop(self, plan.cores, core)
 
     def softmax_split(
-        self, a: SparseBuffers, out: SSAValue, window: int, plan: SpmmPlan
+        self,
+        a: SparseBuffers,
+        out: SSAValue,
+        window: int,
+        plan: SpmmPlan,
+        masked: int = 0,
     ) -> None:
         """CSR softmax over `plan.cores` cores: each core writes whole blocks
         of entries (`over_entries`, `SDDMM_WINDOW` entries a unit); a row
         whose entries straddle two cores has its max and sum computed by both
         (each over the whole row), each writing its share of the quotients
-        (`csr_softmax_row`)."""
+        (`csr_softmax_row`; with `masked` entries a window and at least that
+        many entries, passes/csr_masked_softmax.py)."""
         views = self.csr_views(a, out)
         rows = a.shape[0]
+        nnz = self.value(self.top, memref.DimOp(a.values, self.constant(0)))
 
         def share(at: InsertPoint, e0: SSAValue, e1: SSAValue, offset: Reader) -> None:
             some, empty = Block(), Block()
@@ -361,13 +370,28 @@ class CsrEntryNest(CsrSpmmNest):
             last = self.value(here, arith.SubiOp(e1, self.constant(1)))
             after = self.add(here, row_of_entry(self, here, offset, last, rows), 1)
 
-            def row(at: InsertPoint, r: Valid, _: list[SSAValue]) -> list[SSAValue]:
-                start, end = offset(at, r), offset(at, self.add(at, r, 1))
-                lo, hi = larger(self, at, start, e0), smaller(self, at, end, e1)
-                self.csr_softmax_row(at, a, views, start, end, lo, hi, window)
-                return []
+            def exact(at: InsertPoint) -> None:
+                def row(at: InsertPoint, r: Valid, _: list[SSAValue]) -> list[SSAValue]:
+                    start, end = offset(at, r), offset(at, self.add(at, r, 1))
+                    lo, hi = larger(self, at, start, e0), smaller(self, at, end, e1)
+                    self.csr_softmax_row(at, a, views, start, end, lo, hi, window)
+                    return []
 
-            self.loop(here, first, after, 1, [], row)
+                self.loop(at, first, after, 1, [], row)
+
+            def windows(at: InsertPoint) -> None:
+                lanes = MaskedLanes.make(self, at, nnz, masked)
+                MaskedSoftmax(self, a, views, window, lanes).rows(
+                    at, (first, after), (e0, e1), offset
+                )
+
+            if masked:
+                enough = self.value(
+                    here, arith.CmpiOp(nnz, self.constant(masked), "sge")
+                )
+                self.if_else(here, enough, windows, exact)
+            else:
+                exact(here)
             self.insert(here, scf.YieldOp())
             self.insert(InsertPoint.at_end(empty), scf.YieldOp())
             nonempty = self.value(at, arith.CmpiOp(e0, e1, "slt"))

@@ -96,6 +96,7 @@ class SparseLoweringOptions(RangeOptions, Protocol):
     tile_cols: int
     bsr_cube: bool
     entry_window: int
+    masked_window: int
     gather_run: int
     gather_runs: bool
     fuse_attention: bool
@@ -687,9 +688,28 @@ class SparseFunctionLowering:
                 )
                 if plan.cores > 1:
                     alignment = self.target.memories["ub"].alignment
-                    CsrEntryNest(
-                        builder, 1, column_unit([a.element_type, f32], alignment)
-                    ).softmax_split(a, out, window, plan)
+                    unit = column_unit([a.element_type, f32], alignment)
+                    masked = self.options.masked_window
+                    if masked < 0 or masked % unit:
+                        raise op_error(
+                            op,
+                            "tv-sparse-to-tile: masked-window must be 0 or a "
+                            f"positive multiple of {unit} (whole {alignment}-byte "
+                            f"blocks of {a.element_type} and f32), got {masked}",
+                        )
+                    CsrEntryNest(builder, 1, unit).softmax_split(
+                        a, out, window, plan, masked
+                    )
+                    if masked:
+                        words = (
+                            f"sparse_softmax by rows in whole windows of {masked} "
+                            "entries with computed masks (the lanes outside the "
+                            "row -inf: tile.select against tile.iota), the max "
+                            "and sum in one pass (rescaled), the quotients "
+                            "stored a window at a time but for a core's last "
+                            f"< {masked} entries (windows of {window}, the rest "
+                            f"entry by entry); nnz < {masked}: {words}"
+                        )
                     emit_remark(
                         op,
                         f"tv-sparse-to-tile: {words}; the entries split over "

@@ -774,27 +774,9 @@ class SparseNest(LoopBuilder):
         tile, one DMA each way), the last `len mod window` entries one by one;
         the sum of `exp(v - max)` entry by entry in entry order (the
         reference's order: a window's row reduction would round differently)."""
-        values, results = views
-        element_type = a.element_type
-        entry_type = TileType([1, 1], element_type, MemorySpace.UB)
-        window_type = TileType(
-            [1, _round_up(window, self.unit)],
-            element_type,
-            MemorySpace.UB,
-            valid=[1, window],
-        )
+        values = views[0]
+        entry_type, window_type = self._entry_types(a, window)
         stat_type = TileType([1, 1], f32, MemorySpace.UB)
-
-        def whole(first: SSAValue, last: SSAValue) -> SSAValue:
-            """The end of the whole windows from `first` before `last`."""
-            length = self.value(at, arith.SubiOp(last, first))
-            width = self.constant(window)
-            count = self.value(at, arith.DivUIOp(length, width))
-            return self.value(
-                at, arith.AddiOp(first, self.value(at, arith.MuliOp(count, width)))
-            )
-
-        full = whole(start, end)
 
         def load(at: InsertPoint, j: Valid, tile_type: TileType) -> SSAValue:
             return self.to_f32(at, self.load(at, values, [0, j], tile_type))
@@ -806,6 +788,7 @@ class SparseNest(LoopBuilder):
 
             return body
 
+        full = self.whole_windows(at, start, end, window)
         lowest = self.constant(float("-inf"), f32)
         init = self.value(at, tile.FillOp(lowest, stat_type))
         (most,) = self.entries(
@@ -813,28 +796,92 @@ class SparseNest(LoopBuilder):
         )
         (peak,) = self.entries(at, full, end, [most], running_max(entry_type))
 
-        def shifted(at: InsertPoint, j: Valid, tile_type: TileType) -> SSAValue:
-            difference = self.value(at, tile.SubOp(load(at, j, tile_type), peak))
-            return self.value(at, tile.ExpOp(difference))
-
         def running_sum(
             at: InsertPoint, j: Valid, acc: list[SSAValue]
         ) -> list[SSAValue]:
-            part = self.value(at, tile.ReduceSumOp(shifted(at, j, entry_type), 1))
+            exp = self.exp_shifted(at, load(at, j, entry_type), peak)
+            part = self.value(at, tile.ReduceSumOp(exp, 1))
             return [self.value(at, tile.AddOp(acc[0], part))]
 
         zeros = self.zeros(at, stat_type, [])
         (total,) = self.entries(at, start, end, [zeros], running_sum)
+        written = full if (lo, hi) == (start, end) else None
+        self.softmax_quotients(at, a, views, (peak, total), lo, hi, window, written)
+
+    def _entry_types(self, a: SparseBuffers, window: int) -> tuple[TileType, TileType]:
+        """A `1 x 1` tile of one entry and a `1 x window` tile of a window."""
+        element_type = a.element_type
+        window_type = TileType(
+            [1, _round_up(window, self.unit)],
+            element_type,
+            MemorySpace.UB,
+            valid=[1, window],
+        )
+        return TileType([1, 1], element_type, MemorySpace.UB), window_type
+
+    def whole_windows(
+        self, at: InsertPoint, first: SSAValue, last: SSAValue, window: int
+    ) -> SSAValue:
+        """The end of the whole windows of `window` entries from `first`
+        before `last`."""
+        length = self.value(at, arith.SubiOp(last, first))
+        width = self.constant(window)
+        count = self.value(at, arith.DivUIOp(length, width))
+        return self.value(
+            at, arith.AddiOp(first, self.value(at, arith.MuliOp(count, width)))
+        )
+
+    def exp_shifted(self, at: InsertPoint, value: SSAValue, peak: SSAValue) -> SSAValue:
+        """`exp(value - peak)`, `peak` a `1 x 1` tile."""
+        difference = self.value(at, tile.SubOp(value, peak))
+        return self.value(at, tile.ExpOp(difference))
+
+    def if_else(
+        self,
+        at: InsertPoint,
+        condition: SSAValue,
+        then: Callable[[InsertPoint], None],
+        otherwise: Callable[[InsertPoint], None],
+    ) -> None:
+        """An `scf.if` without results: `then` or `otherwise` emits its body."""
+        blocks = Block(), Block()
+        for block, emit in zip(blocks, (then, otherwise), strict=True):
+            inner = InsertPoint.at_end(block)
+            emit(inner)
+            self.insert(inner, scf.YieldOp())
+        self.insert(at, scf.IfOp(condition, [], [blocks[0]], [blocks[1]]))
+
+    def softmax_quotients(
+        self,
+        at: InsertPoint,
+        a: SparseBuffers,
+        views: tuple[SSAValue, SSAValue],
+        stats: tuple[SSAValue, SSAValue],
+        lo: SSAValue,
+        hi: SSAValue,
+        window: int,
+        written: SSAValue | None = None,
+    ) -> None:
+        """Writes `exp(v - max) / sum` at exactly the entries `[lo, hi)`: by
+        windows of `window` entries, the rest one by one (`stats`: the row's
+        max and sum, `1 x 1` f32 tiles; `written`: the end of the whole
+        windows, when already known)."""
+        values, results = views
+        peak, total = stats
+        entry_type, window_type = self._entry_types(a, window)
 
         def write(tile_type: TileType) -> Callable[..., list[SSAValue]]:
             def body(at: InsertPoint, j: Valid, _: list[SSAValue]) -> list[SSAValue]:
-                share = self.value(at, tile.DivOp(shifted(at, j, tile_type), total))
-                self.store(at, self.cast_to(at, share, element_type), results, [0, j])
+                value = self.to_f32(at, self.load(at, values, [0, j], tile_type))
+                exp = self.exp_shifted(at, value, peak)
+                share = self.value(at, tile.DivOp(exp, total))
+                self.store(at, self.cast_to(at, share, a.element_type), results, [0, j])
                 return []
 
             return body
 
-        written = full if (lo, hi) == (start, end) else whole(lo, hi)
+        if written is None:
+            written = self.whole_windows(at, lo, hi, window)
         self.entries(at, lo, written, [], write(window_type), window)
         self.entries(at, written, hi, [], write(entry_type))
 

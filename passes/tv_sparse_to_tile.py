@@ -73,6 +73,14 @@ class TvSparseToTilePass(ModulePass):
     """CSR softmax reads and writes a row's entries in windows of this many
     (one DMA each), the rest one by one; 1: entry by entry."""
 
+    masked_window: int = 64
+    """CSR softmax over the cores (nnz-balance) reads a row by whole windows
+    of this many entries, the lanes outside the row masked by compare/select
+    against their positions (`tile.iota`), and writes whole windows where the
+    lanes past the row are this core's later entries; 0: off (entry-window's
+    exact windows and the sum entry by entry). A multiple of the values'
+    32-byte blocks."""
+
     gather_run: int = 4
     """A gather moves a run of this many consecutive indices (checked at run
     time on the scalar unit) as one DMA of that many rows; 1: row by row."""

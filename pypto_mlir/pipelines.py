@@ -132,6 +132,7 @@ LOWER_STAGES: tuple[Stage, ...] = (
             ("sparse_gather_run", "gather_run"),
             ("sparse_gather_runs", "gather_runs"),
             ("sparse_entry_window", "entry_window"),
+            ("sparse_masked_window", "masked_window"),
             ("sparse_fuse_attention", "fuse_attention"),
             ("sparse_fuse_topk_attention", "fuse_topk_attention"),
             ("sparse_topk_gather_run", "topk_gather_run"),
@@ -225,7 +226,8 @@ class LowerPipeline(PipelinePass):
     Runs canonicalize, pypto-set-target, tv-expand-math, tv-schedule (unless
     schedule=false; fuse-siblings, interleave, balance-cores,
     split-reductions), tv-sparse-to-tile (sparse-tile-cols, bsr-cube,
-    sparse-gather-run, sparse-gather-runs, sparse-entry-window, sparse-fuse-attention,
+    sparse-gather-run, sparse-gather-runs, sparse-entry-window,
+    sparse-masked-window, sparse-fuse-attention,
     sparse-fuse-topk-attention, sparse-topk-gather-run,
     sparse-topk-dense-fallback, sparse-topk-mask-pipeline,
     sparse-attention-defer-update, sparse-attention-sum-column,
@@ -381,6 +383,11 @@ class LowerPipeline(PipelinePass):
     sparse_entry_window: int = 8
     """CSR softmax moves windows of this many entries per DMA
     (tv-sparse-to-tile entry-window); 1: entry by entry."""
+
+    sparse_masked_window: int = 64
+    """CSR softmax over the cores reads and writes rows by whole windows of
+    this many entries with computed masks (tv-sparse-to-tile masked-window);
+    0: off."""
 
     sparse_gather_run: int = 4
     """Gathers move runs of this many consecutive indices as one DMA, checked

@@ -4,8 +4,9 @@
 // in by binary searches of the offsets (loaded into ub), and per row computes
 // the max and the sum of exp over the whole row (a row straddling two cores:
 // by both) and writes the quotients of its own entries only, by windows of 8
-// then one by one. A core without entries does nothing (scf.if).
-// RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=tiny}' 2>&1 | filecheck %s
+// then one by one. A core without entries does nothing (scf.if). This is
+// masked-window=0; the masked windows (the default) are csr_softmax_masked.mlir.
+// RUN: pypto-opt %s -p 'tv-sparse-to-tile{target=tiny masked-window=0}' 2>&1 | filecheck %s
 // RUN: pypto-opt %s -p 'pypto-lower{target=tiny sparse-nnz-balance=false}' 2>&1 | filecheck %s --check-prefix=OFF
 
 // CHECK: remark: tv-sparse-to-tile: sparse_softmax by rows: the max and the quotients over windows of 8 entries (one DMA each way), the rest of a row and the sum of exp entry by entry (in entry order); the entries split over 2 cores in whole blocks of 64 (a row straddling two cores: its max and sum computed by both, its quotients written by each for its entries)
