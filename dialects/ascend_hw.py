@@ -2125,10 +2125,24 @@ class VectorCompareOp(VectorOp, abc.ABC):
     def _verify_extra(self, target: Target) -> None:
         _verify_bit_buffer("dst", self.dst, self.repeat_count() * self.lanes(target))
 
+    def _verify_integer_equality(self, compared: SSAValue) -> None:
+        """i32 lanes compare for equality only: the A2/A3 vector unit has no
+        ordered int32 compare (PTO-ISA docs/isa/TCMP.md, A2A3: "for int32_t
+        the implementation uses the EQ compare path regardless of cmpMode";
+        CANN Ascend C Compare lists half/float for Atlas A2). tile-to-hw
+        builds the others from `vmin` and `eq` (hw_isel/elementwise.py)."""
+        mode = CmpMode(self.cmp.data)
+        if _element_type_of(compared) == i32 and mode != CmpMode.EQ:
+            raise VerifyException(
+                f"compares i32 lanes with {mode.value}: the vector unit compares "
+                "int32 for eq only"
+            )
+
 
 @irdl_op_definition
 class VCmpOp(VectorCompareOp):
-    """`bit = src0 <cmp> src1` per lane: `vcmp lt %a, %b -> %m` (f16, f32, i32)."""
+    """`bit = src0 <cmp> src1` per lane: `vcmp lt %a, %b -> %m` (f16, f32; i32
+    eq only)."""
 
     name = "ascend_hw.vcmp"
 
@@ -2168,11 +2182,13 @@ class VCmpOp(VectorCompareOp):
     def _verify_types(self) -> None:
         _require_same_types(self.src0, self.src1)
         _require_types("compared", self.src0, (f16, f32, i32))
+        self._verify_integer_equality(self.src0)
 
 
 @irdl_op_definition
 class VCmpsOp(VectorCompareOp):
-    """`bit = src <cmp> scalar` per lane: `vcmps lt %a, %s -> %m` (f16, f32, i32)."""
+    """`bit = src <cmp> scalar` per lane: `vcmps lt %a, %s -> %m` (f16, f32;
+    i32 eq only)."""
 
     name = "ascend_hw.vcmps"
 
@@ -2211,6 +2227,7 @@ class VCmpsOp(VectorCompareOp):
 
     def _verify_types(self) -> None:
         _require_types("compared", self.src, (f16, f32, i32))
+        self._verify_integer_equality(self.src)
         if self.scalar.type != _element_type_of(self.src):
             raise VerifyException(
                 f"scalar must be {_element_type_of(self.src)} like src, "

@@ -18,7 +18,7 @@ from math import gcd
 from typing import NoReturn
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, i16
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, i16, i32
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from pypto_mlir.diagnostics import op_error
@@ -604,6 +604,9 @@ class SelectStrategy(TileOpStrategy):
         element_type = as_tile(op.result).element_type
         size = compare_bits_bytes(self, element_type, self._most_repeats(op))
         types = [hw.BufferType([size], hw.MASK_ELEMENT, str(MemorySpace.UB))]
+        if self._ordered_integers(op):  # min(lhs, rhs), laid out as the result
+            shape = list(matrix_shape(as_tile(op.result)))
+            types.append(hw.BufferType(shape, i32, str(MemorySpace.UB)))
         for operand in self._read(op):
             types += operand_scratch(self, operand, op.result)
         return types
@@ -618,6 +621,8 @@ class SelectStrategy(TileOpStrategy):
             terms.term(op.result, Fraction(lanes, 8), cols=False),
             terms.constant(op.result, self.block),
         ]
+        if self._ordered_integers(op):  # the i32 minima, as `scratch` sizes them
+            found.append(terms.term(op.result, Fraction(4)))
         for operand in self._read(op):
             e = tile.element_bytes(as_tile(operand).element_type)
             found += block_operand_terms(self, terms, operand, op.result, e)
@@ -629,36 +634,82 @@ class SelectStrategy(TileOpStrategy):
         assert isinstance(op, tile.SelectOp)
         self.check_vector_shape(op, op.result)
         bits = scratch.pop(0)
+        least = scratch.pop(0) if self._ordered_integers(op) else None
         lanes = [
             operand_lanes_of(self, em, operand, op.result, buffer, scratch)
             for operand in self._read(op)
         ]
         region = self.region(op.result)
-        lanes.append(region.lanes(buffer(op.result)))
         scalar = self.scalar_compare(op)
         compared = 2 if scalar is None else 1
+        if least is not None:
+            lanes.insert(compared, region.lanes(least))
+        lanes.append(region.lanes(buffer(op.result)))
+        cmp = hw.CmpMode(op.cmp.data) if scalar is None else scalar.cmp
+        integers = as_tile(op.lhs).element_type == i32
+        # i32 lanes compare for eq only (ascend_hw.vcmp): ne selects the other
+        # way; a <= b is min(a, b) == a, a >= b is min(a, b) == b, and lt / gt
+        # select the other way of ge / le
+        swapped = integers and cmp in (hw.CmpMode.NE, hw.CmpMode.LT, hw.CmpMode.GT)
+        on_min = cmp in (hw.CmpMode.LE, hw.CmpMode.GT)  # min == lhs (else rhs)
 
         def make(views: Sequence[SSAValue], props: dict[str, object]) -> Operation:
             given = {k: v for k, v in props.items() if v is not None}
-            cmp_props, select_props = dict(given), dict(given)
-            for key in ("blk_stride", "rep_stride"):
-                if key in given:
-                    strides = given[key]
-                    assert isinstance(strides, list)
-                    cmp_props[key] = strides[:compared]
-                    select_props[key] = strides[compared:]
-            on_true, on_false, d = views[compared:]
-            if scalar is None:
-                lhs, rhs = views[:compared]
-                cmp = hw.CmpMode(op.cmp.data)
-                em.emit(hw.VCmpOp(cmp, lhs, rhs, bits, **cmp_props))  # type: ignore[arg-type]
-            else:
+
+            def at(*indices: int) -> dict[str, object]:
+                """The props of an instruction on the lanes `indices`."""
+                picked = dict(given)
+                for key in ("blk_stride", "rep_stride"):
+                    if key in given:
+                        strides = given[key]
+                        assert isinstance(strides, list)
+                        picked[key] = [strides[i] for i in indices]
+                return picked
+
+            first = compared + (least is not None)  # on_true's lanes
+            on_true, on_false, d = views[first:]
+            selected = [first, first + 1, first + 2]
+            if swapped:  # the lanes and their strides
+                on_true, on_false = on_false, on_true
+                selected[:2] = selected[1::-1]
+            if least is None:
+                mode = hw.CmpMode.EQ if integers else cmp
+                if scalar is None:
+                    em.emit(hw.VCmpOp(mode, views[0], views[1], bits, **at(0, 1)))  # type: ignore[arg-type]
+                else:
+                    em.emit(hw.VCmpsOp(mode, views[0], scalar.scalar, bits, **at(0)))  # type: ignore[arg-type]
+            elif scalar is None:
+                m = compared
+                em.emit(hw.VMinOp(views[0], views[1], views[m], **at(0, 1, m)))  # type: ignore[arg-type]
+                other = 0 if on_min else 1
                 em.emit(
-                    hw.VCmpsOp(scalar.cmp, views[0], scalar.scalar, bits, **cmp_props)  # type: ignore[arg-type]
-                )
-            return hw.VSelectOp(bits, on_true, on_false, d, **select_props)  # type: ignore[arg-type]
+                    hw.VCmpOp(
+                        hw.CmpMode.EQ, views[m], views[other], bits, **at(m, other)
+                    )
+                )  # type: ignore[arg-type]
+            else:
+                m = compared
+                em.emit(hw.VMinsOp(views[0], scalar.scalar, views[m], **at(0, m)))  # type: ignore[arg-type]
+                if on_min:
+                    em.emit(
+                        hw.VCmpOp(hw.CmpMode.EQ, views[m], views[0], bits, **at(m, 0))
+                    )  # type: ignore[arg-type]
+                else:
+                    em.emit(
+                        hw.VCmpsOp(
+                            hw.CmpMode.EQ, views[m], scalar.scalar, bits, **at(m)
+                        )
+                    )  # type: ignore[arg-type]
+            return hw.VSelectOp(bits, on_true, on_false, d, **at(*selected))  # type: ignore[arg-type]
 
         em.vector(make, lanes, region.rows, 0, region.cols)
+
+    def _ordered_integers(self, op: tile.SelectOp) -> bool:
+        """An ordered compare of i32 lanes: `vmin` into a scratch first."""
+        return as_tile(op.lhs).element_type == i32 and op.cmp.data not in (
+            hw.CmpMode.EQ,
+            hw.CmpMode.NE,
+        )
 
 
 class BroadcastStrategy(TileOpStrategy):

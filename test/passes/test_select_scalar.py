@@ -34,12 +34,17 @@ def _lowered(text: str, target: str) -> list[hw.HwInstruction]:
 
 
 def _assert_vcmps(text: str, target: str, fill_written: bool) -> None:
-    """The lowering compares with vcmps alone, and a vdup writes the fill's
-    scalar exactly when `fill_written`."""
+    """The lowering reads the fill as a scalar, `vcmps` (an ordered compare
+    of i32 lanes: `vmins`, then eq of the minima), never a `vcmp` against the
+    fill's lanes, and a vdup writes the fill's scalar exactly when
+    `fill_written`."""
     ops = _lowered(text, target)
     names = [op.name for op in ops]
-    assert hw.VCmpsOp.name in names and hw.VCmpOp.name not in names, names
-    scalars = {op.scalar for op in ops if isinstance(op, hw.VCmpsOp)}
+    readers = [op for op in ops if isinstance(op, hw.VCmpsOp | hw.VMinsOp)]
+    assert readers, names
+    if not any(isinstance(op, hw.VMinsOp) for op in readers):
+        assert hw.VCmpOp.name not in names, names
+    scalars = {op.scalar for op in readers}
     dups = [op for op in ops if isinstance(op, hw.VDupOp) and op.scalar in scalars]
     assert bool(dups) == fill_written, names
 
@@ -178,3 +183,37 @@ def test_the_fill_keeps_no_scratch_and_no_writer() -> None:
         "!ascend_hw.buf<3x80xf32, ub>",
         "!ascend_hw.buf<64xi8, ub>",
     }, allocs
+
+
+I32_PAIR = """
+func.func @f(%a: memref<ROWSx70xi32>, %b: memref<ROWSx70xi32>, %out: memref<ROWSx70xi32>) {
+  %c0 = arith.constant 0 : index
+  %x = tile.load %a[%c0, %c0] : memref<ROWSx70xi32> -> T
+  %y = tile.load %b[%c0, %c0] : memref<ROWSx70xi32> -> T
+  %r = tile.select CMP %x, %y, %x, %y : T, T, T, T
+  tile.store %r, %out[%c0, %c0] : T -> memref<ROWSx70xi32>
+  func.return
+}
+"""
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("cmp", sorted(op_facts.COMPARE))
+def test_i32_compares_are_eq_of_minima(cmp: str, target: str) -> None:
+    """The vector unit compares int32 for eq only: an ordered compare is eq of
+    `vmin(a, b)` with a (le, gt) or b (ge, lt), ne is eq, each selecting the
+    other way where it negates; exact at the ends of the range and on ties."""
+    t = _tile("i32")
+    text = I32_PAIR.replace("CMP", cmp).replace("ROWS", str(ROWS)).replace("T", t)
+    ops = _lowered(text, target)
+    compares = [op for op in ops if isinstance(op, hw.VCmpOp | hw.VCmpsOp)]
+    assert compares and all(op.cmp.data == hw.CmpMode.EQ for op in compares)
+    assert any(isinstance(op, hw.VMinOp) for op in ops) == (cmp not in ("eq", "ne"))
+    rng = np.random.default_rng(11)
+    ends = np.iinfo(np.int32)
+    a = rng.integers(-3, 4, (ROWS, COLS)).astype(np.int32)
+    b = rng.integers(-3, 4, (ROWS, COLS)).astype(np.int32)
+    a[0, :4], b[0, :4] = [ends.min, ends.max, ends.min, 5], [ends.max, ends.min, 0, 5]
+    result = check(text, [a, b, np.zeros_like(a)], [], target, "i32")
+    expected = np.where(op_facts.COMPARE[cmp](a, b), a, b)
+    np.testing.assert_array_equal(result.outputs[2], expected)

@@ -254,6 +254,23 @@ func.func @f(%a: !ascend_hw.buf<64x128xf16, ub>, %m: !ascend_hw.buf<512xi8, ub>)
 
 // -----
 
+// The vector unit compares int32 lanes for equality only (PTO-ISA TCMP, A2A3).
+// CHECK: 'ascend_hw.vcmp' op compares i32 lanes with lt: the vector unit compares int32 for eq only
+func.func @f(%a: !ascend_hw.buf<64xi32, ub>, %m: !ascend_hw.buf<32xi8, ub>) {
+  ascend_hw.vcmp lt %a, %a -> %m : !ascend_hw.buf<64xi32, ub>, !ascend_hw.buf<64xi32, ub> -> !ascend_hw.buf<32xi8, ub>
+  func.return
+}
+
+// -----
+
+// CHECK: 'ascend_hw.vcmps' op compares i32 lanes with ne: the vector unit compares int32 for eq only
+func.func @f(%a: !ascend_hw.buf<64xi32, ub>, %s: i32, %m: !ascend_hw.buf<32xi8, ub>) {
+  ascend_hw.vcmps ne %a, %s -> %m : !ascend_hw.buf<64xi32, ub>, i32 -> !ascend_hw.buf<32xi8, ub>
+  func.return
+}
+
+// -----
+
 // CHECK: 'ascend_hw.vcmp' op compared element type must be one of f16, f32, i32, got i16
 func.func @f(%a: !ascend_hw.buf<128xi16, ub>, %m: !ascend_hw.buf<32xi8, ub>) {
   ascend_hw.vcmp eq %a, %a -> %m : !ascend_hw.buf<128xi16, ub>, !ascend_hw.buf<128xi16, ub> -> !ascend_hw.buf<32xi8, ub>

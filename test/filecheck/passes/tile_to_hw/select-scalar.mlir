@@ -1,19 +1,22 @@
 // tile.select against a tile.fill: the compare reads the fill's scalar, a
 // vcmps of the other compared operand (same repeats, mask and strides as the
 // vcmp it replaces), and the fill writes nothing when no other op reads it.
-// @rhs: lane positions (an iota) against a [1, 1] fill of a run-time i32: one
-// vcmps, no vdup of %n and no vbrcb of a splat. @lhs: the fill on the left,
+// @rhs: lane positions (an iota) against a [1, 1] fill of a run-time i32: no
+// vdup of %n and no vbrcb of a splat; i32 lanes compare for eq only, so ge is
+// vmins of the positions and %n, then vcmps eq of the minima and %n. @lhs: the fill on the left,
 // the compare mirrored (lt -> gt). @shared: the fill also feeds an add, so its
 // vdup stays (the add reads it) and the select still takes the scalar.
-// @vector: a loaded rhs keeps the vcmp. @padded: a partly valid fill with a
-// pad value: the select reads its valid columns alone (they agree with the
+// @vector: a loaded rhs keeps the vcmp. @padded: lt of i32 is not ge (vmins,
+// vcmps eq, the select the other way). A partly valid fill with a
+// pad value (@padded): the select reads its valid columns alone (they agree with the
 // result's), so vcmps too, and neither the scalar nor the pad is written.
 // RUN: pypto-opt %s -p 'tile-to-hw{target=ascend910b}' | filecheck %s
 
 // CHECK-LABEL: func.func @rhs
 // CHECK-NOT:   ascend_hw.vdup %n
 // CHECK-NOT:   ascend_hw.vbrcb
-// CHECK:       ascend_hw.vcmps ge %[[COL:.*]], %n -> %[[BITS:.*]] {repeat = 8 : i64} : !ascend_hw.buf<8x64xi32, ub>, i32 -> !ascend_hw.buf<64xi8, ub>
+// CHECK:       ascend_hw.vmins %[[COL:.*]], %n -> %[[LEAST:.*]] {repeat = 8 : i64}
+// CHECK-NEXT:  ascend_hw.vcmps eq %[[LEAST]], %n -> %[[BITS:.*]] {repeat = 8 : i64} : !ascend_hw.buf<8x64xi32, ub>, i32 -> !ascend_hw.buf<64xi8, ub>
 // CHECK-NEXT:  ascend_hw.vselect %[[BITS]], %{{.*}}, %{{.*}} -> %{{.*}} {repeat = 8 : i64}
 // CHECK-NOT:   ascend_hw.vcmp
 func.func @rhs(%v: memref<8x64xf32>, %lo: memref<1xi32>, %out: memref<8x64xf32>) {
@@ -72,7 +75,8 @@ func.func @vector(%v: memref<4x64xi32>, %w: memref<4x64xi32>, %out: memref<4x64x
 
 // CHECK-LABEL: func.func @padded
 // CHECK-NOT:   ascend_hw.vdup
-// CHECK:       ascend_hw.vcmps lt %{{.*}}, %n -> %{{.*}} {mask = 40 : i64}
+// CHECK:       ascend_hw.vmins %[[T:.*]], %n -> %[[LEAST:.*]] {mask = 40 : i64}
+// CHECK-NEXT:  ascend_hw.vcmps eq %[[LEAST]], %n -> %{{.*}} {mask = 40 : i64}
 func.func @padded(%v: memref<1x64xi32>, %lo: memref<1xi32>, %out: memref<1x64xi32>) {
   %c0 = arith.constant 0 : index
   %c40 = arith.constant 40 : index
