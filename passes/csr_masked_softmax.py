@@ -138,68 +138,112 @@ class MaskedSoftmax:
 
     # The row --------------------------------------------------------------------------
 
-    def stats(
-        self, at: InsertPoint, start: SSAValue, end: SSAValue
-    ) -> tuple[SSAValue, SSAValue]:
-        """The max and the sum of `exp(v - max)` of the row `[start, end)` in
-        one pass over windows of `width` from `start`, each loaded from
-        `min(pos, nnz - width)` with its lanes outside `[pos, min(end, pos +
-        width))` set to `-inf`; the sum rescaled by `exp(old max - new max)`
-        when a window raises the max."""
-        nest, lanes, width = self.nest, self.lanes, self.lanes.width
+    def _update(
+        self,
+        at: InsertPoint,
+        value: SSAValue,
+        bounds: tuple[SSAValue, SSAValue, SSAValue],
+        acc: list[SSAValue],
+    ) -> list[SSAValue]:
+        """The max and sum `acc` raised by the lanes `[first, stop)` of the
+        window `value` loaded from `base` (`bounds`: first, stop, base): the
+        other lanes `-inf`; the sum rescaled by `exp(old max - new max)`."""
+        nest, lanes = self.nest, self.lanes
+        first, stop, base = bounds
+        kept = self._select(
+            at, "ge", self._lanes_from(at, first, base), value, lanes.pad
+        )
+        kept = self._select(at, "lt", self._lanes_from(at, stop, base), kept, lanes.pad)
+        peak, total = acc
+        most = nest.value(at, tile.ReduceMaxOp(kept, 1))
+        raised = nest.value(at, tile.MaxOp(peak, most))
+        scale = nest.exp_shifted(at, peak, raised)
+        part = nest.value(at, tile.ReduceSumOp(nest.exp_shifted(at, kept, raised), 1))
+        rescaled = nest.value(at, tile.MulOp(total, scale))
+        return [raised, nest.value(at, tile.AddOp(rescaled, part))]
 
-        def body(at: InsertPoint, pos: Valid, acc: list[SSAValue]) -> list[SSAValue]:
-            pos = nest.index_value(pos)
-            base = smaller(nest, at, pos, lanes.last)
-            stop = smaller(nest, at, end, self._plus(at, pos, width))
-            value = self._load(at, base)
-            kept = self._select(
-                at, "ge", self._lanes_from(at, pos, base), value, lanes.pad
-            )
-            kept = self._select(
-                at, "lt", self._lanes_from(at, stop, base), kept, lanes.pad
-            )
-            peak, total = acc
-            most = nest.value(at, tile.ReduceMaxOp(kept, 1))
-            raised = nest.value(at, tile.MaxOp(peak, most))
-            scale = nest.exp_shifted(at, peak, raised)
-            part = nest.value(
-                at, tile.ReduceSumOp(nest.exp_shifted(at, kept, raised), 1)
-            )
-            rescaled = nest.value(at, tile.MulOp(total, scale))
-            return [raised, nest.value(at, tile.AddOp(rescaled, part))]
-
-        zeros = nest.zeros(at, self.stat_type, [])
-        peak, total = nest.loop(at, start, end, width, [lanes.pad, zeros], body)
-        return peak, total
+    def _load_unless(
+        self, at: InsertPoint, held: SSAValue, reuse: SSAValue, base: SSAValue
+    ) -> SSAValue:
+        """`held` when `reuse`, else the window at `base` loaded: a loop of
+        one trip or none carrying the tile (a branch that yields a tile)."""
+        nest = self.nest
+        trips = nest.value(
+            at, arith.SelectOp(reuse, nest.constant(0), nest.constant(1))
+        )
+        (value,) = nest.loop(
+            at, 0, trips, 1, [held], lambda at, _, __: [self._load(at, base)]
+        )
+        return value
 
     def row(
         self,
         at: InsertPoint,
         row: tuple[SSAValue, SSAValue],
         core: CoreEntries,
-        window: SSAValue,
-    ) -> SSAValue:
+        carried: list[SSAValue],
+    ) -> list[SSAValue]:
         """The row `[start, end)`: its stats, then its quotients at its entries
-        of `[e0, e1)`. `window` holds the quotients of the grid window the row
-        starts in that earlier rows have filled up to the row's first entry
-        (f32): the row's grid windows are merged into it, each stored when the
-        row ends at or past its end, the last one (the row ends inside it)
-        returned for the next rows. Entries are contiguous and the core's last
-        row ends at `e1` (or past it), so every whole window is stored by the
-        row that ends in or past it: none is left over."""
+        of `[e0, e1)`. `carried` is `[window, values, at]`: the quotients of
+        the grid window at `at` that earlier rows have filled up to the row's
+        first entry (f32), and that window's values (f32; `at` < 0: none).
+
+        The max and sum go over windows from the grid window holding the
+        row's first entry (from the entry itself for a row starting before
+        `e0`); the first is the carried one when the row starts in it (most
+        rows of a few entries: no load). The quotients go over the row's grid
+        windows: each merged into the carried window from the row's first
+        lane on, stored when the row ends at or past its end, the last one
+        (the row ends inside it) returned with its values. Entries are
+        contiguous and the core's last row ends at `e1` (or past it), so every
+        whole window is stored by the row that ends in or past it: none is
+        left over."""
         nest, width = self.nest, self.lanes.width
         start, end = row
+        window, values, held = carried
         lo, hi = larger(nest, at, start, core.e0), smaller(nest, at, end, core.e1)
-        peak, total = self.stats(at, start, end)
+        gridded_start = self._index(at, arith.CmpiOp(start, core.e0, "sge"))
+        begin = nest.value(
+            at,
+            arith.SelectOp(
+                gridded_start,
+                self._cell(at, larger(nest, at, start, core.e0), core.e0),
+                start,
+            ),
+        )
+        # the max and sum: the first window the carried one or loaded
+        loaded_at = smaller(nest, at, begin, self.lanes.last)
+        reuse = self._index(at, arith.CmpiOp(begin, held, "eq"))
+        first = self._load_unless(at, values, reuse, loaded_at)
+        base = nest.value(at, arith.SelectOp(reuse, held, loaded_at))
+        after = self._plus(at, begin, width)
+        zeros = nest.zeros(at, self.stat_type, [])
+        acc = self._update(
+            at,
+            first,
+            (start, smaller(nest, at, end, after), base),
+            [self.lanes.pad, zeros],
+        )
+
+        def later(at: InsertPoint, pos: Valid, acc: list[SSAValue]) -> list[SSAValue]:
+            pos = nest.index_value(pos)
+            base = smaller(nest, at, pos, self.lanes.last)
+            stop = smaller(nest, at, end, self._plus(at, pos, width))
+            return self._update(at, self._load(at, base), (pos, stop, base), acc)
+
+        peak, total = nest.loop(at, after, end, width, acc, later)
         grid_end = smaller(nest, at, hi, core.whole)
-        first = self._cell(at, smaller(nest, at, lo, core.whole), core.e0)
+        gridded = self._index(at, arith.CmpiOp(lo, grid_end, "slt"))
+        cell0 = self._cell(at, smaller(nest, at, lo, core.whole), core.e0)
 
         def cell(at: InsertPoint, base: Valid, acc: list[SSAValue]) -> list[SSAValue]:
             base = nest.index_value(base)
+            # the row's first grid window is its stats' first when that is on
+            # the grid (loaded from begin <= nnz - width: a whole window)
+            same = self._index(at, arith.CmpiOp(base, begin, "eq"))
+            value = self._load_unless(at, first, same, base)
             quotient = nest.value(
-                at,
-                tile.DivOp(nest.exp_shifted(at, self._load(at, base), peak), total),
+                at, tile.DivOp(nest.exp_shifted(at, value, peak), total)
             )
             # the lanes before the row's first are earlier rows' (lo - base
             # <= 0 past the row's first window: every lane is this row's)
@@ -208,10 +252,15 @@ class MaskedSoftmax:
             )
             done = self._index(at, arith.CmpiOp(self._plus(at, base, width), hi, "sle"))
             nest.if_else(at, done, lambda at: self._store(at, merged, base), _nothing)
-            return [merged]
+            return [merged, value]
 
         # no trip when the row has no entry in the whole windows (lo >= grid_end)
-        (window,) = nest.loop(at, first, grid_end, width, [window], cell)
+        # the values carried on: the last grid window's, else the stats' first
+        window, values = nest.loop(at, cell0, grid_end, width, [window, first], cell)
+        last = self._cell(
+            at, larger(nest, at, self._plus(at, grid_end, -1), cell0), core.e0
+        )
+        held = nest.value(at, arith.SelectOp(gridded, last, base))
         # the core's last entries past its whole windows: exactly
         rest = larger(nest, at, lo, core.whole)
         nest.softmax_quotients(
@@ -223,7 +272,7 @@ class MaskedSoftmax:
             larger(nest, at, hi, rest),
             self.window,
         )
-        return window
+        return [window, values, held]
 
     def _store(self, at: InsertPoint, window: SSAValue, base: SSAValue) -> None:
         nest = self.nest
@@ -246,10 +295,10 @@ class MaskedSoftmax:
 
         def body(at: InsertPoint, r: Valid, carried: list[SSAValue]) -> list[SSAValue]:
             start, end = offset(at, r), offset(at, nest.add(at, r, 1))
-            return [self.row(at, (start, end), entries, carried[0])]
+            return self.row(at, (start, end), entries, carried)
 
         empty = nest.zeros(at, TileType([1, width], f32, MemorySpace.UB), [])
-        nest.loop(at, rows[0], rows[1], 1, [empty], body)
+        nest.loop(at, rows[0], rows[1], 1, [empty, empty, nest.constant(-1)], body)
 
 
 def _nothing(at: InsertPoint) -> None:
