@@ -26,6 +26,7 @@ from test_sparse_lowering import (
 )
 
 from pypto_mlir.check import compare_levels, lower
+from pypto_mlir.diagnostics import DiagnosticError
 from pypto_mlir.pipelines import LowerPipeline
 
 SWITCHES = (
@@ -158,3 +159,15 @@ def test_csr_softmax_masked_windows(case: str, target: str, element_type: str) -
     ).toarray()
     tolerance = 2e-3 if element_type == "f16" else 1e-5
     np.testing.assert_allclose(got, expected, atol=tolerance, rtol=tolerance)
+
+
+@pytest.mark.parametrize("width", [-16, 24, 8])
+def test_a_masked_window_of_part_blocks_is_refused(width: int) -> None:
+    """f16 values and f32 work tiles: a window is a multiple of 16 entries
+    (whole 32-byte blocks of both), or 0 (off)."""
+    with pytest.raises(DiagnosticError, match="masked-window must be 0 or a positive"):
+        lower(
+            softmax_module(30, 50, "f16"),
+            "tile",
+            LowerPipeline(target="ascend910b", sparse_masked_window=width),
+        )
