@@ -337,6 +337,10 @@ register_dimension(
     "sparse_entry_window",
     _sparse_sizes(tv.SparseSoftmaxOp, (1, 4, 8, 16), "entry windows"),
 )
+register_dimension(
+    "sparse_masked_window",
+    _sparse_sizes(tv.SparseSoftmaxOp, (0, 64, 128), "masked windows"),
+)
 
 
 @dataclass(frozen=True)
