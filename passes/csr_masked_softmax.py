@@ -17,13 +17,16 @@ written exactly by the entry windows (`SparseNest.softmax_quotients`).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import f32, i32
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 
+from pypto_mlir.diagnostics import op_error
 from pypto_mlir.dialects import tile
+from pypto_mlir.dialects.tensor_view import TensorViewType
 from pypto_mlir.dialects.tile import MemorySpace, TileType
 
 from .balanced_split import Reader, larger, smaller
@@ -299,6 +302,30 @@ class MaskedSoftmax:
 
         empty = nest.zeros(at, TileType([1, width], f32, MemorySpace.UB), [])
         nest.loop(at, rows[0], rows[1], 1, [empty, empty, nest.constant(-1)], body)
+
+
+def check_masked_window(op: Operation, masked: int, unit: int, alignment: int) -> None:
+    """A window is 0 (off) or whole `alignment`-byte blocks of the values and
+    of the f32 work tiles (`unit` entries)."""
+    if masked < 0 or masked % unit:
+        raise op_error(
+            op,
+            "tv-sparse-to-tile: masked-window must be 0 or a positive multiple of "
+            f"{unit} (whole {alignment}-byte blocks of "
+            f"{cast(TensorViewType, op.operands[0].type).element_type} and f32), "
+            f"got {masked}",
+        )
+
+
+def masked_words(masked: int, window: int, exact: str) -> str:
+    """The remark of the masked nest; `exact`: the exact nest's (nnz < masked)."""
+    return (
+        f"sparse_softmax by rows in whole windows of {masked} entries with computed "
+        "masks (the lanes outside the row -inf: tile.select against tile.iota), the "
+        "max and sum in one pass (rescaled), each whole window of a core's entries "
+        f"stored once with the rows it spans, the rest (< {masked} entries) by "
+        f"windows of {window} and entry by entry; nnz < {masked}: {exact}"
+    )
 
 
 def _nothing(at: InsertPoint) -> None:

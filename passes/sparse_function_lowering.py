@@ -41,6 +41,7 @@ from pypto_mlir.targets import Target
 
 from .bufferize import finish_function, memref_type
 from .csr_entry_nests import SDDMM_WINDOW, CsrEntryNest
+from .csr_masked_softmax import check_masked_window, masked_words
 from .csr_spmm_nest import CsrSpmmNest, spmm_plan
 from .csr_spmm_ranges import CsrRangeNest, RangeOptions, range_plan
 from .located_builder import LocatedBuilder
@@ -690,26 +691,12 @@ class SparseFunctionLowering:
                     alignment = self.target.memories["ub"].alignment
                     unit = column_unit([a.element_type, f32], alignment)
                     masked = self.options.masked_window
-                    if masked < 0 or masked % unit:
-                        raise op_error(
-                            op,
-                            "tv-sparse-to-tile: masked-window must be 0 or a "
-                            f"positive multiple of {unit} (whole {alignment}-byte "
-                            f"blocks of {a.element_type} and f32), got {masked}",
-                        )
+                    check_masked_window(op, masked, unit, alignment)
                     CsrEntryNest(builder, 1, unit).softmax_split(
                         a, out, window, plan, masked
                     )
                     if masked:
-                        words = (
-                            f"sparse_softmax by rows in whole windows of {masked} "
-                            "entries with computed masks (the lanes outside the "
-                            "row -inf: tile.select against tile.iota), the max "
-                            "and sum in one pass (rescaled), the quotients "
-                            "stored a window at a time but for a core's last "
-                            f"< {masked} entries (windows of {window}, the rest "
-                            f"entry by entry); nnz < {masked}: {words}"
-                        )
+                        words = masked_words(masked, window, words)
                     emit_remark(
                         op,
                         f"tv-sparse-to-tile: {words}; the entries split over "
