@@ -32,9 +32,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import cast
 
-from xdsl.dialects import arith, memref, scf
+from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import MemRefType, f32, i32
-from xdsl.ir import Attribute, Block, SSAValue
+from xdsl.ir import Attribute, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from pypto_mlir.dialects import tile
@@ -282,11 +282,7 @@ class CsrEntryNest(CsrSpmmNest):
             at: InsertPoint, e0: SSAValue, e1: SSAValue, offset: Reader
         ) -> None:
             size = self.constant(width)
-            length = self.value(at, arith.SubiOp(e1, e0))
-            count = self.value(at, arith.DivUIOp(length, size))
-            full = self.value(
-                at, arith.AddiOp(e0, self.value(at, arith.MuliOp(count, size)))
-            )
+            full = self.whole_windows(at, e0, e1, width)
 
             def each(at: InsertPoint, w: Valid, _: list[SSAValue]) -> list[SSAValue]:
                 w = self.index_value(w)
@@ -295,13 +291,8 @@ class CsrEntryNest(CsrSpmmNest):
                 return []
 
             self.loop(at, e0, full, width, [], each)
-            rest, empty = Block(), Block()
-            here = InsertPoint.at_end(rest)
-            span(here, full, e1, offset, False)
-            self.insert(here, scf.YieldOp())
-            self.insert(InsertPoint.at_end(empty), scf.YieldOp())
             some = self.value(at, arith.CmpiOp(full, e1, "slt"))
-            self.insert(at, scf.IfOp(some, [], [rest], [empty]))
+            self.if_else(at, some, lambda here: span(here, full, e1, offset, False))
 
         if plan.cores <= 1:
             windows(self.top, zero_index, nnz, gm_offset)
@@ -364,38 +355,39 @@ class CsrEntryNest(CsrSpmmNest):
         nnz = self.value(self.top, memref.DimOp(a.values, self.constant(0)))
 
         def share(at: InsertPoint, e0: SSAValue, e1: SSAValue, offset: Reader) -> None:
-            some, empty = Block(), Block()
-            here = InsertPoint.at_end(some)
-            first = row_of_entry(self, here, offset, e0, rows)
-            last = self.value(here, arith.SubiOp(e1, self.constant(1)))
-            after = self.add(here, row_of_entry(self, here, offset, last, rows), 1)
+            def rows_of(here: InsertPoint) -> None:
+                first = row_of_entry(self, here, offset, e0, rows)
+                last = self.value(here, arith.SubiOp(e1, self.constant(1)))
+                after = self.add(here, row_of_entry(self, here, offset, last, rows), 1)
 
-            def exact(at: InsertPoint) -> None:
-                def row(at: InsertPoint, r: Valid, _: list[SSAValue]) -> list[SSAValue]:
-                    start, end = offset(at, r), offset(at, self.add(at, r, 1))
-                    lo, hi = larger(self, at, start, e0), smaller(self, at, end, e1)
-                    self.csr_softmax_row(at, a, views, start, end, lo, hi, window)
-                    return []
+                def exact(at: InsertPoint) -> None:
+                    def row(
+                        at: InsertPoint, r: Valid, _: list[SSAValue]
+                    ) -> list[SSAValue]:
+                        start, end = offset(at, r), offset(at, self.add(at, r, 1))
+                        lo = larger(self, at, start, e0)
+                        hi = smaller(self, at, end, e1)
+                        self.csr_softmax_row(at, a, views, start, end, lo, hi, window)
+                        return []
 
-                self.loop(at, first, after, 1, [], row)
+                    self.loop(at, first, after, 1, [], row)
 
-            def windows(at: InsertPoint) -> None:
-                lanes = MaskedLanes.make(self, at, nnz, masked)
-                MaskedSoftmax(self, a, views, window, lanes).rows(
-                    at, (first, after), (e0, e1), offset
-                )
+                def windows(at: InsertPoint) -> None:
+                    lanes = MaskedLanes.make(self, at, nnz, masked)
+                    MaskedSoftmax(self, a, views, window, lanes).rows(
+                        at, (first, after), (e0, e1), offset
+                    )
 
-            if masked:
-                enough = self.value(
-                    here, arith.CmpiOp(nnz, self.constant(masked), "sge")
-                )
-                self.if_else(here, enough, windows, exact)
-            else:
-                exact(here)
-            self.insert(here, scf.YieldOp())
-            self.insert(InsertPoint.at_end(empty), scf.YieldOp())
+                if masked:
+                    enough = self.value(
+                        here, arith.CmpiOp(nnz, self.constant(masked), "sge")
+                    )
+                    self.if_else(here, enough, windows, exact)
+                else:
+                    exact(here)
+
             nonempty = self.value(at, arith.CmpiOp(e0, e1, "slt"))
-            self.insert(at, scf.IfOp(nonempty, [], [some], [empty]))
+            self.if_else(at, nonempty, rows_of)
 
         self.over_entries(a, plan, SDDMM_WINDOW, share)
 

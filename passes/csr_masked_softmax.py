@@ -94,27 +94,18 @@ class MaskedSoftmax:
 
     # Scalars --------------------------------------------------------------------------
 
-    def _index(self, at: InsertPoint, op: arith.BinaryOperation) -> SSAValue:
-        return self.nest.value(at, op)
-
     def _plus(self, at: InsertPoint, a: SSAValue, b: int) -> SSAValue:
-        return self._index(at, arith.AddiOp(a, self.nest.constant(b)))
+        return self.nest.index_value(self.nest.add(at, a, b))
 
     def _cell(self, at: InsertPoint, entry: SSAValue, e0: SSAValue) -> SSAValue:
         """The grid window holding `entry` (>= e0): `e0 + ((entry - e0) / w) * w`."""
-        width = self.nest.constant(self.lanes.width)
-        steps = self._index(
-            at, arith.DivUIOp(self._index(at, arith.SubiOp(entry, e0)), width)
-        )
-        return self._index(
-            at, arith.AddiOp(e0, self._index(at, arith.MuliOp(steps, width)))
-        )
+        return self.nest.whole_windows(at, e0, entry, self.lanes.width)
 
     def _lanes_from(
         self, at: InsertPoint, position: SSAValue, base: SSAValue
     ) -> SSAValue:
         """A `1 x 1` i32 tile of `position - base`: a mask's bound in lanes."""
-        offset = self._index(at, arith.SubiOp(position, base))
+        offset = self.nest.value(at, arith.SubiOp(position, base))
         number = self.nest.value(at, arith.IndexCastOp(offset, i32))
         return self.nest.value(
             at, tile.FillOp(number, self.stat_type.with_(element_type=i32))
@@ -205,7 +196,7 @@ class MaskedSoftmax:
         start, end = row
         window, values, held = carried
         lo, hi = larger(nest, at, start, core.e0), smaller(nest, at, end, core.e1)
-        gridded_start = self._index(at, arith.CmpiOp(start, core.e0, "sge"))
+        gridded_start = self.nest.value(at, arith.CmpiOp(start, core.e0, "sge"))
         begin = nest.value(
             at,
             arith.SelectOp(
@@ -216,7 +207,7 @@ class MaskedSoftmax:
         )
         # the max and sum: the first window the carried one or loaded
         loaded_at = smaller(nest, at, begin, self.lanes.last)
-        reuse = self._index(at, arith.CmpiOp(begin, held, "eq"))
+        reuse = self.nest.value(at, arith.CmpiOp(begin, held, "eq"))
         first = self._load_unless(at, values, reuse, loaded_at)
         base = nest.value(at, arith.SelectOp(reuse, held, loaded_at))
         after = self._plus(at, begin, width)
@@ -236,14 +227,14 @@ class MaskedSoftmax:
 
         peak, total = nest.loop(at, after, end, width, acc, later)
         grid_end = smaller(nest, at, hi, core.whole)
-        gridded = self._index(at, arith.CmpiOp(lo, grid_end, "slt"))
+        gridded = self.nest.value(at, arith.CmpiOp(lo, grid_end, "slt"))
         cell0 = self._cell(at, smaller(nest, at, lo, core.whole), core.e0)
 
         def cell(at: InsertPoint, base: Valid, acc: list[SSAValue]) -> list[SSAValue]:
             base = nest.index_value(base)
             # the row's first grid window is its stats' first when that is on
             # the grid (loaded from begin <= nnz - width: a whole window)
-            same = self._index(at, arith.CmpiOp(base, begin, "eq"))
+            same = self.nest.value(at, arith.CmpiOp(base, begin, "eq"))
             value = self._load_unless(at, first, same, base)
             quotient = nest.value(
                 at, tile.DivOp(nest.exp_shifted(at, value, peak), total)
@@ -253,8 +244,10 @@ class MaskedSoftmax:
             merged = self._select(
                 at, "ge", self._lanes_from(at, lo, base), quotient, acc[0]
             )
-            done = self._index(at, arith.CmpiOp(self._plus(at, base, width), hi, "sle"))
-            nest.if_else(at, done, lambda at: self._store(at, merged, base), _nothing)
+            done = self.nest.value(
+                at, arith.CmpiOp(self._plus(at, base, width), hi, "sle")
+            )
+            nest.if_else(at, done, lambda at: self._store(at, merged, base))
             return [merged, value]
 
         # no trip when the row has no entry in the whole windows (lo >= grid_end)
@@ -326,7 +319,3 @@ def masked_words(masked: int, window: int, exact: str) -> str:
         f"stored once with the rows it spans, the rest (< {masked} entries) by "
         f"windows of {window} and entry by entry; nnz < {masked}: {exact}"
     )
-
-
-def _nothing(at: InsertPoint) -> None:
-    """An empty branch."""

@@ -841,13 +841,15 @@ class SparseNest(LoopBuilder):
         at: InsertPoint,
         condition: SSAValue,
         then: Callable[[InsertPoint], None],
-        otherwise: Callable[[InsertPoint], None],
+        otherwise: Callable[[InsertPoint], None] | None = None,
     ) -> None:
-        """An `scf.if` without results: `then` or `otherwise` emits its body."""
+        """An `scf.if` without results: `then` or `otherwise` (default: none)
+        emits its body."""
         blocks = Block(), Block()
         for block, emit in zip(blocks, (then, otherwise), strict=True):
             inner = InsertPoint.at_end(block)
-            emit(inner)
+            if emit is not None:
+                emit(inner)
             self.insert(inner, scf.YieldOp())
         self.insert(at, scf.IfOp(condition, [], [blocks[0]], [blocks[1]]))
 
